@@ -1,0 +1,172 @@
+import CEvent
+import Foundation
+import HTTP
+import Logging
+
+/// evhttp on every loop, all accepting from the same listening sockets.
+///
+/// The handler runs on the loop thread that parsed the request. It must not
+/// block: it either answers at once or queues the work and answers later
+/// through the `ResponseWriter`.
+public final class HTTPServer: @unchecked Sendable {
+    public typealias Handler = @Sendable (Request, ResponseWriter) -> Void
+
+    private let handler: Handler
+    private let logger: Logger
+    private var states: [LoopState] = []
+    private let idPrefix: String
+
+    /// Per-loop state, touched only on that loop's thread.
+    final class LoopState: @unchecked Sendable {
+        let loop: EventLoop
+        let http: OpaquePointer
+        var bound: [OpaquePointer] = []
+        var inFlight = 0
+        var nextID: UInt64 = 0
+        unowned let server: HTTPServer
+        init(loop: EventLoop, http: OpaquePointer, server: HTTPServer) {
+            self.loop = loop
+            self.http = http
+            self.server = server
+        }
+    }
+
+    /// - Parameters:
+    ///   - maxBodyBytes: evhttp's hard cap; larger bodies are refused before they are read.
+    public init(loops: [EventLoop], sockets: [ListeningSocket], maxBodyBytes: Int, logger: Logger, handler: @escaping Handler) {
+        self.handler = handler
+        self.logger = logger
+        idPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        for loop in loops {
+            guard let http = evhttp_new(loop.base) else { fatalError("evhttp_new failed") }
+            let methods = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_PUT.rawValue
+                | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue | EVHTTP_REQ_PATCH.rawValue
+            evhttp_set_allowed_methods(http, UInt16(methods))
+            evhttp_set_max_body_size(http, Int(maxBodyBytes))
+            evhttp_set_max_headers_size(http, 64 * 1024)
+            evhttp_set_timeout(http, 60)
+            evhttp_set_default_content_type(http, "application/json; charset=utf-8")
+            let state = LoopState(loop: loop, http: http, server: self)
+            states.append(state)
+            evhttp_set_gencb(http, { req, ctx in
+                guard let req, let ctx else { return }
+                let state = Unmanaged<LoopState>.fromOpaque(ctx).takeUnretainedValue()
+                state.server.dispatch(req, state)
+            }, Unmanaged.passUnretained(state).toOpaque())
+            for socket in sockets {
+                // Each loop gets its own descriptor for the shared socket, so
+                // each listener can close its copy independently.
+                let copy = dup(socket.fd)
+                if let b = evhttp_accept_socket_with_handle(http, copy) { state.bound.append(b) }
+            }
+        }
+    }
+
+    /// Turns an evhttp request into a `Request` and calls the handler.
+    private func dispatch(_ req: OpaquePointer, _ state: LoopState) {
+        state.inFlight += 1
+        let method: Request.Method
+        switch evhttp_request_get_command(req) {
+        case EVHTTP_REQ_GET: method = .get
+        case EVHTTP_REQ_HEAD: method = .head
+        case EVHTTP_REQ_POST: method = .post
+        case EVHTTP_REQ_PUT: method = .put
+        case EVHTTP_REQ_PATCH: method = .patch
+        case EVHTTP_REQ_DELETE: method = .delete
+        case EVHTTP_REQ_OPTIONS: method = .options
+        default: method = .other
+        }
+        let uri = evhttp_request_get_evhttp_uri(req)
+        let path = evhttp_uri_get_path(uri).map { String(cString: $0) } ?? "/"
+        let query = Self.parseQuery(evhttp_uri_get_query(uri))
+        let headers = Self.headers(evhttp_request_get_input_headers(req))
+        let body = Self.body(evhttp_request_get_input_buffer(req))
+        let requestID: String
+        if let given = headers["X-Request-Id"], !given.isEmpty, given.utf8.count <= 128,
+           given.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            requestID = given
+        } else {
+            state.nextID &+= 1
+            requestID = "\(idPrefix)-\(state.loop.index)-\(String(state.nextID, radix: 16))"
+        }
+        let request = Request(method: method, path: path, segments: Self.segments(path), query: query,
+                              headers: headers, body: body, requestID: requestID)
+        let writer = ResponseWriter(loop: state.loop, server: self, handle: RequestHandle(pointer: req), requestID: requestID)
+        handler(request, writer)
+    }
+
+    /// Writes the response; on the request's loop only.
+    func reply(_ handle: RequestHandle, _ response: Response, requestID: String, loop: EventLoop) {
+        let req = handle.pointer
+        let out = evhttp_request_get_output_headers(req)
+        for h in response.headers { evhttp_add_header(out, h.name, h.value) }
+        evhttp_add_header(out, "X-Request-Id", requestID)
+        let buffer = evbuffer_new()
+        response.body.withUnsafeBytes { bytes in
+            if let base = bytes.baseAddress, bytes.count > 0 { evbuffer_add(buffer, base, bytes.count) }
+        }
+        evhttp_send_reply(req, Int32(response.status), Response.reason(response.status), buffer)
+        evbuffer_free(buffer)
+        states[loop.index].inFlight -= 1
+    }
+
+    /// Stops accepting new connections on every loop. Any thread.
+    public func stopAccepting() {
+        for state in states {
+            state.loop.execute {
+                for b in state.bound { evhttp_del_accept_socket(state.http, b) }
+                state.bound.removeAll()
+            }
+        }
+    }
+
+    /// Requests still waiting for their response on `loop`. Loop thread only.
+    public func inFlight(on loop: EventLoop) -> Int { states[loop.index].inFlight }
+
+    static func segments(_ path: String) -> [String] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map { part in
+            guard part.contains("%") else { return String(part) }
+            var length = 0
+            guard let decoded = evhttp_uridecode(String(part), 0, &length) else { return String(part) }
+            defer { free(decoded) }
+            return String(decoding: UnsafeRawBufferPointer(start: decoded, count: length), as: UTF8.self)
+        }
+    }
+
+    static func parseQuery(_ raw: UnsafePointer<CChar>?) -> [String: String] {
+        guard let raw, raw.pointee != 0 else { return [:] }
+        let list = UnsafeMutablePointer<evkeyvalq>.allocate(capacity: 1)
+        defer { list.deallocate() }
+        list.pointee.tqh_first = nil
+        list.pointee.tqh_last = UnsafeMutableRawPointer(list).assumingMemoryBound(to: UnsafeMutablePointer<evkeyval>?.self)
+        guard evhttp_parse_query_str(raw, list) == 0 else { evhttp_clear_headers(list); return [:] }
+        defer { evhttp_clear_headers(list) }
+        var out: [String: String] = [:]
+        var node = list.pointee.tqh_first
+        while let n = node {
+            let key = String(cString: n.pointee.key)
+            if out[key] == nil { out[key] = String(cString: n.pointee.value) }
+            node = n.pointee.next.tqe_next
+        }
+        return out
+    }
+
+    static func headers(_ list: UnsafeMutablePointer<evkeyvalq>?) -> Headers {
+        var headers = Headers()
+        var node = list?.pointee.tqh_first
+        while let n = node {
+            headers.add(String(cString: n.pointee.key), String(cString: n.pointee.value))
+            node = n.pointee.next.tqe_next
+        }
+        return headers
+    }
+
+    static func body(_ buffer: OpaquePointer?) -> [UInt8] {
+        guard let buffer else { return [] }
+        let length = evbuffer_get_length(buffer)
+        guard length > 0 else { return [] }
+        return [UInt8](unsafeUninitializedCapacity: length) { storage, initialized in
+            initialized = Int(evbuffer_copyout(buffer, storage.baseAddress, length))
+        }
+    }
+}

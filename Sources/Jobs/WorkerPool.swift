@@ -1,0 +1,94 @@
+import Foundation
+import Logging
+
+/// Named threads draining one `BoundedQueue`. Each thread builds its own
+/// context (for example a database connection) on start and keeps it, so
+/// nothing thread-confined crosses threads.
+public final class WorkerPool<Context, Job>: @unchecked Sendable {
+    public let name: String
+    public let queue: BoundedQueue<Job>
+    private let threadCount: Int
+    private let batchSize: Int
+    private let makeContext: @Sendable () throws -> Context
+    private let run: @Sendable (Context, [Job]) -> Void
+    private let logger: Logger
+    private let finished = DispatchGroup()
+    private let busyLock = NSLock()
+    private var busy = 0
+
+    /// - Parameters:
+    ///   - threads: how many worker threads drain the queue.
+    ///   - capacity: how many jobs may wait before `submit` refuses.
+    ///   - batchSize: how many jobs one `run` call may receive (group commit).
+    ///   - makeContext: builds a thread's context, on that thread.
+    ///   - run: does the work of a batch of jobs.
+    public init(name: String, threads: Int, capacity: Int, batchSize: Int = 1, logger: Logger,
+                makeContext: @escaping @Sendable () throws -> Context,
+                run: @escaping @Sendable (Context, [Job]) -> Void) {
+        self.name = name
+        self.threadCount = max(1, threads)
+        self.queue = BoundedQueue(capacity: capacity)
+        self.batchSize = max(1, batchSize)
+        self.makeContext = makeContext
+        self.run = run
+        self.logger = logger
+    }
+
+    /// Starts the threads. Throws if a thread cannot build its context.
+    public func start() throws {
+        let ready = DispatchSemaphore(value: 0)
+        let failure = LockedBox<(any Error)?>(nil)
+        for i in 0..<threadCount {
+            finished.enter()
+            let thread = Thread { [self] in
+                defer { finished.leave() }
+                let context: Context
+                do {
+                    context = try makeContext()
+                } catch {
+                    failure.set(error)
+                    ready.signal()
+                    return
+                }
+                ready.signal()
+                while let jobs = queue.take(max: batchSize) {
+                    busyLock.lock(); busy += 1; busyLock.unlock()
+                    run(context, jobs)
+                    busyLock.lock(); busy -= 1; busyLock.unlock()
+                }
+            }
+            thread.name = "\(name)-\(i)"
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        for _ in 0..<threadCount { ready.wait() }
+        if let error = failure.get() {
+            queue.close()
+            throw error
+        }
+        logger.debug("worker pool started", metadata: ["pool": "\(name)", "threads": "\(threadCount)"])
+    }
+
+    /// Queues a job. Returns false when the queue is full: answer 503.
+    public func submit(_ job: Job) -> Bool { queue.offer(job) }
+
+    /// Stops taking jobs, lets queued ones finish, and waits for the threads.
+    public func shutdown() {
+        queue.close()
+        finished.wait()
+    }
+
+    /// Jobs waiting and threads busy, for health checks and metrics.
+    public var depth: Int { queue.count }
+    public var busyThreads: Int { busyLock.lock(); defer { busyLock.unlock() }; return busy }
+    public var threads: Int { threadCount }
+}
+
+/// A value guarded by a lock.
+public final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+    public init(_ value: Value) { self.value = value }
+    public func get() -> Value { lock.lock(); defer { lock.unlock() }; return value }
+    public func set(_ newValue: Value) { lock.lock(); value = newValue; lock.unlock() }
+}

@@ -1,0 +1,58 @@
+import HTTP
+import JSON
+
+/// The few HTML pages Roost serves: the daemon's front page and a table
+/// view of a collection for browsers. Every value is escaped.
+enum HTMLPages {
+    static let style = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}code{background:#f4f4f4;padding:1px 4px}"
+
+    static func page(title: String, body: String) -> String {
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(HTMLEscape.escape(title))</title><style>\(style)</style></head><body>\(body)</body></html>"
+    }
+
+    static func table(collection: String, documents: [String]) -> String {
+        var rows: [JSONObject] = []
+        var columns: [String] = []
+        var seen: Set<String> = []
+        for text in documents {
+            guard case .object(let o) = (try? JSONParser.parse(text)) ?? .null else { continue }
+            rows.append(o)
+            for key in o.keys where seen.insert(key).inserted { columns.append(key) }
+        }
+        var html = "<h1>\(HTMLEscape.escape(collection))</h1><p>\(rows.count) document(s)</p><table><thead><tr>"
+        for c in columns { html += "<th>\(HTMLEscape.escape(c))</th>" }
+        html += "</tr></thead><tbody>"
+        for row in rows {
+            html += "<tr>"
+            for c in columns {
+                let cell: String
+                switch row[c] {
+                case .none: cell = ""
+                case .string(let s): cell = s
+                case .some(let v): cell = v.jsonText
+                }
+                html += "<td>\(HTMLEscape.escape(cell))</td>"
+            }
+            html += "</tr>"
+        }
+        html += "</tbody></table>"
+        return page(title: "\(collection) · Roost", body: html)
+    }
+
+    static func home(version: String, listen: [String], startedAt: String, collections: [(name: String, count: Int)]) -> String {
+        var html = "<h1>Roost \(HTMLEscape.escape(version))</h1><p>A self-hosted mobile backend. Serving since \(HTMLEscape.escape(startedAt)) on \(HTMLEscape.escape(listen.joined(separator: ", "))).</p>"
+        html += "<h2>Collections</h2>"
+        if collections.isEmpty {
+            html += "<p>None yet. Create one with <code>curl -X POST -H 'Content-Type: application/json' -d '{\"name\":\"x\"}' /locations</code>.</p>"
+        } else {
+            html += "<table><thead><tr><th>collection</th><th>documents</th></tr></thead><tbody>"
+            for c in collections {
+                let name = HTMLEscape.escape(c.name)
+                html += "<tr><td><a href=\"/\(name)\">\(name)</a></td><td>\(c.count)</td></tr>"
+            }
+            html += "</tbody></table>"
+        }
+        html += "<h2>API</h2><ul><li><code>GET /:collection?query=&amp;sort=&amp;limit=&amp;skip=&amp;fields=</code></li><li><code>GET /:collection/_count</code></li><li><code>POST /:collection</code></li><li><code>GET|PUT|PATCH|DELETE /:collection/:id</code></li><li><code>GET /healthz</code>, <code>GET /readyz</code></li></ul>"
+        return page(title: "Roost", body: html)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Store
+import Yams
+
+/// Everything an operator can set. Built from defaults, then a YAML file,
+/// then `ROOST_*` environment variables, then command-line flags.
+public struct RoostConfig: Sendable {
+    /// How far an acknowledged write must have travelled.
+    public enum Durability: String, Sendable {
+        /// In the WAL: survives a crash or `kill -9` of the daemon (SQLite `synchronous=NORMAL`).
+        case process
+        /// fsynced: also survives a power cut (SQLite `synchronous=FULL`).
+        case power
+    }
+
+    /// The access level of a collection (enforced by the access-control layer).
+    public enum Permission: String, Sendable, CaseIterable {
+        case `public`, shared, `private`, readonly
+    }
+
+    public struct Collection: Sendable {
+        public var permission: Permission = .shared
+        public var indexes: [IndexSpec] = []
+    }
+
+    public var listen: [String] = ["127.0.0.1:8080"]
+    public var dataDir = "./roost-data"
+    public var loops = ProcessInfo.processInfo.activeProcessorCount
+    public var readers = ProcessInfo.processInfo.activeProcessorCount
+    public var queueCapacity = 4096
+    public var writeBatch = 256
+    public var durability: Durability = .process
+    public var maxBodyBytes = 1 << 20
+    public var logLevel = "info"
+    public var collections: [String: Collection] = [:]
+
+    public init() {}
+
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+        init(_ d: String) { description = d }
+    }
+
+    /// Applies a YAML configuration file. Unknown keys are errors, so typos never pass silently.
+    public mutating func apply(yamlFile path: String) throws {
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw Invalid("cannot read config file \(path): \(error.localizedDescription)")
+        }
+        let loaded: Any?
+        do { loaded = try Yams.load(yaml: text) } catch { throw Invalid("config file \(path) is not valid YAML: \(error)") }
+        guard let root = loaded as? [String: Any] else {
+            if loaded == nil { return }
+            throw Invalid("config file \(path) must be a mapping of settings")
+        }
+        for (key, value) in root {
+            if key == "collections" {
+                guard let map = value as? [String: Any] else { throw Invalid("collections must be a mapping of collection names") }
+                for (name, spec) in map { collections[name] = try Self.collection(name, spec) }
+            } else {
+                try set(key, value, source: path)
+            }
+        }
+    }
+
+    /// Applies `ROOST_<SETTING>` variables, e.g. `ROOST_LISTEN=0.0.0.0:8080,[::]:8080`.
+    public mutating func apply(environment: [String: String]) throws {
+        for key in Self.scalarKeys {
+            if let value = environment["ROOST_" + key.uppercased()] { try set(key, value, source: "ROOST_" + key.uppercased()) }
+        }
+    }
+
+    static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
+                             "durability", "max_body_bytes", "log_level"]
+
+    /// Sets one scalar setting from YAML, the environment or a flag.
+    public mutating func set(_ key: String, _ value: Any, source: String) throws {
+        func int(_ min: Int, _ max: Int) throws -> Int {
+            guard let i = (value as? Int) ?? Int("\(value)"), (min...max).contains(i) else {
+                throw Invalid("\(source): \(key) must be a whole number from \(min) to \(max)")
+            }
+            return i
+        }
+        switch key {
+        case "listen":
+            if let list = value as? [Any] { listen = list.map { "\($0)" } } else {
+                listen = "\(value)".split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            }
+            guard !listen.isEmpty else { throw Invalid("\(source): listen needs at least one host:port") }
+        case "data_dir": dataDir = "\(value)"
+        case "loops": loops = try int(1, 64)
+        case "readers": readers = try int(1, 256)
+        case "queue_capacity": queueCapacity = try int(1, 1_000_000)
+        case "write_batch": writeBatch = try int(1, 10_000)
+        case "max_body_bytes": maxBodyBytes = try int(1024, 1 << 30)
+        case "durability":
+            guard let d = Durability(rawValue: "\(value)") else { throw Invalid("\(source): durability must be process or power") }
+            durability = d
+        case "log_level":
+            let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+            guard levels.contains("\(value)") else { throw Invalid("\(source): log_level must be one of \(levels.joined(separator: ", "))") }
+            logLevel = "\(value)"
+        default:
+            throw Invalid("\(source): unknown setting \"\(key)\"")
+        }
+    }
+
+    static func collection(_ name: String, _ spec: Any) throws -> Collection {
+        guard CollectionName.isValid(name) else { throw Invalid("collections.\(name): not a valid collection name") }
+        guard let map = spec as? [String: Any] else { throw Invalid("collections.\(name) must be a mapping") }
+        var c = Collection()
+        for (key, value) in map {
+            switch key {
+            case "permission":
+                guard let p = Permission(rawValue: "\(value)") else {
+                    throw Invalid("collections.\(name).permission must be one of \(Permission.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                c.permission = p
+            case "indexes":
+                guard let list = value as? [Any] else { throw Invalid("collections.\(name).indexes must be a list") }
+                do { c.indexes = try list.map { try IndexSpec(parsing: "\($0)") } } catch {
+                    throw Invalid("collections.\(name).indexes: \(error)")
+                }
+            default:
+                throw Invalid("collections.\(name): unknown setting \"\(key)\"")
+            }
+        }
+        return c
+    }
+}

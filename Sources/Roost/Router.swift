@@ -1,0 +1,68 @@
+import EventLoop
+import HTTP
+import Store
+
+/// Maps a request to its handler. Runs on the event loop: it only looks at
+/// the method and path and never touches the database itself.
+struct Router: Sendable {
+    let collections: CollectionHandlers
+    let pools: StorePools
+    let info: ServerInfo
+
+    func handle(_ request: Request, _ out: ResponseWriter) {
+        let s = request.segments
+        switch s.count {
+        case 0:
+            guard request.method == .get || request.method == .head else {
+                return out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
+            }
+            let info = self.info
+            pools.read(request, out) { reader in
+                .html(200, HTMLPages.home(version: info.version, listen: info.listen, startedAt: info.startedAt,
+                                          collections: try reader.collectionSummaries()))
+            }
+        case _ where s[0] == "healthz":
+            out.send(.json(200, "{\"status\":\"ok\"}"))
+        case _ where s[0] == "readyz":
+            let saturated = pools.readers.depth >= pools.readers.queue.capacity * 9 / 10
+                || pools.writer.depth >= pools.writer.queue.capacity * 9 / 10
+            out.send(saturated ? HTTPError.overloaded().response : .json(200, "{\"status\":\"ready\"}"))
+        default:
+            routeCollection(request, out)
+        }
+    }
+
+    private func routeCollection(_ request: Request, _ out: ResponseWriter) {
+        let s = request.segments
+        let name = s[0]
+        guard CollectionName.isWellFormed(name) else {
+            return out.send(HTTPError(400, "InvalidCollectionName",
+                                      "Collection names start with a letter and hold only letters, digits, '_' and '-'.").response)
+        }
+        guard !CollectionName.isReserved(name) else {
+            return out.send(HTTPError(400, "ReservedCollectionName",
+                                      "\"\(name)\" is reserved for Roost's own endpoints and cannot be used as a collection.").response)
+        }
+        let method = request.method == .head ? .get : request.method
+        switch (s.count, method) {
+        case (1, .get): collections.list(name, request, out)
+        case (1, .post): collections.create(name, request, out)
+        case (1, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, POST").response)
+        case (2, .get) where s[1] == "_count": collections.count(name, request, out)
+        case (2, _) where s[1] == "_count": out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
+        case (2, .get): collections.get(name, s[1], request, out)
+        case (2, .put): collections.replace(name, s[1], request, out)
+        case (2, .patch): collections.patch(name, s[1], request, out)
+        case (2, .delete): collections.delete(name, s[1], request, out)
+        case (2, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, PUT, PATCH, DELETE").response)
+        default: out.send(HTTPError.notFound("No endpoint at \(request.path).").response)
+        }
+    }
+}
+
+/// Facts about the running daemon for the front page.
+struct ServerInfo: Sendable {
+    let version: String
+    let listen: [String]
+    let startedAt: String
+}

@@ -1,0 +1,77 @@
+import EventLoop
+import Foundation
+import HTTP
+import Jobs
+import Logging
+import Store
+
+/// The two queues behind the API: many reader threads with query-only
+/// connections, and one writer thread that group-commits batches.
+final class StorePools: Sendable {
+    typealias ReadJob = @Sendable (DocumentReader) -> Void
+
+    struct WriteJob: Sendable {
+        let operation: @Sendable (DocumentWriter) throws -> Response
+        let completion: @Sendable (Result<Response, any Error>) -> Void
+    }
+
+    let readers: WorkerPool<DocumentReader, ReadJob>
+    let writer: WorkerPool<DocumentWriter, WriteJob>
+    let logger: Logger
+
+    init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
+        self.logger = logger
+        readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity, logger: logger,
+                             makeContext: { try DocumentReader(path: databasePath) },
+                             run: { reader, jobs in for job in jobs { job(reader) } })
+        let box = LockedBox<DocumentWriter?>(documentWriter)
+        writer = WorkerPool(name: "writer", threads: 1, capacity: config.queueCapacity, batchSize: config.writeBatch, logger: logger,
+                            makeContext: {
+                                guard let w = box.get() else { throw StoreError.invalid("the writer connection was already taken") }
+                                box.set(nil)
+                                return w
+                            },
+                            run: { writer, jobs in
+                                let results = writer.commitBatch(jobs.map { $0.operation })
+                                for (job, result) in zip(jobs, results) { job.completion(result) }
+                            })
+    }
+
+    func start() throws {
+        try readers.start()
+        try writer.start()
+    }
+
+    /// Runs `body` on a reader thread and sends its response; 503 if the queue is full.
+    func read(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
+        let logger = self.logger
+        let accepted = readers.submit { reader in
+            out.send(Self.respond(request, logger) { try body(reader) })
+        }
+        if !accepted { out.send(HTTPError.overloaded().response) }
+    }
+
+    /// Runs `operation` in the writer's next group commit; answers after COMMIT.
+    func write(_ request: Request, _ out: ResponseWriter, _ operation: @escaping @Sendable (DocumentWriter) throws -> Response) {
+        let logger = self.logger
+        let accepted = writer.submit(WriteJob(operation: operation) { result in
+            out.send(Self.respond(request, logger) { try result.get() })
+        })
+        if !accepted { out.send(HTTPError.overloaded().response) }
+    }
+
+    /// Turns thrown errors into JSON error responses, logging the unexpected ones.
+    static func respond(_ request: Request, _ logger: Logger, _ body: () throws -> Response) -> Response {
+        do {
+            return try body()
+        } catch let e as HTTPError {
+            return e.response
+        } catch {
+            let storeError = StoreError.wrap(error)
+            if case .database(let db) = storeError {
+                logger.error("database error", metadata: ["request_id": "\(request.requestID)", "path": "\(request.path)", "error": "\(db)"])
+            }
+            return HTTPError.from(storeError).response
+        }
+    }
+}

@@ -1,0 +1,21 @@
+/// Where one collection's rows and index entries live, and which of its
+/// fields are indexed. Collections map to numbered tables, so a collection
+/// name never becomes SQL text.
+public struct CollectionLayout: Sendable, Equatable {
+    public let name: String
+    public let tableID: Int64
+    /// Dotted paths with a multikey value index (`x_N`).
+    public let indexedPaths: Set<String>
+    /// Dotted paths of points, each with its R*Tree table (`g_N_M`).
+    public let geoTables: [String: String]
+
+    public init(name: String, tableID: Int64, indexedPaths: Set<String> = [], geoTables: [String: String] = [:]) {
+        self.name = name
+        self.tableID = tableID
+        self.indexedPaths = indexedPaths
+        self.geoTables = geoTables
+    }
+
+    public var table: String { "c_\(tableID)" }
+    public var indexTable: String { "x_\(tableID)" }
+}

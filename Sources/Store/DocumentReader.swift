@@ -1,0 +1,88 @@
+import JSON
+
+/// Runs reads on a query-only connection; one per reader thread.
+public final class DocumentReader {
+    let db: SQLiteConnection
+    let catalog: Catalog
+    let dialect: any SQLDialect = SQLiteDialect()
+
+    public init(path: String) throws {
+        db = try SQLiteConnection(path: path, readOnly: true)
+        catalog = Catalog(db: db)
+    }
+
+    /// The JSON text of document `id`, or nil.
+    public func get(_ collection: String, id: String) throws -> String? {
+        guard let layout = try catalog.layout(collection) else { return nil }
+        return try db.prepare("SELECT doc FROM \(layout.table) WHERE id = ?1").firstRow([.text(id)]) { $0.text(0) }
+    }
+
+    /// The matching documents' JSON texts, in order.
+    public func find(_ collection: String, _ query: FindQuery) throws -> [String] {
+        guard let layout = try catalog.layout(collection) else {
+            _ = try FilterCompiler(dialect: dialect).compile(query.filter) // still reject bad filters
+            return []
+        }
+        let compiler = FilterCompiler(dialect: dialect, layout: layout)
+        let filter = try compiler.compile(query.filter)
+        var orderBy: [String] = []
+        if let near = filter.nearestFirst, query.sort.isEmpty { orderBy.append("\(near) ASC") }
+        for key in query.sort { orderBy.append(contentsOf: sortTerms(key.field, ascending: key.ascending, compiler)) }
+        orderBy.append("d.rid ASC")
+        let select: String
+        if let fields = query.fields {
+            let names = (["_id"] + fields).map { compiler.bind(.text($0)) }.joined(separator: ",")
+            select = "(SELECT json_group_object(key, CASE type WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE value END) FROM json_each(d.doc) WHERE key IN (\(names)))"
+        } else {
+            select = "d.doc"
+        }
+        let limit = compiler.bind(.int(Int64(query.limit)))
+        let offset = compiler.bind(.int(Int64(query.skip)))
+        let sql = "SELECT \(select) FROM \(layout.table) AS d WHERE \(filter.whereSQL) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)"
+        return try db.prepare(sql).rows(compiler.params) { $0.text(0) }
+    }
+
+    /// The number of documents matching `filter`.
+    public func count(_ collection: String, filter: JSONValue) throws -> Int {
+        guard let layout = try catalog.layout(collection) else {
+            _ = try FilterCompiler(dialect: dialect).compile(filter)
+            return 0
+        }
+        let compiler = FilterCompiler(dialect: dialect, layout: layout)
+        let compiled = try compiler.compile(filter)
+        let sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(compiled.whereSQL)"
+        return Int(try db.prepare(sql).firstRow(compiled.params) { $0.int(0) } ?? 0)
+    }
+
+    /// The EXPLAIN QUERY PLAN lines of a find, for tests and operators.
+    public func plan(_ collection: String, filter: JSONValue) throws -> [String] {
+        guard let layout = try catalog.layout(collection) else { return [] }
+        let compiler = FilterCompiler(dialect: dialect, layout: layout)
+        let compiled = try compiler.compile(filter)
+        return try db.prepare("EXPLAIN QUERY PLAN SELECT d.doc FROM \(layout.table) AS d WHERE \(compiled.whereSQL)")
+            .rows(compiled.params) { $0.text(3) }
+    }
+
+    /// MongoDB's sort order across types: null and missing, numbers, strings,
+    /// objects, arrays, booleans; then the value within its type.
+    func sortTerms(_ field: String, ascending: Bool, _ compiler: FilterCompiler) -> [String] {
+        let direction = ascending ? "ASC" : "DESC"
+        switch field {
+        case "_id": return ["d.id \(direction)"]
+        case "_createdAt": return ["d.created_at \(direction)"]
+        case "_updatedAt": return ["d.updated_at \(direction)"]
+        default:
+            let path = compiler.bind(.text(SQLiteDialect.jsonPath(field.split(separator: ".").map { .key(String($0)) })))
+            let bracket = "CASE json_type(d.doc, \(path)) WHEN 'integer' THEN 2 WHEN 'real' THEN 2 WHEN 'text' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 5 WHEN 'false' THEN 6 WHEN 'true' THEN 6 ELSE 1 END"
+            return ["\(bracket) \(direction)", "json_extract(d.doc, \(path)) \(direction)"]
+        }
+    }
+}
+
+extension DocumentReader {
+    /// Every collection with its document count, by name.
+    public func collectionSummaries() throws -> [(name: String, count: Int)] {
+        let names = try db.prepare("SELECT name FROM _collections ORDER BY name").rows { $0.text(0) }
+        return try names.map { name in (name, try count(name, filter: .object(JSONObject()))) }
+    }
+}

@@ -1,0 +1,77 @@
+import JSON
+
+extension DocumentWriter {
+    /// Writes the multikey and geo entries of one document.
+    func writeIndexEntries(_ layout: CollectionLayout, rowID: Int64, _ document: JSONObject) throws {
+        if !layout.indexedPaths.isEmpty {
+            let insert = try db.prepare("INSERT OR IGNORE INTO \(layout.indexTable) (path, k, v, rid) VALUES (?1, ?2, ?3, ?4)")
+            for path in layout.indexedPaths {
+                for value in PathValues.candidates(in: document, path: path.split(separator: ".").map(String.init)) {
+                    guard let (cls, sql) = IndexValueClass.classify(value) else { continue }
+                    try insert.run([.text(path), .int(cls.rawValue), sql, .int(rowID)])
+                }
+            }
+        }
+        for (path, table) in layout.geoTables {
+            guard let (x, y) = PathValues.point(in: document, path: path.split(separator: ".").map(String.init)) else { continue }
+            try db.prepare("INSERT INTO \(table) (id, minX, maxX, minY, maxY) VALUES (?1, ?2, ?2, ?3, ?3)")
+                .run([.int(rowID), .double(x), .double(y)])
+        }
+    }
+
+    func deleteIndexEntries(_ layout: CollectionLayout, rowID: Int64) throws {
+        if !layout.indexedPaths.isEmpty {
+            try db.prepare("DELETE FROM \(layout.indexTable) WHERE rid = ?1").run([.int(rowID)])
+        }
+        for table in layout.geoTables.values {
+            try db.prepare("DELETE FROM \(table) WHERE id = ?1").run([.int(rowID)])
+        }
+    }
+
+    /// Makes the collection's indexes exactly `specs`: creates and fills new
+    /// ones, drops those no longer declared. Runs at start-up, before serving.
+    public func applyIndexes(_ specs: Set<IndexSpec>, on collection: String) throws {
+        try db.transaction {
+            let layout = try catalog.ensure(collection)
+            let existing = try db.prepare("SELECT id, path, kind FROM _indexes WHERE collection_id = ?1")
+                .rows([.int(layout.tableID)]) { ($0.int(0), IndexSpec(path: $0.text(1), kind: IndexSpec.Kind(rawValue: $0.text(2)) ?? .value)) }
+            for (indexID, spec) in existing where !specs.contains(spec) {
+                if spec.kind == .geo {
+                    try db.exec("DROP TABLE IF EXISTS g_\(layout.tableID)_\(indexID)")
+                } else {
+                    try db.prepare("DELETE FROM \(layout.indexTable) WHERE path = ?1").run([.text(spec.path)])
+                }
+                try db.prepare("DELETE FROM _indexes WHERE id = ?1").run([.int(indexID)])
+                logger.info("dropped index", metadata: ["collection": "\(collection)", "index": "\(spec)"])
+            }
+            let known = Set(existing.map(\.1))
+            let added = specs.subtracting(known)
+            guard !added.isEmpty else { catalog.forget(collection); return }
+            for spec in added {
+                try db.prepare("INSERT INTO _indexes (collection_id, path, kind) VALUES (?1, ?2, ?3)")
+                    .run([.int(layout.tableID), .text(spec.path), .text(spec.kind.rawValue)])
+                if spec.kind == .geo {
+                    try db.exec("CREATE VIRTUAL TABLE g_\(layout.tableID)_\(db.lastInsertRowID) USING rtree(id, minX, maxX, minY, maxY)")
+                }
+            }
+            catalog.forget(collection)
+            guard let fresh = try catalog.layout(collection) else { return }
+            // Fill only the new indexes, from every stored document.
+            let onlyNew = CollectionLayout(
+                name: collection, tableID: fresh.tableID,
+                indexedPaths: Set(added.filter { $0.kind == .value }.map(\.path)),
+                geoTables: fresh.geoTables.filter { path, _ in added.contains(IndexSpec(path: path, kind: .geo)) })
+            let rows = try db.prepare("SELECT rid, doc FROM \(fresh.table)").rows { ($0.int(0), $0.text(1)) }
+            for (rowID, text) in rows {
+                guard case .object(let document) = try JSONParser.parse(text) else { continue }
+                try writeIndexEntries(onlyNew, rowID: rowID, document)
+            }
+            logger.info("built indexes", metadata: ["collection": "\(collection)", "indexes": "\(added.map(\.description).sorted())", "documents": "\(rows.count)"])
+        }
+    }
+
+    /// Checkpoints the WAL into the main file; called on shutdown.
+    public func checkpoint() {
+        try? db.exec("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+}

@@ -1,0 +1,163 @@
+import JSON
+import Logging
+
+/// The single writer: creates, replaces, patches and deletes documents, and
+/// keeps their index entries in step, all on one connection and one thread.
+///
+/// Callers run several operations in one transaction (group commit) through
+/// `commitBatch`; each operation sits in its own savepoint, so one failure
+/// undoes only itself.
+public final class DocumentWriter {
+    let db: SQLiteConnection
+    let catalog: Catalog
+    let ids: DocumentID
+    let logger: Logger
+
+    public init(path: String, synchronous: String = "NORMAL", ids: DocumentID, logger: Logger) throws {
+        db = try SQLiteConnection(path: path, synchronous: synchronous)
+        catalog = Catalog(db: db)
+        self.ids = ids
+        self.logger = logger
+    }
+
+    /// Applies pending migrations. Call once, before readers open.
+    public func migrate() throws { try Migrations.apply(on: db, logger: logger) }
+
+    /// Runs `operations` in one transaction and returns each one's outcome,
+    /// only after the commit has reached the WAL.
+    /// Errors thrown by an operation come back unchanged in its `Result`.
+    public func commitBatch<T>(_ operations: [(DocumentWriter) throws -> T]) -> [Result<T, any Error>] {
+        do {
+            try db.exec("BEGIN IMMEDIATE")
+        } catch {
+            return operations.map { _ in .failure(StoreError.wrap(error)) }
+        }
+        var results: [Result<T, any Error>] = []
+        results.reserveCapacity(operations.count)
+        for operation in operations {
+            do {
+                results.append(.success(try db.savepoint { try operation(self) }))
+            } catch {
+                catalog.forgetAll()
+                results.append(.failure(error))
+            }
+        }
+        do {
+            try db.exec("COMMIT")
+        } catch {
+            try? db.exec("ROLLBACK")
+            catalog.forgetAll()
+            let failure = StoreError.wrap(error)
+            return operations.map { _ in .failure(failure) }
+        }
+        return results
+    }
+
+    /// Stores a new document. The client's `_id` is kept; otherwise one is made.
+    /// - Returns: the stored document's JSON text.
+    public func insert(into collection: String, _ body: JSONObject) throws -> String {
+        var document = try Self.clientFields(body)
+        let id: String
+        if let given = body["_id"] {
+            guard case .string(let s) = given, DocumentID.isValidClientID(s) else {
+                throw StoreError.invalid("_id must be a non-empty string of at most 256 characters without '/'.")
+            }
+            id = s
+        } else {
+            id = ids.next()
+        }
+        let now = Timestamp.now()
+        document.prepend("_id", .string(id))
+        document["_createdAt"] = .string(now)
+        document["_updatedAt"] = .string(now)
+        let layout = try catalog.ensure(collection)
+        let text = document.jsonText
+        do {
+            try db.prepare("INSERT INTO \(layout.table) (id, created_at, updated_at, doc) VALUES (?1, ?2, ?2, ?3)")
+                .run([.text(id), .text(now), .text(text)])
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw StoreError.conflict("A document with _id \"\(id)\" already exists in \(collection).")
+        }
+        try writeIndexEntries(layout, rowID: db.lastInsertRowID, document)
+        return text
+    }
+
+    /// Replaces the document `id`, or creates it when absent.
+    /// - Returns: whether it was created, and the stored JSON text.
+    public func replace(in collection: String, id: String, _ body: JSONObject) throws -> (created: Bool, text: String) {
+        if let given = body["_id"], given != .string(id) {
+            throw StoreError.invalid("The body's _id does not match the URL.")
+        }
+        guard let layout = try catalog.layout(collection),
+              let existing = try db.prepare("SELECT rid, created_at FROM \(layout.table) WHERE id = ?1")
+                .firstRow([.text(id)], { ($0.int(0), $0.text(1)) }) else {
+            var withID = body
+            withID["_id"] = .string(id)
+            return (true, try insert(into: collection, withID))
+        }
+        var document = try Self.clientFields(body)
+        try store(layout, rowID: existing.0, id: id, createdAt: existing.1, &document)
+        return (false, document.jsonText)
+    }
+
+    /// Applies an RFC 7396 merge patch to the document `id`.
+    public func patch(in collection: String, id: String, _ patch: JSONObject) throws -> String {
+        guard let layout = try catalog.layout(collection),
+              let (rowID, createdAt, text) = try db.prepare("SELECT rid, created_at, doc FROM \(layout.table) WHERE id = ?1")
+                .firstRow([.text(id)], { ($0.int(0), $0.text(1), $0.text(2)) }) else {
+            throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
+        }
+        if let given = patch["_id"], given != .string(id) { throw StoreError.invalid("_id cannot be changed.") }
+        let current = try JSONParser.parse(text)
+        guard case .object(let merged) = current.mergePatched(with: .object(patch)) else {
+            throw StoreError.invalid("The patch must be a JSON object.")
+        }
+        var document = try Self.clientFields(merged)
+        try store(layout, rowID: rowID, id: id, createdAt: createdAt, &document)
+        return document.jsonText
+    }
+
+    /// Deletes the document `id` and its index entries.
+    public func delete(from collection: String, id: String) throws {
+        guard let layout = try catalog.layout(collection),
+              let rowID = try db.prepare("SELECT rid FROM \(layout.table) WHERE id = ?1").firstRow([.text(id)], { $0.int(0) }) else {
+            throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
+        }
+        try db.prepare("DELETE FROM \(layout.table) WHERE rid = ?1").run([.int(rowID)])
+        try deleteIndexEntries(layout, rowID: rowID)
+    }
+
+    private func store(_ layout: CollectionLayout, rowID: Int64, id: String, createdAt: String, _ document: inout JSONObject) throws {
+        let now = Timestamp.now()
+        document.prepend("_id", .string(id))
+        document["_createdAt"] = .string(createdAt)
+        document["_updatedAt"] = .string(now)
+        try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2 WHERE rid = ?3")
+            .run([.text(now), .text(document.jsonText), .int(rowID)])
+        try deleteIndexEntries(layout, rowID: rowID)
+        try writeIndexEntries(layout, rowID: rowID, document)
+    }
+
+    /// The client's fields with server-owned ones removed, after checking
+    /// that no key could be mistaken for a query operator.
+    static func clientFields(_ body: JSONObject) throws -> JSONObject {
+        try checkKeys(.object(body), depth: 0)
+        var fields = body
+        for key in ["_id", "_createdAt", "_updatedAt"] { fields[key] = nil }
+        return fields
+    }
+
+    private static func checkKeys(_ value: JSONValue, depth: Int) throws {
+        switch value {
+        case .object(let o):
+            for (key, child) in o {
+                if key.hasPrefix("$") { throw StoreError.invalid("Field names cannot start with '$' (found \"\(key)\").") }
+                try checkKeys(child, depth: depth + 1)
+            }
+        case .array(let a):
+            for child in a { try checkKeys(child, depth: depth + 1) }
+        default:
+            return
+        }
+    }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import JSON
+
+/// Geo operators over points stored as legacy `[lng, lat]` pairs or GeoJSON
+/// `Point`s. Distances on the sphere use MongoDB's earth radius.
+extension FilterCompiler {
+    static let earthRadiusMetres = 6_378_100.0
+    static let maxPolygonVertices = 1000
+
+    /// A scalar subquery yielding `expr` over the point at `path` as `p.x, p.y`,
+    /// or NULL when the field holds no point.
+    func overPoint(_ path: FieldPath, root: ValueRef, _ expr: (String, String) -> String) -> String {
+        var ref = root
+        for c in path.components { ref = ref.child(.key(c)) }
+        let t = typeOf(ref)
+        let lng = "CASE WHEN \(dialect.isArray(t)) THEN \(valueOf(ref.child(.index(0)))) ELSE \(valueOf(ref.child(.key("coordinates")).child(.index(0)))) END"
+        let lat = "CASE WHEN \(dialect.isArray(typeOf(ref))) THEN \(valueOf(ref.child(.index(1)))) ELSE \(valueOf(ref.child(.key("coordinates")).child(.index(1)))) END"
+        return "(SELECT \(expr("p.x", "p.y")) FROM (SELECT \(lng) AS x, \(lat) AS y) AS p WHERE typeof(p.x) IN ('integer','real') AND typeof(p.y) IN ('integer','real'))"
+    }
+
+    /// Great-circle distance in radians between `(x, y)` and a bound centre, all in degrees.
+    func sphereDistance(_ x: String, _ y: String, centre: (Double, Double)) -> String {
+        let cx = bind(.double(centre.0)), cy = bind(.double(centre.1))
+        return "(2 * asin(min(1, sqrt(pow(sin(radians(\(y) - \(cy)) / 2), 2) + cos(radians(\(cy))) * cos(radians(\(y))) * pow(sin(radians(\(x) - \(cx)) / 2), 2)))))"
+    }
+
+    /// An R*Tree prefilter for a bounding box, when the field has a geo index.
+    func geoPrefilter(_ path: FieldPath, minX: Double, maxX: Double, minY: Double, maxY: Double) -> String? {
+        guard useIndexes, let table = layout?.geoTables[path.description] else { return nil }
+        return "\(Self.rowIDColumn) IN (SELECT id FROM \(table) WHERE minX >= \(bind(.double(minX))) AND maxX <= \(bind(.double(maxX))) AND minY >= \(bind(.double(minY))) AND maxY <= \(bind(.double(maxY))))"
+    }
+
+    /// The bounding box, in degrees, of a spherical cap of `radius` radians.
+    static func capBox(centre: (Double, Double), radius: Double) -> (Double, Double, Double, Double) {
+        let dLat = radius * 180 / .pi
+        let minY = max(-90, centre.1 - dLat), maxY = min(90, centre.1 + dLat)
+        let cosLat = min(abs(cos(minY * .pi / 180)), abs(cos(maxY * .pi / 180)))
+        if cosLat < 1e-6 || dLat >= 90 { return (-180, 180, minY, maxY) }
+        let dLng = min(180, dLat / cosLat)
+        if centre.0 - dLng < -180 || centre.0 + dLng > 180 { return (-180, 180, minY, maxY) }
+        return (centre.0 - dLng, centre.0 + dLng, minY, maxY)
+    }
+
+    static func point(_ value: JSONValue?) -> (Double, Double)? {
+        switch value {
+        case .array(let a) where a.count == 2:
+            guard let x = a[0].doubleValue, let y = a[1].doubleValue else { return nil }
+            return (x, y)
+        case .object(let o):
+            if let g = o["$geometry"] { return point(g) }
+            if o["type"] == .string("Point") { return point(o["coordinates"]) }
+            return nil
+        default: return nil
+        }
+    }
+
+    static func ring(_ value: JSONValue?) throws(QueryError) -> [(Double, Double)] {
+        guard case .array(let items) = value, items.count >= 3, items.count <= maxPolygonVertices else {
+            throw .invalid("A polygon needs between 3 and \(maxPolygonVertices) points.")
+        }
+        var points: [(Double, Double)] = []
+        for item in items {
+            guard let p = point(item) else { throw .invalid("Polygon points must be [lng, lat] pairs of numbers.") }
+            points.append(p)
+        }
+        return points
+    }
+
+    /// Point-in-polygon by ray casting, compiled to a sum of edge crossings.
+    func insidePolygon(_ x: String, _ y: String, _ ring: [(Double, Double)]) -> String {
+        var terms: [String] = []
+        for i in ring.indices {
+            let (xi, yi) = ring[i], (xj, yj) = ring[(i + 1) % ring.count]
+            if yi == yj { continue }
+            let pxi = bind(.double(xi)), pyi = bind(.double(yi)), pxj = bind(.double(xj)), pyj = bind(.double(yj))
+            terms.append("((\(pyi) > \(y)) <> (\(pyj) > \(y)) AND \(x) < (\(pxj) - \(pxi)) * (\(y) - \(pyi)) / (\(pyj) - \(pyi)) + \(pxi))")
+        }
+        return terms.isEmpty ? "0" : "((" + terms.joined(separator: " + ") + ") % 2 = 1)"
+    }
+
+    func geoWithin(_ path: FieldPath, _ arg: JSONValue, root: ValueRef) throws(QueryError) -> String {
+        guard case .object(let shape) = arg, shape.count == 1, let (kind, spec) = shape.members.first.map({ ($0.key, $0.value) }) else {
+            throw .invalid("$geoWithin needs exactly one shape: $box, $center, $centerSphere, $polygon or $geometry.")
+        }
+        var prefilter: String?
+        let exact: String
+        switch kind {
+        case "$box":
+            guard case .array(let corners) = spec, corners.count == 2,
+                  let a = Self.point(corners[0]), let b = Self.point(corners[1]) else {
+                throw .invalid("$box needs [[lng, lat], [lng, lat]].")
+            }
+            let (minX, maxX, minY, maxY) = (min(a.0, b.0), max(a.0, b.0), min(a.1, b.1), max(a.1, b.1))
+            prefilter = geoPrefilter(path, minX: minX, maxX: maxX, minY: minY, maxY: maxY)
+            let bx0 = bind(.double(minX)), bx1 = bind(.double(maxX)), by0 = bind(.double(minY)), by1 = bind(.double(maxY))
+            exact = overPoint(path, root: root) { x, y in "\(x) BETWEEN \(bx0) AND \(bx1) AND \(y) BETWEEN \(by0) AND \(by1)" }
+        case "$center":
+            guard case .array(let parts) = spec, parts.count == 2, let c = Self.point(parts[0]),
+                  let r = parts[1].doubleValue, r >= 0 else { throw .invalid("$center needs [[x, y], radius].") }
+            prefilter = geoPrefilter(path, minX: c.0 - r, maxX: c.0 + r, minY: c.1 - r, maxY: c.1 + r)
+            let cx = bind(.double(c.0)), cy = bind(.double(c.1)), rr = bind(.double(r * r))
+            exact = overPoint(path, root: root) { x, y in "(\(x) - \(cx)) * (\(x) - \(cx)) + (\(y) - \(cy)) * (\(y) - \(cy)) <= \(rr)" }
+        case "$centerSphere":
+            guard case .array(let parts) = spec, parts.count == 2, let c = Self.point(parts[0]),
+                  let r = parts[1].doubleValue, r >= 0 else { throw .invalid("$centerSphere needs [[lng, lat], radians].") }
+            let box = Self.capBox(centre: c, radius: r)
+            prefilter = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3)
+            let radius = bind(.double(r))
+            exact = overPoint(path, root: root) { x, y in "\(self.sphereDistance(x, y, centre: c)) <= \(radius)" }
+        case "$polygon":
+            let ring = try Self.ring(spec)
+            prefilter = geoPrefilter(path, minX: ring.map(\.0).min()!, maxX: ring.map(\.0).max()!,
+                                     minY: ring.map(\.1).min()!, maxY: ring.map(\.1).max()!)
+            exact = overPoint(path, root: root) { x, y in self.insidePolygon(x, y, ring) }
+        case "$geometry":
+            guard case .object(let geometry) = spec, geometry["type"] == .string("Polygon"),
+                  case .array(let rings) = geometry["coordinates"], !rings.isEmpty else {
+                throw .invalid("$geoWithin $geometry supports a GeoJSON Polygon.")
+            }
+            let outer = try Self.ring(rings[0])
+            let holes = try rings.dropFirst().map { r throws(QueryError) in try Self.ring(r) }
+            prefilter = geoPrefilter(path, minX: outer.map(\.0).min()!, maxX: outer.map(\.0).max()!,
+                                     minY: outer.map(\.1).min()!, maxY: outer.map(\.1).max()!)
+            exact = overPoint(path, root: root) { x, y in
+                ([self.insidePolygon(x, y, outer)] + holes.map { "NOT " + self.insidePolygon(x, y, $0) }).joined(separator: " AND ")
+            }
+        default:
+            throw .invalid("$geoWithin does not know the shape \(kind).")
+        }
+        let exactMatch = "coalesce(\(exact), 0)"
+        return prefilter.map { "(\($0) AND \(exactMatch))" } ?? exactMatch
+    }
+
+    /// `$nearSphere`: filters by distance in metres and orders nearest first.
+    func nearSphere(_ path: FieldPath, _ arg: JSONValue, maxDistance: JSONValue?, minDistance: JSONValue?,
+                    root: ValueRef) throws(QueryError) -> String {
+        guard nearestFirst == nil else { throw .invalid("A query may hold only one $nearSphere.") }
+        guard let centre = Self.point(arg) else {
+            throw .invalid("$nearSphere needs [lng, lat] or {\"$geometry\": {\"type\": \"Point\", \"coordinates\": [lng, lat]}}.")
+        }
+        let inner = arg.objectValue
+        let maxMetres = try Self.distance(maxDistance ?? inner?["$maxDistance"], name: "$maxDistance")
+        let minMetres = try Self.distance(minDistance ?? inner?["$minDistance"], name: "$minDistance")
+        let distance = overPoint(path, root: root) { x, y in
+            "\(self.sphereDistance(x, y, centre: centre)) * \(Self.earthRadiusMetres)"
+        }
+        nearestFirst = distance
+        var clauses = ["\(distance) IS NOT NULL"]
+        if let maxMetres {
+            clauses.append("\(distance) <= \(bind(.double(maxMetres)))")
+            let box = Self.capBox(centre: centre, radius: maxMetres / Self.earthRadiusMetres)
+            if let pre = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3) { clauses.insert(pre, at: 0) }
+        }
+        if let minMetres { clauses.append("\(distance) >= \(bind(.double(minMetres)))") }
+        return "(" + clauses.joined(separator: " AND ") + ")"
+    }
+
+    static func distance(_ value: JSONValue?, name: String) throws(QueryError) -> Double? {
+        guard let value else { return nil }
+        guard let d = value.doubleValue, d >= 0 else { throw .invalid("\(name) needs a non-negative number of metres.") }
+        return d
+    }
+}

@@ -1,0 +1,49 @@
+import JSON
+
+/// The value classes a multikey index entry can hold.
+enum IndexValueClass: Int64 {
+    case number = 2
+    case string = 3
+    case bool = 4
+
+    /// The class and SQL value of a scalar, or nil for null, arrays and objects.
+    static func classify(_ value: JSONValue) -> (IndexValueClass, SQLValue)? {
+        switch value {
+        case .int(let i): return (.number, .int(i))
+        case .double(let d): return (.number, .double(d))
+        case .string(let s): return (.string, .text(s))
+        case .bool(let b): return (.bool, .int(b ? 1 : 0))
+        default: return nil
+        }
+    }
+}
+
+extension FilterCompiler {
+    func indexTable(for path: FieldPath) -> String? {
+        guard useIndexes, let layout, layout.indexedPaths.contains(path.description) else { return nil }
+        return layout.indexTable
+    }
+
+    /// Equality with any of `values` through the multikey index, when every
+    /// value is a scalar the index holds; nil means "compile it generically".
+    func indexedEquality(_ path: FieldPath, _ values: [JSONValue]) -> String? {
+        guard let table = indexTable(for: path), !values.isEmpty else { return nil }
+        var byClass: [IndexValueClass: [SQLValue]] = [:]
+        for value in values {
+            guard let (cls, sql) = IndexValueClass.classify(value) else { return nil }
+            byClass[cls, default: []].append(sql)
+        }
+        let pathParam = bind(.text(path.description))
+        let terms = byClass.sorted { $0.key.rawValue < $1.key.rawValue }.map { cls, sqlValues in
+            "(k = \(cls.rawValue) AND v IN (" + sqlValues.map { bind($0) }.joined(separator: ",") + "))"
+        }
+        return "\(Self.rowIDColumn) IN (SELECT rid FROM \(table) WHERE path = \(pathParam) AND (\(terms.joined(separator: " OR "))))"
+    }
+
+    /// A range condition through the multikey index, for numbers and strings.
+    func indexedComparison(_ path: FieldPath, _ op: String, _ value: JSONValue) -> String? {
+        guard let table = indexTable(for: path), let (cls, sql) = IndexValueClass.classify(value), cls != .bool,
+              let sqlOp = ["$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="][op] else { return nil }
+        return "\(Self.rowIDColumn) IN (SELECT rid FROM \(table) WHERE path = \(bind(.text(path.description))) AND k = \(cls.rawValue) AND v \(sqlOp) \(bind(sql)))"
+    }
+}

@@ -1,0 +1,215 @@
+import JSON
+
+extension FilterCompiler {
+    /// An operator object such as `{"$gt": 5, "$lt": 10}`: every operator must hold.
+    func compileOperators(_ ops: JSONObject, path: ArraySlice<String>, root: ValueRef,
+                          expand: Bool, depth: Int) throws(QueryError) -> String {
+        guard depth < Self.maxDepth else { throw .invalid("The query is nested too deeply.") }
+        let dotted = path.joined(separator: ".")
+        let fieldPath = path.isEmpty ? nil : try FieldPath(dotted)
+        var clauses: [String] = []
+        let regexOptions = ops["$options"]
+        if regexOptions != nil && ops["$regex"] == nil { throw .invalid("$options needs a $regex beside it.") }
+        if ops["$maxDistance"] != nil || ops["$minDistance"] != nil,
+           ops["$nearSphere"] == nil && ops["$near"] == nil {
+            throw .invalid("$maxDistance and $minDistance need a $nearSphere beside them.")
+        }
+
+        func any(_ predicate: (ValueRef) -> String) -> String {
+            anyValue(root, path, expand: expand, predicate)
+        }
+
+        for (op, arg) in ops {
+            guard op.hasPrefix("$") else {
+                throw .invalid("Operators and field names cannot be mixed in the condition on \"\(dotted)\" (found \"\(op)\").")
+            }
+            switch op {
+            case "$eq":
+                if let p = fieldPath, let indexed = indexedEquality(p, [arg]) { clauses.append(indexed); continue }
+                clauses.append(any { self.equals($0, arg) })
+            case "$ne":
+                clauses.append(Self.not(any { self.equals($0, arg) }))
+            case "$gt", "$gte", "$lt", "$lte":
+                if let p = fieldPath, let indexed = indexedComparison(p, op, arg) { clauses.append(indexed); continue }
+                let sqlOp = ["$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="][op]!
+                let predicate = try comparison(sqlOp, arg, op: op)
+                clauses.append(any(predicate))
+            case "$in", "$nin":
+                guard case .array(let values) = arg else { throw .invalid("\(op) needs an array.") }
+                let positive: String
+                if values.isEmpty {
+                    positive = "0"
+                } else if let p = fieldPath, let indexed = indexedEquality(p, values) {
+                    positive = indexed
+                } else if useIndexes, path == ["_id"], values.allSatisfy({ $0.stringValue != nil }) {
+                    positive = "\(Self.idColumn) IN (" + values.map { bind(.text($0.stringValue!)) }.joined(separator: ",") + ")"
+                } else {
+                    positive = any { ref in "(" + values.map { self.equals(ref, $0) }.joined(separator: " OR ") + ")" }
+                }
+                clauses.append(op == "$in" ? positive : Self.not(positive))
+            case "$exists":
+                let wanted: Bool
+                switch arg {
+                case .bool(let b): wanted = b
+                case .int(let i): wanted = i != 0
+                case .double(let d): wanted = d != 0
+                case .null: wanted = false
+                default: throw .invalid("$exists needs true or false.")
+                }
+                let exists = anyValue(root, path, expand: false) { "(\(self.typeOf($0)) IS NOT NULL)" }
+                clauses.append(wanted ? exists : Self.not(exists))
+            case "$not":
+                guard case .object(let inner) = arg, let first = inner.members.first, first.key.hasPrefix("$") else {
+                    throw .invalid("$not needs an operator object, such as {\"$not\": {\"$gt\": 5}}.")
+                }
+                clauses.append(Self.not(try compileOperators(inner, path: path, root: root, expand: expand, depth: depth + 1)))
+            case "$all":
+                guard case .array(let values) = arg else { throw .invalid("$all needs an array.") }
+                if values.isEmpty { clauses.append("0"); continue }
+                for value in values {
+                    if case .object(let o) = value, o.members.first?.key == "$elemMatch" {
+                        clauses.append(try compileOperators(o, path: path, root: root, expand: expand, depth: depth + 1))
+                    } else if let p = fieldPath, let indexed = indexedEquality(p, [value]) {
+                        clauses.append(indexed)
+                    } else {
+                        clauses.append(any { self.equals($0, value) })
+                    }
+                }
+            case "$size":
+                guard let n = arg.doubleValue, n >= 0, n == n.rounded() else {
+                    throw .invalid("$size needs a non-negative whole number.")
+                }
+                clauses.append(anyValue(root, path, expand: false) { ref in
+                    "(\(self.dialect.isArray(self.typeOf(ref))) AND \(self.dialect.arrayLength(ref, bind: self.bind)) = \(self.bind(.int(Int64(n)))))"
+                })
+            case "$elemMatch":
+                guard case .object(let inner) = arg else { throw .invalid("$elemMatch needs an object.") }
+                clauses.append(try elemMatch(inner, path: path, root: root, depth: depth))
+            case "$regex":
+                clauses.append(any(try regexPredicate(arg, options: regexOptions)))
+            case "$options":
+                continue
+            case "$mod":
+                guard case .array(let pair) = arg, pair.count == 2,
+                      let divisor = pair[0].doubleValue, let remainder = pair[1].doubleValue, divisor != 0 else {
+                    throw .invalid("$mod needs [divisor, remainder] with a non-zero divisor.")
+                }
+                clauses.append(any { ref in
+                    "(\(self.dialect.isNumber(self.typeOf(ref))) AND CAST(\(self.valueOf(ref)) AS INTEGER) % \(self.bind(.int(Int64(divisor)))) = \(self.bind(.int(Int64(remainder)))))"
+                })
+            case "$type":
+                let names: [JSONValue] = arg.arrayValue ?? [arg]
+                var predicates: [(ValueRef) -> String] = []
+                for name in names { predicates.append(try typePredicate(name)) }
+                clauses.append(any { ref in "(" + predicates.map { $0(ref) }.joined(separator: " OR ") + ")" })
+            case "$geoWithin", "$within":
+                guard let p = fieldPath else { throw .invalid("\(op) needs a field.") }
+                clauses.append(try geoWithin(p, arg, root: root))
+            case "$nearSphere", "$near":
+                guard let p = fieldPath else { throw .invalid("\(op) needs a field.") }
+                clauses.append(try nearSphere(p, arg, maxDistance: ops["$maxDistance"], minDistance: ops["$minDistance"], root: root))
+            case "$maxDistance", "$minDistance":
+                continue
+            default:
+                throw .unsupported(op)
+            }
+        }
+        return clauses.isEmpty ? "1" : "(" + clauses.joined(separator: " AND ") + ")"
+    }
+
+    /// MongoDB compares only within one type bracket: numbers with numbers, strings with strings.
+    func comparison(_ sqlOp: String, _ literal: JSONValue, op: String) throws(QueryError) -> (ValueRef) -> String {
+        switch literal {
+        case .int, .double:
+            let bound: SQLValue = literal.doubleValue.map { d in
+                if case .int(let i) = literal { return .int(i) } else { return .double(d) }
+            }!
+            return { ref in "(\(self.dialect.isNumber(self.typeOf(ref))) AND \(self.valueOf(ref)) \(sqlOp) \(self.bind(bound)))" }
+        case .string(let s):
+            return { ref in "(\(self.dialect.isString(self.typeOf(ref))) AND \(self.valueOf(ref)) \(sqlOp) \(self.bind(.text(s))))" }
+        case .null:
+            if sqlOp == ">=" || sqlOp == "<=" { return { ref in self.equals(ref, .null) } }
+            return { _ in "0" }
+        case .bool(let b):
+            return { ref in
+                let t = self.typeOf(ref)
+                let isTrue = self.dialect.isBool(t, true), isFalse = self.dialect.isBool(t, false)
+                return "((\(isTrue) OR \(isFalse)) AND (CASE WHEN \(isTrue) THEN 1 ELSE 0 END) \(sqlOp) \(b ? 1 : 0))"
+            }
+        case .array, .object:
+            throw .invalid("\(op) compares numbers, strings, booleans or null; comparing with an \(literal.typeName) is not supported.")
+        }
+    }
+
+    func regexPredicate(_ pattern: JSONValue, options: JSONValue?) throws(QueryError) -> (ValueRef) -> String {
+        guard case .string(let source) = pattern else { throw .invalid("$regex needs a string pattern.") }
+        var flags = ""
+        if let options {
+            guard case .string(let o) = options, o.allSatisfy({ "imsx".contains($0) }) else {
+                throw .invalid("$options may only hold the letters i, m, s and x.")
+            }
+            flags = o
+        }
+        guard RegexFunction.isValid(source, flags: flags) else {
+            throw .invalid("The regular expression \"\(source)\" does not compile.")
+        }
+        return { ref in
+            let match = self.dialect.regexMatch(value: self.valueOf(ref), pattern: self.bind(.text(source)), flags: self.bind(.text(flags)))
+            return "(\(self.dialect.isString(self.typeOf(ref))) AND \(match))"
+        }
+    }
+
+    func typePredicate(_ name: JSONValue) throws(QueryError) -> (ValueRef) -> String {
+        let key: String
+        switch name {
+        case .string(let s): key = s
+        case .int(let i): key = ["1": "double", "2": "string", "3": "object", "4": "array", "8": "bool", "10": "null", "16": "int", "18": "long"]["\(i)"] ?? "?"
+        default: key = "?"
+        }
+        switch key {
+        case "double", "int", "long", "decimal", "number": return { self.dialect.isNumber(self.typeOf($0)) }
+        case "string": return { self.dialect.isString(self.typeOf($0)) }
+        case "object": return { self.dialect.isObject(self.typeOf($0)) }
+        case "array": return { self.dialect.isArray(self.typeOf($0)) }
+        case "bool": return { ref in let t = self.typeOf(ref); return "(\(self.dialect.isBool(t, true)) OR \(self.dialect.isBool(t, false)))" }
+        case "null": return { self.dialect.isNull(self.typeOf($0)) }
+        default: throw .invalid("$type \(name.jsonText) is not a type Roost stores (use number, string, object, array, bool or null).")
+        }
+    }
+
+    /// `$elemMatch`: one array element must satisfy every condition at once.
+    func elemMatch(_ inner: JSONObject, path: ArraySlice<String>, root: ValueRef, depth: Int) throws(QueryError) -> String {
+        let operatorForm = inner.members.first?.key.hasPrefix("$") ?? false
+        var failure: QueryError?
+        let sql = anyValue(root, path, expand: false) { ref in
+            let alias = self.nextAlias()
+            let type = self.typeOf(ref)
+            let from = self.dialect.elements(of: ref, alias: alias, bind: self.bind)
+            let element = ValueRef.element(alias: alias)
+            let condition: String
+            do {
+                if operatorForm {
+                    condition = try self.compileOperators(inner, path: [], root: element, expand: false, depth: depth + 1)
+                } else {
+                    let body = try self.compileObjectOnElement(inner, element: element, depth: depth + 1)
+                    condition = "(\(self.dialect.isObject("\(alias).type")) AND \(body))"
+                }
+            } catch {
+                failure = error as? QueryError
+                return "0"
+            }
+            return "(\(self.dialect.isArray(type)) AND EXISTS (SELECT 1 FROM \(from) WHERE \(condition)))"
+        }
+        if let failure { throw failure }
+        return sql
+    }
+
+    /// A field filter evaluated against an array element that is a document.
+    func compileObjectOnElement(_ object: JSONObject, element: ValueRef, depth: Int) throws(QueryError) -> String {
+        // Indexes and the id column describe whole documents, not elements.
+        let saved = useIndexes
+        useIndexes = false
+        defer { useIndexes = saved }
+        return try compileObject(object, root: element, depth: depth)
+    }
+}

@@ -1,0 +1,151 @@
+import JSON
+
+/// A compiled filter: a SQL boolean over the document row `d`, its
+/// parameters, and a distance expression when the filter asked for `$nearSphere`.
+public struct CompiledFilter: Sendable {
+    public var whereSQL: String
+    public var params: [SQLValue]
+    public var nearestFirst: String?
+}
+
+/// Compiles MongoDB-style JSON filters to SQL that runs inside the database.
+///
+/// Field conditions follow MongoDB's path rules: a condition on an array
+/// matches when any element matches, paths descend through arrays of
+/// documents, numeric components index arrays, and `null` matches a missing
+/// field. Every value from the filter is bound as a parameter.
+public final class FilterCompiler {
+    let dialect: any SQLDialect
+    let layout: CollectionLayout?
+    var params: [SQLValue] = []
+    var aliasCount = 0
+    var nearestFirst: String?
+    /// Off while compiling inside `$elemMatch`, where the row's indexes do not apply.
+    var useIndexes = true
+    static let maxDepth = 32
+
+    /// The SQL expression holding the document's JSON text.
+    public static let documentColumn = "d.doc"
+    public static let rowIDColumn = "d.rid"
+    public static let idColumn = "d.id"
+
+    public init(dialect: any SQLDialect = SQLiteDialect(), layout: CollectionLayout? = nil) {
+        self.dialect = dialect
+        self.layout = layout
+    }
+
+    /// Compiles `filter`, which must be a JSON object (an empty one matches all).
+    public func compile(_ filter: JSONValue) throws(QueryError) -> CompiledFilter {
+        guard case .object(let object) = filter else {
+            throw .invalid("The query must be a JSON object, not \(filter.typeName).")
+        }
+        let sql = try compileObject(object, root: .path(base: Self.documentColumn, steps: []), depth: 0)
+        return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst)
+    }
+
+    func bind(_ value: SQLValue) -> String {
+        params.append(value)
+        return dialect.placeholder(params.count)
+    }
+
+    func nextAlias() -> String {
+        aliasCount += 1
+        return "j\(aliasCount)"
+    }
+
+    func typeOf(_ ref: ValueRef) -> String { dialect.typeOf(ref, bind: bind) }
+    func valueOf(_ ref: ValueRef) -> String { dialect.valueOf(ref, bind: bind) }
+
+    /// `NOT` that treats SQL NULL as false first, so negations keep missing fields.
+    static func not(_ sql: String) -> String { "NOT coalesce((\(sql)), 0)" }
+
+    /// A document-level filter: every member must hold.
+    func compileObject(_ object: JSONObject, root: ValueRef, depth: Int) throws(QueryError) -> String {
+        guard depth < Self.maxDepth else { throw .invalid("The query is nested too deeply.") }
+        var clauses: [String] = []
+        for (key, value) in object {
+            switch key {
+            case "$and", "$or", "$nor":
+                guard case .array(let items) = value, !items.isEmpty else {
+                    throw .invalid("\(key) needs a non-empty array of filter objects.")
+                }
+                var parts: [String] = []
+                for item in items {
+                    guard case .object(let sub) = item else { throw .invalid("Each entry of \(key) must be an object.") }
+                    parts.append(try compileObject(sub, root: root, depth: depth + 1))
+                }
+                let joined = "(" + parts.joined(separator: key == "$and" ? " AND " : " OR ") + ")"
+                clauses.append(key == "$nor" ? Self.not(joined) : joined)
+            case "$comment":
+                continue
+            default:
+                if key.hasPrefix("$") { throw .unsupported(key) }
+                let path = try FieldPath(key)
+                clauses.append(try compileField(path, condition: value, root: root, depth: depth))
+            }
+        }
+        return clauses.isEmpty ? "1" : "(" + clauses.joined(separator: " AND ") + ")"
+    }
+
+    /// One `field: condition` member: an operator object or an implicit `$eq`.
+    func compileField(_ path: FieldPath, condition: JSONValue, root: ValueRef, depth: Int) throws(QueryError) -> String {
+        if case .object(let ops) = condition, let first = ops.members.first, first.key.hasPrefix("$") {
+            return try compileOperators(ops, path: path.components[...], root: root, expand: true, depth: depth)
+        }
+        return try equality(path, condition, root: root)
+    }
+
+    func equality(_ path: FieldPath, _ value: JSONValue, root: ValueRef) throws(QueryError) -> String {
+        if let indexed = indexedEquality(path, [value]) { return indexed }
+        if useIndexes, path.components == ["_id"], case .string(let s) = value { return "\(Self.idColumn) = \(bind(.text(s)))" }
+        return anyValue(root, path.components[...], expand: true) { self.equals($0, value) }
+    }
+
+    /// SQL true when some value reached along `path` from `root` satisfies `predicate`.
+    ///
+    /// - Parameter expand: also try the elements when the final value is an array.
+    func anyValue(_ root: ValueRef, _ path: ArraySlice<String>, expand: Bool,
+                  rootIsObject: Bool = true, _ predicate: (ValueRef) -> String) -> String {
+        guard let key = path.first else {
+            let own = predicate(root)
+            guard expand else { return own }
+            let alias = nextAlias()
+            let type = typeOf(root)
+            let from = dialect.elements(of: root, alias: alias, bind: bind)
+            let inner = predicate(.element(alias: alias))
+            return "(\(own) OR (\(dialect.isArray(type)) AND EXISTS (SELECT 1 FROM \(from) WHERE \(inner))))"
+        }
+        let rest = path.dropFirst()
+        let viaKey = anyValue(root.child(.key(key)), rest, expand: expand, rootIsObject: false, predicate)
+        if rootIsObject { return viaKey }
+
+        let parentType = typeOf(root)
+        var alternatives = ["((\(parentType) IS NULL OR NOT (\(dialect.isArray(parentType)))) AND \(viaKey))"]
+        let alias = nextAlias()
+        let isArrayAgain = dialect.isArray(typeOf(root))
+        let from = dialect.elements(of: root, alias: alias, bind: bind)
+        let elementType = dialect.isObject("\(alias).type")
+        let viaElements = anyValue(ValueRef.element(alias: alias).child(.key(key)), rest, expand: expand, rootIsObject: false, predicate)
+        alternatives.append("(\(isArrayAgain) AND EXISTS (SELECT 1 FROM \(from) WHERE \(elementType) AND \(viaElements)))")
+        if FieldPath.isArrayIndex(key), let index = Int(key) {
+            let isArrayThird = dialect.isArray(typeOf(root))
+            let viaIndex = anyValue(root.child(.index(index)), rest, expand: expand, rootIsObject: false, predicate)
+            alternatives.append("(\(isArrayThird) AND \(viaIndex))")
+        }
+        return "(" + alternatives.joined(separator: " OR ") + ")"
+    }
+
+    /// SQL true when the value at `ref` equals `literal`, with MongoDB's type rules.
+    func equals(_ ref: ValueRef, _ literal: JSONValue) -> String {
+        let t = typeOf(ref)
+        switch literal {
+        case .null: return "(\(t) IS NULL OR \(dialect.isNull(t)))"
+        case .bool(let b): return "(\(dialect.isBool(t, b)))"
+        case .int(let i): return "(\(dialect.isNumber(t)) AND \(valueOf(ref)) = \(bind(.int(i))))"
+        case .double(let d): return "(\(dialect.isNumber(t)) AND \(valueOf(ref)) = \(bind(.double(d))))"
+        case .string(let s): return "(\(dialect.isString(t)) AND \(valueOf(ref)) = \(bind(.text(s))))"
+        case .array: return "(\(dialect.isArray(t)) AND \(valueOf(ref)) = \(bind(.text(literal.jsonText))))"
+        case .object: return "(\(dialect.isObject(t)) AND \(valueOf(ref)) = \(bind(.text(literal.jsonText))))"
+        }
+    }
+}

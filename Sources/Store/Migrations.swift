@@ -1,0 +1,39 @@
+import Logging
+
+/// Versioned schema migrations, applied in order at start-up inside one
+/// transaction each. A migration is never edited once released; add a new one.
+public enum Migrations {
+    public static let all: [(version: Int, sql: String)] = [
+        (1, """
+            CREATE TABLE _collections (
+                id INTEGER PRIMARY KEY,
+                name TEXT NOT NULL UNIQUE,
+                created_at TEXT NOT NULL
+            );
+            CREATE TABLE _indexes (
+                id INTEGER PRIMARY KEY,
+                collection_id INTEGER NOT NULL REFERENCES _collections(id),
+                path TEXT NOT NULL,
+                kind TEXT NOT NULL CHECK (kind IN ('value', 'geo')),
+                UNIQUE (collection_id, path, kind)
+            );
+            """),
+    ]
+
+    /// Brings the database at `connection` up to the newest version.
+    /// - Returns: the version after migrating.
+    @discardableResult
+    public static func apply(on connection: SQLiteConnection, logger: Logger) throws -> Int {
+        try connection.exec("CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+        let current = try connection.prepare("SELECT coalesce(max(version), 0) FROM _migrations").firstRow { $0.int(0) } ?? 0
+        for migration in all where migration.version > current {
+            try connection.transaction {
+                try connection.exec(migration.sql)
+                try connection.prepare("INSERT INTO _migrations (version, applied_at) VALUES (?1, ?2)")
+                    .run([.int(Int64(migration.version)), .text(Timestamp.now())])
+            }
+            logger.info("applied schema migration", metadata: ["version": "\(migration.version)"])
+        }
+        return all.last?.version ?? 0
+    }
+}

@@ -1,0 +1,7 @@
+/// A value bound to, or read from, a SQL statement.
+public enum SQLValue: Sendable, Equatable {
+    case null
+    case int(Int64)
+    case double(Double)
+    case text(String)
+}

@@ -1,0 +1,104 @@
+import CSQLite
+import Foundation
+
+/// One SQLite connection, confined to the thread that uses it.
+///
+/// Statements are prepared once and cached by their SQL text. Every value
+/// from outside is bound as a parameter; SQL text is only ever built from
+/// fixed fragments and numeric table ids.
+public final class SQLiteConnection {
+    let handle: OpaquePointer
+    private var cache: [String: SQLiteStatement] = [:]
+    private static let cacheLimit = 512
+
+    /// Opens (creating if needed) the database at `path` in WAL mode.
+    /// - Parameters:
+    ///   - readOnly: open a query-only connection, for reader threads.
+    ///   - synchronous: `NORMAL` survives a process crash; `FULL` also a power cut.
+    public init(path: String, readOnly: Bool = false, synchronous: String = "NORMAL") throws {
+        var db: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
+            | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
+            if let db { sqlite3_close_v2(db) }
+            throw SQLiteError(code: rc, message: message)
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 5000)
+        RegexFunction.register(on: db)
+        if !readOnly {
+            try exec("PRAGMA journal_mode=WAL")
+            try exec("PRAGMA synchronous=\(synchronous == "FULL" ? "FULL" : "NORMAL")")
+            try exec("PRAGMA foreign_keys=ON")
+        } else {
+            try exec("PRAGMA query_only=1")
+        }
+        try exec("PRAGMA cache_size=-16000")
+        try exec("PRAGMA temp_store=MEMORY")
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func lastError(_ rc: Int32) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)))
+    }
+
+    /// Runs one or more statements with no parameters (schema and pragmas only).
+    public func exec(_ sql: String) throws {
+        var err: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &err)
+        if rc != SQLITE_OK {
+            let message = err.map { String(cString: $0) } ?? "error"
+            sqlite3_free(err)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: message)
+        }
+    }
+
+    /// A cached prepared statement for `sql`.
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        if let s = cache[sql] { return s }
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw lastError(rc) }
+        let statement = SQLiteStatement(handle: stmt, connection: self)
+        if cache.count >= Self.cacheLimit { cache.removeAll() }
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Runs `body` in a transaction; rolls back if it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try exec("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try exec("COMMIT")
+            return result
+        } catch {
+            try? exec("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a savepoint: a failure undoes only its own writes.
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        try exec("SAVEPOINT op")
+        do {
+            let result = try body()
+            try exec("RELEASE op")
+            return result
+        } catch {
+            try? exec("ROLLBACK TO op")
+            try? exec("RELEASE op")
+            throw error
+        }
+    }
+
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+}

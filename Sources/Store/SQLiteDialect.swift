@@ -1,0 +1,61 @@
+/// SQLite's JSON1 functions as a `SQLDialect`.
+public struct SQLiteDialect: SQLDialect {
+    public init() {}
+
+    public func placeholder(_ n: Int) -> String { "?\(n)" }
+
+    /// A JSON path such as `$."address"."city"[0]`, bound as a parameter.
+    static func jsonPath(_ steps: [PathStep]) -> String {
+        var p = "$"
+        for s in steps {
+            switch s {
+            case .key(let k): p += ".\"\(k)\""
+            case .index(let i): p += "[\(i)]"
+            }
+        }
+        return p
+    }
+
+    public func typeOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String {
+        switch ref {
+        case .path(let base, let steps):
+            return steps.isEmpty ? "json_type(\(base))" : "json_type(\(base), \(bind(.text(Self.jsonPath(steps)))))"
+        case .element(let alias): return "\(alias).type"
+        }
+    }
+
+    public func valueOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String {
+        switch ref {
+        case .path(let base, let steps):
+            return steps.isEmpty ? "json_extract(\(base), '$')" : "json_extract(\(base), \(bind(.text(Self.jsonPath(steps)))))"
+        case .element(let alias): return "\(alias).value"
+        }
+    }
+
+    public func elements(of ref: ValueRef, alias: String, bind: (SQLValue) -> String) -> String {
+        switch ref {
+        case .path(let base, let steps):
+            return steps.isEmpty ? "json_each(\(base)) AS \(alias)" : "json_each(\(base), \(bind(.text(Self.jsonPath(steps))))) AS \(alias)"
+        case .element(let outer): return "json_each(\(outer).value) AS \(alias)"
+        }
+    }
+
+    public func arrayLength(_ ref: ValueRef, bind: (SQLValue) -> String) -> String {
+        switch ref {
+        case .path(let base, let steps):
+            return steps.isEmpty ? "json_array_length(\(base))" : "json_array_length(\(base), \(bind(.text(Self.jsonPath(steps)))))"
+        case .element(let alias): return "json_array_length(\(alias).value)"
+        }
+    }
+
+    public func regexMatch(value: String, pattern: String, flags: String) -> String {
+        "regexp(\(pattern), \(value), \(flags))"
+    }
+
+    public func isNumber(_ t: String) -> String { "\(t) IN ('integer','real')" }
+    public func isString(_ t: String) -> String { "\(t) = 'text'" }
+    public func isBool(_ t: String, _ value: Bool) -> String { "\(t) = '\(value ? "true" : "false")'" }
+    public func isNull(_ t: String) -> String { "\(t) = 'null'" }
+    public func isArray(_ t: String) -> String { "\(t) = 'array'" }
+    public func isObject(_ t: String) -> String { "\(t) = 'object'" }
+}

@@ -1,0 +1,18 @@
+import CSQLite
+
+/// An error reported by SQLite, with its extended result code.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    public let code: Int32
+    public let message: String
+
+    public var description: String { "SQLite error \(code): \(message)" }
+
+    /// True for UNIQUE and PRIMARY KEY violations.
+    public var isUniqueViolation: Bool {
+        // SQLITE_CONSTRAINT_UNIQUE and _PRIMARYKEY are macros Swift cannot import.
+        code == (SQLITE_CONSTRAINT | (8 << 8)) || code == (SQLITE_CONSTRAINT | (6 << 8))
+    }
+
+    /// True when the database was busy or locked past the busy timeout.
+    public var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
+}

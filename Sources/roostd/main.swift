@@ -1,0 +1,84 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Roost
+
+/// `roostd`: the Roost daemon and its tools.
+struct RoostCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "roostd",
+        abstract: "Roost, a self-hosted mobile backend.",
+        version: RoostServer.version,
+        subcommands: [Serve.self, CheckConfig.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Options shared by subcommands that read the configuration.
+struct ConfigOptions: ParsableArguments {
+    @Option(name: .long, help: "A YAML configuration file (default: $ROOST_CONFIG, else none).")
+    var config: String?
+
+    @Option(name: .long, help: "Listen address host:port; repeat for several. Overrides the config.")
+    var listen: [String] = []
+
+    @Option(name: .customLong("data-dir"), help: "Data directory. Overrides the config.")
+    var dataDir: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String?
+
+    /// Defaults, then the file, then `ROOST_*`, then these flags.
+    func load() throws -> RoostConfig {
+        var result = RoostConfig()
+        let environment = ProcessInfo.processInfo.environment
+        if let path = config ?? environment["ROOST_CONFIG"] { try result.apply(yamlFile: path) }
+        try result.apply(environment: environment)
+        if !listen.isEmpty { try result.set("listen", listen, source: "--listen") }
+        if let dataDir { try result.set("data_dir", dataDir, source: "--data-dir") }
+        if let logLevel { try result.set("log_level", logLevel, source: "--log-level") }
+        return result
+    }
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the daemon (the default).")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() throws {
+        let config: RoostConfig
+        do { config = try options.load() } catch {
+            FileHandle.standardError.write(Data("roostd: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let level = Logger.Level(rawValue: config.logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "roostd")
+        do {
+            try RoostServer(config: config, logger: logger).run()
+        } catch {
+            logger.critical("roostd cannot start", metadata: ["error": "\(error)"])
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct CheckConfig: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "check-config", abstract: "Validate the configuration and print it.")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() throws {
+        let c = try options.load()
+        print("listen: \(c.listen)\ndata_dir: \(c.dataDir)\nloops: \(c.loops)\nreaders: \(c.readers)\ndurability: \(c.durability.rawValue)")
+        for (name, collection) in c.collections.sorted(by: { $0.key < $1.key }) {
+            print("collection \(name): permission=\(collection.permission.rawValue) indexes=\(collection.indexes.map(\.description))")
+        }
+    }
+}
+
+RoostCommand.main()
