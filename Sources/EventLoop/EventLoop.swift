@@ -26,7 +26,17 @@ public final class EventLoop: @unchecked Sendable {
     private static let threading: Void = {
         evthread_use_pthreads()
         signal(SIGPIPE, SIG_IGN)
+        // A parent may have spawned us with signals blocked (Foundation's
+        // Process does); unblock the ones the daemon acts on.
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&set, s) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }()
+
+    /// Process-wide set-up for libevent threads and signals; idempotent.
+    /// Call before starting any other thread.
+    public static func prepareProcess() { _ = threading }
 
     public init(index: Int) {
         _ = Self.threading

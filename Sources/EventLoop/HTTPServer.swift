@@ -125,7 +125,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     static func segments(_ path: String) -> [String] {
         path.split(separator: "/", omittingEmptySubsequences: true).map { part in
-            guard part.contains("%") else { return String(part) }
+            guard part.utf8.contains(UInt8(ascii: "%")) else { return String(part) }
             var length = 0
             guard let decoded = evhttp_uridecode(String(part), 0, &length) else { return String(part) }
             defer { free(decoded) }

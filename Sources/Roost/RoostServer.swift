@@ -22,6 +22,7 @@ public final class RoostServer {
 
     /// Starts everything, calls `onReady` with the bound addresses, and blocks until shutdown.
     public func run(onReady: ([String]) -> Void = { _ in }) throws {
+        EventLoop.prepareProcess()
         try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
         let lock = try DataDirectoryLock(directory: config.dataDir)
         let databasePath = config.dataDir + "/roost.db"

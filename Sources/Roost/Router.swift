@@ -35,13 +35,13 @@ struct Router: Sendable {
     private func routeCollection(_ request: Request, _ out: ResponseWriter) {
         let s = request.segments
         let name = s[0]
-        guard CollectionName.isWellFormed(name) else {
-            return out.send(HTTPError(400, "InvalidCollectionName",
-                                      "Collection names start with a letter and hold only letters, digits, '_' and '-'.").response)
-        }
         guard !CollectionName.isReserved(name) else {
             return out.send(HTTPError(400, "ReservedCollectionName",
                                       "\"\(name)\" is reserved for Roost's own endpoints and cannot be used as a collection.").response)
+        }
+        guard CollectionName.isWellFormed(name) else {
+            return out.send(HTTPError(400, "InvalidCollectionName",
+                                      "Collection names start with a letter and hold only letters, digits, '_' and '-' (at most 64).").response)
         }
         let method = request.method == .head ? .get : request.method
         switch (s.count, method) {

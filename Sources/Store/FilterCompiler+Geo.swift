@@ -27,7 +27,9 @@ extension FilterCompiler {
     /// An R*Tree prefilter for a bounding box, when the field has a geo index.
     func geoPrefilter(_ path: FieldPath, minX: Double, maxX: Double, minY: Double, maxY: Double) -> String? {
         guard useIndexes, let table = layout?.geoTables[path.description] else { return nil }
-        return "\(Self.rowIDColumn) IN (SELECT id FROM \(table) WHERE minX >= \(bind(.double(minX))) AND maxX <= \(bind(.double(maxX))) AND minY >= \(bind(.double(minY))) AND maxY <= \(bind(.double(maxY))))"
+        // The R*Tree stores 32-bit floats rounded outwards, so a point's entry is a tiny box
+        // around it: test overlap, not containment, or points on the edge would be lost.
+        return "\(Self.rowIDColumn) IN (SELECT id FROM \(table) WHERE maxX >= \(bind(.double(minX))) AND minX <= \(bind(.double(maxX))) AND maxY >= \(bind(.double(minY))) AND minY <= \(bind(.double(maxY))))"
     }
 
     /// The bounding box, in degrees, of a spherical cap of `radius` radians.

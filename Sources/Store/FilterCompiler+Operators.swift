@@ -76,11 +76,11 @@ extension FilterCompiler {
                     }
                 }
             case "$size":
-                guard let n = arg.doubleValue, n >= 0, n == n.rounded() else {
+                guard let n = arg.doubleValue, n >= 0, n == n.rounded(), let size = Int64(exactly: n) else {
                     throw .invalid("$size needs a non-negative whole number.")
                 }
                 clauses.append(anyValue(root, path, expand: false) { ref in
-                    "(\(self.dialect.isArray(self.typeOf(ref))) AND \(self.dialect.arrayLength(ref, bind: self.bind)) = \(self.bind(.int(Int64(n)))))"
+                    "(\(self.dialect.isArray(self.typeOf(ref))) AND \(self.dialect.arrayLength(ref, bind: self.bind)) = \(self.bind(.int(size))))"
                 })
             case "$elemMatch":
                 guard case .object(let inner) = arg else { throw .invalid("$elemMatch needs an object.") }
@@ -90,12 +90,15 @@ extension FilterCompiler {
             case "$options":
                 continue
             case "$mod":
+                // Both are truncated to 64-bit integers, as MongoDB does; values out of range are refused.
                 guard case .array(let pair) = arg, pair.count == 2,
-                      let divisor = pair[0].doubleValue, let remainder = pair[1].doubleValue, divisor != 0 else {
+                      let divisor = pair[0].doubleValue.flatMap({ Int64(exactly: $0.rounded(.towardZero)) }),
+                      let remainder = pair[1].doubleValue.flatMap({ Int64(exactly: $0.rounded(.towardZero)) }),
+                      divisor != 0 else {
                     throw .invalid("$mod needs [divisor, remainder] with a non-zero divisor.")
                 }
                 clauses.append(any { ref in
-                    "(\(self.dialect.isNumber(self.typeOf(ref))) AND CAST(\(self.valueOf(ref)) AS INTEGER) % \(self.bind(.int(Int64(divisor)))) = \(self.bind(.int(Int64(remainder)))))"
+                    "(\(self.dialect.isNumber(self.typeOf(ref))) AND CAST(\(self.valueOf(ref)) AS INTEGER) % \(self.bind(.int(divisor))) = \(self.bind(.int(remainder))))"
                 })
             case "$type":
                 let names: [JSONValue] = arg.arrayValue ?? [arg]
@@ -179,7 +182,9 @@ extension FilterCompiler {
 
     /// `$elemMatch`: one array element must satisfy every condition at once.
     func elemMatch(_ inner: JSONObject, path: ArraySlice<String>, root: ValueRef, depth: Int) throws(QueryError) -> String {
-        let operatorForm = inner.members.first?.key.hasPrefix("$") ?? false
+        // $and, $or and $nor hold element queries, as in MongoDB; other `$` keys are operators on the element.
+        let firstKey = inner.members.first?.key ?? ""
+        let operatorForm = firstKey.hasPrefix("$") && !["$and", "$or", "$nor"].contains(firstKey)
         var failure: QueryError?
         let sql = anyValue(root, path, expand: false) { ref in
             let alias = self.nextAlias()

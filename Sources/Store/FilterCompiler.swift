@@ -128,9 +128,13 @@ public final class FilterCompiler {
         let viaElements = anyValue(ValueRef.element(alias: alias).child(.key(key)), rest, expand: expand, rootIsObject: false, predicate)
         alternatives.append("(\(isArrayAgain) AND EXISTS (SELECT 1 FROM \(from) WHERE \(elementType) AND \(viaElements)))")
         if FieldPath.isArrayIndex(key), let index = Int(key) {
+            // A position past the end reaches nothing (not a missing value), and
+            // an array reached by position at the end of the path is not expanded.
             let isArrayThird = dialect.isArray(typeOf(root))
-            let viaIndex = anyValue(root.child(.index(index)), rest, expand: expand, rootIsObject: false, predicate)
-            alternatives.append("(\(isArrayThird) AND \(viaIndex))")
+            let positional = root.child(.index(index))
+            let exists = "\(typeOf(positional)) IS NOT NULL"
+            let viaIndex = anyValue(positional, rest, expand: rest.isEmpty ? false : expand, rootIsObject: false, predicate)
+            alternatives.append("(\(isArrayThird) AND \(exists) AND \(viaIndex))")
         }
         return "(" + alternatives.joined(separator: " OR ") + ")"
     }

@@ -26,7 +26,10 @@ enum PathValues {
             collect(o[key], rest, into: &out)
         case .array(let elements):
             for case .object(let o) in elements { collect(o[key], rest, into: &out) }
-            if FieldPath.isArrayIndex(key), let i = Int(key), i < elements.count { collect(elements[i], rest, into: &out) }
+            if FieldPath.isArrayIndex(key), let i = Int(key), i < elements.count {
+                // A value reached by position at the end of the path is not expanded.
+                if rest.isEmpty { out.append(elements[i]) } else { collect(elements[i], rest, into: &out) }
+            }
         default:
             return
         }

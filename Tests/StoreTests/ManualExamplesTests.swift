@@ -355,8 +355,11 @@ let manualPages: [ManualPage] = [
                                                                   "a_object_array_some_b_missing", "a_scalar_then_object"]),
         ManualCase(#"{"a.b":1}"#, ["a_object_array_no_b_nulls", "a_scalar_then_object"]),
         // A positional component past the end of an array reaches nothing, so it does not match null.
+        // Object elements lacking a field "1" count as missing, as for "a.b".
         ManualCase(#"{"a.1":null}"#, ["a_null", "a_number", "a_subobject_b_not_null", "a_subobject_b_null",
-                                       "a_empty_subobject", "no_a", "a_value_array_all_nulls"]),
+                                       "a_empty_subobject", "no_a", "a_object_array_no_b_nulls",
+                                       "a_object_array_some_b_nulls", "a_object_array_some_b_missing",
+                                       "a_value_array_all_nulls", "a_scalar_then_object"]),
         ManualCase(#"{"a.b":{"$exists":false}}"#, ["a_null", "a_number", "a_empty_subobject", "no_a", "a_empty_array",
                                                    "a_value_array_all_nulls", "a_value_array_no_nulls", "a_value_array_with_null"]),
     ]),

@@ -1,0 +1,50 @@
+# Roost — one command to run the daemon, one to run the tests.
+#   make run    installs the system libraries (apt), builds, starts roostd on 127.0.0.1:8080
+#   make test   installs, builds, runs the Swift tests and the Python API tests
+
+APT_PACKAGES := libevent-dev libsqlite3-dev pkg-config
+SWIFT_FLAGS  ?=
+VENV         := .venv
+PYTHON       ?= python3
+
+.PHONY: deps build release run test test-swift test-python clean install bench
+
+# Installs the C libraries Roost links against, only when one is missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	swift build $(SWIFT_FLAGS)
+
+release: deps
+	swift build -c release $(SWIFT_FLAGS)
+
+run: build
+	swift run roostd serve $(ARGS)
+
+$(VENV)/.ready: tests/python/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r tests/python/requirements.txt
+	touch $@
+
+test-swift: build
+	swift build --build-tests
+	swift test --skip-build
+
+test-python: build $(VENV)/.ready
+	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q tests/python
+
+test: test-swift test-python
+
+install: release
+	install -D -m 0755 .build/release/roostd $(DESTDIR)/usr/local/bin/roostd
+	install -D -m 0644 systemd/roostd.service $(DESTDIR)/etc/systemd/system/roostd.service
+	install -D -m 0640 etc/roost/roost.yaml $(DESTDIR)/etc/roost/roost.yaml
+
+clean:
+	rm -rf .build $(VENV)
