@@ -146,11 +146,6 @@ THROUGH_DOC_ARRAYS = {"objs.x", "objs.y", "objs.z", "objs.0.x", "objs.0.z.0"}
 ALL_PATHS = ["a", "b.c", "arr", "b.d", "name", "n"]
 SIZE1_PATHS = ["objs", "objs.z"]
 NEGATIVE_OPS = {"$ne", "$nin", "$not"}
-# Positional paths through an array of documents. roostd currently treats a
-# missing field named "0" in the element objects as a null there (see
-# KNOWN_ROOSTD_BUGS); null/negative conditions on them are kept out of the
-# random run and pinned by test_known_roostd_bugs instead.
-POSITIONAL_THROUGH_DOCS = {"objs.0.x", "objs.0.z.0"}
 
 
 def value_arg(rng, safe=True):
@@ -257,7 +252,7 @@ def make_filter(rng, depth=0):
         else:
             safe = rng.random() < 0.75
             path = rng.choice(SAFE_PATHS if safe else UNSAFE_PATHS)
-            f[path] = field_condition(rng, path, depth, safe and path not in POSITIONAL_THROUGH_DOCS)
+            f[path] = field_condition(rng, path, depth, safe)
     return f
 
 
@@ -311,13 +306,12 @@ def test_random_filters_match_mongomock(roostd, seeded):
 
 
 # roostd disagreements with the MongoDB manual, pinned with the minimal
-# document and filter. strict xfail: when roostd is fixed these XPASS and
-# fail, so move them into the passing set then.
-KNOWN_ROOSTD_BUGS = [
+# document and filter. These were roostd bugs found by this suite (fixed:
+# a numeric component on an array is a position only).
+POSITIONAL_PATH_CASES = [
     # A numeric path component picks the element by position; objs.0.x is 1,
-    # which is not null. roostd also looks for a field named "0" inside each
-    # element object, finds it missing, and counts that as a null, so
-    # {"objs.0.x": null} matches and $ne/$nin null never do.
+    # which is not null. roostd once also looked for a field named "0" inside
+    # each element object and counted its absence as a null.
     ({"objs": [{"x": 1}]}, {"objs.0.x": {"$ne": None}}, True),
     ({"objs": [{"x": 1}]}, {"objs.0.x": None}, False),
     ({"objs": [{"x": 1}]}, {"objs.0.x": {"$nin": [None, "cherry"]}}, True),
@@ -325,10 +319,9 @@ KNOWN_ROOSTD_BUGS = [
 ]
 
 
-@pytest.mark.parametrize("doc,flt,should_match", KNOWN_ROOSTD_BUGS,
-                         ids=[json.dumps(f) for _, f, _ in KNOWN_ROOSTD_BUGS])
-@pytest.mark.xfail(strict=True, reason="roostd bug: positional path through an array of documents treats the element's missing field '0' as null")
-def test_known_roostd_bugs(roostd, doc, flt, should_match):
+@pytest.mark.parametrize("doc,flt,should_match", POSITIONAL_PATH_CASES,
+                         ids=[json.dumps(f) for _, f, _ in POSITIONAL_PATH_CASES])
+def test_positional_path_through_documents(roostd, doc, flt, should_match):
     coll = "bugRepro"
     roostd.request("DELETE", f"/{coll}/only")
     status, _, _ = roostd.json("POST", f"/{coll}", dict(doc, _id="only"))
