@@ -121,16 +121,18 @@ public final class FilterCompiler {
 
         let parentType = typeOf(root)
         var alternatives = ["((\(parentType) IS NULL OR NOT (\(dialect.isArray(parentType)))) AND \(viaKey))"]
-        if !FieldPath.isArrayIndex(key) {
-            // Through an array of documents: the key in each element. A numeric
-            // key on an array is a position instead (below), as MongoDB reads it.
-            let alias = nextAlias()
-            let isArrayAgain = dialect.isArray(typeOf(root))
-            let from = dialect.elements(of: root, alias: alias, bind: bind)
-            let elementType = dialect.isObject("\(alias).type")
-            let viaElements = anyValue(ValueRef.element(alias: alias).child(.key(key)), rest, expand: expand, rootIsObject: false, predicate)
-            alternatives.append("(\(isArrayAgain) AND EXISTS (SELECT 1 FROM \(from) WHERE \(elementType) AND \(viaElements)))")
-        } else if let index = Int(key) {
+        // Through an array of documents: the key in each element, where a
+        // missing key counts as missing (null), as in MongoDB's
+        // null_query_semantics.js. A numeric key also picks by position (below).
+        let numeric = FieldPath.isArrayIndex(key)
+        let alias = nextAlias()
+        let isArrayAgain = dialect.isArray(typeOf(root))
+        let from = dialect.elements(of: root, alias: alias, bind: bind)
+        let elementType = dialect.isObject("\(alias).type")
+        let inElement = ValueRef.element(alias: alias).child(.key(key))
+        let viaElements = anyValue(inElement, rest, expand: expand, rootIsObject: false, predicate)
+        alternatives.append("(\(isArrayAgain) AND EXISTS (SELECT 1 FROM \(from) WHERE \(elementType) AND \(viaElements)))")
+        if numeric, let index = Int(key) {
             // A position past the end reaches nothing (not a missing value), and
             // an array reached by position at the end of the path is not expanded.
             let isArrayThird = dialect.isArray(typeOf(root))

@@ -25,9 +25,8 @@ enum PathValues {
         case .object(let o):
             collect(o[key], rest, into: &out)
         case .array(let elements):
-            if !FieldPath.isArrayIndex(key) {
-                for case .object(let o) in elements { collect(o[key], rest, into: &out) }
-            } else if let i = Int(key), i < elements.count {
+            for case .object(let o) in elements { collect(o[key], rest, into: &out) }
+            if FieldPath.isArrayIndex(key), let i = Int(key), i < elements.count {
                 // A value reached by position at the end of the path is not expanded.
                 if rest.isEmpty { out.append(elements[i]) } else { collect(elements[i], rest, into: &out) }
             }
