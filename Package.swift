@@ -16,13 +16,14 @@ let package = Package(
         // Thin system-library targets: the C libraries Roost stands on.
         .systemLibrary(name: "CEvent", pkgConfig: "libevent"),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
+        .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
 
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
         .target(name: "HTTP", dependencies: ["JSON"]),
         .target(name: "Jobs", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .target(name: "EventLoop", dependencies: ["CEvent", "HTTP", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "Store", dependencies: ["CSQLite", "JSON", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "JSON", .product(name: "Logging", package: "swift-log")]),
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [

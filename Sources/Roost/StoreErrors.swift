@@ -12,6 +12,13 @@ extension HTTPError {
             return HTTPError(400, q.kind == .unsupportedOperator ? "UnsupportedOperator" : "InvalidQuery", q.message)
         case .database(let e):
             if e.isBusy { return .overloaded() }
+            if e.isRegexLimit {
+                return HTTPError(400, "InvalidQuery", "A $regex needed too much backtracking and was stopped; simplify the pattern (avoid nested repetition such as (a|aa)+).")
+            }
+            if e.isInterrupted {
+                return HTTPError(503, "QueryTimeout", "The query ran past its time limit and was stopped; narrow it or index the fields it filters on.",
+                                 headers: Headers([("Retry-After", "1")]))
+            }
             return .internalError("The database reported an error; the request changed nothing.")
         }
     }

@@ -5,6 +5,8 @@ public final class DocumentReader {
     let db: SQLiteConnection
     let catalog: Catalog
     let dialect: any SQLDialect = SQLiteDialect()
+    /// The longest a list or count may run before it is stopped.
+    public var timeLimit: Double = 10
 
     public init(path: String) throws {
         db = try SQLiteConnection(path: path, readOnly: true)
@@ -39,7 +41,7 @@ public final class DocumentReader {
         let limit = compiler.bind(.int(Int64(query.limit)))
         let offset = compiler.bind(.int(Int64(query.skip)))
         let sql = "SELECT \(select) FROM \(layout.table) AS d WHERE \(filter.whereSQL) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)"
-        return try db.prepare(sql).rows(compiler.params) { $0.text(0) }
+        return try db.withTimeLimit(timeLimit) { try db.prepare(sql).rows(compiler.params) { $0.text(0) } }
     }
 
     /// The number of documents matching `filter`.
@@ -51,7 +53,7 @@ public final class DocumentReader {
         let compiler = FilterCompiler(dialect: dialect, layout: layout)
         let compiled = try compiler.compile(filter)
         let sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(compiled.whereSQL)"
-        return Int(try db.prepare(sql).firstRow(compiled.params) { $0.int(0) } ?? 0)
+        return Int(try db.withTimeLimit(timeLimit) { try db.prepare(sql).firstRow(compiled.params) { $0.int(0) } } ?? 0)
     }
 
     /// The EXPLAIN QUERY PLAN lines of a find, for tests and operators.

@@ -99,6 +99,22 @@ public final class SQLiteConnection {
         }
     }
 
+    /// When set, statements stop with `SQLITE_INTERRUPT` once this time passes.
+    private var deadline: UInt64 = 0
+
+    /// Runs `body` with a time budget: SQLite's progress handler interrupts
+    /// any statement still running after `seconds`, so no query can pin a
+    /// worker thread forever.
+    public func withTimeLimit<T>(_ seconds: Double, _ body: () throws -> T) throws -> T {
+        deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+        sqlite3_progress_handler(handle, 4000, { ctx in
+            let connection = Unmanaged<SQLiteConnection>.fromOpaque(ctx!).takeUnretainedValue()
+            return DispatchTime.now().uptimeNanoseconds > connection.deadline ? 1 : 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+        defer { sqlite3_progress_handler(handle, 0, nil, nil) }
+        return try body()
+    }
+
     public var changes: Int { Int(sqlite3_changes(handle)) }
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 }

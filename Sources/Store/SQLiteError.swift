@@ -13,6 +13,12 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         code == (SQLITE_CONSTRAINT | (8 << 8)) || code == (SQLITE_CONSTRAINT | (6 << 8))
     }
 
+    /// True when a time limit interrupted the statement.
+    public var isInterrupted: Bool { code & 0xFF == SQLITE_INTERRUPT }
+
+    /// True when a `$regex` hit PCRE2's backtracking limits.
+    public var isRegexLimit: Bool { message.contains(RegexFunction.limitMessage) }
+
     /// True when the database was busy or locked past the busy timeout.
     public var isBusy: Bool { code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED }
 }

@@ -1,0 +1,53 @@
+-- Shared by the workload scripts (wrk loads one script; each does
+-- dofile(BENCH_LUA_DIR .. "/common.lua")).
+-- Environment: BENCH_API = roost | pb, BENCH_IDS = file of ids (one a line),
+-- BENCH_COLLECTION (default "items").
+-- Each wrk thread gets its own Lua state; setup() gives each a distinct seed.
+-- done() prints one machine-readable line that run.sh parses:
+--   BENCH_RESULT requests=.. duration_us=.. rps=.. p50_us=.. p90_us=.. p99_us=.. max_us=.. status_errors=.. socket_errors=..
+
+api = os.getenv("BENCH_API") or "roost"
+collection = os.getenv("BENCH_COLLECTION") or "items"
+if api ~= "roost" and api ~= "pb" then error("BENCH_API must be roost or pb, not " .. api) end
+
+local thread_counter = 0
+function setup(thread)
+  thread_counter = thread_counter + 1
+  thread:set("thread_seed", thread_counter * 1000003 + os.time())
+end
+
+function seed_random()
+  math.randomseed(thread_seed or os.time())
+  for _ = 1, 10 do math.random() end
+end
+
+function urlencode(s)
+  return (s:gsub("[^%w%-_%.~]", function(c) return string.format("%%%02X", string.byte(c)) end))
+end
+
+function load_ids()
+  local file = os.getenv("BENCH_IDS")
+  if not file then error("BENCH_IDS is not set") end
+  local f = assert(io.open(file, "r"), "cannot open " .. file)
+  local ids = {}
+  for line in f:lines() do if #line > 0 then ids[#ids + 1] = line end end
+  f:close()
+  if #ids == 0 then error("no ids in " .. file) end
+  return ids
+end
+
+-- The base path of the collection's records.
+function records_path()
+  if api == "roost" then return "/" .. collection end
+  return "/api/collections/" .. collection .. "/records"
+end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  local seconds = summary.duration / 1e6
+  io.write(string.format(
+    "BENCH_RESULT requests=%d duration_us=%d rps=%.1f p50_us=%d p90_us=%d p99_us=%d max_us=%d status_errors=%d socket_errors=%d\n",
+    summary.requests, summary.duration, summary.requests / seconds,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max,
+    e.status, e.connect + e.read + e.write + e.timeout))
+end
