@@ -2,7 +2,7 @@
 #   make run    installs the system libraries (apt), builds, starts roostd on 127.0.0.1:8080
 #   make test   installs, builds, runs the Swift tests and the Python API tests
 
-APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev pkg-config
+APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-config
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3

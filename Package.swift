@@ -17,17 +17,19 @@ let package = Package(
         .systemLibrary(name: "CEvent", pkgConfig: "libevent"),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
 
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
         .target(name: "HTTP", dependencies: ["JSON"]),
         .target(name: "Jobs", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .target(name: "EventLoop", dependencies: ["CEvent", "HTTP", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "JSON", .product(name: "Logging", package: "swift-log")]),
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
         ]),

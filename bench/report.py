@@ -37,6 +37,7 @@ def main(meta_path, results_path):
     def rps(r):
         return float(r["rps"]) if r["rps"] not in ("", "skipped") else None
 
+    rows.sort(key=lambda r: r["workload"][:2])  # a, b, c, d; stable within a workload
     best_pb = {}
     for r in rows:
         if r["server"].startswith("PocketBase") and rps(r) is not None:
@@ -52,7 +53,7 @@ def main(meta_path, results_path):
     out.append("- versions: roostd %s, %s; PocketBase %s; libevent %s; SQLite %s (roostd); wrk %s" % (
         meta.get("roostd"), meta.get("swift"), meta.get("pocketbase", "").replace("pocketbase version ", ""),
         meta.get("libevent"), meta.get("sqlite"), meta.get("wrk")))
-    out.append("- load: %s" % meta.get("load"))
+    out.append("- load: %s; machine load average before: %s" % (meta.get("load"), meta.get("loadavg")))
     out.append("- data: %s" % meta.get("seed"))
     out.append("")
     out.append("| workload | server | conns | req/s | p50 ms | p99 ms | errors | Roost / PB best |")

@@ -87,6 +87,19 @@ wait_http() {
     die "$name did not answer $url within ${limit}s (log: $logf)"
 }
 
+# check_servers: fail, with the exit status and log, if a server we started has died.
+declare -A SERVER_LOG=()
+check_servers() {
+    local pid rc
+    for pid in "${!SERVER_LOG[@]}"; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            rc=0; wait "$pid" 2>/dev/null || rc=$?
+            tail -20 "${SERVER_LOG[$pid]}" >&2 || true
+            die "server pid $pid exited with status $rc$( ((rc > 128)) && echo " (signal $((rc - 128)))") (log: ${SERVER_LOG[$pid]})"
+        fi
+    done
+}
+
 START=0
 budget_left() { echo $((BUDGET - (SECONDS - START))); }
 
@@ -108,12 +121,16 @@ bench() {
         printf '%s\t%s\t%s\tskipped\t\t\t\t\t\n' "$workload" "$server" "$conns" >>"$RESULTS"
         return 0
     fi
-    local raw="$RUN/wrk-${workload%% *}-${server%% *}-$api-c$conns.txt"
-    raw=${raw//[^A-Za-z0-9_.\/-]/_}
-    log "wrk -t$THREADS -c$conns -d$DURATION: $workload / $server"
+    local threads=$THREADS
+    if ((threads > conns)); then threads=$conns; fi
+    local slug="${workload%%.*}-$server-c$conns"
+    slug=${slug//[^A-Za-z0-9]/_}
+    local raw="$RUN/wrk-$slug.txt"
+    log "wrk -t$threads -c$conns -d$DURATION: $workload / $server"
     BENCH_LUA_DIR=$HERE/lua BENCH_API=$api BENCH_IDS=$ids BENCH_COLLECTION=$COLLECTION \
-        timeout $((RUN_SECONDS + 60)) wrk -t"$THREADS" -c"$conns" -d"$DURATION" --timeout 10s --latency \
-        -s "$HERE/lua/$script" "$url" >"$raw" 2>&1 || die "wrk failed for $workload / $server (see $raw)"
+        timeout $((RUN_SECONDS + 60)) wrk -t"$threads" -c"$conns" -d"$DURATION" --timeout 10s --latency \
+        -s "$HERE/lua/$script" "$url" >"$raw" 2>&1 || { check_servers; die "wrk failed for $workload / $server: $(head -3 "$raw")"; }
+    check_servers
     local line; line=$(grep '^BENCH_RESULT ' "$raw" || true)
     [ -n "$line" ] || die "no result from wrk for $workload / $server (see $raw)"
     # Cross-check against wrk's own text lines (Requests/sec and the --latency table).
@@ -159,12 +176,13 @@ if [ ! -x "$HELLO" ] || [ "$HERE/hello.c" -nt "$HELLO" ]; then
 fi
 
 # ---------------------------------------------------------------- 4. start the servers
+LOADAVG_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 rm -rf "$RUN"
 mkdir -p "$RUN/roost-data" "$RUN/pb_data"
 : >"$RESULTS"
 
 cat >"$RUN/roost.yaml" <<EOF
-log_level: warning
+log_level: info
 collections:
   $COLLECTION:
     permission: public
@@ -172,19 +190,19 @@ collections:
 EOF
 "$ROOSTD" serve --listen "127.0.0.1:$ROOST_PORT" --data-dir "$RUN/roost-data" --config "$RUN/roost.yaml" \
     >"$RUN/roostd.log" 2>&1 &
-ROOST_PID=$!; PIDS+=("$ROOST_PID")
+ROOST_PID=$!; PIDS+=("$ROOST_PID"); SERVER_LOG[$ROOST_PID]=$RUN/roostd.log
 wait_http "http://127.0.0.1:$ROOST_PORT/healthz" "$ROOST_PID" roostd "$RUN/roostd.log"
 log "roostd up (pid $ROOST_PID)"
 
 timeout 60 "$PB" superuser upsert "$PB_EMAIL" "$PB_PASSWORD" --dir "$RUN/pb_data" >"$RUN/pb-superuser.log" 2>&1 \
     || { cat "$RUN/pb-superuser.log" >&2; die "pocketbase superuser upsert failed"; }
 (cd "$RUN" && exec "$PB" serve --http "127.0.0.1:$PB_PORT" --dir "$RUN/pb_data" >"$RUN/pocketbase.log" 2>&1) &
-PB_PID=$!; PIDS+=("$PB_PID")
+PB_PID=$!; PIDS+=("$PB_PID"); SERVER_LOG[$PB_PID]=$RUN/pocketbase.log
 wait_http "http://127.0.0.1:$PB_PORT/api/health" "$PB_PID" PocketBase "$RUN/pocketbase.log"
 log "PocketBase up (pid $PB_PID)"
 
 "$HELLO" 127.0.0.1 "$HELLO_PORT" 2 >"$RUN/hello.log" 2>&1 &
-HELLO_PID=$!; PIDS+=("$HELLO_PID")
+HELLO_PID=$!; PIDS+=("$HELLO_PID"); SERVER_LOG[$HELLO_PID]=$RUN/hello.log
 wait_http "http://127.0.0.1:$HELLO_PORT/" "$HELLO_PID" hello "$RUN/hello.log"
 
 PBURL=http://127.0.0.1:$PB_PORT
@@ -240,6 +258,7 @@ if [ $rc = 3 ]; then
     NOTES+=("seeding PocketBase hit its ${SEED_DEADLINE}s deadline: $(wc -l <"$RUN/pb-ids.txt") of $SEED_N")
 elif [ $rc != 0 ]; then die "seeding PocketBase failed"; fi
 
+check_servers
 # Same data on both? One category's total, both ways.
 Q=$("$PY" -c 'import urllib.parse; print(urllib.parse.quote("{\"category\":\"c7\"}"))')
 F=$("$PY" -c 'import urllib.parse; print(urllib.parse.quote("category=\"c7\""))')
@@ -289,7 +308,7 @@ pb_logs "$PB_DEFAULT_MAXDAYS"
 hwm() { awk '/^VmHWM:/ {printf "%.1f", $2 / 1024}' "/proc/$1/status" 2>/dev/null || echo "?"; }
 ROOST_HWM=$(hwm "$ROOST_PID")
 PB_HWM=$(hwm "$PB_PID")
-kill -0 "$ROOST_PID" 2>/dev/null || die "roostd died during the benchmark (log: $RUN/roostd.log)"
+check_servers
 
 CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 {
@@ -298,12 +317,13 @@ CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
     echo "cpu=$CPU_MODEL"
     echo "mem=$(awk '/^MemTotal:/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
     echo "kernel=$(uname -r)"
-    echo "roostd=$("$ROOSTD" --version 2>&1 | head -1) ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && [ -n "$(git status --porcelain -- Sources Package.swift 2>/dev/null)" ] && echo ', dirty'))"
+    echo "roostd=$("$ROOSTD" --version 2>&1 | head -1) ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && [ -n "$(git status --porcelain -- Sources Package.swift 2>/dev/null)" ] && echo ', dirty'), binary built $(date -u -r "$ROOSTD" '+%Y-%m-%d %H:%M UTC'))"
     echo "swift=$(swift --version 2>&1 | grep -o 'Swift version [^ ]*' | head -1)"
     echo "pocketbase=$("$PB" --version 2>&1 | head -1)"
     echo "libevent=$(pkg-config --modversion libevent 2>/dev/null || echo '?')"
-    echo "wrk=$(wrk -v 2>&1 | head -1 | awk '{print $2}')"
+    echo "wrk=$({ wrk -v 2>&1 || true; } | awk 'NR == 1 {print $2}')"
     echo "sqlite=$(pkg-config --modversion sqlite3 2>/dev/null || echo '?')"
+    echo "loadavg=$LOADAVG_BEFORE (1/5/15 min, before the servers started)"
     echo "load=wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency (geo also at -c$GEO_LOW), same 2 cores as the servers"
     echo "seed=$SEED_N entities each; roostd seeded at ${ROOST_SEED_RATE}/s (8 client threads, one POST each), PocketBase at ${PB_SEED_RATE}/s (/api/batch of 500)"
     echo "roost_hwm=$ROOST_HWM"

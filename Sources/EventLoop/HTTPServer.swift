@@ -89,8 +89,12 @@ public final class HTTPServer: @unchecked Sendable {
             state.nextID &+= 1
             requestID = "\(idPrefix)-\(state.loop.index)-\(String(state.nextID, radix: 16))"
         }
+        var peer: UnsafeMutablePointer<CChar>?
+        var peerPort: UInt16 = 0
+        evhttp_connection_get_peer(evhttp_request_get_connection(req), &peer, &peerPort)
         let request = Request(method: method, path: path, segments: Self.segments(path), query: query,
-                              headers: headers, body: body, requestID: requestID)
+                              headers: headers, body: body, requestID: requestID,
+                              remoteAddress: peer.map { String(cString: $0) } ?? "")
         let writer = ResponseWriter(loop: state.loop, server: self, handle: RequestHandle(pointer: req), requestID: requestID)
         handler(request, writer)
     }

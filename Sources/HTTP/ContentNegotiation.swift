@@ -28,7 +28,7 @@ public enum ContentNegotiation {
     }
 }
 
-extension Substring {
+extension StringProtocol {
     var trimmingSpaces: String {
         var s = self[...]
         while s.first == " " || s.first == "\t" { s = s.dropFirst() }

@@ -12,9 +12,12 @@ public struct Request: Sendable {
     public let body: [UInt8]
     /// The client's `X-Request-Id`, or one made for this request.
     public let requestID: String
+    /// The peer's IP address, for throttling and logs.
+    public let remoteAddress: String
 
     public init(method: Method, path: String, segments: [String], query: [String: String],
-                headers: Headers, body: [UInt8], requestID: String) {
+                headers: Headers, body: [UInt8], requestID: String, remoteAddress: String = "") {
+        self.remoteAddress = remoteAddress
         self.method = method
         self.path = path
         self.segments = segments
@@ -25,6 +28,13 @@ public struct Request: Sendable {
     }
 
     /// HTTP methods Roost routes.
+    /// The token of an `Authorization: Bearer <token>` header, if any.
+    public var bearerToken: String? {
+        guard let value = headers["Authorization"], value.count > 7,
+              value.prefix(7).lowercased() == "bearer " else { return nil }
+        return String(value.dropFirst(7)).trimmingSpaces
+    }
+
     public enum Method: String, Sendable {
         case get = "GET", head = "HEAD", post = "POST", put = "PUT", patch = "PATCH", delete = "DELETE", options = "OPTIONS", other = "OTHER"
     }

@@ -9,32 +9,39 @@ import Store
 struct CollectionHandlers: Sendable {
     let pools: StorePools
     let maxBodyBytes: Int
+    let access: AccessPolicy
 
     func list(_ collection: String, _ request: Request, _ out: ResponseWriter) {
         let html = ContentNegotiation.prefersHTML(request.headers["Accept"])
+        let access = self.access
         pools.read(request, out) { reader in
+            let scope = try access.scope(request, collection, reader)
             let find = try ListParameters.find(request)
-            let documents = try reader.find(collection, find)
+            let documents = try reader.find(collection, find, scope: scope, redaction: access.redaction(collection, scope.principal))
             var response: Response = html
                 ? .html(200, HTMLPages.table(collection: collection, documents: documents))
                 : .json(200, "[" + documents.joined(separator: ",") + "]")
             if ListParameters.wantsTotal(request) {
-                response.headers.add("X-Total-Count", String(try reader.count(collection, filter: find.filter)))
+                response.headers.add("X-Total-Count", String(try reader.count(collection, filter: find.filter, scope: scope)))
             }
             return response
         }
     }
 
     func count(_ collection: String, _ request: Request, _ out: ResponseWriter) {
+        let access = self.access
         pools.read(request, out) { reader in
-            let n = try reader.count(collection, filter: try ListParameters.filter(request))
+            let scope = try access.scope(request, collection, reader)
+            let n = try reader.count(collection, filter: try ListParameters.filter(request), scope: scope)
             return .json(200, "{\"count\":\(n)}")
         }
     }
 
     func get(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
+        let access = self.access
         pools.read(request, out) { reader in
-            guard let text = try reader.get(collection, id: id) else {
+            let scope = try access.scope(request, collection, reader)
+            guard let text = try reader.get(collection, id: id, scope: scope, redaction: access.redaction(collection, scope.principal)) else {
                 throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
             }
             return .json(200, text)
@@ -43,35 +50,42 @@ struct CollectionHandlers: Sendable {
 
     func create(_ collection: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out) else { return }
+        let access = self.access
         pools.write(request, out) { writer in
-            .json(201, try writer.insert(into: collection, try Self.object(body)))
+            let scope = try access.scope(request, collection, writer)
+            return .json(201, try writer.insert(into: collection, try Self.object(body), scope: scope))
         }
     }
 
     func replace(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out) else { return }
+        let access = self.access
         pools.write(request, out) { writer in
-            let (created, text) = try writer.replace(in: collection, id: id, try Self.object(body))
+            let scope = try access.scope(request, collection, writer)
+            let (created, text) = try writer.replace(in: collection, id: id, try Self.object(body), scope: scope)
             return .json(created ? 201 : 200, text)
         }
     }
 
     func patch(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out, extraTypes: ["application/merge-patch+json"]) else { return }
+        let access = self.access
         pools.write(request, out) { writer in
-            .json(200, try writer.patch(in: collection, id: id, try Self.object(body)))
+            let scope = try access.scope(request, collection, writer)
+            return .json(200, try writer.patch(in: collection, id: id, try Self.object(body), scope: scope))
         }
     }
 
     func delete(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
+        let access = self.access
         pools.write(request, out) { writer in
-            try writer.delete(from: collection, id: id)
+            try writer.delete(from: collection, id: id, scope: try access.scope(request, collection, writer))
             return .json(200, "{\"count\":1}")
         }
     }
 
     /// Checks size and media type on the loop (cheap); the body is parsed on the worker.
-    private func checkBody(_ request: Request, _ out: ResponseWriter, extraTypes: Set<String> = []) -> [UInt8]? {
+    func checkBody(_ request: Request, _ out: ResponseWriter, extraTypes: Set<String> = []) -> [UInt8]? {
         if request.body.count > maxBodyBytes {
             out.send(HTTPError.tooLarge(limit: maxBodyBytes).response)
             return nil

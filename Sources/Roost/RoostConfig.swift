@@ -1,3 +1,4 @@
+import Auth
 import Foundation
 import Store
 import Yams
@@ -13,13 +14,11 @@ public struct RoostConfig: Sendable {
         case power
     }
 
-    /// The access level of a collection (enforced by the access-control layer).
-    public enum Permission: String, Sendable, CaseIterable {
-        case `public`, shared, `private`, readonly
-    }
+    /// The access level of a collection, enforced in SQL by `AccessScope`.
+    public typealias Permission = AccessScope.Level
 
     public struct Collection: Sendable {
-        public var permission: Permission = .shared
+        public var permission: Permission?
         public var indexes: [IndexSpec] = []
     }
 
@@ -33,8 +32,25 @@ public struct RoostConfig: Sendable {
     public var maxBodyBytes = 1 << 20
     public var logLevel = "info"
     public var collections: [String: Collection] = [:]
+    /// The level of collections the config does not name.
+    public var defaultPermission: Permission = .shared
+    /// Session lifetime in seconds; each use renews it (sliding expiry).
+    public var sessionLifetime = 30 * 24 * 3600
+    /// Argon2id cost for passwords (libsodium's named levels).
+    public var passwordCost: PasswordHasher.Cost = .interactive
+    /// How many password hashes may run at once (each takes the cost's memory).
+    public var hashConcurrency = 2
+    /// A bearer token that acts as administrator; nil disables it.
+    public var adminToken: String?
+    /// User fields that only their owner and admins see.
+    public var privateUserFields: [String] = ["email"]
 
     public init() {}
+
+    /// The effective level of `collection`.
+    public func permission(of collection: String) -> Permission {
+        collections[collection]?.permission ?? defaultPermission
+    }
 
     public struct Invalid: Error, CustomStringConvertible {
         public let description: String
@@ -54,7 +70,13 @@ public struct RoostConfig: Sendable {
             throw Invalid("config file \(path) must be a mapping of settings")
         }
         for (key, value) in root {
-            if key == "collections" {
+            if key == "users" {
+                guard let map = value as? [String: Any] else { throw Invalid("users must be a mapping") }
+                for (k, v) in map {
+                    guard k == "private_fields", let list = v as? [Any] else { throw Invalid("users: unknown setting \"\(k)\" (use private_fields: [..])") }
+                    privateUserFields = list.map { "\($0)" }
+                }
+            } else if key == "collections" {
                 guard let map = value as? [String: Any] else { throw Invalid("collections must be a mapping of collection names") }
                 for (name, spec) in map { collections[name] = try Self.collection(name, spec) }
             } else {
@@ -71,7 +93,8 @@ public struct RoostConfig: Sendable {
     }
 
     static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
-                             "durability", "max_body_bytes", "log_level"]
+                             "durability", "max_body_bytes", "log_level", "default_permission", "session_lifetime",
+                             "password_cost", "hash_concurrency", "admin_token"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
@@ -100,6 +123,18 @@ public struct RoostConfig: Sendable {
             let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
             guard levels.contains("\(value)") else { throw Invalid("\(source): log_level must be one of \(levels.joined(separator: ", "))") }
             logLevel = "\(value)"
+        case "default_permission":
+            guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): default_permission must be public, shared, private or readonly") }
+            defaultPermission = p
+        case "session_lifetime": sessionLifetime = try int(60, 10 * 365 * 24 * 3600)
+        case "hash_concurrency": hashConcurrency = try int(1, 64)
+        case "password_cost":
+            guard let c = PasswordHasher.Cost(rawValue: "\(value)") else { throw Invalid("\(source): password_cost must be interactive, moderate or sensitive") }
+            passwordCost = c
+        case "admin_token":
+            let token = "\(value)"
+            guard token.utf8.count >= 32 else { throw Invalid("\(source): admin_token must be at least 32 characters") }
+            adminToken = token
         default:
             throw Invalid("\(source): unknown setting \"\(key)\"")
         }

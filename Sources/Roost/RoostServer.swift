@@ -1,3 +1,4 @@
+import Auth
 import EventLoop
 import Foundation
 import HTTP
@@ -40,8 +41,15 @@ public final class RoostServer {
         let sockets = try config.listen.map { try ListeningSocket.bind($0) }
         let addresses = sockets.map(\.description)
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
-        let handlers = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes)
-        let router = Router(collections: handlers, pools: pools,
+        let lifetime = Int64(config.sessionLifetime)
+        let access = AccessPolicy(
+            authenticator: Authenticator(adminTokenHash: config.adminToken.map(SessionToken.hash), sessionLifetime: lifetime, logger: logger),
+            config: config,
+            renew: { hash in pools.background { try $0.renewSession(tokenHash: hash, now: Authenticator.now, lifetime: lifetime) } })
+        let handlers = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access)
+        let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
+                                       hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
+        let router = Router(collections: handlers, accounts: accounts, pools: pools,
                             info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()))
         // evhttp's own cap is a backstop above ours, so ours answers with JSON.
         let server = HTTPServer(loops: loops, sockets: sockets, maxBodyBytes: config.maxBodyBytes * 2 + 65536, logger: logger) { request, out in
@@ -68,8 +76,7 @@ public final class RoostServer {
         loops[0].run()
         finished.wait()
 
-        pools.readers.shutdown()
-        pools.writer.shutdown()
+        pools.shutdown()
         writer.checkpoint()
         withExtendedLifetime(lock) {}
         logger.info("roostd stopped")

@@ -6,6 +6,7 @@ import Store
 /// the method and path and never touches the database itself.
 struct Router: Sendable {
     let collections: CollectionHandlers
+    let accounts: AccountHandlers
     let pools: StorePools
     let info: ServerInfo
 
@@ -27,8 +28,34 @@ struct Router: Sendable {
             let saturated = pools.readers.depth >= pools.readers.queue.capacity * 9 / 10
                 || pools.writer.depth >= pools.writer.queue.capacity * 9 / 10
             out.send(saturated ? HTTPError.overloaded().response : .json(200, "{\"status\":\"ready\"}"))
+        case _ where s[0] == "users":
+            routeUsers(request, out)
+        case _ where s[0] == "login" && s.count == 1:
+            request.method == .post ? accounts.logIn(request, out) : out.send(HTTPError.methodNotAllowed(request.method, allow: "POST").response)
+        case _ where s[0] == "logout" && s.count == 1:
+            request.method == .post ? accounts.logOut(request, out) : out.send(HTTPError.methodNotAllowed(request.method, allow: "POST").response)
         default:
             routeCollection(request, out)
+        }
+    }
+
+    /// The member directory and account endpoints.
+    private func routeUsers(_ request: Request, _ out: ResponseWriter) {
+        let s = request.segments
+        let users = AccessPolicy.usersCollection
+        let method = request.method == .head ? .get : request.method
+        switch (s.count, method) {
+        case (1, .get): collections.list(users, request, out)
+        case (1, .post): accounts.signUp(request, out)
+        case (1, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, POST").response)
+        case (2, .get) where s[1] == "_count": collections.count(users, request, out)
+        case (2, .get) where s[1] == "me": accounts.me(request, out)
+        case (2, .get): collections.get(users, s[1], request, out)
+        case (2, .put): accounts.update(s[1], request, out, merge: false)
+        case (2, .patch): accounts.update(s[1], request, out, merge: true)
+        case (2, .delete): accounts.delete(s[1], request, out)
+        case (2, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, PUT, PATCH, DELETE").response)
+        default: out.send(HTTPError.notFound("No endpoint at \(request.path).").response)
         }
     }
 

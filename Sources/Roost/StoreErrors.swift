@@ -6,6 +6,9 @@ extension HTTPError {
     static func from(_ error: StoreError) -> HTTPError {
         switch error {
         case .notFound(let d): return .notFound(d)
+        case .unauthorized(let d):
+            return HTTPError(401, "Unauthorized", d, headers: Headers([("WWW-Authenticate", "Bearer realm=\"roost\"")]))
+        case .forbidden(let d): return HTTPError(403, "Forbidden", d)
         case .conflict(let d): return .conflict(d)
         case .invalid(let d): return HTTPError(400, "InvalidDocument", d)
         case .query(let q):

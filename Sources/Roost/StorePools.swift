@@ -17,11 +17,17 @@ final class StorePools: Sendable {
 
     let readers: WorkerPool<DocumentReader, ReadJob>
     let writer: WorkerPool<DocumentWriter, WriteJob>
+    /// Password hashing: few threads, because each hash takes the Argon2id
+    /// cost's memory; each has a reader connection for credential look-ups.
+    let hashers: WorkerPool<DocumentReader, ReadJob>
     let logger: Logger
 
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
         self.logger = logger
         readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity, logger: logger,
+                             makeContext: { try DocumentReader(path: databasePath) },
+                             run: { reader, jobs in for job in jobs { job(reader) } })
+        hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 256, logger: logger,
                              makeContext: { try DocumentReader(path: databasePath) },
                              run: { reader, jobs in for job in jobs { job(reader) } })
         let box = LockedBox<DocumentWriter?>(documentWriter)
@@ -40,6 +46,32 @@ final class StorePools: Sendable {
     func start() throws {
         try readers.start()
         try writer.start()
+        try hashers.start()
+    }
+
+    func shutdown() {
+        hashers.shutdown()
+        readers.shutdown()
+        writer.shutdown()
+    }
+
+    /// Runs `body` on a hash thread. It returns a response, or nil when it
+    /// handed the request on (to the writer) and that will answer.
+    func hashing(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
+        let logger = self.logger
+        let accepted = hashers.submit { reader in
+            do {
+                if let response = try body(reader) { out.send(response) }
+            } catch {
+                out.send(Self.respond(request, logger) { throw error })
+            }
+        }
+        if !accepted { out.send(HTTPError.overloaded(retryAfter: 2).response) }
+    }
+
+    /// Fire-and-forget write (e.g. a session renewal); dropped if the queue is full.
+    func background(_ operation: @escaping @Sendable (DocumentWriter) throws -> Void) {
+        _ = writer.submit(WriteJob(operation: { w in try operation(w); return Response(status: 204) }, completion: { _ in }))
     }
 
     /// Runs `body` on a reader thread and sends its response; 503 if the queue is full.
@@ -75,3 +107,4 @@ final class StorePools: Sendable {
         }
     }
 }
+

@@ -13,14 +13,21 @@ public final class DocumentReader {
         catalog = Catalog(db: db)
     }
 
-    /// The JSON text of document `id`, or nil.
-    public func get(_ collection: String, id: String) throws -> String? {
+    /// The JSON text of document `id`, or nil when it is absent or the
+    /// caller may not read it.
+    public func get(_ collection: String, id: String, scope: AccessScope = .system, redaction: Redaction? = nil) throws -> String? {
+        try scope.checkCollectionRead()
         guard let layout = try catalog.layout(collection) else { return nil }
-        return try db.prepare("SELECT doc FROM \(layout.table) WHERE id = ?1").firstRow([.text(id)]) { $0.text(0) }
+        var params: [SQLValue] = [.text(id)]
+        let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
+        let visible = scope.readPredicate(bind).map { " AND \($0)" } ?? ""
+        let select = redaction?.selectSQL(bind) ?? "d.doc"
+        return try db.prepare("SELECT \(select) FROM \(layout.table) AS d WHERE d.id = ?1\(visible)").firstRow(params) { $0.text(0) }
     }
 
     /// The matching documents' JSON texts, in order.
-    public func find(_ collection: String, _ query: FindQuery) throws -> [String] {
+    public func find(_ collection: String, _ query: FindQuery, scope: AccessScope = .system, redaction: Redaction? = nil) throws -> [String] {
+        try scope.checkCollectionRead()
         guard let layout = try catalog.layout(collection) else {
             _ = try FilterCompiler(dialect: dialect).compile(query.filter) // still reject bad filters
             return []
@@ -31,29 +38,33 @@ public final class DocumentReader {
         if let near = filter.nearestFirst, query.sort.isEmpty { orderBy.append("\(near) ASC") }
         for key in query.sort { orderBy.append(contentsOf: sortTerms(key.field, ascending: key.ascending, compiler)) }
         orderBy.append("d.rid ASC")
+        let visible = scope.readPredicate(compiler.bind).map { " AND \($0)" } ?? ""
+        let document = redaction?.selectSQL(compiler.bind) ?? "d.doc"
         let select: String
         if let fields = query.fields {
             let names = (["_id"] + fields).map { compiler.bind(.text($0)) }.joined(separator: ",")
-            select = "(SELECT json_group_object(key, CASE type WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE value END) FROM json_each(d.doc) WHERE key IN (\(names)))"
+            select = "(SELECT json_group_object(key, CASE type WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE value END) FROM json_each(\(document)) WHERE key IN (\(names)))"
         } else {
-            select = "d.doc"
+            select = document
         }
         let limit = compiler.bind(.int(Int64(query.limit)))
         let offset = compiler.bind(.int(Int64(query.skip)))
-        let sql = "SELECT \(select) FROM \(layout.table) AS d WHERE \(filter.whereSQL) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)"
+        let sql = "SELECT \(select) FROM \(layout.table) AS d WHERE \(filter.whereSQL)\(visible) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)"
         return try db.withTimeLimit(timeLimit) { try db.prepare(sql).rows(compiler.params) { $0.text(0) } }
     }
 
     /// The number of documents matching `filter`.
-    public func count(_ collection: String, filter: JSONValue) throws -> Int {
+    public func count(_ collection: String, filter: JSONValue, scope: AccessScope = .system) throws -> Int {
+        try scope.checkCollectionRead()
         guard let layout = try catalog.layout(collection) else {
             _ = try FilterCompiler(dialect: dialect).compile(filter)
             return 0
         }
         let compiler = FilterCompiler(dialect: dialect, layout: layout)
         let compiled = try compiler.compile(filter)
-        let sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(compiled.whereSQL)"
-        return Int(try db.withTimeLimit(timeLimit) { try db.prepare(sql).firstRow(compiled.params) { $0.int(0) } } ?? 0)
+        let visible = scope.readPredicate(compiler.bind).map { " AND \($0)" } ?? ""
+        let sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(compiled.whereSQL)\(visible)"
+        return Int(try db.withTimeLimit(timeLimit) { try db.prepare(sql).firstRow(compiler.params) { $0.int(0) } } ?? 0)
     }
 
     /// The EXPLAIN QUERY PLAN lines of a find, for tests and operators.

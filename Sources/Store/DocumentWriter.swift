@@ -55,8 +55,10 @@ public final class DocumentWriter {
 
     /// Stores a new document. The client's `_id` is kept; otherwise one is made.
     /// - Returns: the stored document's JSON text.
-    public func insert(into collection: String, _ body: JSONObject) throws -> String {
+    public func insert(into collection: String, _ body: JSONObject, scope: AccessScope = .system) throws -> String {
+        try scope.checkCreate()
         var document = try Self.clientFields(body)
+        document["_acl"] = .object(try scope.newACL(from: body["_acl"]))
         let id: String
         if let given = body["_id"] {
             guard case .string(let s) = given, DocumentID.isValidClientID(s) else {
@@ -84,47 +86,64 @@ public final class DocumentWriter {
 
     /// Replaces the document `id`, or creates it when absent.
     /// - Returns: whether it was created, and the stored JSON text.
-    public func replace(in collection: String, id: String, _ body: JSONObject) throws -> (created: Bool, text: String) {
+    public func replace(in collection: String, id: String, _ body: JSONObject, scope: AccessScope = .system) throws -> (created: Bool, text: String) {
         if let given = body["_id"], given != .string(id) {
             throw StoreError.invalid("The body's _id does not match the URL.")
         }
-        guard let layout = try catalog.layout(collection),
-              let existing = try db.prepare("SELECT rid, created_at FROM \(layout.table) WHERE id = ?1")
-                .firstRow([.text(id)], { ($0.int(0), $0.text(1)) }) else {
+        guard let layout = try catalog.layout(collection), let existing = try writable(layout, id: id, scope: scope) else {
             var withID = body
             withID["_id"] = .string(id)
-            return (true, try insert(into: collection, withID))
+            return (true, try insert(into: collection, withID, scope: scope))
         }
         var document = try Self.clientFields(body)
-        try store(layout, rowID: existing.0, id: id, createdAt: existing.1, &document)
+        document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: body["_acl"]))
+        try store(layout, rowID: existing.rowID, id: id, createdAt: existing.createdAt, &document)
         return (false, document.jsonText)
     }
 
+    /// A row the caller may change: 404 when they may not see it, 403 when
+    /// they see it but may not write it; nil when no such row exists at all.
+    func writable(_ layout: CollectionLayout, id: String, scope: AccessScope) throws
+        -> (rowID: Int64, createdAt: String, document: JSONObject, acl: JSONObject?)? {
+        try scope.checkCollectionRead()
+        var params: [SQLValue] = [.text(id)]
+        let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
+        let visible = scope.readPredicate(bind) ?? "1"
+        let canWrite = scope.writePredicate(bind) ?? "1"
+        let sql = "SELECT rid, created_at, doc, \(visible), \(canWrite) FROM \(layout.table) AS d WHERE d.id = ?1"
+        guard let row = try db.prepare(sql).firstRow(params, { ($0.int(0), $0.text(1), $0.text(2), $0.int(3) != 0, $0.int(4) != 0) }) else {
+            return nil
+        }
+        guard row.3 else { throw StoreError.notFound("No document with _id \"\(id)\" in \(layout.name).") }
+        guard row.4 else { throw StoreError.forbidden("You may read this document but not change it.") }
+        guard case .object(let document) = try JSONParser.parse(row.2) else { throw StoreError.invalid("stored document is not an object") }
+        return (row.0, row.1, document, document["_acl"]?.objectValue)
+    }
+
     /// Applies an RFC 7396 merge patch to the document `id`.
-    public func patch(in collection: String, id: String, _ patch: JSONObject) throws -> String {
-        guard let layout = try catalog.layout(collection),
-              let (rowID, createdAt, text) = try db.prepare("SELECT rid, created_at, doc FROM \(layout.table) WHERE id = ?1")
-                .firstRow([.text(id)], { ($0.int(0), $0.text(1), $0.text(2)) }) else {
+    public func patch(in collection: String, id: String, _ patch: JSONObject, scope: AccessScope = .system) throws -> String {
+        guard let layout = try catalog.layout(collection), let existing = try writable(layout, id: id, scope: scope) else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
         if let given = patch["_id"], given != .string(id) { throw StoreError.invalid("_id cannot be changed.") }
-        let current = try JSONParser.parse(text)
-        guard case .object(let merged) = current.mergePatched(with: .object(patch)) else {
+        var patchFields = patch
+        patchFields["_acl"] = nil
+        guard case .object(let merged) = JSONValue.object(existing.document).mergePatched(with: .object(patchFields)) else {
             throw StoreError.invalid("The patch must be a JSON object.")
         }
         var document = try Self.clientFields(merged)
-        try store(layout, rowID: rowID, id: id, createdAt: createdAt, &document)
+        document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
+        try store(layout, rowID: existing.rowID, id: id, createdAt: existing.createdAt, &document)
         return document.jsonText
     }
 
     /// Deletes the document `id` and its index entries.
-    public func delete(from collection: String, id: String) throws {
-        guard let layout = try catalog.layout(collection),
-              let rowID = try db.prepare("SELECT rid FROM \(layout.table) WHERE id = ?1").firstRow([.text(id)], { $0.int(0) }) else {
+    public func delete(from collection: String, id: String, scope: AccessScope = .system) throws {
+        guard let layout = try catalog.layout(collection), let existing = try writable(layout, id: id, scope: scope) else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
-        try db.prepare("DELETE FROM \(layout.table) WHERE rid = ?1").run([.int(rowID)])
-        try deleteIndexEntries(layout, rowID: rowID)
+        try db.prepare("DELETE FROM \(layout.table) WHERE rid = ?1").run([.int(existing.rowID)])
+        try deleteIndexEntries(layout, rowID: existing.rowID)
     }
 
     private func store(_ layout: CollectionLayout, rowID: Int64, id: String, createdAt: String, _ document: inout JSONObject) throws {
@@ -143,7 +162,7 @@ public final class DocumentWriter {
     static func clientFields(_ body: JSONObject) throws -> JSONObject {
         try checkKeys(.object(body), depth: 0)
         var fields = body
-        for key in ["_id", "_createdAt", "_updatedAt"] { fields[key] = nil }
+        for key in ["_id", "_createdAt", "_updatedAt", "_acl"] { fields[key] = nil }
         return fields
     }
 
@@ -159,5 +178,16 @@ public final class DocumentWriter {
         default:
             return
         }
+    }
+}
+
+extension DocumentWriter {
+    /// A fresh document id, as `insert` would make.
+    public func newID() -> String { ids.next() }
+
+    /// The stored JSON text of `id`, ignoring access rules (internal use).
+    public func document(in collection: String, id: String) throws -> String? {
+        guard let layout = try catalog.layout(collection) else { return nil }
+        return try db.prepare("SELECT doc FROM \(layout.table) WHERE id = ?1").firstRow([.text(id)]) { $0.text(0) }
     }
 }

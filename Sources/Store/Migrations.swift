@@ -18,6 +18,28 @@ public enum Migrations {
                 UNIQUE (collection_id, path, kind)
             );
             """),
+        (2, """
+            CREATE TABLE _credentials (
+                user_id TEXT PRIMARY KEY,
+                username TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                password_hash TEXT NOT NULL,
+                updated_at TEXT NOT NULL
+            );
+            CREATE TABLE _sessions (
+                token_hash TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                created_at INTEGER NOT NULL,
+                last_seen INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL
+            );
+            CREATE INDEX _sessions_user ON _sessions(user_id);
+            CREATE TABLE _login_failures (
+                key TEXT PRIMARY KEY,
+                failures INTEGER NOT NULL,
+                window_start INTEGER NOT NULL,
+                blocked_until INTEGER NOT NULL
+            );
+            """),
     ]
 
     /// Brings the database at `connection` up to the newest version.

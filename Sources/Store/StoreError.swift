@@ -1,6 +1,10 @@
 /// Why a store operation did not happen. Each maps to one HTTP status upstream.
 public enum StoreError: Error, Sendable {
     case notFound(String)
+    /// The caller must sign in (401).
+    case unauthorized(String)
+    /// The caller is signed in but may not do this (403).
+    case forbidden(String)
     case conflict(String)
     case invalid(String)
     case query(QueryError)
@@ -11,6 +15,11 @@ public enum StoreError: Error, Sendable {
         case let e as StoreError: return e
         case let e as QueryError: return .query(e)
         case let e as SQLiteError: return .database(e)
+        case let e as AccessScope.Denial:
+            switch e {
+            case .signInRequired: return .unauthorized("Sign in to use this collection.")
+            case .forbidden(let why): return .forbidden(why)
+            }
         default: return .invalid("\(error)")
         }
     }

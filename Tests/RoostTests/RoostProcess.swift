@@ -7,7 +7,7 @@ import FoundationNetworking
 /// port picked by the kernel (`--listen 127.0.0.1:0`), and its stderr in a file.
 final class RoostProcess: @unchecked Sendable {
     let dataDir: URL
-    let configPath: URL?
+    let configPath: URL
     private(set) var process: Process
     private(set) var port = 0
     private(set) var logPath: URL
@@ -28,13 +28,13 @@ final class RoostProcess: @unchecked Sendable {
         let dir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("roost-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         self.dataDir = dir
-        if let config {
-            let path = dir.appendingPathComponent("roost.yaml")
-            try config.write(to: path, atomically: true, encoding: .utf8)
-            configPath = path
-        } else {
-            configPath = nil
-        }
+        // The core API tests run without accounts: collections they do not
+        // configure are public unless the test's config says otherwise.
+        var text = config ?? ""
+        if !text.contains("default_permission") { text = "default_permission: public\n" + text }
+        let path = dir.appendingPathComponent("roost.yaml")
+        try text.write(to: path, atomically: true, encoding: .utf8)
+        configPath = path
         process = Process()
         logPath = dir
         try start(extraArguments: extraArguments)
@@ -48,7 +48,7 @@ final class RoostProcess: @unchecked Sendable {
         process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         var args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir.appendingPathComponent("data").path]
-        if let configPath { args += ["--config", configPath.path] }
+        args += ["--config", configPath.path]
         process.arguments = args + extraArguments
         process.standardError = logHandle
         process.standardOutput = logHandle

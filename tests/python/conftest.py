@@ -20,6 +20,7 @@ DEFAULT_BINARY = (HERE / ".." / ".." / ".build" / "debug" / "roostd").resolve()
 # test collection has value indexes on every path the random filters use most,
 # so the same filters run through both the JSON-scan and the index code paths.
 CONFIG_YAML = """\
+default_permission: public
 collections:
   docsIndexed:
     indexes: [a, b.c, b.d, arr, objs.x, objs.y, name, n, flag]

@@ -1,0 +1,150 @@
+import Auth
+import Foundation
+import EventLoop
+import HTTP
+import JSON
+import Store
+
+/// Sign-up, log-in, log-out and the member directory. Password hashing runs
+/// on the hash pool; the writes that follow run in the writer's group commit.
+struct AccountHandlers: Sendable {
+    let pools: StorePools
+    let collections: CollectionHandlers
+    let access: AccessPolicy
+    let hasher: PasswordHasher
+    let sessionLifetime: Int64
+    /// Verified against when a username is unknown, so timing reveals nothing.
+    let decoyHash: String
+
+    static let users = AccessPolicy.usersCollection
+    /// Failed log-ins allowed per window before blocking: per account, per address.
+    static let accountAllowance: Int64 = 5
+    static let addressAllowance: Int64 = 50
+    static let failureWindow: Int64 = 15 * 60
+    static let maxBlock: Int64 = 15 * 60
+
+    init(pools: StorePools, collections: CollectionHandlers, access: AccessPolicy, hasher: PasswordHasher, sessionLifetime: Int64) {
+        self.pools = pools
+        self.collections = collections
+        self.access = access
+        self.hasher = hasher
+        self.sessionLifetime = sessionLifetime
+        decoyHash = hasher.decoyHash()
+    }
+
+    /// `POST /users`: creates the account and signs it in.
+    func signUp(_ request: Request, _ out: ResponseWriter) {
+        guard let body = collections.checkBody(request, out) else { return }
+        let (hasher, pools, lifetime) = (self.hasher, self.pools, sessionLifetime)
+        pools.hashing(request, out) { _ in
+            var profile = try CollectionHandlers.object(body)
+            let username = try Self.username(profile["username"])
+            let password = try Self.password(profile["password"], field: "password")
+            guard let hash = hasher.hash(password) else { throw HTTPError.overloaded(retryAfter: 2) }
+            profile["password"] = nil
+            profile["username"] = .string(username)
+            let fields = profile
+            pools.write(request, out) { writer in
+                let id = writer.newID()
+                try writer.addCredentials(userID: id, username: username, passwordHash: hash)
+                var document = fields
+                document["_id"] = .string(id)
+                let text = try writer.insert(into: Self.users, document, scope: AccessScope(principal: .user(id), level: .shared))
+                return .json(201, try Self.signedIn(writer, userID: id, userText: text, lifetime: lifetime))
+            }
+            return nil
+        }
+    }
+
+    /// `POST /login`: a new session for the right password; 429 when throttled.
+    func logIn(_ request: Request, _ out: ResponseWriter) {
+        guard let body = collections.checkBody(request, out) else { return }
+        let (hasher, pools, lifetime, decoy) = (self.hasher, self.pools, sessionLifetime, decoyHash)
+        pools.hashing(request, out) { reader in
+            let fields = try CollectionHandlers.object(body)
+            guard case .string(let username)? = fields["username"], case .string(let password)? = fields["password"] else {
+                throw HTTPError(400, "InvalidDocument", "Send {\"username\": …, \"password\": …}.")
+            }
+            let accountKey = "account:" + username.lowercased()
+            let addressKey = "address:" + request.remoteAddress
+            let now = Authenticator.now
+            if let wait = try reader.loginBlockedFor(keys: [accountKey, addressKey], now: now) {
+                throw HTTPError(429, "TooManyAttempts", "Too many failed log-ins; wait before trying again.",
+                                headers: Headers([("Retry-After", "\(wait)")]))
+            }
+            let stored = try reader.credentials(username: username)
+            let valid = hasher.verify(password, against: stored?.passwordHash ?? decoy) && stored != nil
+            pools.write(request, out) { writer in
+                guard valid, let stored else {
+                    try writer.recordLoginFailure(keys: [(accountKey, Self.accountAllowance), (addressKey, Self.addressAllowance)],
+                                                  now: now, window: Self.failureWindow, maxBlock: Self.maxBlock)
+                    // Returned, not thrown: a throw would roll back the recorded failure.
+                    return HTTPError(401, "InvalidCredentials", "The username or password is incorrect.").response
+                }
+                try writer.clearLoginFailures(key: accountKey)
+                let text = try writer.document(in: Self.users, id: stored.userID) ?? "{}"
+                return .json(200, try Self.signedIn(writer, userID: stored.userID, userText: text, lifetime: lifetime))
+            }
+            return nil
+        }
+    }
+
+    /// `POST /logout`: revokes the presented token.
+    func logOut(_ request: Request, _ out: ResponseWriter) {
+        guard let token = request.bearerToken else {
+            return out.send(HTTPError(401, "Unauthorized", "Send the session token as Authorization: Bearer <token>.").response)
+        }
+        pools.write(request, out) { writer in
+            guard try writer.deleteSession(tokenHash: SessionToken.hash(token)) else {
+                throw HTTPError(401, "InvalidToken", "The session token is invalid, expired or already revoked.")
+            }
+            return .json(200, "{\"loggedOut\":true}")
+        }
+    }
+
+    /// `GET /users/me`: the caller's own record, private fields included.
+    func me(_ request: Request, _ out: ResponseWriter) {
+        let access = self.access
+        pools.read(request, out) { reader in
+            guard case .user(let id) = try access.caller(request, reader).principal else {
+                throw HTTPError(401, "Unauthorized", "Sign in to see your own record.")
+            }
+            guard let text = try reader.get(Self.users, id: id) else { throw HTTPError.notFound("Your user record no longer exists.") }
+            return .json(200, text)
+        }
+    }
+
+    /// A session for `userID`, as the sign-up and log-in responses show it.
+    static func signedIn(_ writer: DocumentWriter, userID: String, userText: String, lifetime: Int64) throws -> String {
+        let (token, hash) = SessionToken.generate()
+        let now = Authenticator.now
+        try writer.createSession(userID: userID, tokenHash: hash, now: now, lifetime: lifetime)
+        let expires = Timestamp.format(Date(timeIntervalSince1970: TimeInterval(now + lifetime)))
+        return "{\"user\":\(userText),\"token\":\(JSONWriter.quoted(token)),\"expiresAt\":\"\(expires)\"}"
+    }
+
+    static func username(_ value: JSONValue?) throws -> String {
+        guard case .string(let name)? = value, (3...64).contains(name.count),
+              name.unicodeScalars.allSatisfy({ CharacterSetLite.usernameAllowed($0) }) else {
+            throw HTTPError(400, "InvalidDocument", "username must be 3–64 characters: letters, digits, '.', '_', '-', '@'.")
+        }
+        return name
+    }
+
+    static func password(_ value: JSONValue?, field: String) throws -> String {
+        guard case .string(let password)? = value, (8...1024).contains(password.utf8.count) else {
+            throw HTTPError(400, "InvalidDocument", "\(field) must be a string of 8 to 1024 bytes.")
+        }
+        return password
+    }
+}
+
+/// Character rules without Foundation's CharacterSet.
+enum CharacterSetLite {
+    static func usernameAllowed(_ s: Unicode.Scalar) -> Bool {
+        switch s {
+        case "a"..."z", "A"..."Z", "0"..."9", ".", "_", "-", "@": return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import JSON
+
+/// Who is asking, and under which collection permission level: turned into
+/// SQL so that reads never see, and writes never touch, a row the caller may
+/// not. Rows carry `_acl: {"creator": id, "read": [ids], "write": [ids]}`.
+public struct AccessScope: Sendable {
+    /// A collection's permission level.
+    public enum Level: String, Sendable, CaseIterable {
+        /// Anyone reads and writes, anonymous included.
+        case `public`
+        /// Signed-in users read; the creator (and the ACL's writers) write.
+        case shared
+        /// The creator and those the ACL lists read and write.
+        case `private`
+        /// Signed-in users read; only admins write.
+        case readonly
+    }
+
+    public enum Principal: Sendable, Equatable {
+        case anonymous
+        case user(String)
+        case admin
+
+        public var userID: String? {
+            if case .user(let id) = self { return id }
+            return nil
+        }
+    }
+
+    public let principal: Principal
+    public let level: Level
+
+    public init(principal: Principal, level: Level) {
+        self.principal = principal
+        self.level = level
+    }
+
+    /// Internal work (migrations, hooks) sees everything.
+    public static let system = AccessScope(principal: .admin, level: .public)
+
+    /// Why an operation is refused before any SQL runs.
+    public enum Denial: Error, Sendable {
+        /// Sign in first (401).
+        case signInRequired
+        /// Signed in, but not allowed (403).
+        case forbidden(String)
+    }
+
+    /// May this caller read the collection at all? (401 for anonymous on non-public levels.)
+    public func checkCollectionRead() throws(Denial) {
+        if principal == .anonymous && level != .public { throw .signInRequired }
+    }
+
+    /// May this caller create documents in the collection?
+    public func checkCreate() throws(Denial) {
+        switch (principal, level) {
+        case (.admin, _), (_, .public): return
+        case (.anonymous, _): throw .signInRequired
+        case (.user, .readonly): throw .forbidden("Only administrators write to this collection.")
+        case (.user, _): return
+        }
+    }
+
+    /// SQL that limits reads to visible rows, or nil when every row is visible.
+    func readPredicate(_ bind: (SQLValue) -> String) -> String? {
+        switch (principal, level) {
+        case (.admin, _), (_, .public), (.user, .shared), (.user, .readonly): return nil
+        case (.anonymous, _): return "0"
+        case (.user(let id), .private): return Self.listed(id, in: ["creator", "read", "write"], bind)
+        }
+    }
+
+    /// SQL that limits writes to rows this caller may change, or nil for all rows.
+    func writePredicate(_ bind: (SQLValue) -> String) -> String? {
+        switch (principal, level) {
+        case (.admin, _), (_, .public): return nil
+        case (.anonymous, _), (.user, .readonly): return "0"
+        case (.user(let id), .shared), (.user(let id), .private): return Self.listed(id, in: ["creator", "write"], bind)
+        }
+    }
+
+    /// True when `id` is the row's creator or appears in one of its ACL lists.
+    static func listed(_ id: String, in fields: [String], _ bind: (SQLValue) -> String) -> String {
+        let user = bind(.text(id))
+        let terms = fields.map { field in
+            field == "creator"
+                ? "json_extract(d.doc, '$._acl.creator') = \(user)"
+                : "EXISTS (SELECT 1 FROM json_each(d.doc, '$._acl.\(field)') WHERE value = \(user))"
+        }
+        return "(" + terms.joined(separator: " OR ") + ")"
+    }
+
+    /// The `_acl` for a new document: the creator comes from the session,
+    /// never the client; `read` and `write` lists are the client's, checked.
+    func newACL(from client: JSONValue?) throws(StoreError) -> JSONObject {
+        var acl = JSONObject()
+        acl["creator"] = principal.userID.map { .string($0) } ?? .null
+        try Self.copyLists(from: client, into: &acl)
+        return acl
+    }
+
+    /// The `_acl` after an update: the creator stays; writers may change the lists.
+    func updatedACL(existing: JSONObject?, client: JSONValue?) throws(StoreError) -> JSONObject {
+        var acl = JSONObject()
+        acl["creator"] = existing?["creator"] ?? .null
+        acl["read"] = existing?["read"]
+        acl["write"] = existing?["write"]
+        if let client {
+            if case .object(let o) = client, let creator = o["creator"], creator != acl["creator"] ?? .null {
+                throw .invalid("_acl.creator is set by the server and cannot be changed.")
+            }
+            try Self.copyLists(from: client, into: &acl)
+        }
+        return acl
+    }
+
+    private static func copyLists(from client: JSONValue?, into acl: inout JSONObject) throws(StoreError) {
+        guard let client else { return }
+        guard case .object(let o) = client else { throw .invalid("_acl must be an object.") }
+        for (key, value) in o {
+            switch key {
+            case "creator": continue
+            case "read", "write":
+                guard case .array(let ids) = value, ids.allSatisfy({ $0.stringValue != nil }), ids.count <= 1000 else {
+                    throw .invalid("_acl.\(key) must be an array of user ids.")
+                }
+                acl[key] = value
+            default:
+                throw .invalid("_acl may hold only creator, read and write (found \"\(key)\").")
+            }
+        }
+    }
+}

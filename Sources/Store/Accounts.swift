@@ -1,0 +1,134 @@
+/// A session found by its token hash.
+public struct SessionRecord: Sendable {
+    public let userID: String
+    public let expiresAt: Int64
+    public let lastSeen: Int64
+}
+
+/// A user's stored credentials.
+public struct CredentialRecord: Sendable {
+    public let userID: String
+    public let username: String
+    public let passwordHash: String
+}
+
+/// SQL for accounts, sessions and log-in throttling, shared by the reader
+/// and the writer connections. Times are Unix seconds.
+enum AccountSQL {
+    static func session(_ db: SQLiteConnection, tokenHash: String, now: Int64) throws -> SessionRecord? {
+        try db.prepare("SELECT user_id, expires_at, last_seen FROM _sessions WHERE token_hash = ?1 AND expires_at > ?2")
+            .firstRow([.text(tokenHash), .int(now)]) { SessionRecord(userID: $0.text(0), expiresAt: $0.int(1), lastSeen: $0.int(2)) }
+    }
+
+    static func credentials(_ db: SQLiteConnection, username: String) throws -> CredentialRecord? {
+        try db.prepare("SELECT user_id, username, password_hash FROM _credentials WHERE username = ?1")
+            .firstRow([.text(username)]) { CredentialRecord(userID: $0.text(0), username: $0.text(1), passwordHash: $0.text(2)) }
+    }
+
+    static func credentials(_ db: SQLiteConnection, userID: String) throws -> CredentialRecord? {
+        try db.prepare("SELECT user_id, username, password_hash FROM _credentials WHERE user_id = ?1")
+            .firstRow([.text(userID)]) { CredentialRecord(userID: $0.text(0), username: $0.text(1), passwordHash: $0.text(2)) }
+    }
+
+    /// Seconds until the most blocked of `keys` may try again, or nil.
+    static func blockedFor(_ db: SQLiteConnection, keys: [String], now: Int64) throws -> Int64? {
+        var longest: Int64 = 0
+        for key in keys {
+            let until = try db.prepare("SELECT blocked_until FROM _login_failures WHERE key = ?1").firstRow([.text(key)]) { $0.int(0) } ?? 0
+            longest = max(longest, until - now)
+        }
+        return longest > 0 ? longest : nil
+    }
+}
+
+extension DocumentReader {
+    public func session(tokenHash: String, now: Int64) throws -> SessionRecord? {
+        try AccountSQL.session(db, tokenHash: tokenHash, now: now)
+    }
+
+    public func credentials(username: String) throws -> CredentialRecord? {
+        try AccountSQL.credentials(db, username: username)
+    }
+
+    public func credentials(userID: String) throws -> CredentialRecord? {
+        try AccountSQL.credentials(db, userID: userID)
+    }
+
+    public func loginBlockedFor(keys: [String], now: Int64) throws -> Int64? {
+        try AccountSQL.blockedFor(db, keys: keys, now: now)
+    }
+}
+
+extension DocumentWriter {
+    public func session(tokenHash: String, now: Int64) throws -> SessionRecord? {
+        try AccountSQL.session(db, tokenHash: tokenHash, now: now)
+    }
+
+    /// Stores credentials for a new user; 409 when the username is taken.
+    public func addCredentials(userID: String, username: String, passwordHash: String) throws {
+        do {
+            try db.prepare("INSERT INTO _credentials (user_id, username, password_hash, updated_at) VALUES (?1, ?2, ?3, ?4)")
+                .run([.text(userID), .text(username), .text(passwordHash), .text(Timestamp.now())])
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw StoreError.conflict("That username is taken.")
+        }
+    }
+
+    public func setPassword(userID: String, passwordHash: String) throws {
+        try db.prepare("UPDATE _credentials SET password_hash = ?2, updated_at = ?3 WHERE user_id = ?1")
+            .run([.text(userID), .text(passwordHash), .text(Timestamp.now())])
+    }
+
+    public func createSession(userID: String, tokenHash: String, now: Int64, lifetime: Int64) throws {
+        try db.prepare("INSERT INTO _sessions (token_hash, user_id, created_at, last_seen, expires_at) VALUES (?1, ?2, ?3, ?3, ?4)")
+            .run([.text(tokenHash), .text(userID), .int(now), .int(now + lifetime)])
+        // Expired sessions go on the way, a few at a time.
+        try db.prepare("DELETE FROM _sessions WHERE rowid IN (SELECT rowid FROM _sessions WHERE expires_at <= ?1 LIMIT 100)").run([.int(now)])
+    }
+
+    /// Sliding renewal: pushes the expiry out again.
+    public func renewSession(tokenHash: String, now: Int64, lifetime: Int64) throws {
+        try db.prepare("UPDATE _sessions SET last_seen = ?2, expires_at = ?3 WHERE token_hash = ?1 AND expires_at > ?2")
+            .run([.text(tokenHash), .int(now), .int(now + lifetime)])
+    }
+
+    /// Revokes one session. Returns false if it did not exist.
+    @discardableResult
+    public func deleteSession(tokenHash: String) throws -> Bool {
+        try db.prepare("DELETE FROM _sessions WHERE token_hash = ?1").run([.text(tokenHash)])
+        return db.changes > 0
+    }
+
+    /// Revokes every session of `userID` except `keeping`.
+    public func deleteSessions(userID: String, keeping: String?) throws {
+        try db.prepare("DELETE FROM _sessions WHERE user_id = ?1 AND token_hash IS NOT ?2")
+            .run([.text(userID), keeping.map { .text($0) } ?? .null])
+    }
+
+    public func deleteCredentials(userID: String) throws {
+        try db.prepare("DELETE FROM _credentials WHERE user_id = ?1").run([.text(userID)])
+        try deleteSessions(userID: userID, keeping: nil)
+    }
+
+    /// Counts a failed log-in against each key; past `allowed` failures in
+    /// `window` seconds the key is blocked, doubling each further failure.
+    public func recordLoginFailure(keys: [(key: String, allowed: Int64)], now: Int64, window: Int64, maxBlock: Int64) throws {
+        for (key, allowed) in keys {
+            let row = try db.prepare("SELECT failures, window_start FROM _login_failures WHERE key = ?1").firstRow([.text(key)]) { ($0.int(0), $0.int(1)) }
+            var failures: Int64 = 1, start = now
+            if let (f, s) = row, now - s < window { failures = f + 1; start = s }
+            let over = failures - allowed
+            let blocked = over > 0 ? now + min(maxBlock, Int64(1) << min(over, 20)) : 0
+            try db.prepare("INSERT INTO _login_failures (key, failures, window_start, blocked_until) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO UPDATE SET failures = ?2, window_start = ?3, blocked_until = ?4")
+                .run([.text(key), .int(failures), .int(start), .int(blocked)])
+        }
+    }
+
+    public func clearLoginFailures(key: String) throws {
+        try db.prepare("DELETE FROM _login_failures WHERE key = ?1").run([.text(key)])
+    }
+
+    public func loginBlockedFor(keys: [String], now: Int64) throws -> Int64? {
+        try AccountSQL.blockedFor(db, keys: keys, now: now)
+    }
+}
