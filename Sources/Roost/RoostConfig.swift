@@ -126,7 +126,7 @@ public struct RoostConfig: Sendable {
         case "default_permission":
             guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): default_permission must be public, shared, private or readonly") }
             defaultPermission = p
-        case "session_lifetime": sessionLifetime = try int(60, 10 * 365 * 24 * 3600)
+        case "session_lifetime": sessionLifetime = try int(1, 10 * 365 * 24 * 3600)
         case "hash_concurrency": hashConcurrency = try int(1, 64)
         case "password_cost":
             guard let c = PasswordHasher.Cost(rawValue: "\(value)") else { throw Invalid("\(source): password_cost must be interactive, moderate or sensitive") }
