@@ -24,8 +24,9 @@ build: deps
 release: deps
 	swift build -c release $(SWIFT_FLAGS)
 
+# The example config makes `locations` public, as the Tour My Town client expects.
 run: build
-	swift run roostd serve $(ARGS)
+	.build/debug/roostd serve --config etc/roost/roost.yaml --data-dir ./roost-data $(ARGS)
 
 $(VENV)/.ready: tests/python/requirements.txt
 	$(PYTHON) -m venv $(VENV)

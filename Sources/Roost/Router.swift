@@ -17,10 +17,14 @@ struct Router: Sendable {
             guard request.method == .get || request.method == .head else {
                 return out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
             }
-            let info = self.info
+            let (info, access) = (self.info, collections.access)
             pools.read(request, out) { reader in
-                .html(200, HTMLPages.home(version: info.version, listen: info.listen, startedAt: info.startedAt,
-                                          collections: try reader.collectionSummaries()))
+                // Only what the caller may read is listed: public collections,
+                // or everything for the admin.
+                let isAdmin = (try? access.caller(request, reader).principal) == .admin
+                let visible = try reader.collectionSummaries().filter { isAdmin || access.level(of: $0.name) == .public }
+                return .html(200, HTMLPages.home(version: info.version, listen: info.listen, startedAt: info.startedAt,
+                                                 collections: visible))
             }
         case _ where s[0] == "healthz":
             out.send(.json(200, "{\"status\":\"ok\"}"))

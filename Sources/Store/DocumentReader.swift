@@ -95,7 +95,7 @@ public final class DocumentReader {
 extension DocumentReader {
     /// Every collection with its document count, by name.
     public func collectionSummaries() throws -> [(name: String, count: Int)] {
-        let names = try db.prepare("SELECT name FROM _collections ORDER BY name").rows { $0.text(0) }
+        let names = try db.prepare("SELECT name FROM _collections WHERE name <> 'users' ORDER BY name").rows { $0.text(0) }
         return try names.map { name in (name, try count(name, filter: .object(JSONObject()))) }
     }
 }
