@@ -2,7 +2,10 @@
 #   make run    installs the system libraries (apt), builds, starts roostd on 127.0.0.1:8080
 #   make test   installs, builds, runs the Swift tests and the Python API tests
 
-APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-config
+APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-config libvips-dev
+# libsystemd for sd_notify/journald; systemd for the unit-file, journald and
+# socket-activation tests (systemd-analyze, systemd-journald, journalctl).
+APT_PACKAGES += libsystemd-dev systemd
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
@@ -45,7 +48,9 @@ test: test-swift test-python
 install: release
 	install -D -m 0755 .build/release/roostd $(DESTDIR)/usr/local/bin/roostd
 	install -D -m 0644 systemd/roostd.service $(DESTDIR)/etc/systemd/system/roostd.service
-	install -D -m 0640 etc/roost/roost.yaml $(DESTDIR)/etc/roost/roost.yaml
+	install -D -m 0644 systemd/roostd.socket $(DESTDIR)/etc/systemd/system/roostd.socket
+	install -D -m 0644 README.md $(DESTDIR)/usr/local/share/doc/roost/README.md
+	install -D -m 0644 etc/roost/roost.yaml $(DESTDIR)/etc/roost/roost.yaml
 
 clean:
 	rm -rf .build $(VENV)

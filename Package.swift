@@ -11,6 +11,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // Thin system-library targets: the C libraries Roost stands on.
@@ -18,6 +20,10 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
+        .systemLibrary(name: "CVips", pkgConfig: "vips"),
+        // Non-variadic C wrappers around libvips, with no glib types in their header.
+        .target(name: "CVipsShim", dependencies: ["CVips"]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
 
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
@@ -26,22 +32,35 @@ let package = Package(
         .target(name: "EventLoop", dependencies: ["CEvent", "HTTP", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "JSON", .product(name: "Logging", package: "swift-log")]),
+        // The file store: upload inspection, durable layout, thumbnails (libvips).
+        .target(name: "Files", dependencies: ["CVipsShim", "CSodium", "Store", "Jobs", "JSON", .product(name: "Logging", package: "swift-log")]),
+
+        // Unix-daemon plumbing: sd_notify, watchdog, socket activation, journald, metrics.
+        .target(name: "Daemon", dependencies: [
+            "CSystemd",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files",
+            .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
         ]),
         .executableTarget(name: "roostd", dependencies: [
-            "Roost",
+            "Roost", "Daemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),
-        .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd"]),
+        .testTarget(name: "FilesTests", dependencies: ["Files", "JSON"]),
+        .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),
+        .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
 )

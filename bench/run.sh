@@ -154,7 +154,7 @@ if [ "$SKIP_BUILD" = 1 ]; then
 else
     log "building roostd (swift build -c release)"
     (cd "$ROOT" && timeout 900 swift build -c release >"$OUT/build.log" 2>&1) \
-        || { tail -30 "$OUT/build.log" >&2; die "swift build failed (log: $OUT/build.log)"; }
+        || { tail -30 "$OUT/build.log" >&2; die "swift build failed (log: $OUT/build.log); BENCH_SKIP_BUILD=1 uses the existing binary"; }
 fi
 [ -x "$ROOSTD" ] || die "$ROOSTD not found"
 START=$SECONDS
@@ -175,8 +175,14 @@ if [ ! -x "$HELLO" ] || [ "$HERE/hello.c" -nt "$HELLO" ]; then
     gcc -O2 -o "$HELLO" "$HERE/hello.c" -levent -levent_pthreads -lpthread || die "cannot compile hello.c"
 fi
 
+NOTES=()
+BUSY_NOTE=""
 # ---------------------------------------------------------------- 4. start the servers
 LOADAVG_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+if awk -v l="${LOADAVG_BEFORE%% *}" 'BEGIN {exit !(l > 1.0)}'; then
+    log "warning: the machine is busy (load average $LOADAVG_BEFORE): numbers will be noisy"
+    BUSY_NOTE="the machine was busy when the run started (1-min load average ${LOADAVG_BEFORE%% *} on $(nproc) cores): expect noise"
+fi
 rm -rf "$RUN"
 mkdir -p "$RUN/roost-data" "$RUN/pb_data"
 : >"$RESULTS"
@@ -234,7 +240,6 @@ pb_api PATCH /api/settings '{"batch":{"enabled":true,"maxRequests":1000,"timeout
 log "PocketBase: superuser, collection '$COLLECTION' (public list/view/create rules, indexes on category and n), batch API on; default logs.maxDays=$PB_DEFAULT_MAXDAYS"
 
 # ---------------------------------------------------------------- 5. seed
-NOTES=()
 log "seeding roostd with $SEED_N entities (concurrent POSTs, deadline ${SEED_DEADLINE}s)"
 set +e
 ROOST_SEED=$(timeout $((SEED_DEADLINE + 60)) "$PY" "$HERE/seed.py" roost "http://127.0.0.1:$ROOST_PORT" "$COLLECTION" "$SEED_N" \
@@ -246,7 +251,7 @@ if [ $rc = 3 ]; then
     got=$(wc -l <"$RUN/roost-ids.txt"); SEED_N=$((got / 100 * 100))
     NOTES+=("seeding roostd hit its ${SEED_DEADLINE}s deadline: seeded $got, PocketBase gets $SEED_N")
     log "  ${NOTES[-1]}"
-elif [ $rc != 0 ]; then die "seeding roostd failed"; fi
+elif [ $rc != 0 ]; then check_servers; die "seeding roostd failed"; fi
 log "seeding PocketBase with $SEED_N entities (/api/batch, 500 per batch, deadline ${SEED_DEADLINE}s)"
 set +e
 PB_SEED=$(timeout $((SEED_DEADLINE + 60)) "$PY" "$HERE/seed.py" pb "$PBURL" "$COLLECTION" "$SEED_N" "$RUN/pb-ids.txt" \
@@ -256,7 +261,7 @@ set -e
 log "  PocketBase: $PB_SEED"
 if [ $rc = 3 ]; then
     NOTES+=("seeding PocketBase hit its ${SEED_DEADLINE}s deadline: $(wc -l <"$RUN/pb-ids.txt") of $SEED_N")
-elif [ $rc != 0 ]; then die "seeding PocketBase failed"; fi
+elif [ $rc != 0 ]; then check_servers; die "seeding PocketBase failed"; fi
 
 check_servers
 # Same data on both? One category's total, both ways.
@@ -270,6 +275,10 @@ log "category c7: roostd counts $ROOST_C7, PocketBase $PB_C7"
 curl -fsS -m 10 -o /dev/null "http://127.0.0.1:$ROOST_PORT/$COLLECTION/$(head -1 "$RUN/roost-ids.txt")" || die "roostd GET by id failed"
 curl -fsS -m 10 -o /dev/null "$PBURL/api/collections/$COLLECTION/records/$(head -1 "$RUN/pb-ids.txt")" || die "PocketBase GET by id failed"
 
+for pair in "roostd:$ROOST_SEED" "PocketBase:$PB_SEED"; do
+    retries=$(echo "${pair#*:}" | grep -o 'retries=[0-9]*' | cut -d= -f2)
+    if [ "${retries:-0}" != 0 ]; then NOTES+=("seeding ${pair%%:*}: the server closed or reset $retries keep-alive connection(s); requests were resent"); fi
+done
 ROOST_SEED_RATE=$(echo "$ROOST_SEED" | awk -F'[= ]' '{printf "%.0f", $2 / $4}')
 PB_SEED_RATE=$(echo "$PB_SEED" | awk -F'[= ]' '{printf "%.0f", $2 / $4}')
 
@@ -328,6 +337,7 @@ CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
     echo "seed=$SEED_N entities each; roostd seeded at ${ROOST_SEED_RATE}/s (8 client threads, one POST each), PocketBase at ${PB_SEED_RATE}/s (/api/batch of 500)"
     echo "roost_hwm=$ROOST_HWM"
     echo "pb_hwm=$PB_HWM"
+    if [ -n "$BUSY_NOTE" ]; then echo "note=$BUSY_NOTE"; fi
     for n in "${NOTES[@]}"; do echo "note=$n"; done
 } >"$RUN/meta.txt"
 

@@ -45,6 +45,7 @@ class Seeder:
         self.next = 0
         self.ids = [None] * args.n
         self.failures = []
+        self.retries = 0
         self.deadline = time.monotonic() + args.deadline
 
     def take(self, size):
@@ -59,6 +60,25 @@ class Seeder:
         with self.lock:
             self.failures.append(message)
 
+    def post(self, conn, path, body, headers):
+        """POST on a keep-alive connection; a connection the server closed or
+        reset is reopened and the request sent again, up to 3 times."""
+        for attempt in range(4):
+            try:
+                conn.request("POST", path, body, headers)
+                resp = conn.getresponse()
+                return conn, resp, resp.read()
+            except (OSError, http.client.HTTPException) as e:
+                conn.close()
+                if attempt == 3:
+                    raise
+                with self.lock:
+                    self.retries += 1
+                    if self.retries <= 3:
+                        print("seed %s: %s %s: %s; reconnecting" % (self.args.kind, "POST", path, e), file=sys.stderr)
+                time.sleep(0.05 * (attempt + 1))
+                conn = connect(self.args.url)
+
     def roost_worker(self):
         conn = connect(self.args.url)
         path = "/%s" % self.args.collection
@@ -66,9 +86,7 @@ class Seeder:
         while (chunk := self.take(64)) is not None:
             for i in chunk:
                 try:
-                    conn.request("POST", path, json.dumps(entity(i)), headers)
-                    resp = conn.getresponse()
-                    body = resp.read()
+                    conn, resp, body = self.post(conn, path, json.dumps(entity(i)), headers)
                 except (OSError, http.client.HTTPException) as e:
                     self.fail("POST %s: %s" % (path, e)); return
                 if resp.status != 201:
@@ -84,9 +102,7 @@ class Seeder:
         while (chunk := self.take(self.args.batch)) is not None:
             requests = [{"method": "POST", "url": url, "body": entity(i)} for i in chunk]
             try:
-                conn.request("POST", "/api/batch", json.dumps({"requests": requests}), headers)
-                resp = conn.getresponse()
-                body = resp.read()
+                conn, resp, body = self.post(conn, "/api/batch", json.dumps({"requests": requests}), headers)
             except (OSError, http.client.HTTPException) as e:
                 self.fail("POST /api/batch: %s" % e); return
             if resp.status != 200:
@@ -109,7 +125,7 @@ class Seeder:
         ids = [x for x in self.ids if x is not None]
         with open(self.args.ids_out, "w") as f:
             f.write("\n".join(ids) + "\n")
-        print("seeded=%d seconds=%.1f" % (len(ids), seconds))
+        print("seeded=%d seconds=%.1f retries=%d" % (len(ids), seconds, self.retries))
         if self.failures:
             print("seed %s failed: %s" % (self.args.kind, self.failures[0]), file=sys.stderr)
             return 1

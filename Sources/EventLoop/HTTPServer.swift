@@ -10,8 +10,11 @@ import Logging
 /// through the `ResponseWriter`.
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (Request, ResponseWriter) -> Void
+    /// Called on the loop after each response is written (access log, metrics).
+    public typealias Observer = @Sendable (CompletedRequest) -> Void
 
     private let handler: Handler
+    private let observer: Observer?
     private let logger: Logger
     private var states: [LoopState] = []
     private let idPrefix: String
@@ -33,8 +36,11 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// - Parameters:
     ///   - maxBodyBytes: evhttp's hard cap; larger bodies are refused before they are read.
-    public init(loops: [EventLoop], sockets: [ListeningSocket], maxBodyBytes: Int, logger: Logger, handler: @escaping Handler) {
+    ///   - observer: sees every finished request, on its loop; keep it cheap.
+    public init(loops: [EventLoop], sockets: [ListeningSocket], maxBodyBytes: Int, logger: Logger,
+                observer: Observer? = nil, handler: @escaping Handler) {
         self.handler = handler
+        self.observer = observer
         self.logger = logger
         idPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         for loop in loops {
@@ -65,6 +71,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Turns an evhttp request into a `Request` and calls the handler.
     private func dispatch(_ req: OpaquePointer, _ state: LoopState) {
         state.inFlight += 1
+        let started = observer == nil ? 0 : Self.monotonicNanoseconds()
         let method: Request.Method
         switch evhttp_request_get_command(req) {
         case EVHTTP_REQ_GET: method = .get
@@ -95,12 +102,14 @@ public final class HTTPServer: @unchecked Sendable {
         let request = Request(method: method, path: path, segments: Self.segments(path), query: query,
                               headers: headers, body: body, requestID: requestID,
                               remoteAddress: peer.map { String(cString: $0) } ?? "")
-        let writer = ResponseWriter(loop: state.loop, server: self, handle: RequestHandle(pointer: req), requestID: requestID)
+        let trace = observer == nil ? nil : RequestTrace(request: request, started: started)
+        let writer = ResponseWriter(loop: state.loop, server: self, handle: RequestHandle(pointer: req), requestID: requestID,
+                                    trace: trace)
         handler(request, writer)
     }
 
     /// Writes the response; on the request's loop only.
-    func reply(_ handle: RequestHandle, _ response: Response, requestID: String, loop: EventLoop) {
+    func reply(_ handle: RequestHandle, _ response: Response, requestID: String, loop: EventLoop, trace: RequestTrace?) {
         let req = handle.pointer
         let out = evhttp_request_get_output_headers(req)
         for h in response.headers { evhttp_add_header(out, h.name, h.value) }
@@ -112,6 +121,18 @@ public final class HTTPServer: @unchecked Sendable {
         evhttp_send_reply(req, Int32(response.status), Response.reason(response.status), buffer)
         evbuffer_free(buffer)
         states[loop.index].inFlight -= 1
+        if let observer, let trace {
+            observer(CompletedRequest(method: trace.method, path: trace.path, segments: trace.segments, status: response.status,
+                                      durationNanoseconds: Self.monotonicNanoseconds() &- trace.started,
+                                      requestID: requestID, remoteAddress: trace.remoteAddress, loopIndex: loop.index))
+        }
+    }
+
+    @inline(__always)
+    static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 
     /// Stops accepting new connections on every loop. Any thread.
@@ -173,4 +194,37 @@ public final class HTTPServer: @unchecked Sendable {
             initialized = Int(evbuffer_copyout(buffer, storage.baseAddress, length))
         }
     }
+}
+
+/// A request's facts kept from dispatch to reply for the observer: one small
+/// allocation per request, only when an observer is set.
+final class RequestTrace: Sendable {
+    let method: Request.Method
+    let path: String
+    let segments: [String]
+    let remoteAddress: String
+    let started: UInt64
+
+    init(request: Request, started: UInt64) {
+        method = request.method
+        path = request.path
+        segments = request.segments
+        remoteAddress = request.remoteAddress
+        self.started = started
+    }
+}
+
+/// One finished request, as the observer (access log, metrics) sees it.
+public struct CompletedRequest: Sendable {
+    public let method: Request.Method
+    /// The raw path as the client sent it.
+    public let path: String
+    /// Decoded segments, for mapping the path to a route template.
+    public let segments: [String]
+    public let status: Int
+    /// From the parsed request to the response handed to evhttp.
+    public let durationNanoseconds: UInt64
+    public let requestID: String
+    public let remoteAddress: String
+    public let loopIndex: Int
 }

@@ -8,14 +8,16 @@ public struct ResponseWriter: Sendable {
     let server: HTTPServer
     let handle: RequestHandle
     public let requestID: String
+    /// What the access log needs at reply time; nil when no observer is set.
+    let trace: RequestTrace?
 
     /// Sends `response`. Call exactly once.
     public func send(_ response: Response) {
         if loop.inLoop {
-            server.reply(handle, response, requestID: requestID, loop: loop)
+            server.reply(handle, response, requestID: requestID, loop: loop, trace: trace)
         } else {
-            let server = self.server, handle = self.handle, requestID = self.requestID, loop = self.loop
-            loop.execute { server.reply(handle, response, requestID: requestID, loop: loop) }
+            let server = self.server, handle = self.handle, requestID = self.requestID, loop = self.loop, trace = self.trace
+            loop.execute { server.reply(handle, response, requestID: requestID, loop: loop, trace: trace) }
         }
     }
 }

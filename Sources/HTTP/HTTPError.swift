@@ -21,6 +21,10 @@ public struct HTTPError: Error, Sendable {
         body["description"] = .string(description)
         var r = Response.json(status, body.jsonText)
         for h in headers { r.headers.add(h.name, h.value) }
+        // Every 401 says how to authenticate (RFC 9110 §11.6.1).
+        if status == 401 && headers["WWW-Authenticate"] == nil {
+            r.headers.add("WWW-Authenticate", "Bearer realm=\"roost\"")
+        }
         return r
     }
 

@@ -1,11 +1,13 @@
 import HTTP
+import JSON
 import Store
 
 /// Decides each request's `AccessScope`: who the caller is (through the
 /// `Authenticator`) and the collection's configured level.
 struct AccessPolicy: Sendable {
     let authenticator: Authenticator
-    let config: RoostConfig
+    /// Collection levels and private fields; a SIGHUP reload may change them.
+    let settings: ReloadableSettings
     /// Queues a sliding renewal of a session; never delays the request.
     let renew: @Sendable (String) -> Void
 
@@ -13,13 +15,36 @@ struct AccessPolicy: Sendable {
     static let usersCollection = "users"
 
     func level(of collection: String) -> AccessScope.Level {
-        collection == Self.usersCollection ? .shared : config.permission(of: collection)
+        collection == Self.usersCollection ? .shared : settings.permission(of: collection)
     }
 
     /// Fields others may not see: a user's private profile fields.
     func redaction(_ collection: String, _ principal: AccessScope.Principal) -> Redaction? {
         guard collection == Self.usersCollection, principal != .admin else { return nil }
-        return Redaction(fields: config.privateUserFields, exceptID: principal.userID)
+        return Redaction(fields: settings.privateUserFields, exceptID: principal.userID)
+    }
+
+    /// Refuses filters and sorts that name a field the caller cannot see, so
+    /// hidden values cannot be probed by matching on them.
+    func checkHiddenFields(_ collection: String, _ principal: AccessScope.Principal, filter: JSONValue, sort: [String]) throws {
+        guard let redaction = redaction(collection, principal), !redaction.fields.isEmpty else { return }
+        let hidden = Set(redaction.fields)
+        let named = sort + Self.fieldPaths(in: filter)
+        if let field = named.first(where: { hidden.contains(String($0.split(separator: ".").first ?? "")) }) {
+            throw HTTPError(400, "InvalidQuery", "\"\(field)\" is private to each user and cannot be queried or sorted on.")
+        }
+    }
+
+    /// Every field path a filter names, at any depth.
+    static func fieldPaths(in value: JSONValue) -> [String] {
+        switch value {
+        case .object(let o):
+            return o.flatMap { key, child in (key.hasPrefix("$") ? [] : [key]) + fieldPaths(in: child) }
+        case .array(let a):
+            return a.flatMap(fieldPaths(in:))
+        default:
+            return []
+        }
     }
 
     /// The caller as seen from a reader thread.

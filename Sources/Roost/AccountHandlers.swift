@@ -42,6 +42,7 @@ struct AccountHandlers: Sendable {
             let password = try Self.password(profile["password"], field: "password")
             guard let hash = hasher.hash(password) else { throw HTTPError.overloaded(retryAfter: 2) }
             profile["password"] = nil
+            profile["oldPassword"] = nil
             profile["username"] = .string(username)
             let fields = profile
             pools.write(request, out) { writer in

@@ -20,9 +20,15 @@ struct Authenticator: Sendable {
 
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }
 
+    static let invalidToken = HTTPError(401, "InvalidToken", "The session token is invalid, expired or revoked; sign in again.",
+                                        headers: Headers([("WWW-Authenticate", "Bearer realm=\"roost\", error=\"invalid_token\"")]))
+
     /// - Parameter lookup: finds a live session by token hash (reader or writer connection).
     func caller(_ request: Request, lookup: (String, Int64) throws -> SessionRecord?) throws -> Caller {
-        guard let token = request.bearerToken else { return Caller(principal: .anonymous, tokenHash: nil, renewDue: false) }
+        guard let token = request.bearerToken else {
+            if request.headers["Authorization"] != nil { throw Self.invalidToken }
+            return Caller(principal: .anonymous, tokenHash: nil, renewDue: false)
+        }
         let hash = SessionToken.hash(token)
         if let adminTokenHash, SessionToken.constantTimeEquals(hash, adminTokenHash) {
             logger.notice("admin credential used", metadata: [
@@ -32,10 +38,7 @@ struct Authenticator: Sendable {
             return Caller(principal: .admin, tokenHash: nil, renewDue: false)
         }
         let now = Self.now
-        guard let session = try lookup(hash, now) else {
-            throw HTTPError(401, "InvalidToken", "The session token is invalid, expired or revoked; sign in again.",
-                            headers: Headers([("WWW-Authenticate", "Bearer realm=\"roost\", error=\"invalid_token\"")]))
-        }
+        guard let session = try lookup(hash, now) else { throw Self.invalidToken }
         return Caller(principal: .user(session.userID), tokenHash: hash, renewDue: now - session.lastSeen > 3600)
     }
 }

@@ -17,6 +17,7 @@ struct CollectionHandlers: Sendable {
         pools.read(request, out) { reader in
             let scope = try access.scope(request, collection, reader)
             let find = try ListParameters.find(request)
+            try access.checkHiddenFields(collection, scope.principal, filter: find.filter, sort: find.sort.map(\.field))
             let documents = try reader.find(collection, find, scope: scope, redaction: access.redaction(collection, scope.principal))
             var response: Response = html
                 ? .html(200, HTMLPages.table(collection: collection, documents: documents))
@@ -32,7 +33,9 @@ struct CollectionHandlers: Sendable {
         let access = self.access
         pools.read(request, out) { reader in
             let scope = try access.scope(request, collection, reader)
-            let n = try reader.count(collection, filter: try ListParameters.filter(request), scope: scope)
+            let filter = try ListParameters.filter(request)
+            try access.checkHiddenFields(collection, scope.principal, filter: filter, sort: [])
+            let n = try reader.count(collection, filter: filter, scope: scope)
             return .json(200, "{\"count\":\(n)}")
         }
     }

@@ -7,6 +7,8 @@ final class GracefulShutdown: @unchecked Sendable {
     private let loops: [EventLoop]
     private let server: HTTPServer
     private let logger: Logger
+    /// Told when shutdown begins (sd_notify `STOPPING=1`, readiness off).
+    var onBegin: (String) -> Void = { _ in }
     private var started = false
     private var ticks = 0
     static let deadlineSeconds = 10
@@ -21,6 +23,7 @@ final class GracefulShutdown: @unchecked Sendable {
         guard !started else { return }
         started = true
         logger.info("shutting down", metadata: ["signal": "\(reason)"])
+        onBegin(reason)
         server.stopAccepting()
         loops[0].onTick { [self] in check() }
         check()

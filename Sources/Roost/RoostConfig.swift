@@ -31,6 +31,8 @@ public struct RoostConfig: Sendable {
     public var durability: Durability = .process
     public var maxBodyBytes = 1 << 20
     public var logLevel = "info"
+    /// `auto` (the journal under systemd, else stderr), `journal` or `stderr`.
+    public var logTarget = "auto"
     public var collections: [String: Collection] = [:]
     /// The level of collections the config does not name.
     public var defaultPermission: Permission = .shared
@@ -44,6 +46,20 @@ public struct RoostConfig: Sendable {
     public var adminToken: String?
     /// User fields that only their owner and admins see.
     public var privateUserFields: [String] = ["email"]
+    /// Largest file upload in bytes (413 above it).
+    public var maxUploadBytes = 20 << 20
+    /// Most pixels an uploaded image may have (422 above it: decompression bombs).
+    public var maxImagePixels = 50_000_000
+    /// Thumbnails made for every image, by longest side in pixels.
+    public var thumbnailSizes = [128, 512]
+    /// Threads that inspect and store uploads.
+    public var uploadWorkers = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    /// Threads that make thumbnails (each runs one libvips operation at a time).
+    public var thumbnailWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// Uploads that may wait for a worker before 503.
+    public var uploadQueue = 64
+    /// The access level of the file store.
+    public var filesPermission: Permission = .shared
 
     public init() {}
 
@@ -93,8 +109,10 @@ public struct RoostConfig: Sendable {
     }
 
     static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
-                             "durability", "max_body_bytes", "log_level", "default_permission", "session_lifetime",
-                             "password_cost", "hash_concurrency", "admin_token"]
+                             "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime",
+                             "password_cost", "hash_concurrency", "admin_token",
+                             "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers",
+                             "thumbnail_workers", "upload_queue", "files_permission"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
@@ -123,6 +141,9 @@ public struct RoostConfig: Sendable {
             let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
             guard levels.contains("\(value)") else { throw Invalid("\(source): log_level must be one of \(levels.joined(separator: ", "))") }
             logLevel = "\(value)"
+        case "log_target":
+            guard ["auto", "journal", "stderr"].contains("\(value)") else { throw Invalid("\(source): log_target must be auto, journal or stderr") }
+            logTarget = "\(value)"
         case "default_permission":
             guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): default_permission must be public, shared, private or readonly") }
             defaultPermission = p
@@ -135,6 +156,19 @@ public struct RoostConfig: Sendable {
             let token = "\(value)"
             guard token.utf8.count >= 32 else { throw Invalid("\(source): admin_token must be at least 32 characters") }
             adminToken = token
+        case "max_upload_bytes": maxUploadBytes = try int(1, 1 << 30)
+        case "max_image_pixels": maxImagePixels = try int(1, 1 << 40)
+        case "upload_workers": uploadWorkers = try int(1, 256)
+        case "thumbnail_workers": thumbnailWorkers = try int(1, 256)
+        case "upload_queue": uploadQueue = try int(1, 100_000)
+        case "thumbnail_sizes":
+            let items = (value as? [Any])?.map { "\($0)" } ?? "\(value)".split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            let sizes = items.compactMap { Int($0) }.filter { (16...2048).contains($0) }
+            guard sizes.count == items.count else { throw Invalid("\(source): thumbnail_sizes must be a list of sizes from 16 to 2048") }
+            thumbnailSizes = Array(Set(sizes)).sorted()
+        case "files_permission":
+            guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): files_permission must be public, shared, private or readonly") }
+            filesPermission = p
         default:
             throw Invalid("\(source): unknown setting \"\(key)\"")
         }

@@ -1,4 +1,5 @@
 import Auth
+import Daemon
 import EventLoop
 import Foundation
 import HTTP
@@ -15,10 +16,12 @@ public final class RoostServer {
 
     let config: RoostConfig
     let logger: Logger
+    let services: DaemonServices
 
-    public init(config: RoostConfig, logger: Logger) {
+    public init(config: RoostConfig, logger: Logger, services: DaemonServices = DaemonServices()) {
         self.config = config
         self.logger = logger
+        self.services = services
     }
 
     /// Starts everything, calls `onReady` with the bound addresses, and blocks until shutdown.
@@ -34,25 +37,35 @@ public final class RoostServer {
         for (name, collection) in config.collections.sorted(by: { $0.key < $1.key }) {
             try writer.applyIndexes(Set(collection.indexes), on: name)
         }
+        try FileHandlers.sweep(config: config, writer: writer, logger: logger)
 
         let pools = StorePools(databasePath: databasePath, writer: writer, config: config, logger: logger)
         try pools.start()
 
-        let sockets = try config.listen.map { try ListeningSocket.bind($0) }
+        // Socket activation: systemd holds the sockets, so a restart refuses no connection.
+        let sockets = services.inheritedSockets.isEmpty
+            ? try config.listen.map { try ListeningSocket.bind($0) }
+            : services.inheritedSockets.map { ListeningSocket.inherited(fd: $0) }
         let addresses = sockets.map(\.description)
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
         let lifetime = Int64(config.sessionLifetime)
+        let settings = ReloadableSettings(config)
         let access = AccessPolicy(
             authenticator: Authenticator(adminTokenHash: config.adminToken.map(SessionToken.hash), sessionLifetime: lifetime, logger: logger),
-            config: config,
+            settings: settings,
             renew: { hash in pools.background { try $0.renewSession(tokenHash: hash, now: Authenticator.now, lifetime: lifetime) } })
         let handlers = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access)
+        let files = try FileHandlers.start(config: config, pools: pools, access: access, logger: logger)
         let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
                                        hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
-        let router = Router(collections: handlers, accounts: accounts, pools: pools,
-                            info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()))
-        // evhttp's own cap is a backstop above ours, so ours answers with JSON.
-        let server = HTTPServer(loops: loops, sockets: sockets, maxBodyBytes: config.maxBodyBytes * 2 + 65536, logger: logger) { request, out in
+        let state = ServerState()
+        let router = Router(collections: handlers, accounts: accounts, files: files, pools: pools,
+                            info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()),
+                            metrics: MetricsEndpoint(pools: pools), state: state)
+        // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
+        let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
+        let server = HTTPServer(loops: loops, sockets: sockets, maxBodyBytes: evhttpCap, logger: logger,
+                                observer: Self.observer(services.accessLog)) { request, out in
             router.handle(request, out)
         }
         for s in sockets { close(s.fd) }
@@ -60,6 +73,17 @@ public final class RoostServer {
         let shutdown = GracefulShutdown(loops: loops, server: server, logger: logger)
         loops[0].onSignal(SIGTERM) { shutdown.begin(reason: "SIGTERM") }
         loops[0].onSignal(SIGINT) { shutdown.begin(reason: "SIGINT") }
+        let notifier = services.notifier
+        shutdown.onBegin = { reason in
+            state.beginDraining()
+            notifier.stopping(status: "Stopping (\(reason)): finishing in-flight requests")
+        }
+        if let load = services.reloadConfig {
+            let reloader = ConfigReloader(config: config, load: load, settings: settings, level: services.logLevel,
+                                          notifier: notifier, logger: logger)
+            loops[0].onSignal(SIGHUP) { reloader.begin() }
+        }
+        let watchdog = startWatchdog(loops)
 
         let finished = DispatchGroup()
         for loop in loops.dropFirst() {
@@ -73,12 +97,42 @@ public final class RoostServer {
             "loops": "\(config.loops)", "readers": "\(config.readers)", "version": "\(Self.version)",
         ])
         onReady(addresses)
+        notifier.ready(status: "Serving on \(addresses.joined(separator: ", ")) with \(config.loops) loops, \(config.readers) readers")
         loops[0].run()
         finished.wait()
+        watchdog?.cancel()
 
+        notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
+        files.shutdown()
         pools.shutdown()
         writer.checkpoint()
         withExtendedLifetime(lock) {}
         logger.info("roostd stopped")
+    }
+}
+
+extension RoostServer {
+    /// Metrics and the access log for every finished request, on its loop.
+    static func observer(_ accessLog: AccessLog?) -> HTTPServer.Observer {
+        let metrics = RequestMetrics()
+        return { r in
+            let route = RouteTemplate.of(r.segments)
+            metrics.record(method: r.method.rawValue, route: route, status: r.status, nanoseconds: r.durationNanoseconds)
+            accessLog?.record(AccessEntry(method: r.method.rawValue, path: r.path, route: route, status: r.status,
+                                          durationNanoseconds: r.durationNanoseconds, requestID: r.requestID,
+                                          remoteAddress: r.remoteAddress))
+        }
+    }
+
+    /// With `WatchdogSec=`, loop 0's timer pings systemd while every loop
+    /// answers its heartbeat (see `Watchdog`).
+    func startWatchdog(_ loops: [EventLoop]) -> LoopTimer? {
+        guard let timeout = SystemdNotifier.watchdogTimeout() else { return nil }
+        let dog = Watchdog(loops: loops.count, timeout: timeout, notifier: services.notifier, logger: logger)
+        logger.info("watchdog enabled", metadata: ["timeout_ms": "\(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)"])
+        return loops[0].every(dog.pingInterval) {
+            dog.tick()
+            for loop in loops { loop.execute { dog.beat(loop: loop.index) } }
+        }
     }
 }

@@ -7,8 +7,11 @@ import Store
 struct Router: Sendable {
     let collections: CollectionHandlers
     let accounts: AccountHandlers
+    let files: FileHandlers
     let pools: StorePools
     let info: ServerInfo
+    let metrics: MetricsEndpoint
+    let state: ServerState
 
     func handle(_ request: Request, _ out: ResponseWriter) {
         let s = request.segments
@@ -29,9 +32,23 @@ struct Router: Sendable {
         case _ where s[0] == "healthz":
             out.send(.json(200, "{\"status\":\"ok\"}"))
         case _ where s[0] == "readyz":
+            // Not ready while draining for shutdown (the database is about to
+            // close) or when a queue is nearly full.
             let saturated = pools.readers.depth >= pools.readers.queue.capacity * 9 / 10
                 || pools.writer.depth >= pools.writer.queue.capacity * 9 / 10
-            out.send(saturated ? HTTPError.overloaded().response : .json(200, "{\"status\":\"ready\"}"))
+                || pools.hashers.depth >= pools.hashers.queue.capacity * 9 / 10
+            if state.isDraining {
+                out.send(HTTPError(503, "ShuttingDown", "The server is shutting down.").response)
+            } else {
+                out.send(saturated ? HTTPError.overloaded().response : .json(200, "{\"status\":\"ready\"}"))
+            }
+        case _ where s[0] == "metrics" && s.count == 1:
+            guard request.method == .get || request.method == .head else {
+                return out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
+            }
+            out.send(metrics.respond())
+        case _ where s[0] == "files":
+            files.route(request, out)
         case _ where s[0] == "users":
             routeUsers(request, out)
         case _ where s[0] == "login" && s.count == 1:

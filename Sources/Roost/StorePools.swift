@@ -3,6 +3,7 @@ import Foundation
 import HTTP
 import Jobs
 import Logging
+import Daemon
 import Store
 
 /// The two queues behind the API: many reader threads with query-only
@@ -24,9 +25,16 @@ final class StorePools: Sendable {
 
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
         self.logger = logger
+        let readTimer = Telemetry.sqliteTimer("read"), commitTimer = Telemetry.sqliteTimer("commit")
         readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity, logger: logger,
                              makeContext: { try DocumentReader(path: databasePath) },
-                             run: { reader, jobs in for job in jobs { job(reader) } })
+                             run: { reader, jobs in
+                                 for job in jobs {
+                                     let started = monotonicNanoseconds()
+                                     job(reader)
+                                     readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
+                                 }
+                             })
         hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 256, logger: logger,
                              makeContext: { try DocumentReader(path: databasePath) },
                              run: { reader, jobs in for job in jobs { job(reader) } })
@@ -38,7 +46,9 @@ final class StorePools: Sendable {
                                 return w
                             },
                             run: { writer, jobs in
+                                let started = monotonicNanoseconds()
                                 let results = writer.commitBatch(jobs.map { $0.operation })
+                                commitTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
                                 for (job, result) in zip(jobs, results) { job.completion(result) }
                             })
     }

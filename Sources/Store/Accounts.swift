@@ -117,7 +117,8 @@ extension DocumentWriter {
             let row = try db.prepare("SELECT failures, window_start FROM _login_failures WHERE key = ?1").firstRow([.text(key)]) { ($0.int(0), $0.int(1)) }
             var failures: Int64 = 1, start = now
             if let (f, s) = row, now - s < window { failures = f + 1; start = s }
-            let over = failures - allowed
+            // The allowance-th failure blocks: 2 s, then doubling per failure.
+            let over = failures - allowed + 1
             let blocked = over > 0 ? now + min(maxBlock, Int64(1) << min(over, 20)) : 0
             try db.prepare("INSERT INTO _login_failures (key, failures, window_start, blocked_until) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO UPDATE SET failures = ?2, window_start = ?3, blocked_until = ?4")
                 .run([.text(key), .int(failures), .int(start), .int(blocked)])

@@ -27,12 +27,17 @@ public final class DocumentReader {
 
     /// The matching documents' JSON texts, in order.
     public func find(_ collection: String, _ query: FindQuery, scope: AccessScope = .system, redaction: Redaction? = nil) throws -> [String] {
+        try db.readTransaction { try findInSnapshot(collection, query, scope: scope, redaction: redaction) }
+    }
+
+    /// `find` inside a read transaction, so the multikey check and the query see one snapshot.
+    func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope, redaction: Redaction?) throws -> [String] {
         try scope.checkCollectionRead()
         guard let layout = try catalog.layout(collection) else {
             _ = try FilterCompiler(dialect: dialect).compile(query.filter) // still reject bad filters
             return []
         }
-        let compiler = FilterCompiler(dialect: dialect, layout: layout)
+        let compiler = makeCompiler(layout)
         let filter = try compiler.compile(query.filter)
         var orderBy: [String] = []
         if let near = filter.nearestFirst, query.sort.isEmpty { orderBy.append("\(near) ASC") }
@@ -55,22 +60,47 @@ public final class DocumentReader {
 
     /// The number of documents matching `filter`.
     public func count(_ collection: String, filter: JSONValue, scope: AccessScope = .system) throws -> Int {
+        try db.readTransaction { try countInSnapshot(collection, filter: filter, scope: scope) }
+    }
+
+    func countInSnapshot(_ collection: String, filter: JSONValue, scope: AccessScope) throws -> Int {
         try scope.checkCollectionRead()
         guard let layout = try catalog.layout(collection) else {
             _ = try FilterCompiler(dialect: dialect).compile(filter)
             return 0
         }
-        let compiler = FilterCompiler(dialect: dialect, layout: layout)
+        let compiler = makeCompiler(layout)
         let compiled = try compiler.compile(filter)
-        let visible = scope.readPredicate(compiler.bind).map { " AND \($0)" } ?? ""
-        let sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(compiled.whereSQL)\(visible)"
+        let sql: String
+        if let parts = compiled.indexOnly, scope.readPredicate({ _ in "" }) == nil {
+            // Every condition is an index look-up and every row is visible:
+            // count rids in the index without touching the documents.
+            sql = "SELECT count(DISTINCT rid) FROM (" + parts.joined(separator: " INTERSECT ") + ")"
+        } else {
+            let visible = scope.readPredicate(compiler.bind).map { " AND \($0)" } ?? ""
+            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(compiled.whereSQL)\(visible)"
+        }
         return Int(try db.withTimeLimit(timeLimit) { try db.prepare(sql).firstRow(compiler.params) { $0.int(0) } } ?? 0)
+    }
+
+    /// A compiler that asks this connection whether an index path is multikey.
+    func makeCompiler(_ layout: CollectionLayout) -> FilterCompiler {
+        let compiler = FilterCompiler(dialect: dialect, layout: layout)
+        let db = self.db
+        compiler.isMultikey = { path in
+            do {
+                return try db.prepare("SELECT 1 FROM \(layout.indexTable) WHERE path = ?1 AND k = 0").firstRow([.text(path)]) { _ in true } ?? false
+            } catch {
+                return true // when unsure, keep MongoDB's multikey semantics
+            }
+        }
+        return compiler
     }
 
     /// The EXPLAIN QUERY PLAN lines of a find, for tests and operators.
     public func plan(_ collection: String, filter: JSONValue) throws -> [String] {
         guard let layout = try catalog.layout(collection) else { return [] }
-        let compiler = FilterCompiler(dialect: dialect, layout: layout)
+        let compiler = makeCompiler(layout)
         let compiled = try compiler.compile(filter)
         return try db.prepare("EXPLAIN QUERY PLAN SELECT d.doc FROM \(layout.table) AS d WHERE \(compiled.whereSQL)")
             .rows(compiled.params) { $0.text(3) }

@@ -6,7 +6,12 @@ extension DocumentWriter {
         if !layout.indexedPaths.isEmpty {
             let insert = try db.prepare("INSERT OR IGNORE INTO \(layout.indexTable) (path, k, v, rid) VALUES (?1, ?2, ?3, ?4)")
             for path in layout.indexedPaths {
-                for value in PathValues.candidates(in: document, path: path.split(separator: ".").map(String.init)) {
+                let steps = path.split(separator: ".").map(String.init)
+                if PathValues.reachesArray(in: document, path: steps) {
+                    // A sentinel row (k = 0, never a value class) marks the path multikey, for good.
+                    try insert.run([.text(path), .int(0), .int(0), .int(0)])
+                }
+                for value in PathValues.candidates(in: document, path: steps) {
                     guard let (cls, sql) = IndexValueClass.classify(value) else { continue }
                     try insert.run([.text(path), .int(cls.rawValue), sql, .int(rowID)])
                 }

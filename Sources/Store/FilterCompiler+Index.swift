@@ -37,13 +37,31 @@ extension FilterCompiler {
         let terms = byClass.sorted { $0.key.rawValue < $1.key.rawValue }.map { cls, sqlValues in
             "(k = \(cls.rawValue) AND v IN (" + sqlValues.map { bind($0) }.joined(separator: ",") + "))"
         }
-        return "\(Self.rowIDColumn) IN (SELECT rid FROM \(table) WHERE path = \(pathParam) AND (\(terms.joined(separator: " OR "))))"
+        return indexClause("SELECT rid FROM \(table) WHERE path = \(pathParam) AND (\(terms.joined(separator: " OR ")))")
     }
 
     /// A range condition through the multikey index, for numbers and strings.
     func indexedComparison(_ path: FieldPath, _ op: String, _ value: JSONValue) -> String? {
         guard let table = indexTable(for: path), let (cls, sql) = IndexValueClass.classify(value), cls != .bool,
               let sqlOp = ["$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="][op] else { return nil }
-        return "\(Self.rowIDColumn) IN (SELECT rid FROM \(table) WHERE path = \(bind(.text(path.description))) AND k = \(cls.rawValue) AND v \(sqlOp) \(bind(sql)))"
+        return indexClause("SELECT rid FROM \(table) WHERE path = \(bind(.text(path.description))) AND k = \(cls.rawValue) AND v \(sqlOp) \(bind(sql))")
+    }
+
+    /// A lower and an upper bound of one type as a single index range, when
+    /// the path never held an array. (Through an array, MongoDB lets each
+    /// bound match a different element, so the bounds must stay apart.)
+    /// - Returns: the clause and the operators it covers.
+    func indexedRange(_ path: FieldPath, _ ops: JSONObject) -> (String, Set<String>)? {
+        guard let table = indexTable(for: path) else { return nil }
+        let lower = ops.members.first { $0.key == "$gt" || $0.key == "$gte" }
+        let upper = ops.members.first { $0.key == "$lt" || $0.key == "$lte" }
+        guard let lower, let upper,
+              let (lowClass, lowValue) = IndexValueClass.classify(lower.value),
+              let (highClass, highValue) = IndexValueClass.classify(upper.value),
+              lowClass == highClass, lowClass != .bool, !isMultikey(path.description) else { return nil }
+        let lowOp = lower.key == "$gt" ? ">" : ">="
+        let highOp = upper.key == "$lt" ? "<" : "<="
+        let sql = indexClause("SELECT rid FROM \(table) WHERE path = \(bind(.text(path.description))) AND k = \(lowClass.rawValue) AND v \(lowOp) \(bind(lowValue)) AND v \(highOp) \(bind(highValue))")
+        return (sql, [lower.key, upper.key])
     }
 }

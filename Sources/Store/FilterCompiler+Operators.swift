@@ -19,7 +19,14 @@ extension FilterCompiler {
             anyValue(root, path, expand: expand, predicate)
         }
 
-        for (op, arg) in ops {
+        // Both bounds on an index that never held an array: one index range.
+        var handled: Set<String> = []
+        if let p = fieldPath, let (range, used) = indexedRange(p, ops) {
+            clauses.append(range)
+            handled = used
+        }
+
+        for (op, arg) in ops where !handled.contains(op) {
             guard op.hasPrefix("$") else {
                 throw .invalid("Operators and field names cannot be mixed in the condition on \"\(dotted)\" (found \"\(op)\").")
             }
@@ -117,7 +124,7 @@ extension FilterCompiler {
                 throw .unsupported(op)
             }
         }
-        return clauses.isEmpty ? "1" : "(" + clauses.joined(separator: " AND ") + ")"
+        return conjunction(clauses)
     }
 
     /// MongoDB compares only within one type bracket: numbers with numbers, strings with strings.

@@ -6,6 +6,9 @@ public struct CompiledFilter: Sendable {
     public var whereSQL: String
     public var params: [SQLValue]
     public var nearestFirst: String?
+    /// When the whole filter is an AND of index look-ups: their `SELECT rid …`
+    /// subqueries, so a count can be answered from the index alone.
+    public var indexOnly: [String]?
 }
 
 /// Compiles MongoDB-style JSON filters to SQL that runs inside the database.
@@ -22,6 +25,11 @@ public final class FilterCompiler {
     var nearestFirst: String?
     /// Off while compiling inside `$elemMatch`, where the row's indexes do not apply.
     var useIndexes = true
+    /// Clauses made only of index look-ups, and their `SELECT rid` subqueries.
+    var indexParts: [String: [String]] = [:]
+    /// Whether an indexed path has ever held an array (its index is multikey).
+    /// Only a path that has not may combine range bounds into one index range.
+    public var isMultikey: (String) -> Bool = { _ in true }
     static let maxDepth = 32
 
     /// The SQL expression holding the document's JSON text.
@@ -40,7 +48,7 @@ public final class FilterCompiler {
             throw .invalid("The query must be a JSON object, not \(filter.typeName).")
         }
         let sql = try compileObject(object, root: .path(base: Self.documentColumn, steps: []), depth: 0)
-        return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst)
+        return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: indexParts[sql])
     }
 
     func bind(_ value: SQLValue) -> String {
@@ -84,7 +92,23 @@ public final class FilterCompiler {
                 clauses.append(try compileField(path, condition: value, root: root, depth: depth))
             }
         }
-        return clauses.isEmpty ? "1" : "(" + clauses.joined(separator: " AND ") + ")"
+        return conjunction(clauses)
+    }
+
+    /// `(a AND b …)`, remembering when every part is an index look-up.
+    func conjunction(_ clauses: [String]) -> String {
+        guard !clauses.isEmpty else { return "1" }
+        let sql = "(" + clauses.joined(separator: " AND ") + ")"
+        let parts = clauses.map { indexParts[$0] }
+        if parts.allSatisfy({ $0 != nil }) { indexParts[sql] = parts.flatMap { $0! } }
+        return sql
+    }
+
+    /// Wraps an index subquery as a row condition and remembers it.
+    func indexClause(_ subquery: String) -> String {
+        let sql = "\(Self.rowIDColumn) IN (\(subquery))"
+        indexParts[sql] = [subquery]
+        return sql
     }
 
     /// One `field: condition` member: an operator object or an implicit `$eq`.

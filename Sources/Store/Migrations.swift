@@ -40,6 +40,19 @@ public enum Migrations {
                 blocked_until INTEGER NOT NULL
             );
             """),
+        (3, """
+            CREATE TABLE _files (
+                rid INTEGER PRIMARY KEY,
+                id TEXT NOT NULL UNIQUE,
+                created_at TEXT NOT NULL,
+                doc TEXT NOT NULL
+            );
+            CREATE TABLE _file_jobs (
+                file_id TEXT PRIMARY KEY,
+                content_type TEXT NOT NULL,
+                created_at TEXT NOT NULL
+            );
+            """),
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -35,6 +35,20 @@ enum PathValues {
         }
     }
 
+    /// True when following `path` meets an array anywhere, the final value
+    /// included: the path's index is then multikey.
+    static func reachesArray(in document: JSONObject, path: [String]) -> Bool {
+        func walk(_ value: JSONValue?, _ rest: ArraySlice<String>) -> Bool {
+            switch value {
+            case .array?: return true
+            case .object(let o)?: return rest.first.map { walk(o[$0], rest.dropFirst()) } ?? false
+            default: return false
+            }
+        }
+        guard let first = path.first else { return false }
+        return walk(document[first], path.dropFirst())
+    }
+
     /// The point at `path` (object keys only), as `[lng, lat, …]` or a GeoJSON Point.
     static func point(in document: JSONObject, path: [String]) -> (Double, Double)? {
         var current: JSONValue = .object(document)

@@ -85,6 +85,15 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Runs `body` in a read transaction: every statement sees one snapshot.
+    /// Nested calls join the outer transaction.
+    public func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        guard sqlite3_get_autocommit(handle) != 0 else { return try body() }
+        try exec("BEGIN")
+        defer { try? exec("COMMIT") }
+        return try body()
+    }
+
     /// Runs `body` inside a savepoint: a failure undoes only its own writes.
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
         try exec("SAVEPOINT op")

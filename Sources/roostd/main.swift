@@ -1,4 +1,5 @@
 import ArgumentParser
+import Daemon
 import Foundation
 import Logging
 import Roost
@@ -14,7 +15,7 @@ struct RoostCommand: ParsableCommand {
 }
 
 /// Options shared by subcommands that read the configuration.
-struct ConfigOptions: ParsableArguments {
+struct ConfigOptions: ParsableArguments, Sendable {
     @Option(name: .long, help: "A YAML configuration file (default: $ROOST_CONFIG, else none).")
     var config: String?
 
@@ -51,15 +52,24 @@ struct Serve: ParsableCommand {
             FileHandle.standardError.write(Data("roostd: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        let level = Logger.Level(rawValue: config.logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        // The journal under systemd (or when configured), else readable stderr lines.
+        let level = LogLevelBox(Logger.Level(rawValue: config.logLevel) ?? .info)
+        let sink = DaemonLogging.sink(for: DaemonLogging.Target(rawValue: config.logTarget) ?? .auto)
+        DaemonLogging.bootstrap(sink: sink, level: level)
+        Telemetry.bootstrap()
         let logger = Logger(label: "roostd")
+
+        var services = DaemonServices()
+        services.inheritedSockets = SocketActivation.takeListeningDescriptors()
+        if !services.inheritedSockets.isEmpty {
+            logger.info("using sockets from systemd", metadata: ["count": "\(services.inheritedSockets.count)"])
+        }
+        services.logLevel = level
+        services.accessLog = AccessLog(sink: sink, level: level)
+        let options = self.options
+        services.reloadConfig = { try options.load() }
         do {
-            try RoostServer(config: config, logger: logger).run()
+            try RoostServer(config: config, logger: logger, services: services).run()
         } catch {
             logger.critical("roostd cannot start", metadata: ["error": "\(error)"])
             throw ExitCode(1)

@@ -2,6 +2,7 @@
 
 import json
 import pathlib
+import uuid
 
 import pytest
 import yaml
@@ -22,12 +23,23 @@ SERVED = [
     ("/{collection}/{id}", "put"),
     ("/{collection}/{id}", "patch"),
     ("/{collection}/{id}", "delete"),
+    ("/users", "get"),
+    ("/users", "post"),
+    ("/users/_count", "get"),
+    ("/users/me", "get"),
+    ("/users/{id}", "get"),
+    ("/users/{id}", "put"),
+    ("/users/{id}", "patch"),
+    ("/users/{id}", "delete"),
+    ("/login", "post"),
+    ("/logout", "post"),
 ]
 
 ERROR_CODES = {
     "InvalidJSON", "InvalidDocument", "InvalidQuery", "UnsupportedOperator", "InvalidCollectionName",
     "ReservedCollectionName", "NotFound", "MethodNotAllowed", "Conflict", "PayloadTooLarge",
-    "UnsupportedMediaType", "Overloaded",
+    "UnsupportedMediaType", "Overloaded", "Unauthorized", "InvalidToken", "InvalidCredentials", "Forbidden",
+    "TooManyAttempts",
 }
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
@@ -65,6 +77,46 @@ def test_error_schema_and_codes(spec):
         assert code in text
 
 
+def test_bearer_security_scheme(spec):
+    scheme = spec["components"]["securitySchemes"]["bearer"]
+    assert scheme["type"] == "http" and scheme["scheme"].lower() == "bearer"
+    # Signed-in-only account endpoints name the scheme; sign-up and log-in need none.
+    for path, method in [("/users", "get"), ("/users/_count", "get"), ("/users/me", "get"), ("/users/{id}", "get"),
+                         ("/users/{id}", "put"), ("/users/{id}", "patch"), ("/users/{id}", "delete"), ("/logout", "post")]:
+        assert {"bearer": []} in spec["paths"][path][method]["security"], (path, method)
+    assert spec["paths"]["/users"]["post"]["security"] == []
+    assert spec["paths"]["/login"]["post"]["security"] == []
+
+
+def test_access_responses_are_described(spec):
+    responses = spec["components"]["responses"]
+    assert "WWW-Authenticate" in responses["Unauthorized"]["headers"]
+    assert "Retry-After" in responses["TooManyAttempts"]["headers"]
+    assert "429" in spec["paths"]["/login"]["post"]["responses"]
+    for path, methods in spec["paths"].items():
+        if path in ("/", "/healthz", "/readyz"):
+            continue
+        for method, op in methods.items():
+            if method not in HTTP_METHODS or (path, method) == ("/users", "post"):
+                continue
+            assert "401" in op["responses"], (path, method)
+    for path, method in [("/{collection}", "post"), ("/{collection}/{id}", "put"), ("/{collection}/{id}", "patch"),
+                         ("/{collection}/{id}", "delete"), ("/users/{id}", "put"), ("/users/{id}", "patch"),
+                         ("/users/{id}", "delete")]:
+        assert "403" in spec["paths"][path][method]["responses"], (path, method)
+
+
+def test_acl_schema(spec):
+    acl = spec["components"]["schemas"]["Acl"]
+    assert set(acl["properties"]) == {"creator", "read", "write"}
+    assert acl["properties"]["read"]["items"]["type"] == "string"
+    stored = spec["components"]["schemas"]["StoredDocument"]
+    assert "_acl" in stored["required"]
+    assert stored["properties"]["_acl"] == {"$ref": "#/components/schemas/Acl"}
+    user_props = {k for part in spec["components"]["schemas"]["User"]["allOf"] for k in _resolve(spec, part).get("properties", {})}
+    assert "username" in user_props and not {"password", "oldPassword", "passwordHash"} & user_props
+
+
 def test_examples_use_the_locations_collection(spec):
     text = json.dumps(spec)
     for field in ("name", "placename", "location", "details", "imageId", "categories"):
@@ -98,7 +150,16 @@ LIVE = [
     ("PATCH", "/specLocations/nope", {"details": "Big."}, "/{collection}/{id}"),
     ("DELETE", "/specLocations/tg", None, "/{collection}/{id}"),
     ("DELETE", "/specLocations/tg", None, "/{collection}/{id}"),
-    ("GET", "/users", None, "/{collection}"),
+    ("GET", "/users", None, "/users"),
+    ("GET", "/users/_count", None, "/users/_count"),
+    ("GET", "/users/me", None, "/users/me"),
+    ("GET", "/users/nobody", None, "/users/{id}"),
+    ("PATCH", "/users/nobody", {"title": "x"}, "/users/{id}"),
+    ("PUT", "/users/nobody", {"title": "x"}, "/users/{id}"),
+    ("DELETE", "/users/nobody", None, "/users/{id}"),
+    ("POST", "/users", {"username": "x"}, "/users"),
+    ("POST", "/login", {"username": "nobody-at-all", "password": "wrong password"}, "/login"),
+    ("POST", "/logout", None, "/logout"),
     ("GET", "/specLocations?query=%7B%22%24where%22%3A%221%22%7D", None, "/{collection}"),
 ]
 
@@ -114,3 +175,45 @@ def test_live_responses_are_documented(roostd, spec, method, url, body, template
         payload = json.loads(raw)
         assert set(payload) == {"error", "description"}
         assert payload["error"] in _resolve(spec, spec["components"]["schemas"]["Error"])["properties"]["error"]["enum"]
+
+
+def _check_documented(spec, template, method, status, raw):
+    op = spec["paths"][template][method.lower()]
+    assert str(status) in op["responses"], f"{method} {template} answered {status}, not in the spec"
+    if status >= 400:
+        payload = json.loads(raw)
+        assert set(payload) == {"error", "description"}
+        assert payload["error"] in _resolve(spec, spec["components"]["schemas"]["Error"])["properties"]["error"]["enum"]
+
+
+def test_live_account_flow_is_documented(roostd, spec):
+    """Signed-in account calls answer with documented statuses and bodies."""
+    name = "spec-" + uuid.uuid4().hex[:10]
+    password = "spec password 123"
+
+    def call(method, url, template, body=None, token=None):
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        status, _, raw = roostd.request(method, url, body, headers)
+        _check_documented(spec, template, method, status, raw)
+        return status, (json.loads(raw) if raw else None)
+
+    status, session = call("POST", "/users", "/users", {"username": name, "password": password, "email": "s@example.org"})
+    assert status == 201 and set(session) == set(spec["components"]["schemas"]["Session"]["required"])
+    token, uid = session["token"], session["user"]["_id"]
+    assert set(spec["components"]["schemas"]["StoredDocument"]["required"]) <= set(session["user"])
+    assert call("POST", "/users", "/users", {"username": name, "password": password})[0] == 409
+    assert call("GET", "/users?limit=5&count=true", "/users", token=token)[0] == 200
+    assert call("GET", "/users/_count", "/users/_count", token=token)[0] == 200
+    assert call("GET", "/users/me", "/users/me", token=token)[0] == 200
+    assert call("GET", f"/users/{uid}", "/users/{id}", token=token)[0] == 200
+    assert call("PATCH", f"/users/{uid}", "/users/{id}", {"title": "Spec"}, token=token)[0] == 200
+    assert call("PUT", f"/users/{uid}", "/users/{id}", {"title": "Spec"}, token=token)[0] == 200
+    assert call("PATCH", f"/users/{uid}", "/users/{id}", {"username": "renamed"}, token=token)[0] == 400
+    assert call("PATCH", f"/users/{uid}", "/users/{id}", {"password": "new password 1"}, token=token)[0] == 403
+    assert call("GET", "/users/nobody", "/users/{id}", token=token)[0] == 404
+    status, login = call("POST", "/login", "/login", {"username": name, "password": password})
+    assert status == 200
+    assert call("GET", "/specAcl", "/{collection}", token="garbage-token")[0] == 401
+    assert call("POST", "/logout", "/logout", token=login["token"])[0] == 200
+    assert call("POST", "/logout", "/logout", token=login["token"])[0] == 401
+    assert call("DELETE", f"/users/{uid}", "/users/{id}", token=token)[0] == 200

@@ -1,0 +1,88 @@
+import Foundation
+import Metrics
+import Prometheus
+
+/// swift-metrics with the Prometheus backend. `bootstrap` once per process;
+/// `/metrics` renders `registry`. Without bootstrap (unit tests) the metrics
+/// API is a no-op.
+public enum Telemetry {
+    /// Everything `/metrics` shows.
+    public static let registry = PrometheusCollectorRegistry()
+
+    /// Request latencies: 0.5 ms … 10 s.
+    static let latencyBuckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10),
+    ]
+
+    /// Installs the Prometheus factory as swift-metrics' backend.
+    public static func bootstrap() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = latencyBuckets
+        MetricsSystem.bootstrap(factory)
+        // Registered now so they read 0 before anything happens; the file
+        // upload and webhook code increment them through these helpers.
+        _ = thumbnailsGenerated()
+        for outcome in webhookOutcomes { _ = webhookDeliveries(outcome: outcome) }
+    }
+
+    /// `roost_thumbnails_generated_total`.
+    public static func thumbnailsGenerated() -> Metrics.Counter {
+        Metrics.Counter(label: "roost_thumbnails_generated_total")
+    }
+
+    /// The outcomes `roost_webhook_deliveries_total` is broken down by.
+    public static let webhookOutcomes = ["delivered", "failed", "gave_up"]
+
+    /// `roost_webhook_deliveries_total{outcome=…}`.
+    public static func webhookDeliveries(outcome: String) -> Metrics.Counter {
+        Metrics.Counter(label: "roost_webhook_deliveries_total", dimensions: [("outcome", outcome)])
+    }
+
+    /// `roost_sqlite_seconds{op=…}`: time spent in SQLite per reader job
+    /// (`read`) or writer group commit (`commit`).
+    public static func sqliteTimer(_ op: String) -> Metrics.Timer {
+        Metrics.Timer(label: "roost_sqlite_seconds", dimensions: [("op", op)])
+    }
+
+    /// The Prometheus text exposition of every metric.
+    public static func render() -> [UInt8] { registry.emitToBuffer() }
+}
+
+/// Counts and times HTTP requests by method, route template and status:
+/// `roost_http_requests_total` and `roost_http_request_duration_seconds`.
+/// Handles are cached, so a request costs one locked dictionary look-up.
+public final class RequestMetrics: @unchecked Sendable {
+    private struct Key: Hashable {
+        let method: String
+        let route: String
+        let status: Int
+    }
+
+    private let lock = NSLock()
+    private var handles: [Key: (Metrics.Counter, Metrics.Timer)] = [:]
+
+    public init() {}
+
+    /// `route` must be a template (`/:collection/:id`), never a raw path.
+    public func record(method: String, route: String, status: Int, nanoseconds: UInt64) {
+        let key = Key(method: method, route: route, status: status)
+        lock.lock()
+        let cached = handles[key]
+        lock.unlock()
+        let (counter, timer) = cached ?? make(key)
+        counter.increment()
+        timer.recordNanoseconds(Int64(clamping: nanoseconds))
+    }
+
+    private func make(_ key: Key) -> (Metrics.Counter, Metrics.Timer) {
+        let dimensions = [("method", key.method), ("route", key.route), ("status", String(key.status))]
+        let made = (Metrics.Counter(label: "roost_http_requests_total", dimensions: dimensions),
+                    Metrics.Timer(label: "roost_http_request_duration_seconds", dimensions: dimensions))
+        lock.lock()
+        defer { lock.unlock() }
+        if let existing = handles[key] { return existing }
+        handles[key] = made
+        return made
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+
+/// Where files live under the data directory:
+///
+/// ```
+/// files/objects/<ab>/<cd>/<id>           the uploaded bytes
+/// files/thumbs/<ab>/<cd>/<id>/<variant>  its thumbnails
+/// files/tmp/                             files being written
+/// ```
+///
+/// `ab` and `cd` are the last four hex digits of the id (its fast-moving
+/// counter), so 65,536 directories share the files evenly and no directory
+/// grows to millions of entries. Ids are server-made 24-hex strings, so a
+/// path never holds client text.
+public struct FileLayout: Sendable {
+    public let root: String
+
+    public init(dataDir: String) { root = dataDir + "/files" }
+
+    public var objects: String { root + "/objects" }
+    public var thumbs: String { root + "/thumbs" }
+    public var tmp: String { root + "/tmp" }
+
+    /// True for ids Roost makes: 24 lower-case hex digits.
+    public static func isValidID(_ id: String) -> Bool {
+        id.utf8.count == 24 && id.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    }
+
+    func fanOut(_ id: String) -> String {
+        let u = Array(id.utf8)
+        return String(decoding: u[(u.count - 2)...], as: UTF8.self) + "/" + String(decoding: u[(u.count - 4)..<(u.count - 2)], as: UTF8.self)
+    }
+
+    public func objectPath(_ id: String) -> String { objects + "/" + fanOut(id) + "/" + id }
+    public func thumbDirectory(_ id: String) -> String { thumbs + "/" + fanOut(id) + "/" + id }
+    public func thumbPath(_ id: String, variant: String) -> String { thumbDirectory(id) + "/" + variant }
+
+    /// Creates the top-level directories.
+    public func prepare() throws {
+        for dir in [objects, thumbs, tmp] {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        }
+    }
+}
+
+/// Durable file writes: a temporary file in the data directory, fsync,
+/// rename into place, fsync of the directory. A reader (or a crash) sees
+/// either no file or the whole file.
+public enum DurableFile {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    static func fail(_ what: String, _ path: String) -> Failure {
+        Failure(description: "\(what) \(path): \(String(cString: strerror(errno)))")
+    }
+
+    /// Writes `bytes` to `path` durably, creating parent directories.
+    /// - Parameter tmpDir: a directory on the same file system as `path`.
+    public static func write(_ bytes: [UInt8], to path: String, tmpDir: String) throws {
+        let tmp = tmpDir + "/" + UUID().uuidString
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw fail("cannot create", tmp) }
+        var ok = false
+        defer { if !ok { unlink(tmp) } }
+        do {
+            defer { close(fd) }
+            try bytes.withUnsafeBytes { raw in
+                var done = 0
+                while done < raw.count {
+                    let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
+                    if n < 0 { if errno == EINTR { continue }; throw fail("cannot write", tmp) }
+                    done += n
+                }
+            }
+            guard fsync(fd) == 0 else { throw fail("cannot fsync", tmp) }
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        try ensureDirectory(directory)
+        guard rename(tmp, path) == 0 else { throw fail("cannot rename into", path) }
+        ok = true
+        syncDirectory(directory)
+    }
+
+    /// Creates `directory` (and parents), fsyncing each new entry's parent so
+    /// the path itself survives a crash.
+    public static func ensureDirectory(_ directory: String) throws {
+        var st = stat()
+        if stat(directory, &st) == 0 { return }
+        let parent = (directory as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != directory { try ensureDirectory(parent) }
+        if mkdir(directory, 0o750) != 0 && errno != EEXIST { throw fail("cannot create directory", directory) }
+        syncDirectory(parent)
+    }
+
+    /// fsyncs a directory so a rename or unlink in it is durable.
+    public static func syncDirectory(_ directory: String) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// Reads `length` bytes at `offset` (all when nil); nil when the file is absent.
+    public static func read(_ path: String, offset: Int = 0, length: Int? = nil, limit: Int) throws -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw fail("cannot open", path)
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw fail("cannot stat", path) }
+        let size = Int(st.st_size)
+        let count = max(0, min(length ?? (size - offset), size - offset))
+        guard count <= limit else { throw Failure(description: "\(path) is larger than \(limit) bytes") }
+        return try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                if n < 0 { if errno == EINTR { continue }; throw fail("cannot read", path) }
+                if n == 0 { break }
+                done += n
+            }
+            initialized = done
+        }
+    }
+
+    /// The size of the file at `path`, or nil when absent.
+    public static func size(_ path: String) -> Int? {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int(st.st_size) : nil
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// One thumbnail variant: a box and whether to fill it (crop) or fit in it.
+public struct ThumbnailSpec: Sendable, Hashable {
+    public let width: Int
+    public let height: Int
+    public let crop: Bool
+
+    /// The largest box edge Roost makes.
+    public static let maxEdge = 4096
+
+    /// A thumbnail whose longest side is `size`.
+    public static func longest(_ size: Int) -> ThumbnailSpec { ThumbnailSpec(width: size, height: size, crop: false) }
+
+    public init(width: Int, height: Int, crop: Bool) {
+        self.width = width
+        self.height = height
+        self.crop = crop
+    }
+
+    /// The variant's file name stem: `128` for a longest side, else `w200-h100-cover`.
+    public var name: String {
+        if width == height && !crop { return "\(width)" }
+        return "w\(width)-h\(height)-\(crop ? "cover" : "contain")"
+    }
+}
+
+/// What a finished thumbnail looks like.
+public struct ThumbnailInfo: Sendable {
+    public let spec: ThumbnailSpec
+    public let contentType: MediaType
+    public let width: Int
+    public let height: Int
+    public let size: Int
+    /// The encoded bytes, when they were just made.
+    public let bytes: [UInt8]
+}
+
+/// Makes thumbnails from stored files with libvips and writes them durably
+/// next to their source. Runs on thumbnail pool threads only.
+public struct Thumbnailer: Sendable {
+    public let layout: FileLayout
+    public let quality: Int
+
+    public init(layout: FileLayout, quality: Int = 80) {
+        self.layout = layout
+        self.quality = quality
+    }
+
+    /// The thumbnail file of `spec` for file `id` of type `type`.
+    public func path(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec) -> String {
+        layout.thumbPath(id, variant: spec.name + "." + MediaType.fileExtension(type.thumbnailFormat))
+    }
+
+    /// Makes (or remakes) the thumbnail and stores it.
+    public func make(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec) throws -> ThumbnailInfo {
+        let format = type.thumbnailFormat
+        let encoded = try Vips.thumbnail(path: layout.objectPath(id), width: spec.width, height: spec.height,
+                                         crop: spec.crop, format: format, quality: quality)
+        try DurableFile.write(encoded.bytes, to: path(id, type, spec), tmpDir: layout.tmp)
+        return ThumbnailInfo(spec: spec, contentType: MediaType.of(format), width: encoded.width, height: encoded.height,
+                             size: encoded.bytes.count, bytes: encoded.bytes)
+    }
+}

@@ -1,0 +1,97 @@
+import JSON
+
+/// Why an upload is refused, as the client should hear it.
+public struct UploadError: Error, Sendable, CustomStringConvertible {
+    public let status: Int
+    public let code: String
+    public let description: String
+
+    public static func empty() -> UploadError {
+        UploadError(status: 400, code: "EmptyBody", description: "The request body is empty; send the file's bytes.")
+    }
+    public static func tooLarge(_ limit: Int) -> UploadError {
+        UploadError(status: 413, code: "PayloadTooLarge", description: "The file is larger than the limit of \(limit) bytes.")
+    }
+    public static func mismatch(declared: MediaType, actual: MediaType?) -> UploadError {
+        UploadError(status: 415, code: "UnsupportedMediaType",
+                    description: "The body was declared \(declared) but its bytes are \(actual.map { "\($0)" } ?? "not a recognised image").")
+    }
+    public static func corrupt(_ type: MediaType, _ detail: String) -> UploadError {
+        UploadError(status: 422, code: "InvalidImage", description: "The \(type) image is corrupt or truncated: \(detail)")
+    }
+    public static func tooManyPixels(width: Int, height: Int, limit: Int) -> UploadError {
+        UploadError(status: 422, code: "ImageTooLarge",
+                    description: "The image is \(width)×\(height) pixels, more than the limit of \(limit) pixels.")
+    }
+}
+
+/// An upload that passed inspection: its real type, size, hash and, for
+/// images, dimensions.
+public struct InspectedUpload: Sendable {
+    public let bytes: [UInt8]
+    public let contentType: MediaType
+    public let sha256: String
+    public let width: Int?
+    public let height: Int?
+    public let filename: String?
+
+    public var isImage: Bool { width != nil }
+}
+
+/// Checks an upload's bytes on an upload worker: unwraps multipart, detects
+/// the real type from the bytes, refuses mismatches, bombs and corrupt images.
+public struct UploadInspector: Sendable {
+    public let maxBytes: Int
+    public let maxPixels: Int
+
+    public init(maxBytes: Int, maxPixels: Int) {
+        self.maxBytes = maxBytes
+        self.maxPixels = maxPixels
+    }
+
+    /// - Parameters:
+    ///   - body: the raw request body.
+    ///   - contentType: the request's `Content-Type` header.
+    public func inspect(body: [UInt8], contentType: String?) throws(UploadError) -> InspectedUpload {
+        var bytes = body
+        var declaredHeader = contentType
+        var filename: String?
+        if let contentType, MediaType.declared(contentType) == MediaType("multipart/form-data") {
+            guard let boundary = Multipart.boundary(contentType), let part = Multipart.filePart(body, boundary: boundary) else {
+                throw UploadError(status: 400, code: "InvalidMultipart",
+                                  description: "The multipart/form-data body is malformed; send one file part.")
+            }
+            bytes = part.bytes
+            declaredHeader = part.contentType
+            filename = part.filename.map { String($0.prefix(255)) }
+        }
+        if bytes.isEmpty { throw .empty() }
+        if bytes.count > maxBytes { throw .tooLarge(maxBytes) }
+        let declared = MediaType.declared(declaredHeader)
+        let sniffed = MediaType.sniff(bytes)
+        if let declared, declared.isImageFamily {
+            // A declared image must be that image. Types Roost cannot sniff
+            // (such as SVG) pass only when the bytes are no known type.
+            if let sniffed, sniffed != declared { throw .mismatch(declared: declared, actual: sniffed) }
+            if sniffed == nil && MediaType.sniffable.contains(declared) { throw .mismatch(declared: declared, actual: nil) }
+        }
+        let type = sniffed ?? declared ?? .octetStream
+        var width: Int?, height: Int?
+        if type.isRasterImage {
+            if let (w, h) = ImageHeader.dimensions(bytes, type), w * h > maxPixels {
+                throw .tooManyPixels(width: w, height: h, limit: maxPixels)
+            }
+            let header: Vips.Header
+            do { header = try Vips.probe(bytes) } catch { throw .corrupt(type, "\(error)") }
+            guard header.width > 0, header.height > 0 else { throw .corrupt(type, "it has no pixels") }
+            if header.width * header.height > maxPixels {
+                throw .tooManyPixels(width: header.width, height: header.height, limit: maxPixels)
+            }
+            do { try Vips.validate(bytes) } catch { throw .corrupt(type, "\(error)") }
+            width = header.width
+            height = header.height
+        }
+        return InspectedUpload(bytes: bytes, contentType: type, sha256: SHA256.hex(bytes), width: width, height: height,
+                               filename: filename)
+    }
+}

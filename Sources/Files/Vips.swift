@@ -1,0 +1,95 @@
+import CVipsShim
+import Foundation
+
+/// libvips through the CVipsShim wrappers. Every call is thread-safe once
+/// `start` has run; each worker thread uses its own images.
+public enum Vips {
+    /// The header of an image, read without decoding pixels.
+    public struct Header: Sendable, Equatable {
+        public let width: Int
+        public let height: Int
+        /// The libvips loader, e.g. `pngload_buffer`.
+        public let loader: String
+    }
+
+    /// A libvips failure, with libvips' own message.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// An encoded image.
+    public struct Encoded: Sendable {
+        public let bytes: [UInt8]
+        public let width: Int
+        public let height: Int
+    }
+
+    /// Output encodings.
+    public enum Format: Int32, Sendable {
+        case jpeg = 0, webp = 1, png = 2, gif = 3
+    }
+
+    /// Starts libvips once (VIPS_INIT). Roost parallelises across images
+    /// (one image per pool thread), so each operation gets one thread; the
+    /// operation cache is off because every upload is a different image and
+    /// the cache would only hold memory and file descriptors.
+    public static func start() throws {
+        guard roost_vips_start("roostd", 1, 0, 0) == 0 else { throw Failure(description: "libvips failed to start") }
+    }
+
+    static func withError<T>(_ body: (UnsafeMutablePointer<CChar>, Int) -> T) -> (T, String) {
+        var buffer = [CChar](repeating: 0, count: 512)
+        let result = buffer.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
+        let message = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return (result, message)
+    }
+
+    /// Reads the header of the image in `bytes`.
+    public static func probe(_ bytes: [UInt8]) throws -> Header {
+        var header = roost_vips_header()
+        let (rc, message) = withError { err, n in
+            bytes.withUnsafeBytes { roost_vips_probe($0.baseAddress, $0.count, &header, err, n) }
+        }
+        guard rc == 0 else { throw Failure(description: message) }
+        let loader = withUnsafeBytes(of: header.loader) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return Header(width: Int(header.width), height: Int(header.height), loader: loader)
+    }
+
+    /// Decodes every pixel; throws for corrupt or truncated data.
+    public static func validate(_ bytes: [UInt8]) throws {
+        let (rc, message) = withError { err, n in
+            bytes.withUnsafeBytes { roost_vips_validate($0.baseAddress, $0.count, err, n) }
+        }
+        guard rc == 0 else { throw Failure(description: message) }
+    }
+
+    /// A thumbnail of the image file at `path` that fits `width` x `height`
+    /// (fills and crops the centre with `crop`), never enlarged.
+    public static func thumbnail(path: String, width: Int, height: Int, crop: Bool, format: Format, quality: Int = 80) throws -> Encoded {
+        var out: UnsafeMutableRawPointer?
+        var length = 0
+        var w: Int32 = 0, h: Int32 = 0
+        let (rc, message) = withError { err, n in
+            roost_vips_thumbnail_file(path, Int32(width), Int32(height), crop ? 1 : 0, format.rawValue, Int32(quality),
+                                      &out, &length, &w, &h, err, n)
+        }
+        guard rc == 0, let out else { throw Failure(description: message) }
+        defer { roost_vips_free(out) }
+        return Encoded(bytes: Array(UnsafeRawBufferPointer(start: out, count: length)), width: Int(w), height: Int(h))
+    }
+
+    /// A synthetic `width` x `height` gradient picture, for tests and benchmarks.
+    public static func synthesize(width: Int, height: Int, format: Format) throws -> [UInt8] {
+        var out: UnsafeMutableRawPointer?
+        var length = 0
+        let (rc, message) = withError { err, n in roost_vips_synthesize(Int32(width), Int32(height), format.rawValue, &out, &length, err, n) }
+        guard rc == 0, let out else { throw Failure(description: message) }
+        defer { roost_vips_free(out) }
+        return Array(UnsafeRawBufferPointer(start: out, count: length))
+    }
+
+    /// Frees libvips' state for the calling thread.
+    public static func threadEnd() { roost_vips_thread_end() }
+}

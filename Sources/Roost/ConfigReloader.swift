@@ -1,0 +1,62 @@
+import Daemon
+import Foundation
+import Logging
+
+/// SIGHUP: re-reads the configuration off the event loop, applies what can
+/// change at run time (log level, collection permissions, private user
+/// fields) and logs what changed and what needs a restart. Reloads run one
+/// at a time.
+final class ConfigReloader: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: RoostConfig
+    private let load: @Sendable () throws -> RoostConfig
+    private let settings: ReloadableSettings
+    private let level: LogLevelBox?
+    private let notifier: SystemdNotifier
+    private let logger: Logger
+
+    init(config: RoostConfig, load: @escaping @Sendable () throws -> RoostConfig, settings: ReloadableSettings,
+         level: LogLevelBox?, notifier: SystemdNotifier, logger: Logger) {
+        current = config
+        self.load = load
+        self.settings = settings
+        self.level = level
+        self.notifier = notifier
+        self.logger = logger
+    }
+
+    /// Starts a reload on its own thread; returns at once (safe on a loop).
+    func begin() {
+        Thread.detachNewThread { [self] in reload() }
+    }
+
+    /// Reloads now, on the calling thread. Returns the changes applied.
+    @discardableResult
+    func reload() -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        notifier.reloading(true)
+        defer { notifier.reloading(false) }
+        let new: RoostConfig
+        do { new = try load() } catch {
+            logger.error("configuration reload failed; keeping the running settings", metadata: ["error": "\(error)"])
+            return []
+        }
+        var changes = settings.apply(new)
+        let newLevel = Logger.Level(rawValue: new.logLevel)
+        if let level, let newLevel, level.level != newLevel {
+            changes.insert("log_level: \(level.level) → \(newLevel)", at: 0)
+        }
+        let restart = ReloadableSettings.needsRestart(current, new)
+        current = new
+        // Logged at the old level, so a reload to a quieter level still says what it did.
+        logger.notice("configuration reloaded", metadata: [
+            "changes": changes.isEmpty ? "none" : "\(changes.joined(separator: "; "))",
+        ])
+        if !restart.isEmpty {
+            logger.warning("changed settings take effect only after a restart", metadata: ["settings": "\(restart.joined(separator: ","))"])
+        }
+        if let level, let newLevel { level.set(newLevel) }
+        return changes
+    }
+}

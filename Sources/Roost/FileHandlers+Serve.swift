@@ -1,0 +1,114 @@
+import EventLoop
+import Files
+import Foundation
+import HTTP
+import JSON
+import Store
+
+/// Serving stored bytes: `GET /files/:id` and `GET /files/:id/thumbnail`.
+/// Bytes are read on a worker thread, never on the loop.
+extension FileHandlers {
+    /// What serving needs from a metadata row.
+    struct Stored {
+        let contentType: MediaType
+        let size: Int
+        let sha256: String
+        let name: String?
+        let isImage: Bool
+
+        init(_ text: String) throws {
+            guard case .object(let doc) = try JSONParser.parse(text) else { throw HTTPError.internalError("file metadata is not an object") }
+            contentType = MediaType(doc["contentType"]?.stringValue ?? "application/octet-stream")
+            size = Int(doc["size"]?.doubleValue ?? 0)
+            sha256 = doc["sha256"]?.stringValue ?? ""
+            name = doc["name"]?.stringValue
+            isImage = doc["width"] != nil
+        }
+    }
+
+    /// `GET /files/:id`.
+    func serve(_ id: String, _ request: Request, _ out: ResponseWriter) {
+        guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
+        let (handlers, limit) = (self, inspector.maxBytes)
+        reading(request, out) { reader in
+            guard let text = try reader.file(id: id, scope: try handlers.scope(request, reader)) else { throw Self.notFound(id) }
+            let stored = try Stored(text)
+            let path = handlers.layout.objectPath(id)
+            let response = try FileResponse(request: request, etag: "\"\(stored.sha256)\"", contentType: stored.contentType,
+                                            size: stored.size, filename: stored.name, cacheControl: handlers.cacheControl,
+                                            read: { offset, length in
+                guard let bytes = try DurableFile.read(path, offset: offset, length: length, limit: limit) else {
+                    throw Self.notFound(id)
+                }
+                return bytes
+            }).response
+            return response
+        }
+    }
+
+    /// Immutable: a file id never names other bytes. Shared and private
+    /// files must not sit in shared caches.
+    var cacheControl: String {
+        level == .public ? "public, max-age=31536000, immutable" : "private, max-age=31536000, immutable"
+    }
+
+    /// The variant a thumbnail request asks for: `size=N`, or `w`/`h` with `fit`.
+    static func thumbnailSpec(_ query: [String: String], defaultSize: Int) throws -> ThumbnailSpec {
+        func edge(_ key: String) throws -> Int? {
+            guard let raw = query[key] else { return nil }
+            guard let v = Int(raw), (1...ThumbnailSpec.maxEdge).contains(v) else {
+                throw HTTPError(400, "InvalidQuery", "\(key) must be a whole number from 1 to \(ThumbnailSpec.maxEdge).")
+            }
+            return v
+        }
+        if let size = try edge("size") { return .longest(size) }
+        let w = try edge("w"), h = try edge("h")
+        let fit = query["fit"] ?? "contain"
+        guard fit == "cover" || fit == "contain" else { throw HTTPError(400, "InvalidQuery", "fit must be cover or contain.") }
+        switch (w, h) {
+        case (nil, nil): return .longest(defaultSize)
+        case let (w?, h?): return ThumbnailSpec(width: w, height: h, crop: fit == "cover")
+        case let (w?, nil): return ThumbnailSpec(width: w, height: ThumbnailSpec.maxEdge * 4, crop: false)
+        case let (nil, h?): return ThumbnailSpec(width: ThumbnailSpec.maxEdge * 4, height: h, crop: false)
+        }
+    }
+
+    /// `GET /files/:id/thumbnail?size=128` (or `?w=&h=&fit=`): a stored
+    /// thumbnail, or one made now on the thumbnail pool.
+    func thumbnail(_ id: String, _ request: Request, _ out: ResponseWriter) {
+        guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
+        let spec: ThumbnailSpec
+        do { spec = try Self.thumbnailSpec(request.query, defaultSize: thumbnails.sizes.first ?? 128) } catch let e as HTTPError {
+            return out.send(e.response)
+        } catch { return out.send(HTTPError.badRequest("\(error)").response) }
+        let (handlers, scheduler, logger) = (self, thumbnails, self.logger)
+        reading(request, out) { reader in
+            guard let text = try reader.file(id: id, scope: try handlers.scope(request, reader)) else { throw Self.notFound(id) }
+            let stored = try Stored(text)
+            guard stored.isImage else { throw HTTPError.notFound("File \"\(id)\" is \(stored.contentType), which has no thumbnails.") }
+            let etag = "\"\(stored.sha256)-\(spec.name)\""
+            let thumbType = MediaType.of(stored.contentType.thumbnailFormat)
+            @Sendable func respond(_ bytes: [UInt8]) throws -> Response {
+                try FileResponse(request: request, etag: etag, contentType: thumbType, size: bytes.count, filename: nil,
+                                 cacheControl: handlers.cacheControl, read: { offset, length in
+                    Array(bytes[offset..<min(bytes.count, offset + (length ?? bytes.count))])
+                }).response
+            }
+            if FileResponse.matches(request.headers["If-None-Match"], etag) {
+                return try respond([])
+            }
+            if let bytes = try DurableFile.read(scheduler.thumbnailer.path(id, stored.contentType, spec), limit: handlers.inspector.maxBytes) {
+                return try respond(bytes)
+            }
+            scheduler.variant(id, stored.contentType, spec) { outcome in
+                out.send(handlers.respond(request) {
+                    do { return try respond(try outcome.get().bytes) } catch let e as Vips.Failure {
+                        logger.warning("thumbnail failed", metadata: ["file": "\(id)", "variant": "\(spec.name)", "error": "\(e)"])
+                        throw HTTPError(422, "InvalidImage", "No thumbnail can be made of this file: \(e)")
+                    }
+                })
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,207 @@
+import EventLoop
+import Files
+import Foundation
+import HTTP
+import Jobs
+import JSON
+import Logging
+import Store
+
+/// The file API: uploads, downloads, metadata, thumbnails, deletes.
+///
+/// The loop only checks sizes and queues: an upload worker inspects the
+/// bytes (real type, pixel count, full decode), writes the file durably,
+/// then hands the metadata row and its thumbnail job to the writer's group
+/// commit; the client hears 201 only after COMMIT.
+struct FileHandlers: Sendable {
+    typealias UploadJob = @Sendable (DocumentReader) -> Void
+
+    let pools: StorePools
+    let access: AccessPolicy
+    let uploads: WorkerPool<DocumentReader, UploadJob>
+    let thumbnails: ThumbnailScheduler
+    let layout: FileLayout
+    let inspector: UploadInspector
+    let level: AccessScope.Level
+    let ids = DocumentID()
+    let logger: Logger
+
+    /// Extra room a multipart body may take around its file part.
+    static let multipartSlack = 64 * 1024
+
+    static let collection = "files"
+
+    init(pools: StorePools, access: AccessPolicy, config: RoostConfig, thumbnails: ThumbnailScheduler, logger: Logger) {
+        self.pools = pools
+        self.access = access
+        self.thumbnails = thumbnails
+        self.logger = logger
+        layout = FileLayout(dataDir: config.dataDir)
+        inspector = UploadInspector(maxBytes: config.maxUploadBytes, maxPixels: config.maxImagePixels)
+        level = config.filesPermission
+        let databasePath = config.dataDir + "/roost.db"
+        uploads = WorkerPool(name: "upload", threads: config.uploadWorkers, capacity: config.uploadQueue, logger: logger,
+                             makeContext: { try DocumentReader(path: databasePath) },
+                             run: { reader, jobs in for job in jobs { job(reader) } })
+    }
+
+    /// The largest body evhttp must accept for an upload to reach us.
+    static func bodyCap(_ config: RoostConfig) -> Int { config.maxUploadBytes + multipartSlack }
+
+    func scope(_ request: Request, _ reader: DocumentReader) throws -> AccessScope {
+        AccessScope(principal: try access.caller(request, reader).principal, level: level)
+    }
+
+    /// Routes `/files…`.
+    func route(_ request: Request, _ out: ResponseWriter) {
+        let s = request.segments
+        let method = request.method
+        switch (s.count, method) {
+        case (1, .post): upload(request, out)
+        case (1, _): out.send(HTTPError.methodNotAllowed(method, allow: "POST").response)
+        case (2, .get), (2, .head): serve(s[1], request, out)
+        case (2, .delete): delete(s[1], request, out)
+        case (2, _): out.send(HTTPError.methodNotAllowed(method, allow: "GET, HEAD, DELETE").response)
+        case (3, .get) where s[2] == "meta", (3, .head) where s[2] == "meta": meta(s[1], request, out)
+        case (3, .get) where s[2] == "thumbnail", (3, .head) where s[2] == "thumbnail": thumbnail(s[1], request, out)
+        case (3, _) where s[2] == "meta" || s[2] == "thumbnail":
+            out.send(HTTPError.methodNotAllowed(method, allow: "GET, HEAD").response)
+        default: out.send(HTTPError.notFound("No endpoint at \(request.path).").response)
+        }
+    }
+
+    /// `POST /files`: the raw bytes (or one multipart file part) → 201 and the metadata.
+    func upload(_ request: Request, _ out: ResponseWriter) {
+        let multipart = MediaType.declared(request.headers["Content-Type"]) == MediaType("multipart/form-data")
+        let limit = inspector.maxBytes + (multipart ? Self.multipartSlack : 0)
+        // Content-Length first: refuse as early as the client told us.
+        if let declared = request.headers["Content-Length"].flatMap({ Int($0.trimmingSpacesAndTabs) }), declared > limit {
+            return out.send(HTTPError.tooLarge(limit: inspector.maxBytes).response)
+        }
+        if request.body.count > limit { return out.send(HTTPError.tooLarge(limit: inspector.maxBytes).response) }
+        if request.body.isEmpty { return out.send(Self.httpError(UploadError.empty()).response) }
+        let handlers = self
+        let accepted = uploads.submit { reader in
+            do {
+                try handlers.store(request, out, reader)
+            } catch {
+                out.send(handlers.respond(request) { throw error })
+            }
+        }
+        if !accepted { out.send(HTTPError.overloaded(retryAfter: 1).response) }
+    }
+
+    /// On an upload worker: inspect, write durably, then record in the group commit.
+    private func store(_ request: Request, _ out: ResponseWriter, _ reader: DocumentReader) throws {
+        let scope = try scope(request, reader)
+        try scope.checkCreate()
+        let upload: InspectedUpload
+        do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
+            throw Self.httpError(error)
+        }
+        let id = ids.next()
+        let path = layout.objectPath(id)
+        try DurableFile.write(upload.bytes, to: path, tmpDir: layout.tmp)
+        let metadata = metadataDocument(id, upload)
+        let type = upload.contentType
+        let (thumbnails, logger) = (self.thumbnails, self.logger)
+        let job = StorePools.WriteJob(operation: { writer in
+            .json(201, try writer.insertFile(id: id, metadata: metadata, contentType: type.name,
+                                             thumbnailJob: upload.isImage, scope: scope))
+        }, completion: { result in
+            switch result {
+            case .success:
+                if upload.isImage { thumbnails.enqueue(FileJobRecord(fileID: id, contentType: type.name)) }
+            case .failure:
+                // No row: the file must not stay (the sweep would also find it).
+                unlink(path)
+            }
+            out.send(StorePools.respond(request, logger) { try result.get() })
+        })
+        if !pools.writer.submit(job) {
+            unlink(path)
+            throw HTTPError.overloaded(retryAfter: 1)
+        }
+    }
+
+    func metadataDocument(_ id: String, _ upload: InspectedUpload) -> JSONObject {
+        var doc = JSONObject()
+        doc["contentType"] = .string(upload.contentType.name)
+        doc["size"] = .int(Int64(upload.bytes.count))
+        doc["sha256"] = .string(upload.sha256)
+        if let name = upload.filename { doc["name"] = .string(name) }
+        if let width = upload.width, let height = upload.height {
+            doc["width"] = .int(Int64(width))
+            doc["height"] = .int(Int64(height))
+            var thumbs = JSONObject()
+            for size in thumbnails.sizes {
+                var t = JSONObject()
+                t["state"] = .string("pending")
+                t["url"] = .string("/files/\(id)/thumbnail?size=\(size)")
+                thumbs["\(size)"] = .object(t)
+            }
+            doc["thumbnails"] = .object(thumbs)
+        }
+        doc["url"] = .string("/files/\(id)")
+        return doc
+    }
+
+    /// `GET /files/:id/meta`.
+    func meta(_ id: String, _ request: Request, _ out: ResponseWriter) {
+        guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
+        let handlers = self
+        reading(request, out) { reader in
+            guard let text = try reader.file(id: id, scope: try handlers.scope(request, reader)) else { throw Self.notFound(id) }
+            return .json(200, text)
+        }
+    }
+
+    /// `DELETE /files/:id`: the row goes in the group commit, then the bytes.
+    func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
+        guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
+        let (handlers, layout, logger, access, level) = (self, self.layout, self.logger, self.access, self.level)
+        let job = StorePools.WriteJob(operation: { writer in
+            let scope = AccessScope(principal: try access.caller(request, writer).principal, level: level)
+            try writer.deleteFile(id: id, scope: scope)
+            return .json(200, "{\"count\":1}")
+        }, completion: { result in
+            if case .success = result {
+                // After COMMIT: a crash before these unlinks leaves files the sweep removes.
+                let remove: @Sendable () -> Void = {
+                    unlink(layout.objectPath(id))
+                    try? FileManager.default.removeItem(atPath: layout.thumbDirectory(id))
+                }
+                if !handlers.uploads.submit({ _ in remove() }) { remove() }
+            }
+            out.send(StorePools.respond(request, logger) { try result.get() })
+        })
+        if !pools.writer.submit(job) { out.send(HTTPError.overloaded().response) }
+    }
+
+    static func notFound(_ id: String) -> HTTPError { .notFound("No file with _id \"\(id)\".") }
+
+    static func httpError(_ e: UploadError) -> HTTPError { HTTPError(e.status, e.code, e.description) }
+
+    /// Maps upload and disk failures, then store failures, to responses.
+    func respond(_ request: Request, _ body: () throws -> Response) -> Response {
+        do {
+            return try body()
+        } catch let e as UploadError {
+            return Self.httpError(e).response
+        } catch let e as DurableFile.Failure {
+            logger.error("file store error", metadata: ["request_id": "\(request.requestID)", "error": "\(e)"])
+            return HTTPError.internalError("The file could not be stored; nothing was kept.").response
+        } catch {
+            return StorePools.respond(request, logger) { throw error }
+        }
+    }
+}
+
+extension String {
+    var trimmingSpacesAndTabs: String {
+        var s = Substring(self)
+        while s.first == " " || s.first == "\t" { s = s.dropFirst() }
+        while s.last == " " || s.last == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,39 @@
+import Daemon
+import HTTP
+import Metrics
+
+/// `GET /metrics`: the Prometheus text format. Queue gauges are sampled at
+/// scrape time; request, SQLite, thumbnail and webhook metrics are recorded
+/// where they happen (see `Telemetry`).
+struct MetricsEndpoint: Sendable {
+    let pools: StorePools
+    private let depth: [Gauge]
+    private let capacity: [Gauge]
+    private let busy: [Gauge]
+    private let threads: [Gauge]
+
+    init(pools: StorePools) {
+        self.pools = pools
+        let names = ["reader", "writer", "hasher"]
+        depth = names.map { Gauge(label: "roost_queue_depth", dimensions: [("queue", $0)]) }
+        capacity = names.map { Gauge(label: "roost_queue_capacity", dimensions: [("queue", $0)]) }
+        busy = names.map { Gauge(label: "roost_worker_busy_threads", dimensions: [("pool", $0)]) }
+        threads = names.map { Gauge(label: "roost_worker_threads", dimensions: [("pool", $0)]) }
+    }
+
+    func respond() -> Response {
+        let samples = [
+            (pools.readers.depth, pools.readers.queue.capacity, pools.readers.busyThreads, pools.readers.threads),
+            (pools.writer.depth, pools.writer.queue.capacity, pools.writer.busyThreads, pools.writer.threads),
+            (pools.hashers.depth, pools.hashers.queue.capacity, pools.hashers.busyThreads, pools.hashers.threads),
+        ]
+        for (i, s) in samples.enumerated() {
+            depth[i].record(s.0)
+            capacity[i].record(s.1)
+            busy[i].record(s.2)
+            threads[i].record(s.3)
+        }
+        return Response(status: 200, headers: Headers([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]),
+                        body: Telemetry.render())
+    }
+}

@@ -1,0 +1,120 @@
+import JSON
+
+/// A thumbnail job waiting in `_file_jobs`.
+public struct FileJobRecord: Sendable {
+    public let fileID: String
+    public let contentType: String
+
+    public init(fileID: String, contentType: String) {
+        self.fileID = fileID
+        self.contentType = contentType
+    }
+}
+
+/// SQL for the file store's metadata: `_files` rows hold each file's
+/// metadata document (with `_acl`, so the same `AccessScope` SQL guards
+/// them), `_file_jobs` the durable thumbnail jobs.
+enum FileSQL {
+    static func visible(_ db: SQLiteConnection, id: String, scope: AccessScope) throws -> String? {
+        try scope.checkCollectionRead()
+        var params: [SQLValue] = [.text(id)]
+        let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
+        let visible = scope.readPredicate(bind).map { " AND \($0)" } ?? ""
+        return try db.prepare("SELECT d.doc FROM _files AS d WHERE d.id = ?1\(visible)").firstRow(params) { $0.text(0) }
+    }
+
+    static func pendingJobs(_ db: SQLiteConnection, limit: Int) throws -> [FileJobRecord] {
+        try db.prepare("SELECT file_id, content_type FROM _file_jobs ORDER BY created_at LIMIT ?1")
+            .rows([.int(Int64(limit))]) { FileJobRecord(fileID: $0.text(0), contentType: $0.text(1)) }
+    }
+}
+
+extension DocumentReader {
+    /// The metadata of file `id`, or nil when absent or not readable by `scope`.
+    public func file(id: String, scope: AccessScope) throws -> String? {
+        try FileSQL.visible(db, id: id, scope: scope)
+    }
+
+    /// Thumbnail jobs not yet done, oldest first.
+    public func pendingFileJobs(limit: Int) throws -> [FileJobRecord] {
+        try FileSQL.pendingJobs(db, limit: limit)
+    }
+}
+
+extension DocumentWriter {
+    /// Records a stored file's metadata and, when `thumbnailJob`, a durable
+    /// thumbnail job, in the current transaction.
+    /// - Returns: the metadata document's JSON text.
+    public func insertFile(id: String, metadata: JSONObject, contentType: String, thumbnailJob: Bool, scope: AccessScope) throws -> String {
+        try scope.checkCreate()
+        var document = metadata
+        document["_acl"] = .object(try scope.newACL(from: nil))
+        let now = Timestamp.now()
+        document.prepend("_id", .string(id))
+        document["_createdAt"] = .string(now)
+        document["_updatedAt"] = .string(now)
+        let text = document.jsonText
+        do {
+            try db.prepare("INSERT INTO _files (id, created_at, doc) VALUES (?1, ?2, ?3)").run([.text(id), .text(now), .text(text)])
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw StoreError.conflict("A file with _id \"\(id)\" already exists.")
+        }
+        if thumbnailJob {
+            try db.prepare("INSERT OR REPLACE INTO _file_jobs (file_id, content_type, created_at) VALUES (?1, ?2, ?3)")
+                .run([.text(id), .text(contentType), .text(now)])
+        }
+        return text
+    }
+
+    /// Deletes file `id`'s row and job: 404 when `scope` may not see it,
+    /// 403 when it may see but not change it.
+    public func deleteFile(id: String, scope: AccessScope) throws {
+        try scope.checkCollectionRead()
+        var params: [SQLValue] = [.text(id)]
+        let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
+        let visible = scope.readPredicate(bind) ?? "1"
+        let canWrite = scope.writePredicate(bind) ?? "1"
+        guard let row = try db.prepare("SELECT \(visible), \(canWrite) FROM _files AS d WHERE d.id = ?1")
+            .firstRow(params, { ($0.int(0) != 0, $0.int(1) != 0) }), row.0 else {
+            throw StoreError.notFound("No file with _id \"\(id)\".")
+        }
+        guard row.1 else { throw StoreError.forbidden("You may read this file but not delete it.") }
+        try removeFileRows([id])
+    }
+
+    /// Stores finished thumbnails in file `id`'s metadata and ends its job.
+    /// - Returns: false when the file was deleted meanwhile.
+    @discardableResult
+    public func completeFileJob(id: String, thumbnails: [String: JSONValue]) throws -> Bool {
+        try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)])
+        guard let text = try db.prepare("SELECT doc FROM _files WHERE id = ?1").firstRow([.text(id)], { $0.text(0) }),
+              case .object(var document) = try JSONParser.parse(text) else { return false }
+        var existing = document["thumbnails"]?.objectValue ?? JSONObject()
+        for (name, value) in thumbnails.sorted(by: { $0.key < $1.key }) { existing[name] = value }
+        document["thumbnails"] = .object(existing)
+        document["_updatedAt"] = .string(Timestamp.now())
+        try db.prepare("UPDATE _files SET doc = ?2 WHERE id = ?1").run([.text(id), .text(document.jsonText)])
+        return true
+    }
+
+    /// Every file id with a row (start-up sweep).
+    public func allFileIDs() throws -> Set<String> {
+        Set(try db.prepare("SELECT id FROM _files").rows { $0.text(0) })
+    }
+
+    /// Deletes rows and jobs of `ids` (start-up sweep, deletes).
+    public func removeFileRows(_ ids: [String]) throws {
+        for id in ids {
+            try db.prepare("DELETE FROM _files WHERE id = ?1").run([.text(id)])
+            try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)])
+        }
+    }
+
+    /// Thumbnail jobs not yet done, oldest first.
+    public func pendingFileJobs(limit: Int) throws -> [FileJobRecord] {
+        try FileSQL.pendingJobs(db, limit: limit)
+    }
+
+    /// Runs `body` in its own transaction, outside any group commit (start-up only).
+    public func transaction<T>(_ body: () throws -> T) throws -> T { try db.transaction(body) }
+}

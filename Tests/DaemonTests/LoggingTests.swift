@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import Testing
+@testable import Daemon
+
+@Suite struct LoggingTests {
+    @Test func levelBoxIsSharedAndChangeable() {
+        let box = LogLevelBox(.info)
+        #expect(box.allows(.info) && box.allows(.error) && !box.allows(.debug))
+        #expect(box.set(.warning) == .info)
+        #expect(!box.allows(.notice) && box.allows(.warning))
+        var handler = DaemonLogHandler(label: "t", sink: StderrLogSink(fd: -1), level: box)
+        #expect(handler.logLevel == .warning)
+        handler.logLevel = .trace
+        #expect(box.level == .trace)
+    }
+
+    @Test func journalFieldNames() {
+        #expect(LogFormat.journalName("request_id") == "REQUEST_ID")
+        #expect(LogFormat.journalName("http.method") == "HTTP_METHOD")
+        #expect(LogFormat.journalName("_hidden") == "F_HIDDEN")
+        #expect(LogFormat.journalName("9lives") == "F9LIVES")
+        #expect(LogFormat.journalName(String(repeating: "a", count: 100)).utf8.count == 64)
+    }
+
+    @Test func prioritiesFollowSyslog() {
+        #expect([Logger.Level.trace, .debug, .info, .notice, .warning, .error, .critical].map(LogFormat.priority)
+                == ["7", "7", "6", "5", "4", "3", "2"])
+    }
+
+    @Test func millisecondsHaveThreeDecimals() {
+        #expect(LogFormat.milliseconds(0) == "0.000")
+        #expect(LogFormat.milliseconds(1_234_567) == "1.235")
+        #expect(LogFormat.milliseconds(12_005_000) == "12.005")
+        #expect(LogFormat.milliseconds(999) == "0.001")
+    }
+
+    /// Reads what a sink wrote through a pipe.
+    private func captured(_ write: (StderrLogSink) -> Void) -> String {
+        var fds: [Int32] = [0, 0]
+        pipe(&fds)
+        write(StderrLogSink(fd: fds[1]))
+        close(fds[1])
+        var data = [UInt8](repeating: 0, count: 4096)
+        let n = read(fds[0], &data, data.count)
+        close(fds[0])
+        return String(decoding: data.prefix(max(0, n)), as: UTF8.self)
+    }
+
+    @Test func stderrLinesAreReadableAndOneLineEach() throws {
+        let line = captured {
+            $0.write(level: .warning, label: "roostd", message: "two\nlines", fields: [("a", "1"), ("b", "has space")],
+                     file: "f", function: "g", line: 1)
+        }
+        let pattern = #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z warning roostd: two lines a=1 b="has space"\n$/#
+        #expect(line.wholeMatch(of: pattern) != nil, "\(line)")
+    }
+
+    @Test func accessLinesCarryRequestIDAndDuration() {
+        let line = captured {
+            $0.writeAccess(AccessEntry(method: "GET", path: "/items/x\u{1B}y", route: "/:collection/:id", status: 404,
+                                       durationNanoseconds: 2_500_000, requestID: "rid-1", remoteAddress: "127.0.0.1"))
+        }
+        #expect(line.hasSuffix(" info roostd: GET /items/x y 404 2.500ms request_id=rid-1 remote=127.0.0.1\n"), "\(line)")
+    }
+
+    @Test func accessLogRespectsTheLevel() {
+        var fds: [Int32] = [0, 0]
+        pipe(&fds)
+        let box = LogLevelBox(.warning)
+        let log = AccessLog(sink: StderrLogSink(fd: fds[1]), level: box)
+        log.record(AccessEntry(method: "GET", path: "/", route: "/", status: 200, durationNanoseconds: 1, requestID: "quiet", remoteAddress: ""))
+        box.set(.info)
+        log.record(AccessEntry(method: "GET", path: "/", route: "/", status: 200, durationNanoseconds: 1, requestID: "loud", remoteAddress: ""))
+        close(fds[1])
+        var data = [UInt8](repeating: 0, count: 4096)
+        let n = read(fds[0], &data, data.count)
+        let text = String(decoding: data.prefix(max(0, n)), as: UTF8.self)
+        close(fds[0])
+        #expect(!text.contains("quiet") && text.contains("request_id=loud"))
+    }
+
+    @Test func autoTargetFollowsJournalStream() {
+        var info = stat()
+        fstat(2, &info)
+        let mine = "\(info.st_dev):\(info.st_ino)"
+        #expect(DaemonLogging.resolve(.auto, environment: ["JOURNAL_STREAM": mine]) == .journal)
+        #expect(DaemonLogging.resolve(.auto, environment: ["JOURNAL_STREAM": "1:2"]) == .stderr)
+        #expect(DaemonLogging.resolve(.auto, environment: [:]) == .stderr)
+        #expect(DaemonLogging.resolve(.stderr, environment: ["JOURNAL_STREAM": mine]) == .stderr)
+        #expect(DaemonLogging.resolve(.journal, environment: [:]) == .journal)
+    }
+}

@@ -1,0 +1,388 @@
+"""Accounts end to end, as the WaterCooler messaging app uses them: sign-up,
+log-in, the member directory, profile edits, password change, log-out,
+throttling, and what ends up in the database."""
+
+import datetime
+import json
+import sqlite3
+import time
+import urllib.parse
+
+import pytest
+
+from accounts_support import ADMIN_TOKEN, FAST_HASHING, assert_error, running_roostd
+
+CONFIG = FAST_HASHING + f"""\
+admin_token: {ADMIN_TOKEN}
+session_lifetime: 3600
+default_permission: shared
+collections:
+  messages: {{permission: shared}}
+"""
+
+PASSWORDS = {
+    "alice": "Tr0ub4dor&3-alice",
+    "bob": "bob-sekrit-passw0rd",
+    "carol": "carol's long passphrase",
+}
+PROFILES = {
+    "alice": {"firstName": "Alice", "lastName": "Archer", "email": "alice@watercooler.test", "title": "Engineer"},
+    "bob": {"firstName": "Bob", "lastName": "Baker", "email": "bob@watercooler.test", "title": "Designer"},
+    "carol": {"firstName": "Carol", "lastName": "Cole", "email": "carol@watercooler.test", "title": "Engineer"},
+}
+NEW_ALICE_PASSWORD = "a brand new passphrase"
+
+
+def q(obj):
+    return urllib.parse.quote(json.dumps(obj, separators=(",", ":")))
+
+
+class Recorder:
+    """Wraps the daemon and keeps every response, to look for leaked secrets."""
+
+    def __init__(self, d):
+        self.d = d
+        self.responses = []
+
+    def call(self, *args, **kwargs):
+        r = self.d.call(*args, **kwargs)
+        self.responses.append(r)
+        return r
+
+
+@pytest.fixture(scope="module")
+def app():
+    with running_roostd(CONFIG) as d:
+        yield Recorder(d)
+
+
+def _assert_session_response(body, username, lifetime=3600):
+    assert set(body) == {"user", "token", "expiresAt"}
+    user = body["user"]
+    assert user["username"] == username
+    assert "password" not in user and "oldPassword" not in user
+    assert user["_acl"]["creator"] == user["_id"]
+    assert isinstance(body["token"], str) and len(body["token"]) >= 40
+    expires = datetime.datetime.strptime(body["expiresAt"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+    delta = (expires - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    assert lifetime - 10 < delta <= lifetime + 1
+
+
+# ---------------------------------------------------------------------------
+# The WaterCooler flow, in order (the tests share state through `state`).
+
+state = {}
+
+
+def test_sign_up(app):
+    for name in ("alice", "bob", "carol"):
+        r = app.call("POST", "/users", {"username": name, "password": PASSWORDS[name], **PROFILES[name]})
+        assert r.status == 201, r
+        _assert_session_response(r.body, name)
+        for k, v in PROFILES[name].items():
+            assert r.body["user"][k] == v
+        state[name] = {"id": r.body["user"]["_id"], "token": r.body["token"]}
+    assert len({state[n]["id"] for n in state}) == 3
+
+
+def test_sign_up_validation(app):
+    cases = [
+        {"username": "ab", "password": "long enough pw"},
+        {"username": "has space", "password": "long enough pw"},
+        {"username": "x" * 65, "password": "long enough pw"},
+        {"username": "émile", "password": "long enough pw"},
+        {"username": "shorty", "password": "short"},
+        {"username": "big", "password": "p" * 1025},
+        {"username": "nopass"},
+        {"password": "long enough pw"},
+        {"username": 42, "password": "long enough pw"},
+    ]
+    for body in cases:
+        assert_error(app.call("POST", "/users", body), 400)
+    # The boundaries themselves are fine.
+    r = app.call("POST", "/users", {"username": "a.b_c-d@e", "password": "8bytes!!"})
+    assert r.status == 201, r
+    r2 = app.call("POST", "/users", {"username": "y" * 64, "password": "p" * 1024})
+    assert r2.status == 201, r2
+    for s in (r, r2):
+        assert app.call("DELETE", f"/users/{s.body['user']['_id']}", token=s.body["token"]).status == 200
+
+
+def test_duplicate_username_is_409(app):
+    before = app.call("GET", "/users/_count", token=ADMIN_TOKEN).body["count"]
+    for name in ("alice", "ALICE", "Alice"):
+        r = app.call("POST", "/users", {"username": name, "password": "another password", "email": "evil@x.test"})
+        assert_error(r, 409, "Conflict")
+    assert app.call("GET", "/users/_count", token=ADMIN_TOKEN).body["count"] == before
+    # The original account is untouched.
+    assert app.call("POST", "/login", {"username": "alice", "password": PASSWORDS["alice"]}).status == 200
+    assert app.call("POST", "/login", {"username": "alice", "password": "another password"}).status == 401
+
+
+def test_log_in(app):
+    r = app.call("POST", "/login", {"username": "alice", "password": PASSWORDS["alice"]})
+    assert r.status == 200, r
+    _assert_session_response(r.body, "alice")
+    assert r.body["user"]["_id"] == state["alice"]["id"]
+    assert r.body["user"]["email"] == PROFILES["alice"]["email"]
+    assert r.body["token"] != state["alice"]["token"]
+    state["alice"]["phone"] = r.body["token"]  # a second device
+    # Usernames are matched case-insensitively.
+    r = app.call("POST", "/login", {"username": "ALICE", "password": PASSWORDS["alice"]})
+    assert r.status == 200 and r.body["user"]["_id"] == state["alice"]["id"], r
+    assert app.call("POST", "/logout", token=r.body["token"]).status == 200
+    # Malformed log-ins.
+    assert_error(app.call("POST", "/login", {"username": "alice"}), 400)
+    assert_error(app.call("POST", "/login", raw_body=b"{", headers={"Content-Type": "application/json"}), 400, "InvalidJSON")
+
+
+def test_me(app):
+    r = app.call("GET", "/users/me", token=state["alice"]["token"])
+    assert r.status == 200, r
+    assert r.body["_id"] == state["alice"]["id"]
+    assert r.body["email"] == PROFILES["alice"]["email"]
+    assert_error(app.call("GET", "/users/me"), 401)
+
+
+def test_directory_hides_others_emails(app):
+    ids = {n: state[n]["id"] for n in ("alice", "bob", "carol")}
+    r = app.call("GET", f"/users?query={q({'_id': {'$in': list(ids.values())}})}&sort=%7B%22username%22%3A1%7D",
+                 token=state["alice"]["token"])
+    assert r.status == 200, r
+    assert [u["username"] for u in r.body] == ["alice", "bob", "carol"]
+    for u in r.body:
+        assert "password" not in u
+        if u["username"] == "alice":
+            assert u["email"] == PROFILES["alice"]["email"]
+        else:
+            assert "email" not in u, u
+            assert u["title"] == PROFILES[u["username"]]["title"]
+    # get by id
+    r = app.call("GET", f"/users/{ids['bob']}", token=state["alice"]["token"])
+    assert r.status == 200 and "email" not in r.body and r.body["firstName"] == "Bob", r
+    # query, sort, fields, limit, skip work as in collections.
+    r = app.call("GET", f"/users?query={q({'title': 'Engineer'})}&sort=%7B%22lastName%22%3A-1%7D&fields=firstName,email",
+                 token=state["bob"]["token"])
+    assert r.status == 200
+    assert r.body == [{"_id": ids["carol"], "firstName": "Carol"}, {"_id": ids["alice"], "firstName": "Alice"}]
+    r = app.call("GET", f"/users?sort=%7B%22username%22%3A1%7D&limit=1&skip=1&fields=username&query={q({'_id': {'$in': list(ids.values())}})}",
+                 token=state["bob"]["token"])
+    assert r.body == [{"_id": ids["bob"], "username": "bob"}]
+    r = app.call("GET", f"/users/_count?query={q({'title': 'Engineer'})}", token=state["bob"]["token"])
+    assert r.body == {"count": 2}
+    # The admin sees everything.
+    r = app.call("GET", f"/users/{ids['bob']}", token=ADMIN_TOKEN)
+    assert r.body["email"] == PROFILES["bob"]["email"]
+    r = app.call("GET", f"/users?query={q({'title': 'Engineer'})}", token=ADMIN_TOKEN)
+    assert {u["email"] for u in r.body} == {PROFILES["alice"]["email"], PROFILES["carol"]["email"]}
+
+
+def test_directory_needs_sign_in(app):
+    for path in ("/users", "/users/_count", f"/users/{state['bob']['id']}", "/users/me"):
+        assert_error(app.call("GET", path), 401)
+
+
+def test_private_fields_cannot_be_probed_by_query(app):
+    """Filtering or sorting on someone else's email must not reveal it (no oracle)."""
+    token = state["bob"]["token"]
+    alice_email = PROFILES["alice"]["email"]
+    r = app.call("GET", f"/users/_count?query={q({'email': alice_email})}", token=token)
+    assert r.status in (200, 400), r
+    if r.status == 200:
+        assert r.body == {"count": 0}, "counting by another user's email reveals it"
+    r = app.call("GET", f"/users?query={q({'email': {'$regex': '^alice@'}})}", token=token)
+    assert r.status in (200, 400), r
+    if r.status == 200:
+        assert r.body == [], "filtering by another user's email reveals it"
+
+
+def test_profile_edit(app):
+    alice, bob = state["alice"], state["bob"]
+    r = app.call("PATCH", f"/users/{alice['id']}", {"title": "Staff Engineer", "pronouns": "she/her"}, token=alice["token"])
+    assert r.status == 200, r
+    assert r.body["title"] == "Staff Engineer" and r.body["username"] == "alice" and r.body["email"] == PROFILES["alice"]["email"]
+    # PUT replaces the profile; the username stays.
+    profile = {**PROFILES["alice"], "title": "Principal Engineer"}
+    r = app.call("PUT", f"/users/{alice['id']}", profile, token=alice["token"])
+    assert r.status == 200, r
+    assert r.body["username"] == "alice" and r.body["title"] == "Principal Engineer" and "pronouns" not in r.body
+    assert r.body["_acl"]["creator"] == alice["id"]
+    # Others cannot edit; anonymous must sign in; username is fixed; creator is fixed.
+    assert_error(app.call("PATCH", f"/users/{alice['id']}", {"title": "Intern"}, token=bob["token"]), 403, "Forbidden")
+    assert_error(app.call("PUT", f"/users/{alice['id']}", {"title": "Intern"}, token=bob["token"]), 403, "Forbidden")
+    assert_error(app.call("PATCH", f"/users/{alice['id']}", {"title": "Intern"}), 401)
+    assert_error(app.call("PATCH", f"/users/{alice['id']}", {"username": "alicia"}, token=alice["token"]), 400)
+    assert_error(app.call("PUT", f"/users/{alice['id']}", {**profile, "username": "alicia"}, token=alice["token"]), 400)
+    assert_error(app.call("PATCH", f"/users/{alice['id']}", {"_acl": {"creator": bob["id"]}}, token=alice["token"]), 400)
+    assert app.call("GET", "/users/me", token=alice["token"]).body["title"] == "Principal Engineer"
+    # The admin may edit anyone.
+    r = app.call("PATCH", f"/users/{bob['id']}", {"title": "Lead Designer"}, token=ADMIN_TOKEN)
+    assert r.status == 200 and r.body["title"] == "Lead Designer", r
+    # Nobody can log in as "alicia".
+    assert app.call("POST", "/login", {"username": "alicia", "password": PASSWORDS["alice"]}).status == 401
+
+
+def test_password_change(app):
+    alice = state["alice"]
+    laptop, phone = alice["token"], alice["phone"]
+    url = f"/users/{alice['id']}"
+    # The old password is required, and must be right.
+    assert_error(app.call("PATCH", url, {"password": NEW_ALICE_PASSWORD}, token=phone), 403)
+    assert_error(app.call("PATCH", url, {"password": NEW_ALICE_PASSWORD, "oldPassword": "not it at all"}, token=phone), 403)
+    # Someone else cannot, even knowing the old password.
+    assert_error(app.call("PATCH", url, {"password": NEW_ALICE_PASSWORD, "oldPassword": PASSWORDS["alice"]},
+                          token=state["bob"]["token"]), 403)
+    assert_error(app.call("PATCH", url, {"password": "short", "oldPassword": PASSWORDS["alice"]}, token=phone), 400)
+    assert laptop and app.call("GET", "/users/me", token=laptop).status == 200
+    r = app.call("PATCH", url, {"password": NEW_ALICE_PASSWORD, "oldPassword": PASSWORDS["alice"]}, token=phone)
+    assert r.status == 200, r
+    assert "password" not in r.body and "oldPassword" not in r.body
+    # The other session is revoked; the one that made the change keeps working.
+    assert_error(app.call("GET", "/users/me", token=laptop), 401, "InvalidToken")
+    assert app.call("GET", "/users/me", token=phone).status == 200
+    assert app.call("POST", "/login", {"username": "alice", "password": PASSWORDS["alice"]}).status == 401
+    r = app.call("POST", "/login", {"username": "alice", "password": NEW_ALICE_PASSWORD})
+    assert r.status == 200, r
+    alice["token"] = r.body["token"]
+    assert app.call("GET", "/users/me", token=phone).status == 200
+
+
+def test_admin_resets_password_without_old_one(app):
+    bob = state["bob"]
+    r = app.call("PATCH", f"/users/{bob['id']}", {"password": "reset by the admin"}, token=ADMIN_TOKEN)
+    assert r.status == 200, r
+    # Every one of Bob's sessions is gone.
+    assert_error(app.call("GET", "/users/me", token=bob["token"]), 401, "InvalidToken")
+    r = app.call("POST", "/login", {"username": "bob", "password": "reset by the admin"})
+    assert r.status == 200, r
+    bob["token"] = r.body["token"]
+    PASSWORDS["bob"] = "reset by the admin"
+
+
+def test_log_out(app):
+    carol = state["carol"]
+    r = app.call("POST", "/login", {"username": "carol", "password": PASSWORDS["carol"]})
+    assert r.status == 200
+    other = r.body["token"]
+    r = app.call("POST", "/logout", token=carol["token"])
+    assert r.status == 200 and r.body == {"loggedOut": True}, r
+    for method, path in (("GET", "/users/me"), ("GET", "/users"), ("GET", "/messages"), ("POST", "/logout")):
+        assert_error(app.call(method, path, {} if method == "POST" else None, token=carol["token"]), 401, "InvalidToken")
+    assert app.call("GET", "/users/me", token=other).status == 200
+    assert_error(app.call("POST", "/logout"), 401)
+    carol["token"] = other
+
+
+def test_delete_account(app):
+    r = app.call("POST", "/users", {"username": "dave", "password": "dave's password", "email": "dave@watercooler.test"})
+    dave = r.body
+    second = app.call("POST", "/login", {"username": "dave", "password": "dave's password"}).body["token"]
+    assert_error(app.call("DELETE", f"/users/{dave['user']['_id']}", token=state["bob"]["token"]), 403)
+    assert_error(app.call("DELETE", f"/users/{dave['user']['_id']}"), 401)
+    r = app.call("DELETE", f"/users/{dave['user']['_id']}", token=dave["token"])
+    assert r.status == 200, r
+    for token in (dave["token"], second):
+        assert_error(app.call("GET", "/users/me", token=token), 401, "InvalidToken")
+    assert_error(app.call("POST", "/login", {"username": "dave", "password": "dave's password"}), 401, "InvalidCredentials")
+    assert app.call("GET", f"/users/{dave['user']['_id']}", token=ADMIN_TOKEN).status == 404
+    # The name is free again; the admin may delete accounts too.
+    r = app.call("POST", "/users", {"username": "Dave", "password": "a different one"})
+    assert r.status == 201, r
+    assert app.call("DELETE", f"/users/{r.body['user']['_id']}", token=ADMIN_TOKEN).status == 200
+    assert_error(app.call("GET", "/users/me", token=r.body["token"]), 401, "InvalidToken")
+
+
+def test_unknown_username_looks_like_wrong_password(app):
+    wrong = app.call("POST", "/login", {"username": "bob", "password": "definitely wrong"})
+    unknown = app.call("POST", "/login", {"username": "nobody-here", "password": "definitely wrong"})
+    assert_error(wrong, 401, "InvalidCredentials")
+    assert (unknown.status, unknown.raw) == (wrong.status, wrong.raw)
+    drop = {"date", "x-request-id"}
+    assert {k: v for k, v in unknown.headers.items() if k not in drop} == {k: v for k, v in wrong.headers.items() if k not in drop}
+    assert app.call("POST", "/login", {"username": "bob", "password": PASSWORDS["bob"]}).status == 200
+
+
+def test_brute_force_is_throttled(app):
+    app.call("POST", "/users", {"username": "victim", "password": "the right password"})
+    for attempt in range(5):
+        r = app.call("POST", "/login", {"username": "victim", "password": f"guess number {attempt}"})
+        assert_error(r, 401, "InvalidCredentials")
+    # After 5 failures the account is blocked: even the right password is refused.
+    r = app.call("POST", "/login", {"username": "victim", "password": "the right password"})
+    assert_error(r, 429, "TooManyAttempts")
+    retry = int(r.header("Retry-After"))
+    assert 1 <= retry <= 900
+    # Other accounts log in as usual.
+    assert app.call("POST", "/login", {"username": "carol", "password": PASSWORDS["carol"]}).status == 200
+
+
+def test_throttle_refuses_correct_password_and_doubles(app):
+    """Independent of exactly when the block starts: once blocked, the right password
+    is refused with Retry-After, and a failure after the block ends blocks longer."""
+    app.call("POST", "/users", {"username": "victim2", "password": "the right password"})
+    retry = None
+    for attempt in range(8):
+        r = app.call("POST", "/login", {"username": "victim2", "password": f"guess number {attempt}"})
+        if r.status == 429:
+            retry = int(r.header("Retry-After"))
+            break
+        assert_error(r, 401, "InvalidCredentials")
+    assert retry is not None, "never throttled after 8 failures"
+    assert 1 <= retry <= 900
+    r = app.call("POST", "/login", {"username": "victim2", "password": "the right password"})
+    assert_error(r, 429, "TooManyAttempts")
+    assert 1 <= int(r.header("Retry-After")) <= retry
+    time.sleep(retry + 1.1)
+    # One more failure after the block: blocked again, for longer.
+    assert_error(app.call("POST", "/login", {"username": "victim2", "password": "yet another guess"}), 401)
+    r = app.call("POST", "/login", {"username": "victim2", "password": "the right password"})
+    assert_error(r, 429, "TooManyAttempts")
+    assert int(r.header("Retry-After")) > retry
+
+
+def test_password_never_in_any_response(app):
+    secrets = set(PASSWORDS.values()) | {NEW_ALICE_PASSWORD, "the right password", "dave's password"}
+    assert len(app.responses) > 50
+    for r in app.responses:
+        for secret in secrets:
+            assert secret.encode() not in r.raw, r
+        assert b"$argon2" not in r.raw, r
+        assert b'"password"' not in r.raw and b'"oldPassword"' not in r.raw, r
+
+
+def test_stored_secrets_are_hashed(app):
+    """After a clean stop: Argon2id password hashes, session tokens only as hashes."""
+    d = app.d
+    tokens = [state[n]["token"] for n in state] + [state["alice"]["phone"]]
+    d.stop()
+    db_path = d.data_dir / "roost.db"
+    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as db:
+        hashes = dict(db.execute("SELECT username, password_hash FROM _credentials").fetchall())
+        sessions = [row[0] for row in db.execute("SELECT token_hash FROM _sessions").fetchall()]
+    assert {"alice", "bob", "carol"} <= set(hashes)
+    for name, h in hashes.items():
+        assert h.startswith("$argon2id$"), (name, h)
+    assert len(set(hashes.values())) == len(hashes), "hashes must be salted"
+    assert sessions
+    for token in tokens:
+        assert token not in sessions
+    raw = b"".join(p.read_bytes() for p in d.data_dir.iterdir() if p.name.startswith("roost.db"))
+    for secret in list(PASSWORDS.values()) + [NEW_ALICE_PASSWORD] + tokens:
+        assert secret.encode() not in raw, "a secret is stored in clear"
+
+
+def test_address_throttle():
+    """50 failures from one address block it, for every account."""
+    with running_roostd(FAST_HASHING) as d:
+        d.sign_up("eve", password="eve's real password")
+        blocked_at = None
+        for i in range(60):
+            r = d.log_in(f"ghost{i}", "wrong password")
+            if r.status == 429:
+                blocked_at = i
+                break
+            assert_error(r, 401, "InvalidCredentials")
+        assert blocked_at is not None and 50 <= blocked_at <= 51, blocked_at
+        r = d.log_in("eve", "eve's real password")
+        assert_error(r, 429, "TooManyAttempts")
+        assert int(r.header("Retry-After")) >= 1

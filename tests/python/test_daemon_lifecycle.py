@@ -1,0 +1,147 @@
+"""Lifecycle and observability of a real roostd: graceful shutdown under
+load, SIGHUP reload, the access log, X-Request-Id, /readyz and /metrics."""
+
+import json
+import re
+import signal
+import threading
+import time
+
+from daemon_support import Daemon
+
+
+def test_graceful_shutdown_under_load_loses_no_acknowledged_write(tmp_path):
+    daemon = Daemon(tmp_path).wait_ready()
+    acknowledged, errors = [], []
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(worker):
+        n = 0
+        while not stop.is_set() and n < 5000:
+            n += 1
+            try:
+                status, _, body = daemon.request("POST", "/ledger", body=json.dumps({"w": worker, "n": n}).encode(), timeout=5)
+            except OSError:
+                continue  # refused or cut off while stopping: not acknowledged
+            if status == 201:
+                with lock:
+                    acknowledged.append(json.loads(body)["_id"])
+            elif status != 503:
+                errors.append(status)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(1.5)
+    daemon.signal(signal.SIGTERM)
+    assert daemon.proc.wait(timeout=20) == 0, daemon.text()
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+    assert not errors, errors
+    assert len(acknowledged) > 50, "the load never got going"
+    log = daemon.text()
+    assert "shutting down signal=SIGTERM" in log and "roostd stopped" in log
+
+    again = Daemon(tmp_path, config=None).wait_ready()
+    try:
+        status, _, body = again.request("GET", "/ledger/_count")
+        assert status == 200
+        assert json.loads(body)["count"] >= len(acknowledged)
+        missing = [i for i in acknowledged if again.request("GET", f"/ledger/{i}")[0] != 200]
+        assert not missing, f"{len(missing)} acknowledged writes lost"
+    finally:
+        again.stop()
+
+
+def test_sighup_reloads_permissions_and_log_level(tmp_path):
+    daemon = Daemon(tmp_path, config="default_permission: public\ncollections:\n  vault:\n    permission: readonly\n").wait_ready()
+    try:
+        assert daemon.request("POST", "/vault", body=b'{"a":1}')[0] in (401, 403)
+        assert daemon.request("GET", "/healthz", headers={"X-Request-Id": "before-reload"})[0] == 200
+        daemon.config.write_text("default_permission: public\nlog_level: warning\ncollections:\n  vault:\n    permission: public\n"
+                                 "  other:\n    indexes: [name]\n")
+        daemon.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while "configuration reloaded" not in daemon.text():
+            assert time.monotonic() < deadline, daemon.text()
+            time.sleep(0.05)
+        log = daemon.text()
+        assert "collections.vault.permission: readonly → public" in log
+        assert "log_level: info → warning" in log
+        assert "collections.*.indexes" in log  # named as needing a restart
+        assert daemon.request("POST", "/vault", body=b'{"a":1}')[0] == 201
+        # At warning, the access log (info) is silent.
+        assert daemon.request("GET", "/healthz", headers={"X-Request-Id": "after-reload"})[0] == 200
+        time.sleep(0.2)
+        log = daemon.text()
+        assert "request_id=before-reload" in log and "request_id=after-reload" not in log
+    finally:
+        assert daemon.stop() == 0
+
+
+def test_bad_config_on_sighup_keeps_the_running_settings(tmp_path):
+    daemon = Daemon(tmp_path).wait_ready()
+    try:
+        daemon.config.write_text("default_permission: nonsense\n")
+        daemon.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while "configuration reload failed" not in daemon.text():
+            assert time.monotonic() < deadline, daemon.text()
+            time.sleep(0.05)
+        assert daemon.request("POST", "/things", body=b"{}")[0] == 201
+    finally:
+        assert daemon.stop() == 0
+
+
+def test_access_log_has_one_line_per_request_with_its_id(tmp_path):
+    daemon = Daemon(tmp_path).wait_ready()
+    try:
+        status, headers, _ = daemon.request("GET", "/things/abc", headers={"X-Request-Id": "client-chosen-42"})
+        assert status == 404 and headers["X-Request-Id"] == "client-chosen-42"
+        status, headers, _ = daemon.request("GET", "/healthz")
+        generated = headers["X-Request-Id"]
+        assert generated and generated != "client-chosen-42"
+        # An unreasonable id is replaced, not echoed.
+        _, headers, _ = daemon.request("GET", "/healthz", headers={"X-Request-Id": "x" * 500})
+        assert headers["X-Request-Id"] != "x" * 500
+        time.sleep(0.2)
+        lines = [l for l in daemon.text().splitlines() if "request_id=client-chosen-42" in l]
+        assert len(lines) == 1, lines
+        assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info roostd: GET /things/abc 404 \d+\.\d{3}ms "
+                        r"request_id=client-chosen-42 remote=127\.0\.0\.1$", lines[0]), lines[0]
+        assert sum(f"request_id={generated}" in l for l in daemon.text().splitlines()) == 1
+    finally:
+        daemon.stop()
+
+
+def _metrics(daemon):
+    status, headers, body = daemon.request("GET", "/metrics")
+    assert status == 200 and headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    return body.decode()
+
+
+def test_metrics_in_prometheus_text_format(tmp_path):
+    daemon = Daemon(tmp_path).wait_ready()
+    try:
+        _, _, body = daemon.request("POST", "/birds", body=b'{"name":"robin"}')
+        bird = json.loads(body)["_id"]
+        assert daemon.request("GET", f"/birds/{bird}")[0] == 200
+        assert daemon.request("GET", "/birds/nope")[0] == 404
+        text = _metrics(daemon)
+        assert 'roost_http_requests_total{method="POST",route="/:collection",status="201"} 1' in text
+        assert 'roost_http_requests_total{method="GET",route="/:collection/:id",status="200"} 1' in text
+        assert 'roost_http_requests_total{method="GET",route="/:collection/:id",status="404"} 1' in text
+        assert re.search(r'roost_http_request_duration_seconds_bucket\{method="GET",route="/:collection/:id",status="200",le="[^"]+"\} 1', text)
+        # Raw paths (collection names, ids) never become labels.
+        assert bird not in text and "birds" not in text
+        for needle in ['roost_queue_depth{queue="reader"}', 'roost_queue_depth{queue="writer"}',
+                       'roost_worker_busy_threads{pool="reader"}', 'roost_worker_threads{pool="writer"} 1',
+                       'roost_sqlite_seconds_count{op="commit"}', 'roost_sqlite_seconds_count{op="read"}',
+                       "roost_thumbnails_generated_total 0", 'roost_webhook_deliveries_total{outcome="delivered"} 0']:
+            assert needle in text, needle
+        assert daemon.request("POST", "/metrics", body=b"{}")[0] == 405
+        assert daemon.request("GET", "/readyz")[0] == 200
+    finally:
+        daemon.stop()
