@@ -6,6 +6,8 @@ APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-confi
 # libsystemd for sd_notify/journald; systemd for the unit-file, journald and
 # socket-activation tests (systemd-analyze, systemd-journald, journalctl).
 APT_PACKAGES += libsystemd-dev systemd
+# libcurl for webhook delivery (HTTP/HTTPS POSTs from worker threads).
+APT_PACKAGES += libcurl4-openssl-dev
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3

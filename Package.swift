@@ -24,6 +24,9 @@ let package = Package(
         // Non-variadic C wrappers around libvips, with no glib types in their header.
         .target(name: "CVipsShim", dependencies: ["CVips"]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
+        // A non-variadic POST around curl_easy_setopt, for webhook delivery.
+        .target(name: "CCurlShim", dependencies: ["CCurl"]),
 
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
@@ -35,6 +38,11 @@ let package = Package(
         // The file store: upload inspection, durable layout, thumbnails (libvips).
         .target(name: "Files", dependencies: ["CVipsShim", "CSodium", "Store", "Jobs", "JSON", .product(name: "Logging", package: "swift-log")]),
 
+        // The business-logic hook registry (knows nothing of users or messages).
+        .target(name: "Hooks", dependencies: ["JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
+        // Outgoing webhooks: signing, payloads, delivery from the durable outbox.
+        .target(name: "Webhooks", dependencies: ["CCurlShim", "CSodium", "JSON", "Jobs", "Store", .product(name: "Logging", package: "swift-log")]),
+
         // Unix-daemon plumbing: sd_notify, watchdog, socket activation, journald, metrics.
         .target(name: "Daemon", dependencies: [
             "CSystemd",
@@ -45,7 +53,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files", "Hooks", "Webhooks",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -60,6 +68,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),
         .testTarget(name: "FilesTests", dependencies: ["Files", "JSON"]),
         .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),
+        .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

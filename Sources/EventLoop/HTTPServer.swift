@@ -3,7 +3,9 @@ import Foundation
 import HTTP
 import Logging
 
-/// evhttp on every loop, all accepting from the same listening sockets.
+/// evhttp on every loop. Each address is a group of listening sockets: one
+/// per loop (SO_REUSEPORT, so the kernel spreads connections), or a single
+/// inherited socket that every loop accepts from.
 ///
 /// The handler runs on the loop thread that parsed the request. It must not
 /// block: it either answers at once or queues the work and answers later
@@ -37,7 +39,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// - Parameters:
     ///   - maxBodyBytes: evhttp's hard cap; larger bodies are refused before they are read.
     ///   - observer: sees every finished request, on its loop; keep it cheap.
-    public init(loops: [EventLoop], sockets: [ListeningSocket], maxBodyBytes: Int, logger: Logger,
+    public init(loops: [EventLoop], sockets: [[ListeningSocket]], maxBodyBytes: Int, logger: Logger,
                 observer: Observer? = nil, handler: @escaping Handler) {
         self.handler = handler
         self.observer = observer
@@ -59,10 +61,10 @@ public final class HTTPServer: @unchecked Sendable {
                 let state = Unmanaged<LoopState>.fromOpaque(ctx).takeUnretainedValue()
                 state.server.dispatch(req, state)
             }, Unmanaged.passUnretained(state).toOpaque())
-            for socket in sockets {
-                // Each loop gets its own descriptor for the shared socket, so
-                // each listener can close its copy independently.
-                let copy = dup(socket.fd)
+            for group in sockets where !group.isEmpty {
+                // Each loop takes its own socket of the group (or a copy of the
+                // only one), so each listener closes its descriptor independently.
+                let copy = dup(group[loop.index % group.count].fd)
                 if let b = evhttp_accept_socket_with_handle(http, copy) { state.bound.append(b) }
             }
         }

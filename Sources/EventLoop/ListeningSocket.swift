@@ -1,10 +1,12 @@
 import CEvent
 import Foundation
 
-/// A bound, listening TCP socket, shared by every loop's HTTP server.
+/// A bound, listening TCP socket.
 ///
-/// Roost binds each address once, without `SO_REUSEPORT`: a second daemon on
-/// the same port then fails to bind instead of silently stealing connections.
+/// `bindGroup` gives each event loop its own socket on one address with
+/// `SO_REUSEPORT`, so the kernel spreads new connections across loops. It
+/// first checks, with a plain bind, that nobody listens there yet: a second
+/// daemon on the same port fails loudly instead of silently sharing it.
 public struct ListeningSocket: Sendable {
     public let fd: Int32
     public let host: String
@@ -31,8 +33,33 @@ public struct ListeningSocket: Sendable {
         return (host, port)
     }
 
+    /// `count` sockets listening on `address` with `SO_REUSEPORT`, one per loop.
+    /// Port 0 picks one free port for the whole group.
+    public static func bindGroup(_ address: String, count: Int, backlog: Int32 = 1024) throws -> [ListeningSocket] {
+        var (host, port) = try parse(address)
+        if port != 0 {
+            // Refuse a port someone already listens on, SO_REUSEPORT or not.
+            let probe = try bind("\(bracketed(host)):\(port)", reusePort: false, listening: false)
+            close(probe.fd)
+        }
+        var group: [ListeningSocket] = []
+        do {
+            for _ in 0..<max(1, count) {
+                let socket = try bind("\(bracketed(host)):\(port)", backlog: backlog, reusePort: true)
+                port = socket.port
+                group.append(socket)
+            }
+        } catch {
+            for s in group { close(s.fd) }
+            throw error
+        }
+        return group
+    }
+
+    static func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+
     /// Binds and listens on `address` (`host:port`; port 0 picks a free one).
-    public static func bind(_ address: String, backlog: Int32 = 1024) throws -> ListeningSocket {
+    public static func bind(_ address: String, backlog: Int32 = 1024, reusePort: Bool = false, listening: Bool = true) throws -> ListeningSocket {
         let (host, port) = try parse(address)
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -46,12 +73,13 @@ public struct ListeningSocket: Sendable {
         guard fd >= 0 else { throw BindError.system("socket", errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if reusePort { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size)) }
         guard Glibc.bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             let err = errno
             close(fd)
             throw BindError.system("cannot bind \(address)", err)
         }
-        guard listen(fd, backlog) == 0 else {
+        guard !listening || listen(fd, backlog) == 0 else {
             let err = errno
             close(fd)
             throw BindError.system("cannot listen on \(address)", err)

@@ -46,6 +46,7 @@ extension AccountHandlers {
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             try writer.delete(from: Self.users, id: id, scope: AccessScope(principal: caller.principal, level: .shared))
             try writer.deleteCredentials(userID: id)
+            try writer.deleteDevices(userID: id)
             return .json(200, "{\"count\":1}")
         }
     }

@@ -2,7 +2,9 @@ import Auth
 import Foundation
 import EventLoop
 import HTTP
+import Hooks
 import JSON
+import Jobs
 import Store
 
 /// Sign-up, log-in, log-out and the member directory. Password hashing runs
@@ -75,7 +77,10 @@ struct AccountHandlers: Sendable {
             }
             let stored = try reader.credentials(username: username)
             let valid = hasher.verify(password, against: stored?.passwordHash ?? decoy) && stored != nil
-            pools.write(request, out) { writer in
+            // afterLogin hooks run once the new session has committed.
+            let pending = LockedBox<AfterContext?>(nil)
+            let hooks = collections.hooks
+            pools.write(request, out, committed: hooks.committed(pending)) { writer in
                 guard valid, let stored else {
                     try writer.recordLoginFailure(keys: [(accountKey, Self.accountAllowance), (addressKey, Self.addressAllowance)],
                                                   now: now, window: Self.failureWindow, maxBlock: Self.maxBlock)
@@ -84,7 +89,10 @@ struct AccountHandlers: Sendable {
                 }
                 try writer.clearLoginFailures(key: accountKey)
                 let text = try writer.document(in: Self.users, id: stored.userID) ?? "{}"
-                return .json(200, try Self.signedIn(writer, userID: stored.userID, userText: text, lifetime: lifetime))
+                let response = try Self.signedIn(writer, userID: stored.userID, userText: text, lifetime: lifetime)
+                pending.set(AfterContext(event: .afterLogin, collection: Self.users, actor: stored.userID, requestID: request.requestID,
+                                         entity: (try? JSONParser.parse(text))?.objectValue ?? JSONObject()))
+                return .json(200, response)
             }
             return nil
         }

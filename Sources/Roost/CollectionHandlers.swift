@@ -1,15 +1,19 @@
 import EventLoop
 import HTTP
+import Hooks
 import JSON
+import Jobs
 import Store
 
 /// The collections API: list, count, get, create, replace, patch, delete.
 /// Each handler runs on the loop only long enough to check the request's
-/// shape, then queues the work to a reader or the writer.
+/// shape, then queues the work to a reader or the writer. Writes run through
+/// the before hooks inside their savepoint; after hooks are queued after COMMIT.
 struct CollectionHandlers: Sendable {
     let pools: StorePools
     let maxBodyBytes: Int
     let access: AccessPolicy
+    let hooks: HookServices
 
     func list(_ collection: String, _ request: Request, _ out: ResponseWriter) {
         let html = ContentNegotiation.prefersHTML(request.headers["Accept"])
@@ -18,7 +22,10 @@ struct CollectionHandlers: Sendable {
             let scope = try access.scope(request, collection, reader)
             let find = try ListParameters.find(request)
             try access.checkHiddenFields(collection, scope.principal, filter: find.filter, sort: find.sort.map(\.field))
-            let documents = try reader.find(collection, find, scope: scope, redaction: access.redaction(collection, scope.principal))
+            var documents = try reader.find(collection, find, scope: scope, redaction: access.redaction(collection, scope.principal))
+            if let fields = try References.fields(request) {
+                documents = try References.resolve(documents, fields: fields, principal: scope.principal, access: access, reader: reader)
+            }
             var response: Response = html
                 ? .html(200, HTMLPages.table(collection: collection, documents: documents))
                 : .json(200, "[" + documents.joined(separator: ",") + "]")
@@ -47,42 +54,68 @@ struct CollectionHandlers: Sendable {
             guard let text = try reader.get(collection, id: id, scope: scope, redaction: access.redaction(collection, scope.principal)) else {
                 throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
             }
+            if let fields = try References.fields(request) {
+                return .json(200, try References.resolve([text], fields: fields, principal: scope.principal, access: access, reader: reader)[0])
+            }
             return .json(200, text)
         }
     }
 
     func create(_ collection: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out) else { return }
-        let access = self.access
-        pools.write(request, out) { writer in
+        let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
+        pools.write(request, out, committed: hooks.committed(pending)) { writer in
             let scope = try access.scope(request, collection, writer)
-            return .json(201, try writer.insert(into: collection, try Self.object(body), scope: scope))
+            let text = try hooks.run(.beforeCreate, collection, id: nil, entity: try Self.object(body), request: request,
+                                     scope: scope, writer: writer, pending: pending) { entity in
+                try writer.insert(into: collection, entity, scope: scope)
+            }
+            return .json(201, text)
         }
     }
 
     func replace(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out) else { return }
-        let access = self.access
-        pools.write(request, out) { writer in
+        let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
+        pools.write(request, out, committed: hooks.committed(pending)) { writer in
             let scope = try access.scope(request, collection, writer)
-            let (created, text) = try writer.replace(in: collection, id: id, try Self.object(body), scope: scope)
+            let exists = try writer.document(in: collection, id: id) != nil
+            var created = false
+            let text = try hooks.run(exists ? .beforeUpdate : .beforeCreate, collection, id: id, entity: try Self.object(body),
+                                     request: request, scope: scope, writer: writer, pending: pending) { entity in
+                let result = try writer.replace(in: collection, id: id, entity, scope: scope)
+                created = result.created
+                return result.text
+            }
             return .json(created ? 201 : 200, text)
         }
     }
 
     func patch(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out, extraTypes: ["application/merge-patch+json"]) else { return }
-        let access = self.access
-        pools.write(request, out) { writer in
+        let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
+        pools.write(request, out, committed: hooks.committed(pending)) { writer in
             let scope = try access.scope(request, collection, writer)
-            return .json(200, try writer.patch(in: collection, id: id, try Self.object(body), scope: scope))
+            let text = try hooks.run(.beforeUpdate, collection, id: id, entity: try Self.object(body), isPatch: true,
+                                     request: request, scope: scope, writer: writer, pending: pending) { patch in
+                try writer.patch(in: collection, id: id, patch, scope: scope)
+            }
+            return .json(200, text)
         }
     }
 
     func delete(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
-        let access = self.access
-        pools.write(request, out) { writer in
-            try writer.delete(from: collection, id: id, scope: try access.scope(request, collection, writer))
+        let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
+        pools.write(request, out, committed: hooks.committed(pending)) { writer in
+            let scope = try access.scope(request, collection, writer)
+            // Hooks see the entity being deleted (read here; the delete still checks access).
+            let existing = try writer.document(in: collection, id: id) ?? "{}"
+            let entity = (try? JSONParser.parse(existing))?.objectValue ?? JSONObject()
+            _ = try hooks.run(.beforeDelete, collection, id: id, entity: entity, request: request, scope: scope,
+                              writer: writer, pending: pending) { _ in
+                try writer.delete(from: collection, id: id, scope: scope)
+                return existing
+            }
             return .json(200, "{\"count\":1}")
         }
     }

@@ -12,6 +12,13 @@ final class ReloadableSettings: @unchecked Sendable {
 
         init(_ config: RoostConfig) {
             permissions = config.collections.compactMapValues(\.permission)
+            // Threads and messages are private unless the config says otherwise:
+            // only the participants (their ACL) may read them.
+            if config.messaging.enabled {
+                for name in [config.messaging.threads, config.messaging.messages] where permissions[name] == nil {
+                    permissions[name] = .private
+                }
+            }
             defaultPermission = config.defaultPermission
             privateUserFields = config.privateUserFields
         }
@@ -74,6 +81,9 @@ final class ReloadableSettings: @unchecked Sendable {
         check("hash_concurrency", \.hashConcurrency)
         check("admin_token", \.adminToken)
         check("log_target", \.logTarget)
+        check("messaging", \.messaging)
+        check("webhooks", \.webhooks)
+        check("hook_budget_ms", \.hookBudgetMilliseconds)
         let indexes = { (c: RoostConfig) in c.collections.mapValues { $0.indexes.map(\.description).sorted() }.filter { !$0.value.isEmpty } }
         if indexes(old) != indexes(new) { names.append("collections.*.indexes") }
         return names

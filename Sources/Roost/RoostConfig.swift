@@ -60,6 +60,12 @@ public struct RoostConfig: Sendable {
     public var uploadQueue = 64
     /// The access level of the file store.
     public var filesPermission: Permission = .shared
+    /// The messaging collections (threads and messages) and their built-in hooks.
+    public var messaging = Messaging()
+    /// Outgoing webhook endpoints and delivery settings.
+    public var webhooks = Webhooks()
+    /// The time budget of a hook, in milliseconds.
+    public var hookBudgetMilliseconds = 250
 
     public init() {}
 
@@ -92,6 +98,10 @@ public struct RoostConfig: Sendable {
                     guard k == "private_fields", let list = v as? [Any] else { throw Invalid("users: unknown setting \"\(k)\" (use private_fields: [..])") }
                     privateUserFields = list.map { "\($0)" }
                 }
+            } else if key == "messaging" {
+                try applyMessaging(value)
+            } else if key == "webhooks" {
+                try applyWebhooks(value)
             } else if key == "collections" {
                 guard let map = value as? [String: Any] else { throw Invalid("collections must be a mapping of collection names") }
                 for (name, spec) in map { collections[name] = try Self.collection(name, spec) }
@@ -112,7 +122,7 @@ public struct RoostConfig: Sendable {
                              "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime",
                              "password_cost", "hash_concurrency", "admin_token",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers",
-                             "thumbnail_workers", "upload_queue", "files_permission"]
+                             "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
@@ -156,6 +166,7 @@ public struct RoostConfig: Sendable {
             let token = "\(value)"
             guard token.utf8.count >= 32 else { throw Invalid("\(source): admin_token must be at least 32 characters") }
             adminToken = token
+        case "hook_budget_ms": hookBudgetMilliseconds = try int(1, 600_000)
         case "max_upload_bytes": maxUploadBytes = try int(1, 1 << 30)
         case "max_image_pixels": maxImagePixels = try int(1, 1 << 40)
         case "upload_workers": uploadWorkers = try int(1, 256)

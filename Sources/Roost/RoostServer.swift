@@ -3,8 +3,11 @@ import Daemon
 import EventLoop
 import Foundation
 import HTTP
+import Hooks
+import Jobs
 import Logging
 import Store
+import Webhooks
 
 /// The composition root: opens the store, starts the worker pools and the
 /// event loops, and runs until SIGTERM or SIGINT.
@@ -38,15 +41,16 @@ public final class RoostServer {
             try writer.applyIndexes(Set(collection.indexes), on: name)
         }
         try FileHandlers.sweep(config: config, writer: writer, logger: logger)
+        try writer.syncConfigWebhookEndpoints(config.webhooks.endpoints)
 
         let pools = StorePools(databasePath: databasePath, writer: writer, config: config, logger: logger)
         try pools.start()
 
         // Socket activation: systemd holds the sockets, so a restart refuses no connection.
-        let sockets = services.inheritedSockets.isEmpty
-            ? try config.listen.map { try ListeningSocket.bind($0) }
-            : services.inheritedSockets.map { ListeningSocket.inherited(fd: $0) }
-        let addresses = sockets.map(\.description)
+        let sockets: [[ListeningSocket]] = services.inheritedSockets.isEmpty
+            ? try config.listen.map { try ListeningSocket.bindGroup($0, count: config.loops) }
+            : services.inheritedSockets.map { [ListeningSocket.inherited(fd: $0)] }
+        let addresses = sockets.compactMap { $0.first?.description }
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
         let lifetime = Int64(config.sessionLifetime)
         let settings = ReloadableSettings(config)
@@ -54,12 +58,20 @@ public final class RoostServer {
             authenticator: Authenticator(adminTokenHash: config.adminToken.map(SessionToken.hash), sessionLifetime: lifetime, logger: logger),
             settings: settings,
             renew: { hash in pools.background { try $0.renewSession(tokenHash: hash, now: Authenticator.now, lifetime: lifetime) } })
-        let handlers = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access)
+        let outboxDirty = LockedBox(false)
+        let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty, logger: logger),
+                                 outboxDirty: outboxDirty, logger: logger)
+        try hooks.after.start()
+        let deliveries = try startWebhookDelivery(databasePath: databasePath, pools: pools)
+        hooks.wakeDeliveries.set { deliveries.wake() }
+        let handlers = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access, hooks: hooks)
         let files = try FileHandlers.start(config: config, pools: pools, access: access, logger: logger)
         let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
                                        hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
         let state = ServerState()
-        let router = Router(collections: handlers, accounts: accounts, files: files, pools: pools,
+        let router = Router(collections: handlers, accounts: accounts, files: files,
+                            push: PushHandlers(pools: pools, collections: handlers, access: access),
+                            admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks), pools: pools,
                             info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()),
                             metrics: MetricsEndpoint(pools: pools), state: state)
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
@@ -68,7 +80,7 @@ public final class RoostServer {
                                 observer: Self.observer(services.accessLog)) { request, out in
             router.handle(request, out)
         }
-        for s in sockets { close(s.fd) }
+        for group in sockets { for s in group { close(s.fd) } }
 
         let shutdown = GracefulShutdown(loops: loops, server: server, logger: logger)
         loops[0].onSignal(SIGTERM) { shutdown.begin(reason: "SIGTERM") }
@@ -104,6 +116,8 @@ public final class RoostServer {
 
         notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
         files.shutdown()
+        deliveries.shutdown()
+        hooks.after.shutdown()
         pools.shutdown()
         writer.checkpoint()
         withExtendedLifetime(lock) {}

@@ -8,6 +8,8 @@ struct Router: Sendable {
     let collections: CollectionHandlers
     let accounts: AccountHandlers
     let files: FileHandlers
+    let push: PushHandlers
+    let admin: WebhookHandlers
     let pools: StorePools
     let info: ServerInfo
     let metrics: MetricsEndpoint
@@ -51,6 +53,10 @@ struct Router: Sendable {
             files.route(request, out)
         case _ where s[0] == "users":
             routeUsers(request, out)
+        case _ where s[0] == "push":
+            push.route(request, out)
+        case _ where s[0] == "admin":
+            admin.route(request, out)
         case _ where s[0] == "login" && s.count == 1:
             request.method == .post ? accounts.logIn(request, out) : out.send(HTTPError.methodNotAllowed(request.method, allow: "POST").response)
         case _ where s[0] == "logout" && s.count == 1:

@@ -94,9 +94,13 @@ final class StorePools: Sendable {
     }
 
     /// Runs `operation` in the writer's next group commit; answers after COMMIT.
-    func write(_ request: Request, _ out: ResponseWriter, _ operation: @escaping @Sendable (DocumentWriter) throws -> Response) {
+    /// `committed` runs (on the writer thread, before the answer is sent)
+    /// only when the operation succeeded and its transaction committed.
+    func write(_ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
+               _ operation: @escaping @Sendable (DocumentWriter) throws -> Response) {
         let logger = self.logger
         let accepted = writer.submit(WriteJob(operation: operation) { result in
+            if case .success = result { committed?() }
             out.send(Self.respond(request, logger) { try result.get() })
         })
         if !accepted { out.send(HTTPError.overloaded().response) }

@@ -53,6 +53,56 @@ public enum Migrations {
                 created_at TEXT NOT NULL
             );
             """),
+        (4, """
+            CREATE TABLE _push_devices (
+                token TEXT PRIMARY KEY,
+                user_id TEXT NOT NULL,
+                platform TEXT NOT NULL CHECK (platform IN ('ios', 'android', 'web')),
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL
+            );
+            CREATE INDEX _push_devices_user ON _push_devices(user_id);
+            CREATE TABLE _webhook_endpoints (
+                name TEXT PRIMARY KEY,
+                url TEXT NOT NULL,
+                secret TEXT NOT NULL,
+                events TEXT NOT NULL,
+                format TEXT NOT NULL CHECK (format IN ('standard', 'gorush')),
+                source TEXT NOT NULL CHECK (source IN ('config', 'admin')),
+                disabled_at TEXT,
+                disabled_reason TEXT,
+                created_at TEXT NOT NULL
+            );
+            CREATE TABLE _outbox (
+                id TEXT PRIMARY KEY,
+                type TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                data TEXT NOT NULL
+            );
+            CREATE TABLE _webhook_deliveries (
+                rid INTEGER PRIMARY KEY,
+                event_id TEXT NOT NULL REFERENCES _outbox(id),
+                endpoint TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'dead')),
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at INTEGER NOT NULL,
+                last_status INTEGER,
+                last_error TEXT,
+                created_at TEXT NOT NULL,
+                updated_at TEXT NOT NULL,
+                UNIQUE (event_id, endpoint)
+            );
+            CREATE INDEX _webhook_deliveries_due ON _webhook_deliveries(status, next_attempt_at);
+            CREATE TABLE _webhook_attempts (
+                delivery_rid INTEGER NOT NULL REFERENCES _webhook_deliveries(rid),
+                attempt INTEGER NOT NULL,
+                at TEXT NOT NULL,
+                status INTEGER,
+                error TEXT,
+                duration_ms INTEGER NOT NULL,
+                PRIMARY KEY (delivery_rid, attempt)
+            );
+            """),
     ]
 
     /// Brings the database at `connection` up to the newest version.

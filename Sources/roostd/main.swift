@@ -10,7 +10,7 @@ struct RoostCommand: ParsableCommand {
         commandName: "roostd",
         abstract: "Roost, a self-hosted mobile backend.",
         version: RoostServer.version,
-        subcommands: [Serve.self, CheckConfig.self],
+        subcommands: [Serve.self, CheckConfig.self, Hooks.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -88,6 +88,18 @@ struct CheckConfig: ParsableCommand {
         for (name, collection) in c.collections.sorted(by: { $0.key < $1.key }) {
             print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description))")
         }
+    }
+}
+
+struct Hooks: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the business-logic hooks the configuration registers, in run order (priority, then registration).")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() throws {
+        let config = try options.load()
+        print(RoostServer.hookListing(config: config, logger: Logger(label: "roostd")))
     }
 }
 

@@ -55,13 +55,13 @@ import Testing
 
     @Test func watchdogPingsOnlyWhileEveryLoopBeats() throws {
         let manager = try FakeManager()
-        let dog = Watchdog(loops: 2, timeout: .milliseconds(100), logger: Logger(label: "test"))
-        #expect(dog.pingInterval == .milliseconds(50))
+        let dog = Watchdog(loops: 2, timeout: .milliseconds(600), logger: Logger(label: "test"))
+        #expect(dog.pingInterval == .milliseconds(300))
         dog.beat(loop: 0)
         dog.beat(loop: 1)
         #expect(dog.tick())
         #expect(manager.next() == "WATCHDOG=1")
-        Thread.sleep(forTimeInterval: 0.15)
+        Thread.sleep(forTimeInterval: 0.8)
         dog.beat(loop: 0)  // loop 1 is wedged
         #expect(!dog.tick())
         #expect(manager.next() == nil)

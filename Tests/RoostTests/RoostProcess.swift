@@ -50,6 +50,13 @@ final class RoostProcess: @unchecked Sendable {
         var args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir.appendingPathComponent("data").path]
         args += ["--config", configPath.path]
         process.arguments = args + extraArguments
+        // Other suites in this process set systemd's variables for their fakes;
+        // a daemon started here must not talk to them.
+        var environment = ProcessInfo.processInfo.environment
+        for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "JOURNAL_STREAM"] {
+            environment[key] = nil
+        }
+        process.environment = environment
         process.standardError = logHandle
         process.standardOutput = logHandle
         try process.run()

@@ -4,7 +4,8 @@
 -- BENCH_COLLECTION (default "items").
 -- Each wrk thread gets its own Lua state; setup() gives each a distinct seed.
 -- done() prints one machine-readable line that run.sh parses:
---   BENCH_RESULT requests=.. duration_us=.. rps=.. p50_us=.. p90_us=.. p99_us=.. max_us=.. status_errors=.. socket_errors=..
+--   BENCH_RESULT requests=.. duration_us=.. rps=.. p50_us=.. p90_us=.. p99_us=.. max_us=.. status_errors=.. socket_errors=.. timeouts=..
+-- (socket_errors includes the timeouts; timeouts are wrk's --timeout expiries.)
 
 api = os.getenv("BENCH_API") or "roost"
 collection = os.getenv("BENCH_COLLECTION") or "items"
@@ -46,8 +47,8 @@ function done(summary, latency, requests)
   local e = summary.errors
   local seconds = summary.duration / 1e6
   io.write(string.format(
-    "BENCH_RESULT requests=%d duration_us=%d rps=%.1f p50_us=%d p90_us=%d p99_us=%d max_us=%d status_errors=%d socket_errors=%d\n",
+    "BENCH_RESULT requests=%d duration_us=%d rps=%.1f p50_us=%d p90_us=%d p99_us=%d max_us=%d status_errors=%d socket_errors=%d timeouts=%d\n",
     summary.requests, summary.duration, summary.requests / seconds,
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max,
-    e.status, e.connect + e.read + e.write + e.timeout))
+    e.status, e.connect + e.read + e.write + e.timeout, e.timeout))
 end

@@ -2,11 +2,15 @@
 
 import json
 import pathlib
+import struct
 import uuid
+import zlib
 
 import pytest
 import yaml
 from openapi_spec_validator import validate
+
+from accounts_support import running_roostd
 
 SPEC_PATH = pathlib.Path(__file__).resolve().parent / ".." / ".." / "openapi.yaml"
 
@@ -16,6 +20,7 @@ SERVED = [
     ("/", "get"),
     ("/healthz", "get"),
     ("/readyz", "get"),
+    ("/metrics", "get"),
     ("/{collection}", "get"),
     ("/{collection}", "post"),
     ("/{collection}/_count", "get"),
@@ -33,13 +38,19 @@ SERVED = [
     ("/users/{id}", "delete"),
     ("/login", "post"),
     ("/logout", "post"),
+    ("/files", "post"),
+    ("/files/{id}", "get"),
+    ("/files/{id}", "delete"),
+    ("/files/{id}/meta", "get"),
+    ("/files/{id}/thumbnail", "get"),
 ]
 
 ERROR_CODES = {
     "InvalidJSON", "InvalidDocument", "InvalidQuery", "UnsupportedOperator", "InvalidCollectionName",
     "ReservedCollectionName", "NotFound", "MethodNotAllowed", "Conflict", "PayloadTooLarge",
     "UnsupportedMediaType", "Overloaded", "Unauthorized", "InvalidToken", "InvalidCredentials", "Forbidden",
-    "TooManyAttempts",
+    "TooManyAttempts", "EmptyBody", "InvalidMultipart", "InvalidImage", "ImageTooLarge", "RangeNotSatisfiable",
+    "ShuttingDown",
 }
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
@@ -94,7 +105,7 @@ def test_access_responses_are_described(spec):
     assert "Retry-After" in responses["TooManyAttempts"]["headers"]
     assert "429" in spec["paths"]["/login"]["post"]["responses"]
     for path, methods in spec["paths"].items():
-        if path in ("/", "/healthz", "/readyz"):
+        if path in ("/", "/healthz", "/readyz", "/metrics"):
             continue
         for method, op in methods.items():
             if method not in HTTP_METHODS or (path, method) == ("/users", "post"):
@@ -102,7 +113,7 @@ def test_access_responses_are_described(spec):
             assert "401" in op["responses"], (path, method)
     for path, method in [("/{collection}", "post"), ("/{collection}/{id}", "put"), ("/{collection}/{id}", "patch"),
                          ("/{collection}/{id}", "delete"), ("/users/{id}", "put"), ("/users/{id}", "patch"),
-                         ("/users/{id}", "delete")]:
+                         ("/users/{id}", "delete"), ("/files", "post"), ("/files/{id}", "delete")]:
         assert "403" in spec["paths"][path][method]["responses"], (path, method)
 
 
@@ -138,6 +149,7 @@ LIVE = [
     ("GET", "/", None, None),
     ("GET", "/healthz", None, None),
     ("GET", "/readyz", None, None),
+    ("GET", "/metrics", None, None),
     ("POST", "/specLocations", {"_id": "tg", "name": "Tiergarten", "location": [13.35, 52.51], "categories": ["Park"]}, "/{collection}"),
     ("POST", "/specLocations", {"_id": "tg"}, "/{collection}"),
     ("GET", "/specLocations?limit=5&count=true", None, "/{collection}"),
@@ -217,3 +229,127 @@ def test_live_account_flow_is_documented(roostd, spec):
     assert call("POST", "/logout", "/logout", token=login["token"])[0] == 200
     assert call("POST", "/logout", "/logout", token=login["token"])[0] == 401
     assert call("DELETE", f"/users/{uid}", "/users/{id}", token=token)[0] == 200
+
+
+def test_file_schemas(spec):
+    meta = spec["components"]["schemas"]["FileMeta"]
+    assert {"_id", "contentType", "size", "sha256", "url", "_acl", "_createdAt", "_updatedAt"} <= set(meta["required"])
+    assert {"width", "height", "name", "thumbnails"} <= set(meta["properties"])
+    thumb = _resolve(spec, meta["properties"]["thumbnails"]["additionalProperties"])
+    assert thumb["properties"]["state"]["enum"] == ["pending", "ready", "failed"]
+    assert {"contentType", "width", "height", "size", "url"} <= set(thumb["properties"])
+    upload = spec["paths"]["/files"]["post"]
+    assert {"application/octet-stream", "multipart/form-data"} <= set(upload["requestBody"]["content"])
+    for code in ("201", "400", "401", "403", "413", "415", "422", "503"):
+        assert code in upload["responses"], code
+    for code in ("200", "206", "304", "404", "416"):
+        assert code in spec["paths"]["/files/{id}"]["get"]["responses"], code
+    thumb_params = {p["name"] for p in spec["paths"]["/files/{id}/thumbnail"]["get"]["parameters"] if "name" in p}
+    assert {"size", "w", "h", "fit"} <= thumb_params
+    assert spec["paths"]["/metrics"]["get"]["responses"]["200"]["content"].keys() == {"text/plain"}
+    assert "503" in spec["paths"]["/readyz"]["get"]["responses"]
+
+
+def _png(width, height):
+    rows = b"".join(b"\x00" + bytes((x * 7 + y * 3) & 0xFF for x in range(width * 3)) for y in range(height))
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def _check_file_response(spec, template, method, resp):
+    op = spec["paths"][template][method.lower()]
+    assert str(resp.status) in op["responses"], f"{method} {template} answered {resp.status}, not in the spec"
+    assert resp.header("X-Request-Id")
+    if resp.status >= 400:
+        assert set(resp.body) == {"error", "description"}, resp
+        assert resp.body["error"] in spec["components"]["schemas"]["Error"]["properties"]["error"]["enum"]
+    return resp
+
+
+def _valid_against(spec, schema_name, value):
+    """Validates `value` against a component schema (refs resolved through the whole spec)."""
+    import jsonschema
+    schema = {"$ref": f"#/components/schemas/{schema_name}", "components": spec["components"]}
+    jsonschema.validate(value, schema)
+
+
+def test_live_file_flow_is_documented(spec):
+    """Every file endpoint answers with statuses, error codes and bodies the spec lists."""
+    config = "files_permission: public\ndefault_permission: public\nmax_upload_bytes: 100000\nmax_image_pixels: 1000000\n"
+    with running_roostd(config) as d:
+        def call(method, url, template, **kw):
+            return _check_file_response(spec, template, method, d.call(method, url, **kw))
+
+        image = _png(40, 30)
+        r = call("POST", "/files", "/files", raw_body=image, headers={"Content-Type": "image/png"})
+        assert r.status == 201
+        _valid_against(spec, "FileMeta", r.body)
+        fid = r.body["_id"]
+        boundary = "roostspec"
+        multipart = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"p.png\"\r\n"
+                     f"Content-Type: image/png\r\n\r\n").encode() + image + f"\r\n--{boundary}--\r\n".encode()
+        r = call("POST", "/files", "/files", raw_body=multipart,
+                 headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+        assert r.status == 201 and r.body["name"] == "p.png"
+        assert call("POST", "/files", "/files", raw_body=b"", headers={"Content-Type": "image/png"}).body["error"] == "EmptyBody"
+        assert call("POST", "/files", "/files", raw_body=b"junk",
+                    headers={"Content-Type": f"multipart/form-data; boundary={boundary}"}).body["error"] == "InvalidMultipart"
+        assert call("POST", "/files", "/files", raw_body=image, headers={"Content-Type": "image/jpeg"}).status == 415
+        assert call("POST", "/files", "/files", raw_body=image[:60], headers={"Content-Type": "image/png"}).body["error"] == "InvalidImage"
+        bomb = bytearray(_png(1, 1))
+        bomb[16:24] = struct.pack(">II", 5000, 5000)
+        bomb[29:33] = struct.pack(">I", zlib.crc32(bytes(bomb[12:29])))
+        assert call("POST", "/files", "/files", raw_body=bytes(bomb), headers={"Content-Type": "image/png"}).body["error"] == "ImageTooLarge"
+        assert call("POST", "/files", "/files", raw_body=b"x" * 100001,
+                    headers={"Content-Type": "application/octet-stream"}).status == 413
+
+        r = call("GET", f"/files/{fid}", "/files/{id}")
+        assert r.status == 200 and r.raw == image
+        etag = r.header("ETag")
+        assert call("GET", f"/files/{fid}", "/files/{id}", headers={"If-None-Match": etag}).status == 304
+        r = call("GET", f"/files/{fid}", "/files/{id}", headers={"Range": "bytes=0-9"})
+        assert r.status == 206 and r.header("Content-Range") == f"bytes 0-9/{len(image)}"
+        assert call("GET", f"/files/{fid}", "/files/{id}", headers={"Range": "bytes=99999-"}).status == 416
+        assert call("GET", "/files/000000000000000000000000", "/files/{id}").status == 404
+        assert call("GET", "/files/..%2F..%2Fetc%2Fpasswd", "/files/{id}").status == 404
+
+        r = call("GET", f"/files/{fid}/meta", "/files/{id}/meta")
+        assert r.status == 200
+        _valid_against(spec, "FileMeta", r.body)
+        for query in ("size=128", "w=20&h=20&fit=cover", "w=20&h=10&fit=contain", "w=10", ""):
+            r = call("GET", f"/files/{fid}/thumbnail?{query}", "/files/{id}/thumbnail")
+            assert r.status == 200 and r.header("Content-Type") == "image/webp", query
+        for query in ("size=0", "size=abc", "w=3&h=3&fit=stretch", "size=5000"):
+            assert call("GET", f"/files/{fid}/thumbnail?{query}", "/files/{id}/thumbnail").status == 400, query
+        text = call("POST", "/files", "/files", raw_body=b"plain words", headers={"Content-Type": "text/plain"})
+        assert text.status == 201 and "width" not in text.body
+        _valid_against(spec, "FileMeta", text.body)
+        assert call("GET", f"/files/{text.body['_id']}/thumbnail", "/files/{id}/thumbnail").status == 404
+
+        assert call("DELETE", f"/files/{fid}", "/files/{id}").status == 200
+        assert call("DELETE", f"/files/{fid}", "/files/{id}").status == 404
+        assert call("GET", f"/files/{fid}/meta", "/files/{id}/meta").status == 404
+
+        r = d.call("GET", "/metrics")
+        assert r.status == 200 and r.header("Content-Type").startswith("text/plain")
+        assert 'roost_http_requests_total{method="POST",route="/files",status="201"}' in r.raw.decode()
+
+
+def test_live_file_access_errors_are_documented(spec):
+    """With the default `files_permission: shared`: anonymous 401, someone else's delete 403."""
+    with running_roostd("password_cost: interactive\n") as d:
+        def call(method, url, template, **kw):
+            return _check_file_response(spec, template, method, d.call(method, url, **kw))
+        assert call("POST", "/files", "/files", raw_body=b"hi", headers={"Content-Type": "text/plain"}).status == 401
+        alice = d.sign_up("spec-alice")["token"]
+        bob = d.sign_up("spec-bob")["token"]
+        r = call("POST", "/files", "/files", raw_body=b"hi", token=alice, headers={"Content-Type": "text/plain"})
+        assert r.status == 201
+        fid = r.body["_id"]
+        assert call("GET", f"/files/{fid}", "/files/{id}").status == 401
+        assert call("GET", f"/files/{fid}/meta", "/files/{id}/meta", token="not-a-token").status == 401
+        assert call("GET", f"/files/{fid}/meta", "/files/{id}/meta", token=bob).status == 200
+        assert call("DELETE", f"/files/{fid}", "/files/{id}", token=bob).status == 403
+        assert call("DELETE", f"/files/{fid}", "/files/{id}", token=alice).status == 200

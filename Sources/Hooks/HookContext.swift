@@ -1,0 +1,59 @@
+import JSON
+
+/// What a before hook sees and may change: the entity about to be written,
+/// inside the request's unit of work (`work`, e.g. the writer's transaction).
+///
+/// A reference type, so a change made by one hook is seen by the next and by
+/// the write itself. For a merge-patch update `entity` is the patch; for a
+/// delete it is the stored document.
+public final class WriteContext<Work> {
+    public let event: HookEvent
+    public let collection: String
+    /// The entity's `_id` when the URL names it (update, delete).
+    public let id: String?
+    /// Who is writing: an opaque principal id, nil when anonymous.
+    public let actor: String?
+    /// True for an operator credential that bypasses access rules.
+    public let privileged: Bool
+    public let requestID: String
+    /// The request's unit of work; valid only while the hook runs.
+    public let work: Work
+    /// The entity (or patch) to write; hooks may change it.
+    public var entity: JSONObject
+    /// True when `entity` is a merge patch rather than a whole entity.
+    public let isPatch: Bool
+    /// The stored entity, once the rest of the chain (and the write) ran.
+    public var stored: JSONObject?
+
+    public init(event: HookEvent, collection: String, id: String?, actor: String?, privileged: Bool,
+                requestID: String, work: Work, entity: JSONObject, isPatch: Bool = false) {
+        self.event = event
+        self.collection = collection
+        self.id = id
+        self.actor = actor
+        self.privileged = privileged
+        self.requestID = requestID
+        self.work = work
+        self.entity = entity
+        self.isPatch = isPatch
+    }
+}
+
+/// What an after hook sees: the committed entity. After hooks run on a
+/// queue after COMMIT and cannot change the outcome of the request.
+public struct AfterContext: Sendable {
+    public let event: HookEvent
+    public let collection: String
+    public let actor: String?
+    public let requestID: String
+    /// The stored entity (for a delete: the entity as it was).
+    public let entity: JSONObject
+
+    public init(event: HookEvent, collection: String, actor: String?, requestID: String, entity: JSONObject) {
+        self.event = event
+        self.collection = collection
+        self.actor = actor
+        self.requestID = requestID
+        self.entity = entity
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import Logging
+
+/// Business-logic hooks by event and collection, in a defined order:
+/// priority (lower first), then registration order.
+///
+/// Before hooks chain like middleware: each gets the context and `next`,
+/// which runs the rest of the chain and finally the write itself, so a hook
+/// can act before the write, after it (still inside the unit of work), or
+/// refuse by throwing a `HookRefusal`. After hooks run after COMMIT on an
+/// `AfterHookQueue`.
+///
+/// The registry knows nothing of users or messages; `Work` is whatever the
+/// caller's unit of work is (Roost passes its SQLite writer).
+///
+/// ```swift
+/// registry.before(.beforeCreate, collection: "messages", id: "messaging.sender", priority: 10) { ctx, next in
+///     guard ctx.entity["senderId"] == .string(ctx.actor ?? "") else { throw HookRefusal(403, "Forbidden", "…") }
+///     try next()
+/// }
+/// ```
+public final class HookRegistry<Work>: @unchecked Sendable {
+    /// A chained before handler: call `next()` to run the rest and the write.
+    public typealias BeforeHandler = (WriteContext<Work>, _ next: () throws -> Void) throws -> Void
+    /// An after handler; runs on a queue thread.
+    public typealias AfterHandler = @Sendable (AfterContext) throws -> Void
+
+    /// One registered hook, as `roostd hooks` lists it.
+    public struct Registration: Sendable, CustomStringConvertible {
+        public let id: String
+        public let event: HookEvent
+        /// nil: every collection.
+        public let collection: String?
+        public let priority: Int
+        public let budget: Duration
+        /// "built-in" or "operator".
+        public let source: String
+        /// Registration order, the tie-breaker after priority.
+        public let sequence: Int
+
+        public var description: String {
+            let ms = budget.components.seconds * 1000 + budget.components.attoseconds / 1_000_000_000_000_000
+            return "\(event) \(collection ?? "*") priority=\(priority) budget=\(ms)ms \(id) (\(source))"
+        }
+    }
+
+    struct Before {
+        let registration: Registration
+        let handler: BeforeHandler
+    }
+
+    struct After {
+        let registration: Registration
+        let handler: AfterHandler
+    }
+
+    private let lock = NSLock()
+    private var befores: [Before] = []
+    private var afters: [After] = []
+    private var sequence = 0
+    let logger: Logger
+    /// The budget of hooks registered without one.
+    public let defaultBudget: Duration
+
+    public init(defaultBudget: Duration = .milliseconds(250), logger: Logger) {
+        self.defaultBudget = defaultBudget
+        self.logger = logger
+    }
+
+    /// Registers a before hook (`beforeCreate`, `beforeUpdate`, `beforeDelete`).
+    /// - Parameters:
+    ///   - collection: the collection it applies to; nil for every collection.
+    ///   - priority: lower runs first (further out in the chain).
+    ///   - budget: the most time the hook itself may take; past it the write is refused.
+    public func before(_ event: HookEvent, collection: String?, id: String, priority: Int = 0, budget: Duration? = nil,
+                       source: String = "operator", _ handler: @escaping BeforeHandler) {
+        precondition(event.isBefore, "\(event) is not a before event")
+        lock.lock(); defer { lock.unlock() }
+        sequence += 1
+        befores.append(Before(registration: Registration(id: id, event: event, collection: collection, priority: priority,
+                                                         budget: budget ?? defaultBudget, source: source, sequence: sequence),
+                              handler: handler))
+        befores.sort { Self.ordered($0.registration, $1.registration) }
+    }
+
+    /// Registers an after hook (`afterCreate`, `afterUpdate`, `afterDelete`, `afterLogin`).
+    public func after(_ event: HookEvent, collection: String?, id: String, priority: Int = 0, budget: Duration? = nil,
+                      source: String = "operator", _ handler: @escaping AfterHandler) {
+        precondition(!event.isBefore, "\(event) is not an after event")
+        lock.lock(); defer { lock.unlock() }
+        sequence += 1
+        afters.append(After(registration: Registration(id: id, event: event, collection: collection, priority: priority,
+                                                       budget: budget ?? defaultBudget, source: source, sequence: sequence),
+                            handler: handler))
+        afters.sort { Self.ordered($0.registration, $1.registration) }
+    }
+
+    static func ordered(_ a: Registration, _ b: Registration) -> Bool {
+        (a.priority, a.sequence) < (b.priority, b.sequence)
+    }
+
+    /// Every hook, by event then run order.
+    public var registrations: [Registration] {
+        lock.lock(); defer { lock.unlock() }
+        let all = befores.map(\.registration) + afters.map(\.registration)
+        let rank = Dictionary(uniqueKeysWithValues: HookEvent.all.enumerated().map { ($1, $0) })
+        return all.sorted { (rank[$0.event] ?? 0, $0.priority, $0.sequence) < (rank[$1.event] ?? 0, $1.priority, $1.sequence) }
+    }
+
+    /// The before hooks for `event` on `collection`, in run order.
+    func beforeHooks(_ event: HookEvent, _ collection: String) -> [Before] {
+        lock.lock(); defer { lock.unlock() }
+        return befores.filter { $0.registration.event == event && ($0.registration.collection ?? collection) == collection }
+    }
+
+    /// The after hooks for `event` on `collection`, in run order.
+    func afterHooks(_ event: HookEvent, _ collection: String) -> [After] {
+        lock.lock(); defer { lock.unlock() }
+        return afters.filter { $0.registration.event == event && ($0.registration.collection ?? collection) == collection }
+    }
+
+    /// True when some before hook applies: callers skip the hook path otherwise.
+    public func hasBeforeHooks(_ event: HookEvent, _ collection: String) -> Bool { !beforeHooks(event, collection).isEmpty }
+
+    /// True when some after hook applies.
+    public func hasAfterHooks(_ event: HookEvent, _ collection: String) -> Bool { !afterHooks(event, collection).isEmpty }
+}

@@ -1,0 +1,119 @@
+import HTTP
+import Hooks
+import JSON
+import Jobs
+import Logging
+import Store
+
+/// The hook registry as the handlers use it: runs a write through its before
+/// hooks inside the writer's savepoint, and after COMMIT queues its after
+/// hooks and wakes webhook delivery when the write added outbox events.
+final class HookServices: Sendable {
+    let registry: HookRegistry<DocumentWriter>
+    let after: AfterHookQueue<DocumentWriter>
+    /// Set (on the writer thread) when a hook wrote outbox events in the current batch.
+    let outboxDirty: LockedBox<Bool>
+    /// Wakes the webhook dispatcher; installed once it runs.
+    let wakeDeliveries = LockedBox<(@Sendable () -> Void)?>(nil)
+
+    init(registry: HookRegistry<DocumentWriter>, outboxDirty: LockedBox<Bool>, logger: Logger) {
+        self.registry = registry
+        self.outboxDirty = outboxDirty
+        after = AfterHookQueue(registry: registry, logger: logger)
+    }
+
+    /// Runs `write` (which stores the entity it is given and returns the
+    /// stored JSON text) inside the before chain of `event`. A refusal
+    /// becomes the client's error; the caller's savepoint undoes everything.
+    func run(_ event: HookEvent, _ collection: String, id: String?, entity: JSONObject, isPatch: Bool = false,
+             request: Request, scope: AccessScope, writer: DocumentWriter, pending: LockedBox<AfterContext?>,
+             write: (JSONObject) throws -> String) throws -> String {
+        let context = WriteContext(event: event, collection: collection, id: id, actor: scope.principal.userID,
+                                   privileged: scope.principal == .admin, requestID: request.requestID, work: writer,
+                                   entity: entity, isPatch: isPatch)
+        var text = ""
+        do {
+            try registry.runBefore(context) {
+                text = try write(context.entity)
+                if context.stored == nil, case .object(let stored)? = try? JSONParser.parse(text) { context.stored = stored }
+            }
+        } catch let refusal as HookRefusal {
+            throw HTTPError(refusal.status, refusal.code, refusal.message)
+        }
+        if let next = event.after {
+            pending.set(AfterContext(event: next, collection: collection, actor: scope.principal.userID,
+                                     requestID: request.requestID, entity: context.stored ?? JSONObject()))
+        }
+        return text
+    }
+
+    /// What to do once the write's transaction committed.
+    func committed(_ pending: LockedBox<AfterContext?>) -> @Sendable () -> Void {
+        { [self] in
+            if let context = pending.get() { after.dispatch(context) }
+            notifyOutbox()
+        }
+    }
+
+    /// Wakes delivery if this batch wrote outbox events.
+    func notifyOutbox() {
+        guard outboxDirty.get() else { return }
+        outboxDirty.set(false)
+        wakeDeliveries.get()?()
+    }
+}
+
+/// Builds the registry with Roost's built-in hooks, then the operator's.
+enum BuiltInHooks {
+    static func registry(config: RoostConfig, settings: ReloadableSettings, outboxDirty: LockedBox<Bool>,
+                         logger: Logger) -> HookRegistry<DocumentWriter> {
+        let registry = HookRegistry<DocumentWriter>(defaultBudget: .milliseconds(config.hookBudgetMilliseconds), logger: logger)
+        if config.messaging.enabled {
+            MessagingHooks(threads: config.messaging.threads, messages: config.messaging.messages, settings: settings,
+                           outboxDirty: outboxDirty).register(into: registry)
+        }
+        WebhookOutboxHook(outboxDirty: outboxDirty).register(into: registry)
+        OperatorHooks.register(into: registry)
+        return registry
+    }
+
+    /// The hooks and their order, one line each, as `roostd hooks` prints them.
+    static func listing(_ registry: HookRegistry<DocumentWriter>) -> String {
+        registry.registrations.map(\.description).joined(separator: "\n")
+    }
+
+    /// The same as JSON, for `GET /admin/hooks`.
+    static func listingJSON(_ registry: HookRegistry<DocumentWriter>) -> String {
+        JSONValue.array(registry.registrations.map { r in
+            var o = JSONObject()
+            o["id"] = .string(r.id)
+            o["event"] = .string("\(r.event)")
+            o["collection"] = r.collection.map { .string($0) } ?? .string("*")
+            o["priority"] = .int(Int64(r.priority))
+            o["budgetMs"] = .int(r.budget.components.seconds * 1000 + r.budget.components.attoseconds / 1_000_000_000_000_000)
+            o["source"] = .string(r.source)
+            return .object(o)
+        }).jsonText
+    }
+}
+
+/// Where an operator registers their own hooks, in Swift. They run with the
+/// built-in ones, ordered by priority then registration.
+///
+/// ```swift
+/// registry.before(.beforeCreate, collection: "orders", id: "orders.total", priority: 10) { ctx, next in
+///     guard ctx.entity["total"]?.doubleValue ?? 0 >= 0 else { throw HookRefusal(400, "InvalidDocument", "total must not be negative") }
+///     try next()
+/// }
+/// ```
+enum OperatorHooks {
+    static func register(into registry: HookRegistry<DocumentWriter>) {}
+}
+
+extension RoostServer {
+    /// The hooks `config` registers and their run order, one per line: what `roostd hooks` prints.
+    public static func hookListing(config: RoostConfig, logger: Logger) -> String {
+        let registry = BuiltInHooks.registry(config: config, settings: ReloadableSettings(config), outboxDirty: LockedBox(false), logger: logger)
+        return BuiltInHooks.listing(registry)
+    }
+}

@@ -1,0 +1,182 @@
+import Hooks
+import JSON
+import Jobs
+import Store
+
+/// The seed messaging app's backend, as built-in hooks on a new message:
+///
+/// 1. `messaging.sender` — the sender is the caller (`senderId` is set from
+///    the session; another id is refused), recipients exist, and the thread
+///    id is the participants' ids sorted and joined by `:`;
+/// 2. `messaging.acl` — the message is readable by sender and recipients only;
+/// 3. `messaging.thread` — after the write, creates the thread or updates its
+///    `lastMessage` reference and `lastMessageAt`;
+/// 4. `messaging.push` — after the write, one `message.created` outbox event
+///    per recipient, with the sender's public profile and the recipient's devices.
+///
+/// All four run in the message's savepoint: a refusal anywhere leaves no
+/// message, no thread change and no event.
+struct MessagingHooks: Sendable {
+    let threads: String
+    let messages: String
+    let settings: ReloadableSettings
+    let outboxDirty: LockedBox<Bool>
+
+    static let users = AccessPolicy.usersCollection
+    static let maxRecipients = 100
+
+    func register(into registry: HookRegistry<DocumentWriter>) {
+        let (threads, messages, settings, dirty) = (self.threads, self.messages, self.settings, outboxDirty)
+        registry.before(.beforeCreate, collection: messages, id: "messaging.sender", priority: -300, source: "built-in") { ctx, next in
+            try Self.checkParticipants(ctx)
+            try next()
+        }
+        registry.before(.beforeCreate, collection: messages, id: "messaging.acl", priority: -200, source: "built-in") { ctx, next in
+            let (sender, recipients) = try Self.participants(ctx.entity)
+            var acl = JSONObject()
+            acl["read"] = .array(Self.unique([sender] + recipients).map { .string($0) })
+            acl["write"] = .array([])
+            ctx.entity["_acl"] = .object(acl)
+            try next()
+        }
+        registry.before(.beforeCreate, collection: messages, id: "messaging.thread", priority: -100, source: "built-in") { ctx, next in
+            try next()
+            try Self.upsertThread(ctx, threads: threads, messages: messages)
+        }
+        registry.before(.beforeCreate, collection: messages, id: "messaging.push", priority: -50, source: "built-in") { ctx, next in
+            try next()
+            if try Self.enqueuePush(ctx, privateFields: settings.privateUserFields) { dirty.set(true) }
+        }
+    }
+
+    /// Checks sender and recipients and fixes `senderId`, `recipients` and `threadId`.
+    static func checkParticipants(_ ctx: WriteContext<DocumentWriter>) throws {
+        let sender: String
+        switch (ctx.actor, ctx.privileged, ctx.entity["senderId"]) {
+        case (nil, false, _):
+            throw HookRefusal(401, "Unauthorized", "Sign in to send messages.")
+        case (let me?, _, let given):
+            if let given, given != .string(me) {
+                throw HookRefusal(403, "Forbidden", "senderId must be your own user id; you cannot send as someone else.")
+            }
+            sender = me
+        case (nil, true, .string(let given)?):
+            sender = given
+        case (nil, true, _):
+            throw HookRefusal(400, "InvalidDocument", "An administrator sending a message must name its senderId.")
+        }
+        var recipients: [String]
+        switch (ctx.entity["recipients"], ctx.entity["recipientId"]) {
+        case (.array(let list)?, _):
+            recipients = list.compactMap(\.stringValue)
+            guard recipients.count == list.count else { throw HookRefusal(400, "InvalidDocument", "recipients must be user ids.") }
+        case (nil, .string(let one)?):
+            recipients = [one]
+        default:
+            throw HookRefusal(400, "InvalidDocument", "Name the recipient: recipientId (a user id) or recipients (a list of user ids).")
+        }
+        recipients = unique(recipients.filter { $0 != sender })
+        guard !recipients.isEmpty, recipients.count <= maxRecipients else {
+            throw HookRefusal(400, "InvalidDocument", "A message needs 1 to \(maxRecipients) recipients other than the sender.")
+        }
+        for id in recipients where try ctx.work.document(in: users, id: id) == nil {
+            throw HookRefusal(400, "InvalidDocument", "No user with _id \"\(id)\" to send to.")
+        }
+        let thread = threadID(sender, recipients)
+        if let given = ctx.entity["threadId"], given != .string(thread) {
+            throw HookRefusal(400, "InvalidDocument", "threadId must be \"\(thread)\": the participants' ids, sorted and joined by ':'.")
+        }
+        ctx.entity["senderId"] = .string(sender)
+        ctx.entity["recipients"] = .array(recipients.map { .string($0) })
+        ctx.entity["threadId"] = .string(thread)
+    }
+
+    /// The thread of a conversation: every participant's id, sorted, joined by `:`.
+    static func threadID(_ sender: String, _ recipients: [String]) -> String {
+        unique([sender] + recipients).sorted().joined(separator: ":")
+    }
+
+    static func participants(_ entity: JSONObject) throws -> (String, [String]) {
+        guard let sender = entity["senderId"]?.stringValue, let list = entity["recipients"]?.arrayValue else {
+            throw HookRefusal(500, "HookFailed", "messaging.sender did not run before messaging.acl.")
+        }
+        return (sender, list.compactMap(\.stringValue))
+    }
+
+    static func unique(_ ids: [String]) -> [String] {
+        var seen = Set<String>()
+        return ids.filter { seen.insert($0).inserted }
+    }
+
+    /// Creates the thread, or points its `lastMessage` at the new message.
+    static func upsertThread(_ ctx: WriteContext<DocumentWriter>, threads: String, messages: String) throws {
+        guard let message = ctx.stored, case .string(let messageID)? = message["_id"],
+              case .string(let threadID)? = message["threadId"] else { return }
+        let (sender, recipients) = try participants(message)
+        let members = unique([sender] + recipients).sorted()
+        var ref = JSONObject()
+        ref["_type"] = .string("ref")
+        ref["_collection"] = .string(messages)
+        ref["_id"] = .string(messageID)
+        let writer = ctx.work
+        if let text = try writer.document(in: threads, id: threadID), case .object(let thread) = try JSONParser.parse(text) {
+            let acl = thread["_acl"]?.objectValue ?? JSONObject()
+            var lists = JSONObject()
+            for key in ["read", "write"] {
+                let existing = acl[key]?.arrayValue?.compactMap(\.stringValue) ?? []
+                lists[key] = .array(unique(existing + members).map { .string($0) })
+            }
+            var patch = JSONObject()
+            patch["lastMessage"] = .object(ref)
+            patch["lastMessageAt"] = message["_createdAt"] ?? .null
+            patch["_acl"] = .object(lists)
+            _ = try writer.patch(in: threads, id: threadID, patch, scope: .system)
+        } else {
+            var thread = JSONObject()
+            thread["_id"] = .string(threadID)
+            thread["participants"] = .array(members.map { .string($0) })
+            thread["lastMessage"] = .object(ref)
+            thread["lastMessageAt"] = message["_createdAt"] ?? .null
+            var acl = JSONObject()
+            acl["read"] = .array(members.map { .string($0) })
+            acl["write"] = .array(members.map { .string($0) })
+            thread["_acl"] = .object(acl)
+            let principal: AccessScope.Principal = ctx.actor.map { .user($0) } ?? .admin
+            _ = try writer.insert(into: threads, thread, scope: AccessScope(principal: principal, level: .private))
+        }
+    }
+
+    /// One `message.created` event per recipient, when an endpoint wants them.
+    /// - Returns: whether events were written.
+    static func enqueuePush(_ ctx: WriteContext<DocumentWriter>, privateFields: [String]) throws -> Bool {
+        let writer = ctx.work
+        guard let stored = ctx.stored, try writer.hasSubscribers("message.created") else { return false }
+        let (sender, recipients) = try participants(stored)
+        var message = stored
+        message["_acl"] = nil
+        var profile = JSONObject()
+        if let text = try writer.document(in: users, id: sender), case .object(let user) = try JSONParser.parse(text) {
+            profile = user
+            for field in privateFields + ["_acl"] { profile[field] = nil }
+        } else {
+            profile["_id"] = .string(sender)
+        }
+        for recipient in recipients {
+            let devices = try writer.devices(userIDs: [recipient]).map { d -> JSONValue in
+                var o = JSONObject()
+                o["platform"] = .string(d.platform)
+                o["token"] = .string(d.token)
+                return .object(o)
+            }
+            var entry = JSONObject()
+            entry["_id"] = .string(recipient)
+            entry["devices"] = .array(devices)
+            var data = JSONObject()
+            data["message"] = .object(message)
+            data["sender"] = .object(profile)
+            data["recipients"] = .array([.object(entry)])
+            try writer.enqueueEvent(type: "message.created", data: data.jsonText)
+        }
+        return true
+    }
+}

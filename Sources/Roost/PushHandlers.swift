@@ -1,0 +1,83 @@
+import EventLoop
+import HTTP
+import JSON
+import Store
+
+/// Push devices: `POST /push/devices` registers the caller's device token,
+/// `DELETE /push/devices/:token` removes it, `GET /push/devices` lists the
+/// caller's. A token belongs to one user at a time: registering it moves it.
+struct PushHandlers: Sendable {
+    let pools: StorePools
+    let collections: CollectionHandlers
+    let access: AccessPolicy
+
+    static let platforms: Set<String> = ["ios", "android", "web"]
+
+    func route(_ request: Request, _ out: ResponseWriter) {
+        let s = request.segments
+        guard s.count >= 2, s[1] == "devices" else { return out.send(HTTPError.notFound("No endpoint at \(request.path).").response) }
+        switch (s.count, request.method) {
+        case (2, .get), (2, .head): list(request, out)
+        case (2, .post): register(request, out)
+        case (2, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, POST").response)
+        case (3, .delete): unregister(s[2], request, out)
+        case (3, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "DELETE").response)
+        default: out.send(HTTPError.notFound("No endpoint at \(request.path).").response)
+        }
+    }
+
+    static func user(_ principal: AccessScope.Principal) throws -> String {
+        switch principal {
+        case .user(let id): return id
+        case .anonymous: throw HTTPError(401, "Unauthorized", "Sign in to manage your push devices.")
+        case .admin: throw HTTPError(403, "Forbidden", "Devices belong to users; the admin credential has none.")
+        }
+    }
+
+    func register(_ request: Request, _ out: ResponseWriter) {
+        guard let body = collections.checkBody(request, out) else { return }
+        let access = self.access
+        pools.write(request, out) { writer in
+            let user = try Self.user(try access.caller(request, writer).principal)
+            let fields = try CollectionHandlers.object(body)
+            guard case .string(let platform)? = fields["platform"], Self.platforms.contains(platform) else {
+                throw HTTPError(400, "InvalidDocument", "platform must be ios, android or web.")
+            }
+            guard case .string(let token)? = fields["token"], (1...4096).contains(token.utf8.count), !token.contains("/") else {
+                throw HTTPError(400, "InvalidDocument", "token must be a string of 1 to 4096 bytes without '/'.")
+            }
+            let changed = try writer.registerDevice(token: token, userID: user, platform: platform)
+            return .json(changed ? 201 : 200, Self.deviceJSON(PushDevice(token: token, userID: user, platform: platform)))
+        }
+    }
+
+    func unregister(_ token: String, _ request: Request, _ out: ResponseWriter) {
+        let access = self.access
+        pools.write(request, out) { writer in
+            let principal = try access.caller(request, writer).principal
+            let owner: String? = principal == .admin ? nil : try Self.user(principal)
+            guard try writer.unregisterDevice(token: token, userID: owner) else {
+                throw HTTPError.notFound("You have no device with that token.")
+            }
+            return .json(200, "{\"count\":1}")
+        }
+    }
+
+    func list(_ request: Request, _ out: ResponseWriter) {
+        let access = self.access
+        pools.read(request, out) { reader in
+            let user = try Self.user(try access.caller(request, reader).principal)
+            return .json(200, JSONValue.array(try reader.devices(userIDs: [user]).map { .object(Self.device($0)) }).jsonText)
+        }
+    }
+
+    static func device(_ d: PushDevice) -> JSONObject {
+        var o = JSONObject()
+        o["token"] = .string(d.token)
+        o["platform"] = .string(d.platform)
+        o["userId"] = .string(d.userID)
+        return o
+    }
+
+    static func deviceJSON(_ d: PushDevice) -> String { device(d).jsonText }
+}

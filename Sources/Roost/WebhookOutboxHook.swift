@@ -1,0 +1,28 @@
+import Hooks
+import JSON
+import Jobs
+import Store
+
+/// The built-in hook that turns writes into `<collection>.created|updated|deleted`
+/// events: after the write, still inside its savepoint, it adds an outbox
+/// row for each endpoint that asked for that type. A rolled-back write thus
+/// leaves no event, and a committed one always has its event.
+struct WebhookOutboxHook: Sendable {
+    let outboxDirty: LockedBox<Bool>
+    /// Last in the chain, so it sees the entity as stored.
+    static let priority = 1000
+
+    func register(into registry: HookRegistry<DocumentWriter>) {
+        let dirty = outboxDirty
+        for event in [HookEvent.beforeCreate, .beforeUpdate, .beforeDelete] {
+            registry.before(event, collection: nil, id: "webhooks.outbox", priority: Self.priority, source: "built-in") { ctx, next in
+                try next()
+                guard let verb = ctx.event.pastTense, let stored = ctx.stored else { return }
+                let type = "\(ctx.collection).\(verb)"
+                guard try ctx.work.hasSubscribers(type) else { return }
+                try ctx.work.enqueueEvent(type: type, data: stored.jsonText)
+                dirty.set(true)
+            }
+        }
+    }
+}

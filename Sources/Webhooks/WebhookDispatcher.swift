@@ -1,0 +1,197 @@
+import Foundation
+import Jobs
+import Logging
+import Store
+
+/// Delivers the outbox: one scheduler thread finds due deliveries on its own
+/// read connection and hands them to a pool of delivery threads, which POST
+/// (libcurl, with a timeout), sign each attempt, and record the outcome
+/// through `record` (the single writer). Nothing here runs on an event loop.
+///
+/// At-least-once: a delivery leaves the queue only when its success is
+/// committed, so a crash between the POST and the commit sends it again,
+/// with the same `webhook-id`.
+public final class WebhookDispatcher: @unchecked Sendable {
+    public struct Settings: Sendable {
+        public var schedule = RetrySchedule.standard
+        public var timeoutMilliseconds = 15_000
+        public var workers = 2
+        /// The longest the scheduler sleeps without being woken.
+        public var pollMilliseconds = 1_000
+        public init() {}
+    }
+
+    /// Runs a write in the writer's next group commit, then calls `done` (committed or not).
+    public typealias Record = @Sendable (_ write: @escaping @Sendable (DocumentWriter) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void
+
+    let databasePath: String
+    let settings: Settings
+    let record: Record
+    let onOutcome: @Sendable (String) -> Void
+    let logger: Logger
+    let pool: WorkerPool<Void, DueDelivery>
+    private let condition = NSCondition()
+    private var stopped = false
+    private var woken = false
+    private var inFlight: Set<Int64> = []
+    private let finished = DispatchGroup()
+
+    /// - Parameter onOutcome: called with `delivered`, `failed` (will retry) or `gave_up` per attempt.
+    public init(databasePath: String, settings: Settings, record: @escaping Record,
+                onOutcome: @escaping @Sendable (String) -> Void, logger: Logger) {
+        self.databasePath = databasePath
+        self.settings = settings
+        self.record = record
+        self.onOutcome = onOutcome
+        self.logger = logger
+        let box = LockedBox<WebhookDispatcher?>(nil)
+        pool = WorkerPool(name: "webhook", threads: settings.workers, capacity: 1024, logger: logger,
+                          makeContext: {}, run: { _, jobs in for job in jobs { box.get()?.deliver(job) } })
+        box.set(self)
+    }
+
+    public func start() throws {
+        HTTPPoster.start()
+        try pool.start()
+        // The scheduler's read connection is opened on its own thread and stays there.
+        let opened = DispatchSemaphore(value: 0)
+        let failure = LockedBox<(any Error)?>(nil)
+        finished.enter()
+        let thread = Thread { [self] in
+            defer { finished.leave() }
+            let reader: DocumentReader
+            do { reader = try DocumentReader(path: databasePath) } catch {
+                failure.set(error)
+                opened.signal()
+                return
+            }
+            opened.signal()
+            schedule(reader)
+        }
+        thread.name = "webhook-scheduler"
+        thread.start()
+        opened.wait()
+        if let error = failure.get() { throw error }
+    }
+
+    /// Stops scheduling; deliveries not yet started stay in the outbox for the next start.
+    public func shutdown() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+        finished.wait()
+        pool.shutdown()
+    }
+
+    /// Looks for due deliveries now (after a commit that added some).
+    public func wake() {
+        condition.lock()
+        woken = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
+
+    private func schedule(_ reader: DocumentReader) {
+        while true {
+            condition.lock()
+            if stopped { condition.unlock(); return }
+            woken = false
+            let busy = inFlight
+            condition.unlock()
+
+            var waitMilliseconds = Int64(settings.pollMilliseconds)
+            do {
+                let now = Outbox.nowMilliseconds()
+                for delivery in try reader.dueDeliveries(now: now, limit: 256) where !busy.contains(delivery.rid) {
+                    condition.lock(); inFlight.insert(delivery.rid); condition.unlock()
+                    if !pool.submit(delivery) {
+                        condition.lock(); inFlight.remove(delivery.rid); condition.unlock()
+                        break
+                    }
+                }
+                if let next = try reader.nextDeliveryDue(), next > now { waitMilliseconds = min(waitMilliseconds, next - now) }
+            } catch {
+                logger.error("webhook scheduler cannot read the outbox", metadata: ["error": "\(error)"])
+            }
+            condition.lock()
+            if !stopped && !woken {
+                _ = condition.wait(until: Date().addingTimeInterval(Double(max(waitMilliseconds, 5)) / 1000))
+            }
+            condition.unlock()
+        }
+    }
+
+    private func finish(_ rid: Int64) {
+        condition.lock()
+        inFlight.remove(rid)
+        woken = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// One attempt of one delivery, on a delivery thread.
+    func deliver(_ d: DueDelivery) {
+        if isStopped { return finish(d.rid) }
+        let attempt = d.attempts + 1
+        let metadata: Logger.Metadata = ["webhook_id": "msg_\(d.eventID)", "endpoint": "\(d.endpoint.name)", "event": "\(d.type)",
+                                         "attempt": "\(attempt)"]
+        guard let body = WebhookPayload.body(format: d.endpoint.format, type: d.type, timestamp: d.createdAt, data: d.data) else {
+            save(d, attempt: attempt, status: nil, error: "nothing to send (no device tokens for this format)", milliseconds: 0, outcome: .delivered)
+            return
+        }
+        guard let key = WebhookSigner.key(of: d.endpoint.secret) else {
+            logger.error("webhook endpoint has an invalid secret", metadata: metadata)
+            onOutcome("gave_up")
+            save(d, attempt: attempt, status: nil, error: "invalid endpoint secret", milliseconds: 0, outcome: .dead)
+            return
+        }
+        let id = "msg_" + d.eventID
+        let timestamp = Int64(Date().timeIntervalSince1970)
+        let headers = [("Content-Type", "application/json"), ("webhook-id", id), ("webhook-timestamp", String(timestamp)),
+                       ("webhook-signature", WebhookSigner.signature(id: id, timestamp: timestamp, body: body, key: key))]
+        let started = ContinuousClock.now
+        let result = HTTPPoster.post(url: d.endpoint.url, headers: headers, body: body, timeoutMilliseconds: settings.timeoutMilliseconds)
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        let error = result.error ?? result.status.flatMap { (200..<300).contains($0) ? nil : "HTTP \($0)" }
+
+        if let status = result.status, (200..<300).contains(status) {
+            onOutcome("delivered")
+            logger.debug("webhook delivered", metadata: metadata)
+            save(d, attempt: attempt, status: status, error: nil, milliseconds: milliseconds, outcome: .delivered)
+        } else if result.status == 410 {
+            onOutcome("gave_up")
+            logger.warning("webhook endpoint answered 410 Gone; disabling it", metadata: metadata)
+            let name = d.endpoint.name
+            save(d, attempt: attempt, status: 410, error: "410 Gone: endpoint disabled", milliseconds: milliseconds, outcome: .dead) { writer in
+                _ = try writer.setWebhookEndpointDisabled(name: name, reason: "410 Gone")
+            }
+        } else if let delay = settings.schedule.delayMilliseconds(afterAttempt: attempt, retryAfter: result.retryAfter) {
+            onOutcome("failed")
+            var m = metadata
+            m["error"] = "\(error ?? "")"
+            m["retry_in_ms"] = "\(delay)"
+            logger.info("webhook attempt failed; will retry", metadata: m)
+            save(d, attempt: attempt, status: result.status, error: error, milliseconds: milliseconds,
+                 outcome: .retry(atMilliseconds: Outbox.nowMilliseconds() + delay))
+        } else {
+            onOutcome("gave_up")
+            var m = metadata
+            m["error"] = "\(error ?? "")"
+            logger.warning("webhook delivery dead-lettered after its last attempt", metadata: m)
+            save(d, attempt: attempt, status: result.status, error: error, milliseconds: milliseconds, outcome: .dead)
+        }
+    }
+
+    private func save(_ d: DueDelivery, attempt: Int, status: Int?, error: String?, milliseconds: Int, outcome: DeliveryOutcome,
+                      also: (@Sendable (DocumentWriter) throws -> Void)? = nil) {
+        let rid = d.rid
+        record({ writer in
+            try writer.recordAttempt(rid: rid, attempt: attempt, status: status, error: error, durationMilliseconds: milliseconds, outcome: outcome)
+            try also?(writer)
+        }, { [self] in finish(rid) })
+    }
+}
