@@ -28,7 +28,7 @@ public final class DocumentWriter {
     /// Errors thrown by an operation come back unchanged in its `Result`.
     public func commitBatch<T>(_ operations: [(DocumentWriter) throws -> T]) -> [Result<T, any Error>] {
         do {
-            try db.exec("BEGIN IMMEDIATE")
+            try db.prepare("BEGIN IMMEDIATE").run()
         } catch {
             return operations.map { _ in .failure(StoreError.wrap(error)) }
         }
@@ -43,7 +43,7 @@ public final class DocumentWriter {
             }
         }
         do {
-            try db.exec("COMMIT")
+            try db.prepare("COMMIT").run()
         } catch {
             try? db.exec("ROLLBACK")
             catalog.forgetAll()

@@ -95,15 +95,16 @@ public final class SQLiteConnection {
     }
 
     /// Runs `body` inside a savepoint: a failure undoes only its own writes.
+    /// The savepoint statements are prepared once: group commit runs one per write.
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
-        try exec("SAVEPOINT op")
+        try prepare("SAVEPOINT op").run()
         do {
             let result = try body()
-            try exec("RELEASE op")
+            try prepare("RELEASE op").run()
             return result
         } catch {
-            try? exec("ROLLBACK TO op")
-            try? exec("RELEASE op")
+            try? prepare("ROLLBACK TO op").run()
+            try? prepare("RELEASE op").run()
             throw error
         }
     }
