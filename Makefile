@@ -29,9 +29,10 @@ build: deps
 release: deps
 	swift build -c release $(SWIFT_FLAGS)
 
-# The example config makes `locations` public, as the Tour My Town client expects.
+# etc/roost/dev.yaml makes `locations` and files public, as the Tour My Town
+# client (which has no accounts) expects.
 run: build
-	.build/debug/roostd serve --config etc/roost/roost.yaml --data-dir ./roost-data $(ARGS)
+	.build/debug/roostd serve --config etc/roost/dev.yaml $(ARGS)
 
 $(VENV)/.ready: tests/python/requirements.txt
 	$(PYTHON) -m venv $(VENV)
