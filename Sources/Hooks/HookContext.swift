@@ -22,8 +22,19 @@ public final class WriteContext<Work> {
     public var entity: JSONObject
     /// True when `entity` is a merge patch rather than a whole entity.
     public let isPatch: Bool
+    /// The stored entity's JSON text, set by the write.
+    public var storedText: String? { didSet { storedCache = nil } }
+    private var storedCache: JSONObject?
+
     /// The stored entity, once the rest of the chain (and the write) ran.
-    public var stored: JSONObject?
+    /// Parsed from `storedText` only when a hook asks for it.
+    public var stored: JSONObject? {
+        get {
+            if storedCache == nil, let text = storedText, case .object(let o)? = try? JSONParser.parse(text) { storedCache = o }
+            return storedCache
+        }
+        set { storedCache = newValue }
+    }
 
     public init(event: HookEvent, collection: String, id: String?, actor: String?, privileged: Bool,
                 requestID: String, work: Work, entity: JSONObject, isPatch: Bool = false) {

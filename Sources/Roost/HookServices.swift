@@ -35,12 +35,12 @@ final class HookServices: Sendable {
         do {
             try registry.runBefore(context) {
                 text = try write(context.entity)
-                if context.stored == nil, case .object(let stored)? = try? JSONParser.parse(text) { context.stored = stored }
+                context.storedText = text
             }
         } catch let refusal as HookRefusal {
             throw HTTPError(refusal.status, refusal.code, refusal.message)
         }
-        if let next = event.after {
+        if let next = event.after, registry.hasAfterHooks(next, collection) {
             pending.set(AfterContext(event: next, collection: collection, actor: scope.principal.userID,
                                      requestID: request.requestID, entity: context.stored ?? JSONObject()))
         }
