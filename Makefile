@@ -12,7 +12,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-python clean install bench
+.PHONY: deps build release run test test-swift test-python clean install bench drills
 
 # Installs the C libraries Roost links against, only when one is missing.
 deps:
@@ -47,6 +47,12 @@ test-python: build $(VENV)/.ready
 	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q tests/python
 
 test: test-swift test-python
+
+# Reliability drills (tests/drills, loopback only, about 6 minutes): kill -9 under
+# load, a hostile-input corpus, slowloris, schemathesis. Each prints one summary
+# line and appends it to RELIABILITY.md. CI runs them small in test_drills_quick.py.
+drills: build $(VENV)/.ready
+	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/python tests/drills/run_all.py
 
 install: release
 	install -D -m 0755 .build/release/roostd $(DESTDIR)/usr/local/bin/roostd
