@@ -49,6 +49,7 @@ public final class HTTPServer: @unchecked Sendable {
             guard let http = evhttp_new(loop.base) else { fatalError("evhttp_new failed") }
             let methods = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_PUT.rawValue
                 | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue | EVHTTP_REQ_PATCH.rawValue
+                | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue  // the router answers them with a JSON 405
             evhttp_set_allowed_methods(http, UInt16(methods))
             evhttp_set_max_body_size(http, Int(maxBodyBytes))
             evhttp_set_max_headers_size(http, 64 * 1024)

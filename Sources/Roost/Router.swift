@@ -31,6 +31,8 @@ struct Router: Sendable {
                 return .html(200, HTMLPages.home(version: info.version, listen: info.listen, startedAt: info.startedAt,
                                                  collections: visible))
             }
+        case _ where (s[0] == "healthz" || s[0] == "readyz") && request.method != .get && request.method != .head:
+            out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
         case _ where s[0] == "healthz":
             out.send(.json(200, "{\"status\":\"ok\"}"))
         case _ where s[0] == "readyz":

@@ -15,6 +15,9 @@ extension HTTPError {
             return HTTPError(400, q.kind == .unsupportedOperator ? "UnsupportedOperator" : "InvalidQuery", q.message)
         case .database(let e):
             if e.isBusy { return .overloaded() }
+            if e.isQueryTooLarge {
+                return HTTPError(400, "InvalidQuery", "The query is too large for the database; split it into smaller ones.")
+            }
             if e.isRegexLimit {
                 return HTTPError(400, "InvalidQuery", "A $regex needed too much backtracking and was stopped; simplify the pattern (avoid nested repetition such as (a|aa)+).")
             }

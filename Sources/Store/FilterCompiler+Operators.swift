@@ -51,7 +51,7 @@ extension FilterCompiler {
                 } else if useIndexes, path == ["_id"], values.allSatisfy({ $0.stringValue != nil }) {
                     positive = "\(Self.idColumn) IN (" + values.map { bind(.text($0.stringValue!)) }.joined(separator: ",") + ")"
                 } else {
-                    positive = any { ref in "(" + values.map { self.equals(ref, $0) }.joined(separator: " OR ") + ")" }
+                    positive = any { ref in self.equalsAny(ref, values) }
                 }
                 clauses.append(op == "$in" ? positive : Self.not(positive))
             case "$exists":
@@ -125,6 +125,32 @@ extension FilterCompiler {
             }
         }
         return conjunction(clauses)
+    }
+
+    /// Equality with any of `values`: numbers and strings as SQL `IN` lists
+    /// (one term each, however long the list), the rest one by one.
+    func equalsAny(_ ref: ValueRef, _ values: [JSONValue]) -> String {
+        var numbers: [SQLValue] = [], strings: [SQLValue] = [], others: [JSONValue] = []
+        for v in values {
+            switch v {
+            case .int(let i): numbers.append(.int(i))
+            case .double(let d): numbers.append(.double(d))
+            case .string(let text): strings.append(.text(text))
+            default: others.append(v)
+            }
+        }
+        var terms: [String] = []
+        if !numbers.isEmpty || !strings.isEmpty {
+            let t = typeOf(ref), v = valueOf(ref)
+            if !numbers.isEmpty {
+                terms.append("(\(dialect.isNumber(t)) AND \(v) IN (" + numbers.map { bind($0) }.joined(separator: ",") + "))")
+            }
+            if !strings.isEmpty {
+                terms.append("(\(dialect.isString(t)) AND \(v) IN (" + strings.map { bind($0) }.joined(separator: ",") + "))")
+            }
+        }
+        terms += others.map { equals(ref, $0) }
+        return Self.balanced(terms, "OR")
     }
 
     /// MongoDB compares only within one type bracket: numbers with numbers, strings with strings.

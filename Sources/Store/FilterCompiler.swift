@@ -64,6 +64,14 @@ public final class FilterCompiler {
     func typeOf(_ ref: ValueRef) -> String { dialect.typeOf(ref, bind: bind) }
     func valueOf(_ ref: ValueRef) -> String { dialect.valueOf(ref, bind: bind) }
 
+    /// `a OP b OP c …` as a balanced tree, so a long list never exceeds
+    /// SQLite's expression depth (1000).
+    static func balanced(_ parts: [String], _ op: String) -> String {
+        guard parts.count > 1 else { return parts.first.map { "(\($0))" } ?? (op == "AND" ? "1" : "0") }
+        let middle = parts.count / 2
+        return "(" + balanced(Array(parts[..<middle]), op) + " \(op) " + balanced(Array(parts[middle...]), op) + ")"
+    }
+
     /// `NOT` that treats SQL NULL as false first, so negations keep missing fields.
     static func not(_ sql: String) -> String { "NOT coalesce((\(sql)), 0)" }
 
@@ -82,7 +90,7 @@ public final class FilterCompiler {
                     guard case .object(let sub) = item else { throw .invalid("Each entry of \(key) must be an object.") }
                     parts.append(try compileObject(sub, root: root, depth: depth + 1))
                 }
-                let joined = "(" + parts.joined(separator: key == "$and" ? " AND " : " OR ") + ")"
+                let joined = Self.balanced(parts, key == "$and" ? "AND" : "OR")
                 clauses.append(key == "$nor" ? Self.not(joined) : joined)
             case "$comment":
                 continue

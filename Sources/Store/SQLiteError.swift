@@ -13,6 +13,12 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         code == (SQLITE_CONSTRAINT | (8 << 8)) || code == (SQLITE_CONSTRAINT | (6 << 8))
     }
 
+    /// True when a query was too big for SQLite (expression depth, variables).
+    public var isQueryTooLarge: Bool {
+        message.contains("Expression tree is too large") || message.contains("too many SQL variables")
+            || message.contains("too many terms")
+    }
+
     /// True when a time limit interrupted the statement.
     public var isInterrupted: Bool { code & 0xFF == SQLITE_INTERRUPT }
 

@@ -491,17 +491,19 @@ def run_fuzz(daemon, max_examples=50, max_time=None, seed=None, workdir=None, ph
             entry = f"{failure['code']} {failure['title']}: {op}"
             if failure["code"] == "ST101":
                 method = op.split(" ", 1)[0]
-                # libevent's own 501 page for methods roostd does not let through (TRACE, CONNECT):
-                # counted, but kept apart from errors of roostd's handlers.
-                (undeclared_501 if method in ("TRACE", "CONNECT") else server_errors).append(entry)
+                # A method libevent 2.1 does not know at all (e.g. QUERY) gets its
+                # own 501 before roostd sees the request; 501 is the status RFC 9110
+                # gives an unrecognised method, so it is counted apart, not failed.
+                known = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT")
+                (server_errors if method in known else undeclared_501).append(entry)
             elif failure["code"] != "ST204":
                 mismatches.append(entry)
     errors = [f"{e.get('operation', '')}: {str(e.get('message', e))[:200]}" for e in data.get("errors", [])]
     crashed = not daemon.alive() or not daemon.healthy(timeout=5)
-    failures = len(server_errors) + len(undeclared_501) + int(crashed)
+    failures = len(server_errors) + int(crashed)
     line = (f"schemathesis {data['schemathesis_version']} fuzz (seed {data['seed']}): {generated} requests over "
             f"{data['operations']['tested']} operations, {failures} failures ({len(server_errors)} 5xx from handlers, "
-            f"{len(undeclared_501)} libevent 501s for TRACE, {'a crash' if crashed else 'no crash'}), "
+            f"{len(undeclared_501)} libevent 501s for unknown methods, {'a crash' if crashed else 'no crash'}), "
             f"{len(mismatches)} spec conformance findings, {len(errors)} errors; 0 lost; {time.monotonic() - t0:.0f} s")
     return {"line": line, "generated": generated, "server_errors": server_errors, "undeclared_501": undeclared_501,
             "mismatches": mismatches, "errors": errors, "crashed": crashed, "output": output, "report": data}
@@ -549,7 +551,7 @@ def main(argv=None):
             r = with_daemon(lambda d: run_fuzz(d, args.max_examples, args.max_time, args.seed))
             for e in r["server_errors"] + r["undeclared_501"] + r["mismatches"] + r["errors"]:
                 print("  ", e, file=sys.stderr)
-            bad |= bool(r["server_errors"] or r["undeclared_501"] or r["crashed"])
+            bad |= bool(r["server_errors"] or r["crashed"])
         else:
             raise SystemExit(f"unknown part {part}")
         print(r["line"])
