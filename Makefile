@@ -63,3 +63,6 @@ install: release
 
 clean:
 	rm -rf .build $(VENV)
+
+bench:
+	bench/run.sh
