@@ -1,3 +1,4 @@
+import Daemon
 import Files
 import Foundation
 import HTTP
@@ -96,6 +97,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
             let spec = ThumbnailSpec.longest(size)
             do {
                 results["\(size)"] = .object(Self.describe(try thumbnailer.make(job.fileID, type, spec), id: job.fileID))
+                Telemetry.thumbnailsGenerated().increment()
             } catch {
                 var failed = JSONObject()
                 failed["state"] = .string("failed")
@@ -135,7 +137,11 @@ final class ThumbnailScheduler: @unchecked Sendable {
     func variant(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec, completion: @escaping @Sendable (Outcome) -> Void) {
         let thumbnailer = self.thumbnailer
         flights.join(id + "/" + spec.name, refused: .failure(HTTPError.overloaded(retryAfter: 1)), waiter: completion) { finish in
-            pool.submit { finish(Result { try thumbnailer.make(id, type, spec) }) }
+            pool.submit {
+                let made = Result { try thumbnailer.make(id, type, spec) }
+                if case .success = made { Telemetry.thumbnailsGenerated().increment() }
+                finish(made)
+            }
         }
     }
 }
