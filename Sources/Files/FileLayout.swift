@@ -56,8 +56,11 @@ public enum DurableFile {
     }
 
     /// Writes `bytes` to `path` durably, creating parent directories.
-    /// - Parameter tmpDir: a directory on the same file system as `path`.
-    public static func write(_ bytes: [UInt8], to path: String, tmpDir: String) throws {
+    /// - Parameters:
+    ///   - tmpDir: a directory on the same file system as `path`.
+    ///   - sync: fsync the file and its directory; without, the rename is
+    ///     still atomic, which survives a process crash but not a power cut.
+    public static func write(_ bytes: [UInt8], to path: String, tmpDir: String, sync: Bool = true) throws {
         let tmp = tmpDir + "/" + UUID().uuidString
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw fail("cannot create", tmp) }
@@ -73,24 +76,24 @@ public enum DurableFile {
                     done += n
                 }
             }
-            guard fsync(fd) == 0 else { throw fail("cannot fsync", tmp) }
+            if sync { guard fsync(fd) == 0 else { throw fail("cannot fsync", tmp) } }
         }
         let directory = (path as NSString).deletingLastPathComponent
-        try ensureDirectory(directory)
+        try ensureDirectory(directory, sync: sync)
         guard rename(tmp, path) == 0 else { throw fail("cannot rename into", path) }
         ok = true
-        syncDirectory(directory)
+        if sync { syncDirectory(directory) }
     }
 
     /// Creates `directory` (and parents), fsyncing each new entry's parent so
     /// the path itself survives a crash.
-    public static func ensureDirectory(_ directory: String) throws {
+    public static func ensureDirectory(_ directory: String, sync: Bool = true) throws {
         var st = stat()
         if stat(directory, &st) == 0 { return }
         let parent = (directory as NSString).deletingLastPathComponent
-        if !parent.isEmpty && parent != directory { try ensureDirectory(parent) }
+        if !parent.isEmpty && parent != directory { try ensureDirectory(parent, sync: sync) }
         if mkdir(directory, 0o750) != 0 && errno != EEXIST { throw fail("cannot create directory", directory) }
-        syncDirectory(parent)
+        if sync { syncDirectory(parent) }
     }
 
     /// fsyncs a directory so a rename or unlink in it is durable.

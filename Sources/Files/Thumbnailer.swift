@@ -41,10 +41,14 @@ public struct ThumbnailInfo: Sendable {
 public struct Thumbnailer: Sendable {
     public let layout: FileLayout
     public let quality: Int
+    /// fsync thumbnails too (durability `power`). Otherwise the atomic rename
+    /// alone protects them: a thumbnail can always be made again.
+    public let syncWrites: Bool
 
-    public init(layout: FileLayout, quality: Int = 80) {
+    public init(layout: FileLayout, quality: Int = 80, syncWrites: Bool = false) {
         self.layout = layout
         self.quality = quality
+        self.syncWrites = syncWrites
     }
 
     /// The thumbnail file of `spec` for file `id` of type `type`.
@@ -57,7 +61,7 @@ public struct Thumbnailer: Sendable {
         let format = type.thumbnailFormat
         let encoded = try Vips.thumbnail(path: layout.objectPath(id), width: spec.width, height: spec.height,
                                          crop: spec.crop, format: format, quality: quality)
-        try DurableFile.write(encoded.bytes, to: path(id, type, spec), tmpDir: layout.tmp)
+        try DurableFile.write(encoded.bytes, to: path(id, type, spec), tmpDir: layout.tmp, sync: syncWrites)
         return ThumbnailInfo(spec: spec, contentType: MediaType.of(format), width: encoded.width, height: encoded.height,
                              size: encoded.bytes.count, bytes: encoded.bytes)
     }

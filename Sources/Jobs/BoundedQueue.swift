@@ -52,11 +52,22 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     /// Refuses new work; consumers drain what is queued, then stop.
-    public func close() {
+    /// - Parameter discardingQueued: drop what waits instead (for work that
+    ///   is durable elsewhere or whose client is gone).
+    /// - Returns: how many queued elements were dropped.
+    @discardableResult
+    public func close(discardingQueued: Bool = false) -> Int {
         condition.lock()
         closed = true
+        var dropped = 0
+        if discardingQueued {
+            dropped = stored
+            for i in 0..<stored { ring[(head + i) % capacity] = nil }
+            stored = 0
+        }
         condition.broadcast()
         condition.unlock()
+        return dropped
     }
 
     /// Elements waiting now.

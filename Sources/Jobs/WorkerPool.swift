@@ -73,8 +73,11 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     public func submit(_ job: Job) -> Bool { queue.offer(job) }
 
     /// Stops taking jobs, lets queued ones finish, and waits for the threads.
-    public func shutdown() {
-        queue.close()
+    /// - Parameter discardingQueued: drop jobs still waiting (running ones
+    ///   finish) — for work that is durable elsewhere or whose client is gone.
+    public func shutdown(discardingQueued: Bool = false) {
+        let dropped = queue.close(discardingQueued: discardingQueued)
+        if dropped > 0 { logger.info("dropped queued jobs at shutdown", metadata: ["pool": "\(name)", "jobs": "\(dropped)"]) }
         finished.wait()
     }
 

@@ -26,9 +26,10 @@ extension FileHandlers {
         return handlers
     }
 
-    /// Stops taking uploads and finishes queued ones (before the writer stops).
+    /// Stops taking uploads; queued ones are dropped, running ones finish (before the writer stops).
     func shutdown() {
-        uploads.shutdown()
+        // The loops have stopped: queued uploads were never acknowledged.
+        uploads.shutdown(discardingQueued: true)
         thumbnails.shutdown()
     }
 }

@@ -27,7 +27,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
     private var running: Set<String> = []
 
     init(config: RoostConfig, pools: StorePools, logger: Logger) {
-        thumbnailer = Thumbnailer(layout: FileLayout(dataDir: config.dataDir))
+        thumbnailer = Thumbnailer(layout: FileLayout(dataDir: config.dataDir), syncWrites: config.durability == .power)
         sizes = config.thumbnailSizes
         self.pools = pools
         self.logger = logger
@@ -55,7 +55,8 @@ final class ThumbnailScheduler: @unchecked Sendable {
 
     func shutdown() {
         stopped.set(true)
-        pool.shutdown()
+        // Queued jobs stay in `_file_jobs` and run again after the restart.
+        pool.shutdown(discardingQueued: true)
     }
 
     /// Queues the job of one file unless it is already queued; false when the pool is full

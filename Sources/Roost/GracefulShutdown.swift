@@ -1,8 +1,10 @@
 import EventLoop
+import Foundation
 import Logging
 
 /// Stops accepting, lets in-flight requests finish (up to a deadline), then
-/// stops every loop. Runs on loop 0.
+/// stops every loop. Runs on loop 0, which stops last: its tick drives the
+/// checks, so it must outlive the other loops.
 final class GracefulShutdown: @unchecked Sendable {
     private let loops: [EventLoop]
     private let server: HTTPServer
@@ -11,6 +13,9 @@ final class GracefulShutdown: @unchecked Sendable {
     var onBegin: (String) -> Void = { _ in }
     private var started = false
     private var ticks = 0
+    /// Loops (other than 0) that have been told to stop; guarded by `lock`.
+    private let lock = NSLock()
+    private var stoppedLoops: Set<Int> = []
     static let deadlineSeconds = 10
 
     init(loops: [EventLoop], server: HTTPServer, logger: Logger) {
@@ -29,17 +34,26 @@ final class GracefulShutdown: @unchecked Sendable {
         check()
     }
 
-    /// Stops each loop once it has no request waiting for a response.
+    /// Stops each loop once it has no request waiting for a response, or at
+    /// the deadline; loop 0 only after all the others.
     private func check() {
         ticks += 1
-        for loop in loops {
-            loop.execute { [server, logger, ticks] in
+        let overdue = ticks > Self.deadlineSeconds
+        for loop in loops.dropFirst() {
+            loop.execute { [self] in
                 let pending = server.inFlight(on: loop)
-                if pending == 0 || ticks > Self.deadlineSeconds {
-                    if pending > 0 { logger.warning("stopping with requests in flight", metadata: ["pending": "\(pending)"]) }
-                    loop.stop()
-                }
+                guard pending == 0 || overdue else { return }
+                if pending > 0 { logger.warning("stopping with requests in flight", metadata: ["loop": "\(loop.index)", "pending": "\(pending)"]) }
+                lock.lock(); stoppedLoops.insert(loop.index); lock.unlock()
+                loop.stop()
             }
         }
+        lock.lock()
+        let othersStopped = stoppedLoops.count == loops.count - 1
+        lock.unlock()
+        let pending = server.inFlight(on: loops[0])
+        guard othersStopped, pending == 0 || overdue else { return }
+        if pending > 0 { logger.warning("stopping with requests in flight", metadata: ["loop": "0", "pending": "\(pending)"]) }
+        loops[0].stop()
     }
 }
