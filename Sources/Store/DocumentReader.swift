@@ -54,7 +54,13 @@ public final class DocumentReader {
         }
         let limit = compiler.bind(.int(Int64(query.limit)))
         let offset = compiler.bind(.int(Int64(query.skip)))
-        let sql = "SELECT \(select) FROM \(layout.table) AS d WHERE \(filter.whereSQL)\(visible) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)"
+        let sql: String
+        if let driver = filter.streamable, query.sort.isEmpty, filter.nearestFirst == nil {
+            // Walk the index in row order and stop at the limit.
+            sql = "SELECT \(select) FROM (\(driver)) AS m JOIN \(layout.table) AS d ON d.rid = m.rid WHERE 1\(visible) ORDER BY m.rid LIMIT \(limit) OFFSET \(offset)"
+        } else {
+            sql = "SELECT \(select) FROM \(layout.table) AS d WHERE \(filter.whereSQL)\(visible) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)"
+        }
         return try db.withTimeLimit(timeLimit) { try db.prepare(sql).rows(compiler.params) { $0.text(0) } }
     }
 

@@ -34,6 +34,12 @@ extension FilterCompiler {
             byClass[cls, default: []].append(sql)
         }
         let pathParam = bind(.text(path.description))
+        if values.count == 1, let (cls, sql) = byClass.first.map({ ($0.key, $0.value[0]) }) {
+            // (path, k, v) fixed: the primary key yields each rid once, in rid order.
+            let subquery = "SELECT rid FROM \(table) WHERE path = \(pathParam) AND k = \(cls.rawValue) AND v = \(bind(sql))"
+            orderedIndexParts.insert(subquery)
+            return indexClause(subquery)
+        }
         let terms = byClass.sorted { $0.key.rawValue < $1.key.rawValue }.map { cls, sqlValues in
             "(k = \(cls.rawValue) AND v IN (" + sqlValues.map { bind($0) }.joined(separator: ",") + "))"
         }

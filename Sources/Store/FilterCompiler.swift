@@ -9,6 +9,10 @@ public struct CompiledFilter: Sendable {
     /// When the whole filter is an AND of index look-ups: their `SELECT rid …`
     /// subqueries, so a count can be answered from the index alone.
     public var indexOnly: [String]?
+    /// When the whole filter is one index look-up that yields each row at
+    /// most once, in row order (a single-value equality): a list can walk
+    /// the index and stop at its limit instead of gathering every match.
+    public var streamable: String?
 }
 
 /// Compiles MongoDB-style JSON filters to SQL that runs inside the database.
@@ -27,6 +31,8 @@ public final class FilterCompiler {
     var useIndexes = true
     /// Clauses made only of index look-ups, and their `SELECT rid` subqueries.
     var indexParts: [String: [String]] = [:]
+    /// Index subqueries that yield each row at most once, in row order.
+    var orderedIndexParts: Set<String> = []
     /// Whether an indexed path has ever held an array (its index is multikey).
     /// Only a path that has not may combine range bounds into one index range.
     public var isMultikey: (String) -> Bool = { _ in true }
@@ -48,7 +54,9 @@ public final class FilterCompiler {
             throw .invalid("The query must be a JSON object, not \(filter.typeName).")
         }
         let sql = try compileObject(object, root: .path(base: Self.documentColumn, steps: []), depth: 0)
-        return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: indexParts[sql])
+        let parts = indexParts[sql]
+        let streamable = parts.flatMap { $0.count == 1 && orderedIndexParts.contains($0[0]) ? $0[0] : nil }
+        return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: parts, streamable: streamable)
     }
 
     func bind(_ value: SQLValue) -> String {

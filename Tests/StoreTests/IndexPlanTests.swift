@@ -32,4 +32,20 @@ import Testing
             #expect(try store.reader.count("c", filter: filter) == listed, "\(text)")
         }
     }
+
+    @Test func singleEqualityPagesWalkTheIndexInRowOrder() throws {
+        let store = try TestStore()
+        try store.index("c", ["tag"])
+        for name in ["c", "plain"] {
+            try store.insert(name, (0..<40).map { "{\"_id\":\"d\($0)\",\"tag\":\($0 % 3 == 0 ? "[\"x\",\"x\",\"y\"]" : "\"y\"")}" })
+        }
+        for (skip, limit) in [(0, 5), (3, 7), (35, 10)] {
+            let query = FindQuery(filter: json(#"{"tag":"y"}"#), limit: limit, skip: skip)
+            let ids = { (texts: [String]) in texts.map { object($0)["_id"] } }
+            let indexed = ids(try store.reader.find("c", query))
+            let plain = ids(try store.reader.find("plain", query))
+            #expect(indexed == plain, "skip \(skip) limit \(limit)")
+            #expect(indexed.count == min(limit, max(0, 40 - skip)))
+        }
+    }
 }
