@@ -35,7 +35,9 @@ import time
 import urllib.parse
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import Client, Roostd, png  # noqa: E402
+from common import ADMIN_TOKEN, Client, Roostd, png  # noqa: E402
+from outage import stored_messages  # noqa: E402
+from webhook_receiver import Receiver, deliveries, sign_up, webhooks_config  # noqa: E402
 
 CONFIG = """\
 default_permission: public
@@ -83,12 +85,149 @@ class CrashDrillHooks:
         (checked, failures, lost), failures and lost being lists of strings."""
         return 0, [], []
 
+    def counts(self):
+        """Writes this hook made: {kind: [tried, acknowledged]}, shown in the summary line."""
+        return {}
+
+    def summary(self):
+        """A short phrase for the summary line ("" for none)."""
+        return ""
+
     def end(self):
         """Once, at the very end, also after an error: stop what `begin` started."""
 
 
-# Messaging engineer: append your webhook delivery hooks here.
-DEFAULT_HOOKS = []
+class WebhookDeliveryHooks(CrashDrillHooks):
+    """Messages under the kills, and their webhooks across the restarts.
+
+    A `standardwebhooks` receiver (webhook_receiver.Receiver) runs for the
+    whole drill; roostd has one `message.created` endpoint pointing at it with
+    a short retry schedule. Once alice and bob are signed up, about a fifth of
+    the writes are messages between them (POST /messages). After every
+    restart: every acknowledged message is stored and a refused one is not.
+    At the end (bounded wait): every message that got a 201, and every other
+    message found stored (committed without its answer, at a kill), has its
+    event delivered at least once with a valid signature, under one
+    webhook-id; nothing is dead-lettered; no delivery failed verification.
+    """
+
+    name = "messages"
+    SCHEDULE = "[0.2, 0.5, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]"
+
+    def __init__(self, drain_timeout=60.0):
+        self.drain_timeout = drain_timeout
+        self.receiver = Receiver()
+        self.final_stats = None
+        self.tried, self.acked = 0, {}
+
+    def config(self):
+        return webhooks_config(self.receiver.url, self.SCHEDULE, admin_token=ADMIN_TOKEN)
+
+    def begin(self, workdir):
+        self.lock = threading.Lock()
+        self.users = None            # [(id, token), (id, token)]
+        self.seq = 0
+        self.tried = 0
+        self.acked = {}              # message _id -> text (got a 201)
+        self.unverified = set()      # acknowledged since the last restart check
+        self.refused = []            # texts refused with an answer
+        self.unknown = set()         # texts in flight at a kill
+        self.server_errors = []
+        self.committed_unacked = 0
+        self.final_stats = None
+        self.receiver.start()
+        self.self_test_failures = self.receiver.self_test()
+
+    def after_start(self, daemon, cycle):
+        if self.users is None:
+            self.users = [sign_up(daemon.port, "alice"), sign_up(daemon.port, "bob")]
+
+    def write(self, client, rng, worker):
+        if self.users is None:
+            return None
+        (me, token), (peer, _) = self.users[worker % 2], self.users[1 - worker % 2]
+        with self.lock:
+            self.seq += 1
+            self.tried += 1
+            text = f"message {self.seq} from worker {worker}"
+            self.unknown.add(text)
+        reply = client.request("POST", "/messages", {"recipientId": peer, "text": text},
+                               {"Authorization": f"Bearer {token}"})
+        with self.lock:
+            self.unknown.discard(text)
+            if reply.status == 201:
+                mid = reply.json()["_id"]
+                self.acked[mid] = text
+                self.unverified.add(mid)
+            else:
+                self.refused.append(text)
+                if reply.status >= 500 and reply.status != 503:
+                    self.server_errors.append(f"POST /messages -> {reply.status} {reply.body[:120]!r}")
+        return "message"
+
+    def _stored(self, daemon):
+        return stored_messages(daemon.port, self.users[0][1])
+
+    def verify(self, daemon, final):
+        if self.users is None:
+            return 0, list(self.self_test_failures if final else []), []
+        failures, lost, checked = [], [], 0
+        stored = self._stored(daemon)
+        with self.lock:
+            to_check = set(self.acked) if final else set(self.unverified)
+            self.unverified.clear()
+            refused = set(self.refused)
+            acked = dict(self.acked)
+        for mid in sorted(to_check):
+            checked += 1
+            if mid not in stored:
+                lost.append(f"message {mid} ({acked[mid]!r}) got a 201 but is not stored")
+            elif stored[mid] != acked[mid]:
+                failures.append(f"message {mid}: stored text {stored[mid]!r}, sent {acked[mid]!r}")
+        for mid, text in stored.items():
+            if text in refused:
+                failures.append(f"message {mid} ({text!r}) was refused with an answer but is stored")
+        if not final:
+            return checked, failures, lost
+        # Every committed message: acknowledged, or stored although its answer was lost at a kill.
+        committed = dict(acked)
+        for mid, text in stored.items():
+            committed.setdefault(mid, text)
+        self.committed_unacked = len(committed) - len(acked)
+        missing = self.receiver.wait_for(committed, self.drain_timeout)
+        c, f, l = self.receiver.check(acked, refused)
+        checked += c
+        failures += f
+        lost += l
+        for mid in sorted(missing - set(acked)):
+            failures.append(f"message {mid} was committed (stored, its answer lost at a kill) but its webhook never arrived")
+        checked += 2
+        for status in ("dead", "pending"):
+            rows = deliveries(daemon.port, ADMIN_TOKEN, status)
+            if rows:
+                failures.append(f"{len(rows)} webhook deliveries {status} after the drain: {rows[:2]}")
+        failures += self.self_test_failures
+        failures += [f"server error under load: {e}" for e in self.server_errors[:20]]
+        self.final_stats = dict(self.receiver.stats(), committed=len(committed))
+        return checked, failures, lost
+
+    def counts(self):
+        return {"messages": [self.tried, len(self.acked)]}
+
+    def summary(self):
+        s = self.final_stats
+        if not s:
+            return "webhooks not checked"
+        return (f"webhooks: {s['events']} events arrived for {s['committed']} committed messages "
+                f"({self.committed_unacked} committed without their answer), {s['requests']} deliveries, "
+                f"{s['duplicates']} repeats of a webhook-id, {s['invalid']} bad signatures")
+
+    def end(self):
+        self.receiver.stop()
+
+
+# Hook classes (instantiated afresh for every run) or instances.
+DEFAULT_HOOKS = [WebhookDeliveryHooks]
 
 
 def content(doc_id, version):
@@ -307,7 +446,7 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
     """Runs the drill; returns a dict with the counts and the summary line."""
     seed = seed if seed is not None else random.randrange(1 << 30)
     rng = random.Random(seed)
-    hooks = list(DEFAULT_HOOKS if hooks is None else hooks)
+    hooks = [h() if isinstance(h, type) else h for h in (DEFAULT_HOOKS if hooks is None else hooks)]
     own_tmp = None
     if workdir is None:
         own_tmp = tempfile.TemporaryDirectory(prefix="roost-crash-drill-")
@@ -405,15 +544,19 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
         log_tail = daemon.log_tail(20) if daemon is not None else ""
         if own_tmp is not None:
             own_tmp.cleanup()
-    c = ledger.counts
-    acked = c["create"][1] + c["update"][1] + c["upload"][1]
-    tried = c["create"][0] + c["update"][0] + c["upload"][0]
+    c = dict(ledger.counts)
+    for hook in hooks:
+        for kind, (t, a) in hook.counts().items():
+            c[kind] = [c.get(kind, [0, 0])[0] + t, c.get(kind, [0, 0])[1] + a]
+    acked = sum(v[1] for v in c.values() if isinstance(v, list))
+    tried = sum(v[0] for v in c.values() if isinstance(v, list))
+    hook_notes = "".join(f"; {n}" for n in (h.summary() for h in hooks) if n)
     extra = "".join(f", {k} {v[1]}/{v[0]}" for k, v in c.items() if k not in ("create", "update", "upload", "refused"))
     line = (f"crash drill (seed {seed}): {info['kills']} kill -9 cycles, {tried} writes tried, {acked} acknowledged "
             f"(creates {c['create'][1]}/{c['create'][0]}, updates {c['update'][1]}/{c['update'][0]}, "
             f"uploads {c['upload'][1]}/{c['upload'][0]}{extra}), {c['refused']} refused with an answer, "
             f"{info['checked']} checks, {len(failures)} failures, {len(lost)} lost; "
-            f"{info['orphans_after_kill']} unacknowledged upload files swept at restart; "
+            f"{info['orphans_after_kill']} unacknowledged upload files swept at restart{hook_notes}; "
             f"{time.monotonic() - started:.0f} s")
     return {"line": line, "failures": failures, "lost": lost, "tried": tried, "acked": acked, "seed": seed,
             "info": info, "log_tail": log_tail}

@@ -1,10 +1,12 @@
 """`make drills`: every reliability drill at full size, one summary line each,
 appended (with date and machine) to RELIABILITY.md. Exits non-zero when a
-drill failed or lost data. Bounded: about 6 minutes on a 2-core machine.
+drill failed or lost data. Bounded: about 7 minutes on a 2-core machine.
 
 Sizes can be lowered for a quick look:
-  DRILL_CYCLES=20 DRILL_SLOW_CONNECTIONS=300 DRILL_SLOW_SECONDS=20
+  DRILL_CYCLES=20 DRILL_OUTAGE_MESSAGES=300 DRILL_OUTAGE_LOAD_SECONDS=30 DRILL_OUTAGE_SECONDS=10
+  DRILL_SLOW_CONNECTIONS=300 DRILL_SLOW_SECONDS=20
   DRILL_FUZZ_EXAMPLES=100 DRILL_FUZZ_SECONDS=180 DRILL_NO_RECORD=1 (do not touch RELIABILITY.md)
+and some drills run alone: DRILL_ONLY=crash,outage (names: crash outage corpus slowloris fuzz).
 """
 
 import os
@@ -15,6 +17,7 @@ import traceback
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import crash  # noqa: E402
 import hostile  # noqa: E402
+import outage  # noqa: E402
 from common import append_summary  # noqa: E402
 
 
@@ -38,6 +41,9 @@ def main():
     drills = [
         ("crash", lambda: crash.run(env_int("DRILL_CYCLES", 20), log=lambda m: print(m, file=sys.stderr)),
          lambda r: (bool(r["failures"] or r["lost"]), r["failures"] + r["lost"])),
+        ("outage", lambda: outage.run(env_int("DRILL_OUTAGE_MESSAGES", 300), env_int("DRILL_OUTAGE_LOAD_SECONDS", 30),
+                                      env_int("DRILL_OUTAGE_SECONDS", 10), log=lambda m: print(m, file=sys.stderr)),
+         lambda r: (bool(r["failures"] or r["lost"]), r["failures"] + r["lost"])),
         ("corpus", lambda: hostile.with_daemon(lambda d: hostile.run_corpus(d)),
          lambda r: (bool(r["server_errors"] or r["crashed"] or r["leaks"]),
                     r["server_errors"] + r["leaks"] + r["unexpected"] + r["contract"] + r["no_answer"])),
@@ -49,7 +55,13 @@ def main():
          lambda r: (bool(r["server_errors"] or r["undeclared_501"] or r["crashed"]),
                     r["server_errors"] + r["undeclared_501"] + r["mismatches"] + r["errors"])),
     ]
+    only = [n for n in os.environ.get("DRILL_ONLY", "").split(",") if n]
+    unknown = set(only) - {name for name, _, _ in drills}
+    if unknown:
+        raise SystemExit(f"DRILL_ONLY: unknown drills {sorted(unknown)}")
     for name, run, judge in drills:
+        if only and name not in only:
+            continue
         print(f"== {name} drill", file=sys.stderr, flush=True)
         try:
             result = run()
