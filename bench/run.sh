@@ -161,12 +161,13 @@ record() {
     local text_rps; text_rps=$(awk '/^Requests\/sec:/ {print $2}' "$raw")
     local kv; kv=$(echo "$line" | tr ' ' '\n' | grep = )
     get() { echo "$kv" | awk -F= -v k="$1" '$1 == k {print $2}'; }
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$workload" "$server" "$conns" \
+    # ok and s503 only from scripts that count statuses (login.lua); rps is then 2xx/s.
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$workload" "$server" "$conns" \
         "$(get rps)" "$(get p50_us)" "$(get p99_us)" "$(get requests)" "$(get status_errors)" "$(get socket_errors)" \
-        "$(get timeouts)" >>"$RESULTS"
-    log "  -> $(get rps) req/s${text_rps:+ (wrk says $text_rps)}, p50 $(get p50_us)us, p99 $(get p99_us)us, non-2xx $(get status_errors), socket errors $(get socket_errors) (timeouts $(get timeouts))"
+        "$(get timeouts)" "$(get ok)" "$(get s503)" >>"$RESULTS"
+    log "  -> $(get rps) req/s${text_rps:+ (wrk says $text_rps)}, p50 $(get p50_us)us, p99 $(get p99_us)us, non-2xx $(get status_errors)$( [ -n "$(get s503)" ] && echo " ($(get s503) x 503)"), socket errors $(get socket_errors) (timeouts $(get timeouts))"
 }
-skip_row() { printf '%s\t%s\t%s\tskipped\t\t\t\t\t\t\n' "$1" "$2" "$3" >>"$RESULTS"; }
+skip_row() { printf '%s\t%s\t%s\tskipped\t\t\t\t\t\t\t\t\n' "$1" "$2" "$3" >>"$RESULTS"; }
 fits() { # WORKLOAD SERVER CONNS [EXTRA_SECONDS]: true when the run fits the budget, else records a skip
     local left; left=$(budget_left)
     if ((left < RUN_SECONDS + 15 + ${4:-0})); then
@@ -247,7 +248,7 @@ else
 fi
 [ -x "$ROOSTD" ] || die "$ROOSTD not found"
 # The tree the binary was built from, taken now: others may commit while the run goes on.
-ROOST_REV="$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && [ -n "$(git status --porcelain -- Sources Package.swift 2>/dev/null)" ] && echo ', dirty')"
+ROOST_REV="$(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && { [ -z "$(git status --porcelain -- Sources Package.swift 2>/dev/null)" ] || echo ', dirty'; })"
 START=$SECONDS
 
 # ---------------------------------------------------------------- 2. PocketBase from PyPI

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <vips/vips.h>
+#include <vips/vector.h>
 
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static int start_result = -1;
@@ -14,6 +15,10 @@ static size_t start_cache_max_mem = 0;
 
 static void do_start(void) {
     if (VIPS_INIT(start_program) != 0) { start_result = -1; return; }
+    /* liborc's run-time generated SIMD code crashed a worker under load
+       (SIGSEGV inside liborc-0.4.so.0.33 while draining thumbnails); plain
+       C paths are a little slower and never JIT code. */
+    vips_vector_set_enabled(0);
     vips_concurrency_set(start_concurrency);
     vips_cache_set_max(start_cache_max);
     vips_cache_set_max_mem(start_cache_max_mem);

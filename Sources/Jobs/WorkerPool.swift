@@ -58,7 +58,8 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
                 }
             }
             thread.name = "\(name)-\(i)"
-            thread.stackSize = 1 << 20
+            // Room for libvips and SQLite call chains (virtual memory only).
+            thread.stackSize = 8 << 20
             thread.start()
         }
         for _ in 0..<threadCount { ready.wait() }

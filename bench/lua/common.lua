@@ -6,14 +6,19 @@
 -- done() prints one machine-readable line that run.sh parses:
 --   BENCH_RESULT requests=.. duration_us=.. rps=.. p50_us=.. p90_us=.. p99_us=.. max_us=.. status_errors=.. socket_errors=.. timeouts=..
 -- (socket_errors includes the timeouts; timeouts are wrk's --timeout expiries.)
+-- A script that defines response() and counts into the per-thread globals ok_count
+-- (2xx/3xx) and s503_count (503 Overloaded) also gets ok=.. s503=.. on that line, and
+-- rps then counts only the successful responses (a 503 is an answer, not a timeout).
 
 api = os.getenv("BENCH_API") or "roost"
 collection = os.getenv("BENCH_COLLECTION") or "items"
 if api ~= "roost" and api ~= "pb" then error("BENCH_API must be roost or pb, not " .. api) end
 
 local thread_counter = 0
+local threads = {}
 function setup(thread)
   thread_counter = thread_counter + 1
+  threads[#threads + 1] = thread
   thread:set("thread_seed", thread_counter * 1000003 + os.time())
 end
 
@@ -46,9 +51,24 @@ end
 function done(summary, latency, requests)
   local e = summary.errors
   local seconds = summary.duration / 1e6
+  local ok, s503, tracked = 0, 0, false
+  for _, t in ipairs(threads) do
+    local o = t:get("ok_count")
+    if o ~= nil then
+      tracked = true
+      ok = ok + o
+      s503 = s503 + (t:get("s503_count") or 0)
+    end
+  end
+  local extra = ""
+  local rate = summary.requests / seconds
+  if tracked then
+    extra = string.format(" ok=%d s503=%d all_rps=%.1f", ok, s503, rate)
+    rate = ok / seconds
+  end
   io.write(string.format(
-    "BENCH_RESULT requests=%d duration_us=%d rps=%.1f p50_us=%d p90_us=%d p99_us=%d max_us=%d status_errors=%d socket_errors=%d timeouts=%d\n",
-    summary.requests, summary.duration, summary.requests / seconds,
+    "BENCH_RESULT requests=%d duration_us=%d rps=%.1f p50_us=%d p90_us=%d p99_us=%d max_us=%d status_errors=%d socket_errors=%d timeouts=%d%s\n",
+    summary.requests, summary.duration, rate,
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max,
-    e.status, e.connect + e.read + e.write + e.timeout, e.timeout))
+    e.status, e.connect + e.read + e.write + e.timeout, e.timeout, extra))
 end

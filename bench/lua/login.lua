@@ -20,3 +20,24 @@ function init(args)
   end
 end
 function request() return reqs[math.random(#reqs)] end
+
+-- Successes and 503s (roostd's full hash queue answers 503 + Retry-After) are counted
+-- apart; common.lua's done() reports them. The client honours Retry-After like a real
+-- one would: each 503 owes one pause of Retry-After seconds before a connection's next
+-- request (wrk's delay() has no connection context, so the pause goes to the next
+-- connection that sends, which keeps the number and length of pauses right).
+ok_count, s503_count = 0, 0
+local owed = {}
+function response(status, headers, body)
+  if status < 400 then
+    ok_count = ok_count + 1
+  elseif status == 503 then
+    s503_count = s503_count + 1
+    local ra = tonumber(headers["Retry-After"] or headers["retry-after"] or "1") or 1
+    owed[#owed + 1] = ra * 1000
+  end
+end
+function delay()
+  if #owed == 0 then return 0 end
+  return table.remove(owed, 1)
+end
