@@ -45,6 +45,8 @@ public final class RoostServer {
 
         let pools = StorePools(databasePath: databasePath, writer: writer, config: config, logger: logger)
         try pools.start()
+        let checkpointer = Checkpointer(path: databasePath, logger: logger)
+        checkpointer.start()
 
         // Socket activation: systemd holds the sockets, so a restart refuses no connection.
         let sockets: [[ListeningSocket]] = services.inheritedSockets.isEmpty
@@ -119,6 +121,7 @@ public final class RoostServer {
         deliveries.shutdown()
         hooks.after.shutdown()
         pools.shutdown()
+        checkpointer.stop()
         writer.checkpoint()
         withExtendedLifetime(lock) {}
         logger.info("roostd stopped")

@@ -15,6 +15,8 @@ public final class DocumentWriter {
 
     public init(path: String, synchronous: String = "NORMAL", ids: DocumentID, logger: Logger) throws {
         db = try SQLiteConnection(path: path, synchronous: synchronous)
+        // Checkpoints run on the `Checkpointer` thread, not between commits.
+        try db.exec("PRAGMA wal_autocheckpoint=0")
         catalog = Catalog(db: db)
         self.ids = ids
         self.logger = logger
