@@ -15,6 +15,14 @@ public final class Checkpointer: @unchecked Sendable {
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
 
+    /// WAL size above which the checkpoint waits for writers and truncates.
+    public var walLimit: Int64 = 64 << 20
+
+    func walBytes() -> Int64 {
+        var st = stat()
+        return stat(path + "-wal", &st) == 0 ? Int64(st.st_size) : 0
+    }
+
     public init(path: String, interval: TimeInterval = 0.5, logger: Logger) {
         self.path = path
         self.interval = interval
@@ -37,7 +45,12 @@ public final class Checkpointer: @unchecked Sendable {
                 condition.unlock()
                 if done { return }
                 do {
-                    try connection.exec("PRAGMA wal_checkpoint(PASSIVE)")
+                    // PASSIVE never waits for the writer, but under a steady write
+                    // load it never catches up, so the WAL would never restart.
+                    // Past the limit, TRUNCATE makes writers wait a moment while
+                    // it finishes and shrinks the file.
+                    let mode = walBytes() > walLimit ? "TRUNCATE" : "PASSIVE"
+                    try connection.exec("PRAGMA wal_checkpoint(\(mode))")
                 } catch {
                     logger.warning("background checkpoint failed", metadata: ["error": "\(error)"])
                 }
