@@ -29,7 +29,8 @@ public enum ContentNegotiation {
 }
 
 extension StringProtocol {
-    var trimmingSpaces: String {
+    /// The text without leading and trailing spaces and tabs (header values).
+    public var trimmingSpaces: String {
         var s = self[...]
         while s.first == " " || s.first == "\t" { s = s.dropFirst() }
         while s.last == " " || s.last == "\t" { s = s.dropLast() }

@@ -74,7 +74,7 @@ struct FileResponse {
     static func matches(_ header: String?, _ etag: String) -> Bool {
         guard let header else { return false }
         return header.split(separator: ",").contains { part in
-            let tag = part.trimmed(" \t")
+            let tag = part.trimmingSpaces
             return tag == "*" || tag == etag || tag == "W/" + etag
         }
     }
@@ -87,11 +87,11 @@ struct FileResponse {
 
     /// One `bytes=` range; several ranges or malformed ones mean the whole file (RFC 9110 allows ignoring Range).
     static func parseRange(_ header: String, size: Int) -> RangeRequest {
-        let trimmed = header.trimmed(" \t")
+        let trimmed = header.trimmingSpaces
         guard trimmed.lowercased().hasPrefix("bytes="), !trimmed.contains(",") else { return .whole }
         let spec = trimmed.dropFirst(6).split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
         guard spec.count == 2 else { return .whole }
-        let a = spec[0].trimmed(" "), b = spec[1].trimmed(" ")
+        let a = spec[0].trimmingSpaces, b = spec[1].trimmingSpaces
         if a.isEmpty {
             guard let suffix = Int(b), suffix >= 0 else { return .whole }
             if suffix == 0 || size == 0 { return .unsatisfiable }
@@ -120,20 +120,5 @@ struct FileResponse {
             }
         }
         return "; filename=\"\(ascii)\"; filename*=UTF-8''\(encoded)"
-    }
-}
-
-extension String {
-    func trimmed(_ set: String) -> String {
-        Substring(self).trimmed(set)
-    }
-}
-
-extension Substring {
-    func trimmed(_ set: String) -> String {
-        var s = self
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return String(s)
     }
 }
