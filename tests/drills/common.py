@@ -15,6 +15,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import time
 import zlib
 
@@ -240,3 +241,14 @@ def percentile(values, p):
     s = sorted(values)
     k = min(len(s) - 1, max(0, int(round(p / 100 * (len(s) - 1)))))
     return s[k]
+
+
+def print_report(result):
+    """Prints a drill's failures and lost writes (first 20 each) to stderr and
+    its summary line to stdout; returns the process exit status."""
+    for f in result["failures"][:20]:
+        print("FAILURE:", f, file=sys.stderr)
+    for f in result["lost"][:20]:
+        print("LOST:", f, file=sys.stderr)
+    print(result["line"])
+    return 1 if result["failures"] or result["lost"] else 0

@@ -24,7 +24,6 @@ prints one summary line. tests/python/test_drills_quick.py runs 3 cycles.
 import argparse
 import hashlib
 import json
-import os
 import pathlib
 import random
 import sqlite3
@@ -35,7 +34,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import ADMIN_TOKEN, Client, Roostd, png  # noqa: E402
+from common import ADMIN_TOKEN, Client, Roostd, png, print_report  # noqa: E402
 from outage import stored_messages  # noqa: E402
 from webhook_receiver import Receiver, deliveries, sign_up, webhooks_config  # noqa: E402
 
@@ -569,12 +568,7 @@ def main(argv=None):
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
     result = run(args.cycles, args.seed, log=(lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
-    for f in result["failures"][:20]:
-        print("FAILURE:", f, file=sys.stderr)
-    for f in result["lost"][:20]:
-        print("LOST:", f, file=sys.stderr)
-    print(result["line"])
-    return 1 if result["failures"] or result["lost"] else 0
+    return print_report(result)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import ADMIN_TOKEN, Client, Roostd  # noqa: E402
+from common import ADMIN_TOKEN, Client, Roostd, print_report  # noqa: E402
 from webhook_receiver import Receiver, deliveries, delivery_metrics, sign_up, webhooks_config  # noqa: E402
 
 CONFIG = """\
@@ -217,12 +217,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     result = run(args.messages, args.load_seconds, args.outage_seconds,
                  log=(lambda *_: None) if args.quiet else (lambda m: print(m, file=sys.stderr)))
-    for f in result["failures"][:20]:
-        print("FAILURE:", f, file=sys.stderr)
-    for f in result["lost"][:20]:
-        print("LOST:", f, file=sys.stderr)
-    print(result["line"])
-    return 1 if result["failures"] or result["lost"] else 0
+    return print_report(result)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,12 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 import urllib.error
 import urllib.request
 
 import pytest
+
+from conftest import wait_until_healthy
 
 HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_BINARY = (HERE / ".." / ".." / ".build" / "debug" / "roostd").resolve()
@@ -116,20 +117,8 @@ def running_roostd(config_yaml, env=None):
              "--data-dir", str(data_dir), "--config", str(config)],
             stdout=log, stderr=subprocess.STDOUT, env=proc_env)
         daemon = Daemon(f"http://127.0.0.1:{port}", data_dir, proc, log)
-        deadline = time.monotonic() + 20
         try:
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail(f"roostd exited with {proc.returncode}:\n{daemon.log_text()}")
-                try:
-                    with urllib.request.urlopen(daemon.base + "/healthz", timeout=1) as resp:
-                        if resp.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail("roostd did not answer /healthz within 20 s")
-                time.sleep(0.05)
+            wait_until_healthy(daemon.base, proc, daemon.log_text)
             yield daemon
         finally:
             daemon.stop()

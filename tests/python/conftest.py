@@ -35,6 +35,24 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def wait_until_healthy(base, proc, log_text, seconds=20):
+    """Waits for roostd at `base` to answer /healthz; fails the test with its
+    log if it exits or stays silent."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"roostd exited with {proc.returncode}:\n{log_text()}")
+        try:
+            with urllib.request.urlopen(base + "/healthz", timeout=1) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"roostd did not answer /healthz within {seconds} s")
+        time.sleep(0.05)
+
+
 class Roost:
     """A running roostd and a tiny stdlib HTTP client for it."""
 
@@ -74,21 +92,12 @@ def roostd():
              "--data-dir", str(pathlib.Path(tmp) / "data"), "--config", str(config)],
             stdout=log, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
+        def log_text():
+            log.seek(0)
+            return log.read().decode(errors="replace")
+
         try:
-            while True:
-                if proc.poll() is not None:
-                    log.seek(0)
-                    pytest.fail(f"roostd exited with {proc.returncode}:\n{log.read().decode(errors='replace')}")
-                try:
-                    with urllib.request.urlopen(base + "/healthz", timeout=1) as resp:
-                        if resp.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail("roostd did not answer /healthz within 20 s")
-                time.sleep(0.05)
+            wait_until_healthy(base, proc, log_text)
             yield Roost(base)
         finally:
             if proc.poll() is None:
