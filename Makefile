@@ -8,6 +8,8 @@ APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-confi
 APT_PACKAGES += libsystemd-dev systemd
 # libcurl for webhook delivery (HTTP/HTTPS POSTs from worker threads).
 APT_PACKAGES += libcurl4-openssl-dev
+# OpenSSL libcrypto for SHA-256 of uploads (SHA extensions).
+APT_PACKAGES += libssl-dev
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3

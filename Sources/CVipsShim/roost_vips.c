@@ -63,7 +63,8 @@ int roost_vips_probe(const void *buf, size_t len, roost_vips_header *out, char *
 int roost_vips_validate(const void *buf, size_t len, char *err, size_t errlen) {
     const char *loader = vips_foreign_find_load_buffer(buf, len);
     if (!loader) { take_error("not a known image format", err, errlen); return -1; }
-    const char *options = strncmp(loader, "jpegload", 8) == 0 ? "shrink=8" : "";
+    /* JPEG: the scaled IDCT still reads every entropy-coded byte. */
+    const char *options = strncmp(loader, "VipsForeignLoadJpeg", 19) == 0 ? "shrink=8" : "";
     VipsImage *image = vips_image_new_from_buffer(buf, len, options, "access", VIPS_ACCESS_SEQUENTIAL,
                                                   "fail_on", VIPS_FAIL_ON_TRUNCATED, NULL);
     if (!image) { take_error("unreadable image", err, errlen); return -1; }
@@ -79,7 +80,7 @@ static int save(VipsImage *image, int format, int quality, void **out, size_t *o
     case ROOST_VIPS_JPEG:
         return vips_jpegsave_buffer(image, out, out_len, "Q", quality, "strip", TRUE, "optimize_coding", TRUE, NULL);
     case ROOST_VIPS_WEBP:
-        return vips_webpsave_buffer(image, out, out_len, "Q", quality, "strip", TRUE, NULL);
+        return vips_webpsave_buffer(image, out, out_len, "Q", quality, "strip", TRUE, "effort", 2, NULL);
     case ROOST_VIPS_PNG:
         return vips_pngsave_buffer(image, out, out_len, "strip", TRUE, NULL);
     case ROOST_VIPS_GIF:
@@ -90,13 +91,49 @@ static int save(VipsImage *image, int format, int quality, void **out, size_t *o
     }
 }
 
+/* The largest power-of-two shrink (1, 2, 4 or 8) that keeps the decoded
+   image at least as large as the box needs. JPEG (scaled IDCT) and WebP
+   (scaled decode) can shrink while decoding, which is most of a thumbnail's
+   cost; libvips' own choice leaves a further factor of two for quality,
+   which doubles the decode on this path. */
+static int load_shrink(VipsImage *header, int width, int height, int crop) {
+    int w = vips_image_get_width(header), h = vips_image_get_height(header);
+    int orientation = 1;
+    if (vips_image_get_typeof(header, VIPS_META_ORIENTATION)) vips_image_get_int(header, VIPS_META_ORIENTATION, &orientation);
+    if (orientation >= 5 && orientation <= 8) { int t = w; w = h; h = t; } /* the box applies after rotation */
+    double fw = (double)w / width, fh = (double)h / height;
+    double factor = crop ? (fw < fh ? fw : fh) : (fw > fh ? fw : fh);
+    int shrink = 1;
+    while (shrink < 8 && factor >= shrink * 2) shrink *= 2;
+    return shrink;
+}
+
 int roost_vips_thumbnail_file(const char *path, int width, int height, int crop, int format, int quality,
                               void **out, size_t *out_len, int *out_width, int *out_height,
                               char *err, size_t errlen) {
+    const char *loader = vips_foreign_find_load(path);
+    if (!loader) { take_error("not a known image format", err, errlen); return -1; }
+    VipsImage *header = vips_image_new_from_file(path, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    if (!header) { take_error("unreadable image", err, errlen); return -1; }
+    int shrink = load_shrink(header, width, height, crop);
+    g_object_unref(header);
+    VipsImage *source = NULL;
+    if (shrink > 1 && strncmp(loader, "VipsForeignLoadJpeg", 19) == 0) {
+        source = vips_image_new_from_file(path, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_ERROR,
+                                          "shrink", shrink, NULL);
+    } else if (shrink > 1 && strncmp(loader, "VipsForeignLoadWebp", 19) == 0) {
+        source = vips_image_new_from_file(path, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_ERROR,
+                                          "scale", 1.0 / shrink, NULL);
+    } else {
+        source = vips_image_new_from_file(path, "access", VIPS_ACCESS_SEQUENTIAL, "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+    }
+    if (!source) { take_error("unreadable image", err, errlen); return -1; }
+    /* vips_thumbnail_image: EXIF orientation, colour profile, alpha and the
+       final resize (no second shrink-on-load: the decode above did it). */
     VipsImage *thumb = NULL;
-    int rc = vips_thumbnail(path, &thumb, width, "height", height, "size", VIPS_SIZE_DOWN,
-                            "crop", crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE,
-                            "fail_on", VIPS_FAIL_ON_ERROR, NULL);
+    int rc = vips_thumbnail_image(source, &thumb, width, "height", height, "size", VIPS_SIZE_DOWN,
+                                  "crop", crop ? VIPS_INTERESTING_CENTRE : VIPS_INTERESTING_NONE, NULL);
+    g_object_unref(source);
     if (rc != 0 || !thumb) { take_error("cannot make a thumbnail", err, errlen); return -1; }
     *out_width = vips_image_get_width(thumb);
     *out_height = vips_image_get_height(thumb);

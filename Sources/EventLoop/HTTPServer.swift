@@ -121,6 +121,13 @@ public final class HTTPServer: @unchecked Sendable {
         response.body.withUnsafeBytes { bytes in
             if let base = bytes.baseAddress, bytes.count > 0 { evbuffer_add(buffer, base, bytes.count) }
         }
+        if let file = response.file {
+            // libevent owns the descriptor from here and closes it after sending.
+            let fd = file.take()
+            // Without this flag libevent would map or read the file into memory on the loop.
+            evbuffer_set_flags(buffer, UInt64(EVBUFFER_FLAG_DRAINS_TO_FD))
+            if evbuffer_add_file(buffer, fd, Int64(file.offset), Int64(file.length)) != 0 { close(fd) }
+        }
         evhttp_send_reply(req, Int32(response.status), Response.reason(response.status), buffer)
         evbuffer_free(buffer)
         states[loop.index].inFlight -= 1

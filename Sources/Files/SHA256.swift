@@ -1,10 +1,14 @@
-import CSodium
+import CCrypto
 
-/// SHA-256 through libsodium, as lower-case hex.
+/// SHA-256 through OpenSSL's libcrypto, as lower-case hex.
 public enum SHA256 {
     public static func hex(_ bytes: [UInt8]) -> String {
         var digest = [UInt8](repeating: 0, count: 32)
-        _ = bytes.withUnsafeBufferPointer { crypto_hash_sha256(&digest, $0.baseAddress, UInt64($0.count)) }
+        var length: UInt32 = 0
+        let ok = bytes.withUnsafeBufferPointer { input in
+            EVP_Digest(input.baseAddress, input.count, &digest, &length, EVP_sha256(), nil)
+        }
+        precondition(ok == 1 && length == 32, "EVP_Digest(SHA-256) failed")
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(64)

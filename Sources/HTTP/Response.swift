@@ -3,11 +3,14 @@ public struct Response: Sendable {
     public var status: Int
     public var headers: Headers
     public var body: [UInt8]
+    /// A file range sent after `body` (with `sendfile`), for stored files.
+    public var file: FileBody?
 
-    public init(status: Int, headers: Headers = Headers(), body: [UInt8] = []) {
+    public init(status: Int, headers: Headers = Headers(), body: [UInt8] = [], file: FileBody? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.file = file
     }
 
     /// A JSON response from already-serialised JSON text.

@@ -1,38 +1,64 @@
 import Foundation
 
-/// A fixed-capacity FIFO shared by producer threads (event loops) and
+/// A fixed-capacity queue shared by producer threads (event loops) and
 /// consumer threads (workers). `offer` never blocks: a full queue says no,
 /// and the caller answers 503 instead of piling up work.
+///
+/// A queue may have several priority lanes, each a FIFO of `capacity`
+/// elements; `take` always empties lane 0 before lane 1, and so on.
 public final class BoundedQueue<Element>: @unchecked Sendable {
     // Guarded by `condition`. NSCondition is a pthread mutex + condvar, which
     // ThreadSanitizer understands.
     private let condition = NSCondition()
-    private var ring: [Element?]
-    private var head = 0
+    private var lanes: [Ring]
     private var stored = 0
     private var closed = false
 
     public let capacity: Int
 
-    public init(capacity: Int) {
-        precondition(capacity > 0)
-        self.capacity = capacity
-        ring = Array(repeating: nil, count: capacity)
+    /// One lane: a ring buffer.
+    struct Ring {
+        var slots: [Element?]
+        var head = 0
+        var count = 0
+
+        mutating func push(_ element: Element) {
+            slots[(head + count) % slots.count] = element
+            count += 1
+        }
+
+        mutating func pop() -> Element {
+            let element = slots[head]!
+            slots[head] = nil
+            head = (head + 1) % slots.count
+            count -= 1
+            return element
+        }
     }
 
-    /// Adds `element` unless the queue is full or closed.
+    /// - Parameters:
+    ///   - capacity: how many elements each lane holds.
+    ///   - lanes: how many priority lanes (lane 0 first).
+    public init(capacity: Int, lanes: Int = 1) {
+        precondition(capacity > 0 && lanes > 0)
+        self.capacity = capacity
+        self.lanes = Array(repeating: Ring(slots: Array(repeating: nil, count: capacity)), count: lanes)
+    }
+
+    /// Adds `element` to `lane` unless that lane is full or the queue closed.
     /// - Returns: false when refused.
-    public func offer(_ element: Element) -> Bool {
+    public func offer(_ element: Element, lane: Int = 0) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        guard !closed, stored < capacity else { return false }
-        ring[(head + stored) % capacity] = element
+        let lane = Swift.min(Swift.max(lane, 0), lanes.count - 1)
+        guard !closed, lanes[lane].count < capacity else { return false }
+        lanes[lane].push(element)
         stored += 1
         condition.signal()
         return true
     }
 
-    /// Waits for work and takes up to `max` elements.
+    /// Waits for work and takes up to `max` elements, highest priority first.
     /// - Returns: nil once the queue is closed and drained.
     public func take(max: Int) -> [Element]? {
         condition.lock()
@@ -42,10 +68,10 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         let n = Swift.min(max, stored)
         var out: [Element] = []
         out.reserveCapacity(n)
-        for _ in 0..<n {
-            out.append(ring[head]!)
-            ring[head] = nil
-            head = (head + 1) % capacity
+        var lane = 0
+        while out.count < n {
+            while lanes[lane].count == 0 { lane += 1 }
+            out.append(lanes[lane].pop())
         }
         stored -= n
         return out
@@ -62,7 +88,9 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         var dropped = 0
         if discardingQueued {
             dropped = stored
-            for i in 0..<stored { ring[(head + i) % capacity] = nil }
+            for i in lanes.indices {
+                lanes[i] = Ring(slots: Array(repeating: nil, count: capacity))
+            }
             stored = 0
         }
         condition.broadcast()
@@ -70,7 +98,7 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         return dropped
     }
 
-    /// Elements waiting now.
+    /// Elements waiting now, in all lanes.
     public var count: Int {
         condition.lock()
         defer { condition.unlock() }

@@ -9,6 +9,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     public let queue: BoundedQueue<Job>
     private let threadCount: Int
     private let batchSize: Int
+    private let nice: Int32
     private let makeContext: @Sendable () throws -> Context
     private let run: @Sendable (Context, [Job]) -> Void
     private let logger: Logger
@@ -22,12 +23,15 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     ///   - batchSize: how many jobs one `run` call may receive (group commit).
     ///   - makeContext: builds a thread's context, on that thread.
     ///   - run: does the work of a batch of jobs.
-    public init(name: String, threads: Int, capacity: Int, batchSize: Int = 1, logger: Logger,
+    ///   - lanes: priority lanes of the queue (see `BoundedQueue`).
+    ///   - nice: how much lower than the daemon's the threads' CPU priority is.
+    public init(name: String, threads: Int, capacity: Int, lanes: Int = 1, batchSize: Int = 1, nice: Int32 = 0, logger: Logger,
                 makeContext: @escaping @Sendable () throws -> Context,
                 run: @escaping @Sendable (Context, [Job]) -> Void) {
         self.name = name
         self.threadCount = max(1, threads)
-        self.queue = BoundedQueue(capacity: capacity)
+        self.queue = BoundedQueue(capacity: capacity, lanes: lanes)
+        self.nice = nice
         self.batchSize = max(1, batchSize)
         self.makeContext = makeContext
         self.run = run
@@ -42,6 +46,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
             finished.enter()
             let thread = Thread { [self] in
                 defer { finished.leave() }
+                if nice > 0 { Self.lowerThreadPriority(by: nice) }
                 let context: Context
                 do {
                     context = try makeContext()
@@ -70,8 +75,17 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
         logger.debug("worker pool started", metadata: ["pool": "\(name)", "threads": "\(threadCount)"])
     }
 
-    /// Queues a job. Returns false when the queue is full: answer 503.
-    public func submit(_ job: Job) -> Bool { queue.offer(job) }
+    /// Queues a job (in `lane`, 0 first). Returns false when the queue is full: answer 503.
+    public func submit(_ job: Job, lane: Int = 0) -> Bool { queue.offer(job, lane: lane) }
+
+    /// Sets the calling thread's nice value (Linux priorities are per thread
+    /// id); threads it creates later inherit it.
+    public static func lowerThreadPriority(by nice: Int32) {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let n = readlink("/proc/thread-self", &buffer, buffer.count - 1)
+        guard n > 0, let tid = String(cString: buffer).split(separator: "/").last.flatMap({ id_t($0) }) else { return }
+        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, nice)
+    }
 
     /// Stops taking jobs, lets queued ones finish, and waits for the threads.
     /// - Parameter discardingQueued: drop jobs still waiting (running ones

@@ -26,9 +26,9 @@ extension FileHandlers {
 struct FileResponse {
     let response: Response
 
-    /// - Parameter read: reads `length` bytes (all when nil) from `offset`, on this worker thread.
+    /// - Parameter read: opens `length` bytes (all when nil) from `offset`, on this worker thread.
     init(request: Request, etag: String, contentType: MediaType, size: Int, filename: String?, cacheControl: String,
-         read: (Int, Int?) throws -> [UInt8]) throws {
+         read: (Int, Int?) throws -> FileSegment) throws {
         var headers = Headers()
         headers.add("ETag", etag)
         headers.add("Cache-Control", cacheControl)
@@ -65,9 +65,15 @@ struct FileResponse {
                 headers.add("Content-Range", "bytes \(first)-\(last)/\(size)")
             }
         }
-        let body = request.method == .head ? [] : try read(offset, length)
-        if request.method == .head { headers.add("Content-Length", "\(length ?? size)") }
-        response = Response(status: status, headers: headers, body: body)
+        if request.method == .head {
+            headers.add("Content-Length", "\(length ?? size)")
+            response = Response(status: status, headers: headers)
+            return
+        }
+        switch try read(offset, length) {
+        case .cached(let file): response = Response(status: status, headers: headers, file: file)
+        case .bytes(let bytes): response = Response(status: status, headers: headers, body: bytes)
+        }
     }
 
     /// True when an `If-None-Match` list names `etag` (or is `*`).

@@ -37,10 +37,10 @@ extension FileHandlers {
             let response = try FileResponse(request: request, etag: "\"\(stored.sha256)\"", contentType: stored.contentType,
                                             size: stored.size, filename: stored.name, cacheControl: handlers.cacheControl,
                                             read: { offset, length in
-                guard let bytes = try DurableFile.read(path, offset: offset, length: length, limit: limit) else {
+                guard let segment = try FileSegment.open(path, offset: offset, length: length, limit: limit) else {
                     throw Self.notFound(id)
                 }
-                return bytes
+                return segment
             }).response
             return response
         }
@@ -91,14 +91,21 @@ extension FileHandlers {
             @Sendable func respond(_ bytes: [UInt8]) throws -> Response {
                 try FileResponse(request: request, etag: etag, contentType: thumbType, size: bytes.count, filename: nil,
                                  cacheControl: handlers.cacheControl, read: { offset, length in
-                    Array(bytes[offset..<min(bytes.count, offset + (length ?? bytes.count))])
+                    .bytes(Array(bytes[offset..<min(bytes.count, offset + (length ?? bytes.count))]))
                 }).response
             }
             if FileResponse.matches(request.headers["If-None-Match"], etag) {
                 return try respond([])
             }
-            if let bytes = try DurableFile.read(scheduler.thumbnailer.path(id, stored.contentType, spec), limit: handlers.inspector.maxBytes) {
-                return try respond(bytes)
+            let path = scheduler.thumbnailer.path(id, stored.contentType, spec)
+            if let size = DurableFile.size(path) {
+                return try FileResponse(request: request, etag: etag, contentType: thumbType, size: size, filename: nil,
+                                        cacheControl: handlers.cacheControl, read: { offset, length in
+                    guard let segment = try FileSegment.open(path, offset: offset, length: length, limit: handlers.inspector.maxBytes) else {
+                        throw Self.notFound(id)
+                    }
+                    return segment
+                }).response
             }
             scheduler.variant(id, stored.contentType, spec) { outcome in
                 out.send(handlers.respond(request) {

@@ -10,28 +10,35 @@ import Store
 /// Drains the durable thumbnail jobs on a bounded libvips pool, and makes
 /// other variants on demand, one computation per variant at a time.
 ///
-/// A job leaves `_file_jobs` only in the commit that records its thumbnails,
-/// so a job cut short by a crash is found again by `rescan` after restart.
+/// Each configured size of a job is its own task in a priority lane: a
+/// variant a client waits for first, then the smallest size of every queued
+/// file (what lists show), then larger ones. Each size is committed to the
+/// metadata as it finishes; a job leaves `_file_jobs` only in the commit that
+/// leaves no size pending, so a job cut short by a crash is found again by
+/// `rescan` after restart. The pool runs at a lower CPU priority than the
+/// loops, readers and uploads.
 final class ThumbnailScheduler: @unchecked Sendable {
     typealias Task = @Sendable () -> Void
     typealias Outcome = Result<ThumbnailInfo, any Error>
 
     let pool: WorkerPool<Void, Task>
     let thumbnailer: Thumbnailer
+    /// Configured sizes, smallest first (lane 1 + index).
     let sizes: [Int]
     let pools: StorePools
     let logger: Logger
     let flights = SingleFlight<String, Outcome>()
-    // Guarded by `lock`: files whose job is queued or running.
+    // Guarded by `lock`: sizes still to finish per file whose job is queued or running.
     private let lock = NSLock()
-    private var running: Set<String> = []
+    private var running: [String: Int] = [:]
 
     init(config: RoostConfig, pools: StorePools, logger: Logger) {
         thumbnailer = Thumbnailer(layout: FileLayout(dataDir: config.dataDir), syncWrites: config.durability == .power)
-        sizes = config.thumbnailSizes
+        sizes = Array(Set(config.thumbnailSizes)).sorted()
         self.pools = pools
         self.logger = logger
-        pool = WorkerPool(name: "thumbnail", threads: config.thumbnailWorkers, capacity: 1024, logger: logger,
+        pool = WorkerPool(name: "thumbnail", threads: config.thumbnailWorkers, capacity: 1024, lanes: 1 + sizes.count, nice: 5,
+                          logger: logger,
                           makeContext: { () },
                           run: { _, tasks in for task in tasks { task() } })
     }
@@ -59,21 +66,27 @@ final class ThumbnailScheduler: @unchecked Sendable {
         pool.shutdown(discardingQueued: true)
     }
 
-    /// Queues the job of one file unless it is already queued; false when the pool is full
-    /// (the job stays in the database and a later rescan picks it up).
+    /// Queues every size of one file's job unless it is already queued; false
+    /// when the pool is full (the job stays in the database and a later rescan
+    /// picks it up).
     @discardableResult
     func enqueue(_ job: FileJobRecord) -> Bool {
         lock.lock()
-        guard running.insert(job.fileID).inserted else { lock.unlock(); return true }
+        guard running[job.fileID] == nil else { lock.unlock(); return true }
+        running[job.fileID] = sizes.count
         lock.unlock()
-        let accepted = pool.submit { [self] in run(job) }
-        if !accepted { finished(job.fileID) }
+        var accepted = true
+        for (index, size) in sizes.enumerated() where !pool.submit({ [self] in run(job, size: size) }, lane: 1 + index) {
+            accepted = false
+            finished(job.fileID)
+        }
         return accepted
     }
 
+    /// One size of `id` is done (or will not run now).
     private func finished(_ id: String) {
         lock.lock()
-        running.remove(id)
+        if let left = running[id] { running[id] = left > 1 ? left - 1 : nil }
         lock.unlock()
     }
 
@@ -90,32 +103,29 @@ final class ThumbnailScheduler: @unchecked Sendable {
         }
     }
 
-    /// On a pool thread: every configured size, then one commit.
-    private func run(_ job: FileJobRecord) {
+    /// On a pool thread: one size of one file, then its own commit.
+    private func run(_ job: FileJobRecord, size: Int) {
         let type = MediaType(job.contentType)
-        var results: [String: JSONValue] = [:]
-        for size in sizes {
-            let spec = ThumbnailSpec.longest(size)
-            do {
-                results["\(size)"] = .object(Self.describe(try thumbnailer.make(job.fileID, type, spec), id: job.fileID))
-                Telemetry.thumbnailsGenerated().increment()
-            } catch {
-                var failed = JSONObject()
-                failed["state"] = .string("failed")
-                failed["error"] = .string("\(error)")
-                results["\(size)"] = .object(failed)
-            }
+        let value: JSONValue
+        do {
+            value = .object(Self.describe(try thumbnailer.make(job.fileID, type, .longest(size)), id: job.fileID))
+            Telemetry.thumbnailsGenerated().increment()
+        } catch {
+            var failed = JSONObject()
+            failed["state"] = .string("failed")
+            failed["error"] = .string("\(error)")
+            value = .object(failed)
         }
-        let (id, layout, logger, thumbnails) = (job.fileID, thumbnailer.layout, self.logger, results)
+        let (id, layout, logger) = (job.fileID, thumbnailer.layout, self.logger)
         let write = StorePools.WriteJob(operation: { writer in
-            if try !writer.completeFileJob(id: id, thumbnails: thumbnails) {
+            if try !writer.recordThumbnail(id: id, name: "\(size)", value: value) {
                 // Deleted meanwhile: its thumbnails go too.
                 try? FileManager.default.removeItem(atPath: layout.thumbDirectory(id))
             }
             return Response(status: 204)
         }, completion: { [self] result in
             if case .failure(let error) = result {
-                logger.warning("thumbnail job not recorded; it will run again", metadata: ["file": "\(id)", "error": "\(error)"])
+                logger.warning("thumbnail not recorded; its job will run again", metadata: ["file": "\(id)", "error": "\(error)"])
             }
             finished(id)
         })

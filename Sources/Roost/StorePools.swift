@@ -38,11 +38,8 @@ final class StorePools: Sendable {
         // A short queue: a log-in that would wait seconds gets 503 + Retry-After
         // instead of timing out. Hash threads run at a lower priority, so the
         // event loops and readers stay responsive while log-ins saturate them.
-        hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency, logger: logger,
-                             makeContext: {
-                                 Self.lowerThreadPriority(by: 10)
-                                 return try DocumentReader(path: databasePath)
-                             },
+        hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency, nice: 10,
+                             logger: logger, makeContext: { try DocumentReader(path: databasePath) },
                              run: { reader, jobs in for job in jobs { job(reader) } })
         let box = LockedBox<DocumentWriter?>(documentWriter)
         writer = WorkerPool(name: "writer", threads: 1, capacity: config.queueCapacity, batchSize: config.writeBatch, logger: logger,
@@ -85,14 +82,6 @@ final class StorePools: Sendable {
             }
         }
         if !accepted { out.send(HTTPError.overloaded(retryAfter: 2).response) }
-    }
-
-    /// Renices the calling thread (Linux: priorities are per thread id).
-    static func lowerThreadPriority(by nice: Int32) {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let n = readlink("/proc/thread-self", &buffer, buffer.count - 1)
-        guard n > 0, let tid = String(cString: buffer).split(separator: "/").last.flatMap({ id_t($0) }) else { return }
-        setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, nice)
     }
 
     /// Fire-and-forget write (e.g. a session renewal); dropped if the queue is full.

@@ -82,18 +82,24 @@ extension DocumentWriter {
         try removeFileRows([id])
     }
 
-    /// Stores finished thumbnails in file `id`'s metadata and ends its job.
+    /// Stores one finished (or failed) thumbnail size in file `id`'s metadata;
+    /// the job ends with the commit that leaves no size pending, so a crash
+    /// before it finds the job again on restart.
     /// - Returns: false when the file was deleted meanwhile.
     @discardableResult
-    public func completeFileJob(id: String, thumbnails: [String: JSONValue]) throws -> Bool {
-        try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)])
+    public func recordThumbnail(id: String, name: String, value: JSONValue) throws -> Bool {
         guard let text = try db.prepare("SELECT doc FROM _files WHERE id = ?1").firstRow([.text(id)], { $0.text(0) }),
-              case .object(var document) = try JSONParser.parse(text) else { return false }
-        var existing = document["thumbnails"]?.objectValue ?? JSONObject()
-        for (name, value) in thumbnails.sorted(by: { $0.key < $1.key }) { existing[name] = value }
-        document["thumbnails"] = .object(existing)
+              case .object(var document) = try JSONParser.parse(text) else {
+            try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)])
+            return false
+        }
+        var thumbnails = document["thumbnails"]?.objectValue ?? JSONObject()
+        thumbnails[name] = value
+        document["thumbnails"] = .object(thumbnails)
         document["_updatedAt"] = .string(Timestamp.now())
         try db.prepare("UPDATE _files SET doc = ?2 WHERE id = ?1").run([.text(id), .text(document.jsonText)])
+        let pending = thumbnails.contains { _, t in t.objectValue?["state"]?.stringValue == "pending" }
+        if !pending { try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)]) }
         return true
     }
 
