@@ -21,6 +21,7 @@ let package = Package(
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto"),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib"),
         .systemLibrary(name: "CVips", pkgConfig: "vips"),
         // Non-variadic C wrappers around libvips, with no glib types in their header.
         .target(name: "CVipsShim", dependencies: ["CVips"]),
@@ -37,7 +38,7 @@ let package = Package(
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "JSON", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
-        .target(name: "Files", dependencies: ["CVipsShim", "CCrypto", "HTTP", "Store", "Jobs", "JSON", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Files", dependencies: ["CVipsShim", "CCrypto", "CZlib", "HTTP", "Store", "Jobs", "JSON", .product(name: "Logging", package: "swift-log")]),
 
         // The business-logic hook registry (knows nothing of users or messages).
         .target(name: "Hooks", dependencies: ["JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),

@@ -162,6 +162,30 @@ done:
     return rc == 0 ? 0 : -1;
 }
 
+int roost_vips_test_encode(int width, int height, int bands, int pages, const char *suffix,
+                           void **out, size_t *out_len, char *err, size_t errlen) {
+    VipsImage *xyz = NULL, *x = NULL, *y = NULL, *rx = NULL, *ry = NULL, *bandv[4] = {NULL, NULL, NULL, NULL};
+    VipsImage *joined = NULL, *image = NULL;
+    int rc = -1;
+    if ((bands != 1 && bands != 3 && bands != 4) || pages < 1) { vips_error("roost", "bad test image shape"); goto done; }
+    if (vips_xyz(&xyz, width, height * pages, NULL)) goto done;
+    if (vips_extract_band(xyz, &x, 0, NULL) || vips_extract_band(xyz, &y, 1, NULL)) goto done;
+    if (vips_remainder_const1(x, &rx, 256, NULL) || vips_remainder_const1(y, &ry, 256, NULL)) goto done;
+    if (vips_cast_uchar(rx, &bandv[0], NULL) || vips_cast_uchar(ry, &bandv[1], NULL)) goto done;
+    if (vips_invert(bandv[0], &bandv[2], NULL) || vips_invert(bandv[1], &bandv[3], NULL)) goto done;
+    /* Grey is the x gradient; RGB(A) are x, y, inverted x (and inverted y as alpha). */
+    if (vips_bandjoin(bandv, &joined, bands, NULL)) goto done;
+    if (vips_copy(joined, &image, "interpretation", bands == 1 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB, NULL))
+        goto done;
+    if (pages > 1) vips_image_set_int(image, "page-height", height);
+    rc = vips_image_write_to_buffer(image, suffix, out, out_len, NULL);
+done:
+    if (rc != 0) take_error("cannot encode a test image", err, errlen);
+    VipsImage *all[] = {xyz, x, y, rx, ry, bandv[0], bandv[1], bandv[2], bandv[3], joined, image};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) if (all[i]) g_object_unref(all[i]);
+    return rc == 0 ? 0 : -1;
+}
+
 void roost_vips_free(void *p) { g_free(p); }
 
 void roost_vips_thread_end(void) { vips_thread_shutdown(); }

@@ -44,6 +44,12 @@ int roost_vips_thumbnail_file(const char *path, int width, int height, int crop,
 /// Makes a `width` x `height` RGB test picture (a gradient) encoded as `format`.
 int roost_vips_synthesize(int width, int height, int format, void **out, size_t *out_len, char *err, size_t errlen);
 
+/// For tests: a `width` x `height` gradient with `bands` bands (1 grey, 3 RGB or
+/// 4 RGBA), stacked `pages` times as an animation when `pages` > 1, written
+/// with a libvips save suffix such as ".jpg[interlace]" or ".webp[lossless]".
+int roost_vips_test_encode(int width, int height, int bands, int pages, const char *suffix,
+                           void **out, size_t *out_len, char *err, size_t errlen);
+
 /// Frees a buffer returned by this library.
 void roost_vips_free(void *p);
 
