@@ -10,6 +10,8 @@ APT_PACKAGES += libsystemd-dev systemd
 APT_PACKAGES += libcurl4-openssl-dev
 # OpenSSL libcrypto for SHA-256 of uploads (SHA extensions).
 APT_PACKAGES += libssl-dev
+# zlib for PNG chunk CRCs in the upload check.
+APT_PACKAGES += zlib1g-dev
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3

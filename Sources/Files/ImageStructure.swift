@@ -47,6 +47,11 @@ public enum ImageStructure {
         var i = 2
         while true {
             guard i < n else { throw Failure("JPEG: truncated before EOI") }
+            // libjpeg only warns about a few extraneous bytes before a marker
+            // (some cameras write them); more than that is not a JPEG.
+            var junk = 0
+            while i < n && b[i] != 0xFF && junk < 16 { i += 1; junk += 1 }
+            guard i < n else { throw Failure("JPEG: truncated before EOI") }
             guard b[i] == 0xFF else { throw Failure("JPEG: expected a marker at offset \(i)") }
             while i < n && b[i] == 0xFF { i += 1 }  // fill bytes
             guard i < n else { throw Failure("JPEG: truncated before EOI") }
@@ -240,7 +245,7 @@ public enum ImageStructure {
                       zlibHeader[1] & 0x20 == 0, (Int(zlibHeader[0]) << 8 | Int(zlibHeader[1])) % 31 == 0, idatBytes >= 8 else {
                     throw Failure("PNG: IDAT data is not a zlib stream")
                 }
-                guard i + 12 == n else { throw Failure("PNG: \(n - i - 12) bytes after IEND") }
+                // Bytes after IEND are ignored, as libpng and browsers do.
                 return size ?? (0, 0)
             default:
                 // An unknown critical chunk (upper-case first letter) cannot be skipped.

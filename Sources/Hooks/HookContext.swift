@@ -36,6 +36,9 @@ public final class WriteContext<Work> {
         set { storedCache = newValue }
     }
 
+    /// The stored entity as JSON text, without parsing it when no hook did.
+    public var storedJSON: String? { storedCache.map(\.jsonText) ?? storedText }
+
     public init(event: HookEvent, collection: String, id: String?, actor: String?, privileged: Bool,
                 requestID: String, work: Work, entity: JSONObject, isPatch: Bool = false) {
         self.event = event

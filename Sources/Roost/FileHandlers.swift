@@ -37,7 +37,8 @@ struct FileHandlers: Sendable {
         self.thumbnails = thumbnails
         self.logger = logger
         layout = FileLayout(dataDir: config.dataDir)
-        inspector = UploadInspector(maxBytes: config.maxUploadBytes, maxPixels: config.maxImagePixels)
+        inspector = UploadInspector(maxBytes: config.maxUploadBytes, maxPixels: config.maxImagePixels,
+                                    validation: config.uploadValidation)
         level = config.filesPermission
         let databasePath = config.dataDir + "/roost.db"
         uploads = WorkerPool(name: "upload", threads: config.uploadWorkers, capacity: config.uploadQueue, logger: logger,

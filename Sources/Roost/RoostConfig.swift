@@ -1,4 +1,5 @@
 import Auth
+import Files
 import Foundation
 import Store
 import Yams
@@ -52,8 +53,11 @@ public struct RoostConfig: Sendable {
     public var maxImagePixels = 50_000_000
     /// Thumbnails made for every image, by longest side in pixels.
     public var thumbnailSizes = [128, 512]
-    /// Threads that inspect and store uploads.
-    public var uploadWorkers = max(2, ProcessInfo.processInfo.activeProcessorCount)
+    /// How uploads are checked before the 201: the container's structure
+    /// (fast; the thumbnail worker decodes the pixels later), or a full decode.
+    public var uploadValidation: UploadInspector.Validation = .structure
+    /// Threads that inspect and store uploads (they mostly wait on fsync).
+    public var uploadWorkers = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
     /// Threads that make thumbnails (each runs one libvips operation at a time).
     public var thumbnailWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
     /// Uploads that may wait for a worker before 503.
@@ -121,7 +125,7 @@ public struct RoostConfig: Sendable {
     static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
                              "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime",
                              "password_cost", "hash_concurrency", "admin_token",
-                             "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers",
+                             "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
@@ -170,6 +174,9 @@ public struct RoostConfig: Sendable {
         case "max_upload_bytes": maxUploadBytes = try int(1, 1 << 30)
         case "max_image_pixels": maxImagePixels = try int(1, 1 << 40)
         case "upload_workers": uploadWorkers = try int(1, 256)
+        case "upload_validation":
+            guard let v = UploadInspector.Validation(rawValue: "\(value)") else { throw Invalid("\(source): upload_validation must be structure or decode") }
+            uploadValidation = v
         case "thumbnail_workers": thumbnailWorkers = try int(1, 256)
         case "upload_queue": uploadQueue = try int(1, 100_000)
         case "thumbnail_sizes":

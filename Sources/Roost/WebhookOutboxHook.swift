@@ -17,10 +17,12 @@ struct WebhookOutboxHook: Sendable {
         for event in [HookEvent.beforeCreate, .beforeUpdate, .beforeDelete] {
             registry.before(event, collection: nil, id: "webhooks.outbox", priority: Self.priority, source: "built-in") { ctx, next in
                 try next()
-                guard let verb = ctx.event.pastTense, let stored = ctx.stored else { return }
+                guard let verb = ctx.event.pastTense else { return }
                 let type = "\(ctx.collection).\(verb)"
+                // Most writes have no subscriber: ask before touching the entity.
                 guard try ctx.work.hasSubscribers(type) else { return }
-                try ctx.work.enqueueEvent(type: type, data: stored.jsonText)
+                guard let data = ctx.storedJSON else { return }
+                try ctx.work.enqueueEvent(type: type, data: data)
                 dirty.set(true)
             }
         }

@@ -198,3 +198,48 @@ def test_restart_resumes_thumbnail_jobs(daemon):
         assert m["thumbnails"]["512"]["width"] == 512 and m["thumbnails"]["512"]["height"] == 341
         thumbs = list((daemon.data / "files" / "thumbs").glob(f"*/*/{m['_id']}/*"))
         assert sorted(p.name for p in thumbs) == ["128.webp", "512.webp"]
+
+
+def png_with_garbage_pixels(width, height):
+    """A PNG whose chunks and CRCs are all valid but whose deflate data is noise:
+    the container check passes, only decoding the pixels finds the damage."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    noise = bytes((i * 131 + 7) & 0xFF for i in range(4000))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", b"\x78\x9c" + noise) + chunk(b"IEND", b"")
+
+
+def test_undecodable_pixels_fail_the_thumbnails_not_the_daemon(daemon):
+    """Default `upload_validation: structure`: stored (201), the thumbnail worker
+    marks each size failed with libvips' reason, the thumbnail endpoint answers
+    422, and the original stays downloadable."""
+    daemon.start()
+    body = png_with_garbage_pixels(300, 200)
+    status, raw = daemon.request("POST", "/files", body, {"Content-Type": "image/png"})
+    assert status == 201, raw
+    meta = json.loads(raw)
+    assert (meta["width"], meta["height"]) == (300, 200)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        meta = json.loads(daemon.request("GET", f"/files/{meta['_id']}/meta")[1])
+        if all(t["state"] != "pending" for t in meta["thumbnails"].values()) and not daemon.jobs():
+            break
+        time.sleep(0.1)
+    assert [t["state"] for t in meta["thumbnails"].values()] == ["failed", "failed"], meta
+    assert all(t["error"] for t in meta["thumbnails"].values())
+    status, raw = daemon.request("GET", f"/files/{meta['_id']}/thumbnail?size=128")
+    assert status == 422 and json.loads(raw)["error"] == "InvalidImage", raw
+    assert daemon.request("GET", f"/files/{meta['_id']}") == (200, body)
+    assert daemon.request("GET", "/healthz")[0] == 200
+
+
+def test_decode_validation_refuses_undecodable_pixels_at_upload(daemon):
+    """`upload_validation: decode` decodes every pixel before the 201."""
+    (daemon.tmp / "roost.yaml").write_text(CONFIG + "upload_validation: decode\n")
+    daemon.start()
+    status, raw = daemon.request("POST", "/files", png_with_garbage_pixels(300, 200), {"Content-Type": "image/png"})
+    assert status == 422 and json.loads(raw)["error"] == "InvalidImage", raw
+    assert daemon.rows() == {} and daemon.objects() == {}
+    status, raw = daemon.request("POST", "/files", png(120, 80, 3), {"Content-Type": "image/png"})
+    assert status == 201, raw
