@@ -74,6 +74,7 @@ public struct ListeningSocket: Sendable {
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         if reusePort { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size)) }
+        noDelay(fd)
         guard Glibc.bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             let err = errno
             close(fd)
@@ -91,7 +92,16 @@ public struct ListeningSocket: Sendable {
     /// Wraps a socket systemd (or another parent) passed in already listening.
     public static func inherited(fd: Int32) -> ListeningSocket {
         evutil_make_socket_nonblocking(fd)
+        noDelay(fd)
         return ListeningSocket(fd: fd, host: "inherited", port: boundPort(fd) ?? 0)
+    }
+
+    /// TCP_NODELAY, which Linux copies to every accepted connection: a
+    /// response's headers and its `sendfile` body are separate writes, and
+    /// Nagle would hold a small body back until the client's delayed ACK.
+    static func noDelay(_ fd: Int32) {
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
     static func boundPort(_ fd: Int32) -> Int? {

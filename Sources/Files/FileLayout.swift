@@ -159,12 +159,29 @@ public enum FileSegment {
         let size = Int(st.st_size)
         let count = max(0, min(length ?? (size - offset), size - offset))
         guard count <= limit else { throw DurableFile.Failure(description: "\(path) is larger than \(limit) bytes") }
+        // Small ranges: one read is cheaper than mapping and asking the kernel.
+        if count <= smallRead { return try readAll(fd, path, offset: offset, count: count) }
         if count > 0 && isResident(fd, offset: offset, count: count) {
             owned = false
             return .cached(FileBody(descriptor: fd, offset: offset, length: count))
         }
-        guard let bytes = try DurableFile.read(path, offset: offset, length: count, limit: limit) else { return nil }
-        return .bytes(bytes)
+        return try readAll(fd, path, offset: offset, count: count)
+    }
+
+    /// Ranges up to this size are read, not sent with `sendfile`.
+    static let smallRead = 32 * 1024
+
+    static func readAll(_ fd: Int32, _ path: String, offset: Int, count: Int) throws -> FileSegment {
+        .bytes(try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                if n < 0 { if errno == EINTR { continue }; throw DurableFile.fail("cannot read", path) }
+                if n == 0 { break }
+                done += n
+            }
+            initialized = done
+        })
     }
 
     /// True when every page of the range is in the page cache (`mincore`).

@@ -8,33 +8,16 @@ import Store
 /// Serving stored bytes: `GET /files/:id` and `GET /files/:id/thumbnail`.
 /// Bytes are read on a worker thread, never on the loop.
 extension FileHandlers {
-    /// What serving needs from a metadata row.
-    struct Stored {
-        let contentType: MediaType
-        let size: Int
-        let sha256: String
-        let name: String?
-        let isImage: Bool
-
-        init(_ text: String) throws {
-            guard case .object(let doc) = try JSONParser.parse(text) else { throw HTTPError.internalError("file metadata is not an object") }
-            contentType = MediaType(doc["contentType"]?.stringValue ?? "application/octet-stream")
-            size = Int(doc["size"]?.doubleValue ?? 0)
-            sha256 = doc["sha256"]?.stringValue ?? ""
-            name = doc["name"]?.stringValue
-            isImage = doc["width"] != nil
-        }
-    }
-
     /// `GET /files/:id`.
     func serve(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
         let (handlers, limit) = (self, inspector.maxBytes)
         reading(request, out) { reader in
-            guard let text = try reader.file(id: id, scope: try handlers.scope(request, reader)) else { throw Self.notFound(id) }
-            let stored = try Stored(text)
+            guard let stored = try reader.fileForServing(id: id, scope: try handlers.scope(request, reader)) else {
+                throw Self.notFound(id)
+            }
             let path = handlers.layout.objectPath(id)
-            let response = try FileResponse(request: request, etag: "\"\(stored.sha256)\"", contentType: stored.contentType,
+            let response = try FileResponse(request: request, etag: "\"\(stored.sha256)\"", contentType: MediaType(stored.contentType),
                                             size: stored.size, filename: stored.name, cacheControl: handlers.cacheControl,
                                             read: { offset, length in
                 guard let segment = try FileSegment.open(path, offset: offset, length: length, limit: limit) else {
@@ -83,11 +66,13 @@ extension FileHandlers {
         } catch { return out.send(HTTPError.badRequest("\(error)").response) }
         let (handlers, scheduler, logger) = (self, thumbnails, self.logger)
         reading(request, out) { reader in
-            guard let text = try reader.file(id: id, scope: try handlers.scope(request, reader)) else { throw Self.notFound(id) }
-            let stored = try Stored(text)
-            guard stored.isImage else { throw HTTPError.notFound("File \"\(id)\" is \(stored.contentType), which has no thumbnails.") }
+            guard let stored = try reader.fileForServing(id: id, scope: try handlers.scope(request, reader)) else {
+                throw Self.notFound(id)
+            }
+            let type = MediaType(stored.contentType)
+            guard stored.isImage else { throw HTTPError.notFound("File \"\(id)\" is \(type), which has no thumbnails.") }
             let etag = "\"\(stored.sha256)-\(spec.name)\""
-            let thumbType = MediaType.of(stored.contentType.thumbnailFormat)
+            let thumbType = MediaType.of(type.thumbnailFormat)
             @Sendable func respond(_ bytes: [UInt8]) throws -> Response {
                 try FileResponse(request: request, etag: etag, contentType: thumbType, size: bytes.count, filename: nil,
                                  cacheControl: handlers.cacheControl, read: { offset, length in
@@ -97,7 +82,7 @@ extension FileHandlers {
             if FileResponse.matches(request.headers["If-None-Match"], etag) {
                 return try respond([])
             }
-            let path = scheduler.thumbnailer.path(id, stored.contentType, spec)
+            let path = scheduler.thumbnailer.path(id, type, spec)
             if let size = DurableFile.size(path) {
                 return try FileResponse(request: request, etag: etag, contentType: thumbType, size: size, filename: nil,
                                         cacheControl: handlers.cacheControl, read: { offset, length in
@@ -107,7 +92,7 @@ extension FileHandlers {
                     return segment
                 }).response
             }
-            scheduler.variant(id, stored.contentType, spec) { outcome in
+            scheduler.variant(id, type, spec) { outcome in
                 out.send(handlers.respond(request) {
                     do { return try respond(try outcome.get().bytes) } catch let e as Vips.Failure {
                         logger.warning("thumbnail failed", metadata: ["file": "\(id)", "variant": "\(spec.name)", "error": "\(e)"])

@@ -37,7 +37,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
         sizes = Array(Set(config.thumbnailSizes)).sorted()
         self.pools = pools
         self.logger = logger
-        pool = WorkerPool(name: "thumbnail", threads: config.thumbnailWorkers, capacity: 1024, lanes: 1 + sizes.count, nice: 5,
+        pool = WorkerPool(name: "thumbnail", threads: config.thumbnailWorkers, capacity: 1024, lanes: 1 + sizes.count, nice: 10,
                           logger: logger,
                           makeContext: { () },
                           run: { _, tasks in for task in tasks { task() } })

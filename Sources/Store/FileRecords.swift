@@ -11,6 +11,15 @@ public struct FileJobRecord: Sendable {
     }
 }
 
+/// The fields of a file's metadata that serving its bytes needs.
+public struct StoredFileInfo: Sendable {
+    public let contentType: String
+    public let size: Int
+    public let sha256: String
+    public let name: String?
+    public let isImage: Bool
+}
+
 /// SQL for the file store's metadata: `_files` rows hold each file's
 /// metadata document (with `_acl`, so the same `AccessScope` SQL guards
 /// them), `_file_jobs` the durable thumbnail jobs.
@@ -23,6 +32,22 @@ enum FileSQL {
         return try db.prepare("SELECT d.doc FROM _files AS d WHERE d.id = ?1\(visible)").firstRow(params) { $0.text(0) }
     }
 
+    /// What serving a file needs, extracted by SQLite (no document parse in Swift).
+    static func serving(_ db: SQLiteConnection, id: String, scope: AccessScope) throws -> StoredFileInfo? {
+        try scope.checkCollectionRead()
+        var params: [SQLValue] = [.text(id)]
+        let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
+        let visible = scope.readPredicate(bind).map { " AND \($0)" } ?? ""
+        return try db.prepare("""
+            SELECT json_extract(d.doc, '$.contentType'), json_extract(d.doc, '$.size'), json_extract(d.doc, '$.sha256'),
+                   json_extract(d.doc, '$.name'), json_type(d.doc, '$.width') IS NOT NULL
+            FROM _files AS d WHERE d.id = ?1\(visible)
+            """).firstRow(params) { row in
+            StoredFileInfo(contentType: row.isNull(0) ? "application/octet-stream" : row.text(0), size: Int(row.int(1)),
+                           sha256: row.isNull(2) ? "" : row.text(2), name: row.isNull(3) ? nil : row.text(3), isImage: row.int(4) != 0)
+        }
+    }
+
     static func pendingJobs(_ db: SQLiteConnection, limit: Int) throws -> [FileJobRecord] {
         try db.prepare("SELECT file_id, content_type FROM _file_jobs ORDER BY created_at LIMIT ?1")
             .rows([.int(Int64(limit))]) { FileJobRecord(fileID: $0.text(0), contentType: $0.text(1)) }
@@ -33,6 +58,11 @@ extension DocumentReader {
     /// The metadata of file `id`, or nil when absent or not readable by `scope`.
     public func file(id: String, scope: AccessScope) throws -> String? {
         try FileSQL.visible(db, id: id, scope: scope)
+    }
+
+    /// What serving file `id` needs, or nil when absent or not readable by `scope`.
+    public func fileForServing(id: String, scope: AccessScope) throws -> StoredFileInfo? {
+        try FileSQL.serving(db, id: id, scope: scope)
     }
 
     /// Thumbnail jobs not yet done, oldest first.
