@@ -9,8 +9,10 @@
   media.py thumbs  roost|pb URL JPEG N [--threads T] [--deadline S]
       The thumbnail rate from fresh uploads; prints one BENCH_RESULT line.
       roostd: the clock starts before the first of N uploads (T at a time) and
-      stops when /meta shows every 128px thumbnail ready (polled); rate = N / time,
-      so it includes the uploads' own work. Latency = upload start -> seen ready.
+      stops at the latest 128px thumbnail's "madeAt" stamp (read from /meta,
+      polled every 0.25 s so the poller does not take CPU from the thumbnail
+      pool); rate = N / time, so it includes the uploads' own work.
+      Latency = upload start -> thumbnail made.
       PocketBase: N fresh uploads first (not timed), then each ?thumb=100x100
       fetched once, T at a time (its first fetch makes the thumb); rate = N / time.
   media.py users   roost|pb URL K [--token TOK]
@@ -22,6 +24,7 @@ PocketBase's collection is "photos" with a file field "image" (run.sh makes it).
 Exit status 0 on success, 1 on any failure (with a message on stderr).
 """
 import argparse
+import datetime
 import http.client
 import json
 import sqlite3
@@ -126,6 +129,19 @@ def roost_ready(client, fid, size="128"):
     return state == "ready"
 
 
+def roost_made_at(client, fid, size="128"):
+    """When roostd made the thumbnail (epoch seconds, from its "madeAt"), or None if not yet."""
+    status, body = client.request("GET", "/files/%s/meta" % fid)
+    if status != 200:
+        raise RuntimeError("GET /files/%s/meta: HTTP %d %s" % (fid, status, body[:200]))
+    t = json.loads(body).get("thumbnails", {}).get(size, {})
+    if t.get("state") == "failed":
+        raise RuntimeError("thumbnail %s of %s failed: %s" % (size, fid, body[:300]))
+    if t.get("state") != "ready":
+        return None
+    return datetime.datetime.strptime(t["madeAt"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
 def pb_thumb(client, rid_file):
     status, body = client.request("GET", "/api/files/%s/%s?thumb=100x100" % (PB_COLLECTION, rid_file))
     if status != 200:
@@ -182,27 +198,30 @@ def cmd_thumbs(a, jpeg):
             with lock:
                 started[fid] = t
             return fid
-        t0 = time.monotonic()
+        # Wall clock: the server stamps each thumbnail's "madeAt" (same machine).
+        wall0, t0 = time.time(), time.monotonic()
         ids = parallel(list(range(a.n)), a.threads, up)
         uploaded = time.monotonic() - t0
         ready_at = {}
         deadline = t0 + a.deadline
         pending = list(ids)
+        # Poll gently (a sweep every 0.25 s): a tight poll loop would compete
+        # for the CPU with the thumbnail pool, which runs at a lower priority.
         while pending:
             if time.monotonic() > deadline:
                 print("thumbs: %d of %d thumbnails not ready after %ss" % (len(pending), a.n, a.deadline), file=sys.stderr)
                 return 1
+            time.sleep(0.25)
             still = []
             for i in pending:
-                if roost_ready(client, i):
-                    ready_at[i] = time.monotonic()
-                else:
+                made = roost_made_at(client, i)
+                if made is None:
                     still.append(i)
+                else:
+                    ready_at[i] = made - wall0
             pending = still
-            if pending:
-                time.sleep(0.02)
-        seconds = max(ready_at.values()) - t0
-        lat = [ready_at[i] - started[i] for i in ids]
+        seconds = max(ready_at.values())
+        lat = [ready_at[i] - (started[i] - t0) for i in ids]
         print(result_line(a.n, seconds, lat, extra=" uploads_s=%.2f" % uploaded))
         return 0
     ids = parallel(list(range(a.n)), a.threads, lambda _: upload_one("pb", client, jpeg, a.token))

@@ -140,6 +140,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
         t["height"] = .int(Int64(info.height))
         t["size"] = .int(Int64(info.size))
         t["url"] = .string("/files/\(id)/thumbnail?size=\(info.spec.width)")
+        t["madeAt"] = .string(Timestamp.now())
         return t
     }
 
