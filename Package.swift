@@ -67,6 +67,7 @@ let package = Package(
         ]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "JobsTests", dependencies: ["Jobs"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),
         .testTarget(name: "FilesTests", dependencies: ["Files", "JSON"]),
         .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),

@@ -1,0 +1,50 @@
+import Jobs
+import Testing
+
+@Suite struct BoundedQueueTests {
+    @Test func fifoWithinALane() {
+        let queue = BoundedQueue<Int>(capacity: 4)
+        for i in 1...4 { #expect(queue.offer(i)) }
+        #expect(!queue.offer(5), "a full queue refuses instead of growing")
+        #expect(queue.take(max: 3) == [1, 2, 3])
+        #expect(queue.offer(6))
+        #expect(queue.take(max: 10) == [4, 6])
+    }
+
+    @Test func lowerLanesComeFirst() {
+        let queue = BoundedQueue<String>(capacity: 8, lanes: 3)
+        #expect(queue.offer("large-1", lane: 2))
+        #expect(queue.offer("small-1", lane: 1))
+        #expect(queue.offer("large-2", lane: 2))
+        #expect(queue.offer("small-2", lane: 1))
+        #expect(queue.offer("waiting client", lane: 0))
+        #expect(queue.count == 5)
+        #expect(queue.take(max: 2) == ["waiting client", "small-1"])
+        #expect(queue.offer("small-3", lane: 1))
+        #expect(queue.take(max: 10) == ["small-2", "small-3", "large-1", "large-2"])
+    }
+
+    /// Each lane has its own capacity: a backlog of large work never blocks small work.
+    @Test func eachLaneHasItsOwnCapacity() {
+        let queue = BoundedQueue<Int>(capacity: 2, lanes: 2)
+        #expect(queue.offer(1, lane: 1) && queue.offer(2, lane: 1))
+        #expect(!queue.offer(3, lane: 1))
+        #expect(queue.offer(4, lane: 0) && queue.offer(5, lane: 0))
+        #expect(!queue.offer(6, lane: 0))
+        #expect(queue.take(max: 4) == [4, 5, 1, 2])
+    }
+
+    @Test func closingDrainsOrDiscards() {
+        let queue = BoundedQueue<Int>(capacity: 4, lanes: 2)
+        #expect(queue.offer(1, lane: 1) && queue.offer(2, lane: 0))
+        queue.close()
+        #expect(!queue.offer(3), "a closed queue refuses")
+        #expect(queue.take(max: 10) == [2, 1])
+        #expect(queue.take(max: 10) == nil)
+
+        let discarding = BoundedQueue<Int>(capacity: 4, lanes: 2)
+        #expect(discarding.offer(1, lane: 1) && discarding.offer(2, lane: 0))
+        #expect(discarding.close(discardingQueued: true) == 2)
+        #expect(discarding.take(max: 10) == nil)
+    }
+}
