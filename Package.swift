@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),
-        .testTarget(name: "FilesTests", dependencies: ["Files", "JSON"]),
+        .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),

@@ -4,15 +4,17 @@ import HTTP
 /// Where files live under the data directory:
 ///
 /// ```
-/// files/objects/<ab>/<cd>/<id>           the uploaded bytes
-/// files/thumbs/<ab>/<cd>/<id>/<variant>  its thumbnails
-/// files/tmp/                             files being written
+/// files/objects/<ab>/<id>           the uploaded bytes
+/// files/thumbs/<ab>/<id>/<variant>  its thumbnails
+/// files/tmp/                        files being written
 /// ```
 ///
-/// `ab` and `cd` are the last four hex digits of the id (its fast-moving
-/// counter), so 65,536 directories share the files evenly and no directory
-/// grows to millions of entries. Ids are server-made 24-hex strings, so a
-/// path never holds client text.
+/// `ab` is the id's last two hex digits (its fast-moving counter), so 256
+/// directories share the files evenly: after the first few hundred uploads
+/// no upload creates (and fsyncs) a directory, and a million files make
+/// about 4,000 entries per directory, which ext4 and XFS index. Ids are
+/// server-made 24-hex strings, so a path never holds client text. (Stores
+/// written with the earlier `<ab>/<cd>/` layout are moved at start-up.)
 public struct FileLayout: Sendable {
     public let root: String
 
@@ -29,7 +31,7 @@ public struct FileLayout: Sendable {
 
     func fanOut(_ id: String) -> String {
         let u = Array(id.utf8)
-        return String(decoding: u[(u.count - 2)...], as: UTF8.self) + "/" + String(decoding: u[(u.count - 4)..<(u.count - 2)], as: UTF8.self)
+        return String(decoding: u[(u.count - 2)...], as: UTF8.self)
     }
 
     public func objectPath(_ id: String) -> String { objects + "/" + fanOut(id) + "/" + id }

@@ -28,6 +28,7 @@ public struct FileSweeper {
         try layout.prepare()
         let fm = FileManager.default
         var outcome = Outcome()
+        moveFromTwoLevelLayout()
         for name in (try? fm.contentsOfDirectory(atPath: layout.tmp)) ?? [] {
             unlink(layout.tmp + "/" + name)
             outcome.temporaryRemoved += 1
@@ -55,16 +56,36 @@ public struct FileSweeper {
         return outcome
     }
 
-    /// `root/<ab>/<cd>/<name>` entries with their names.
+    /// `root/<ab>/<name>` entries with their names.
     private func entries(under root: String) -> [(path: String, name: String)] {
         let fm = FileManager.default
         var out: [(String, String)] = []
         for a in (try? fm.contentsOfDirectory(atPath: root)) ?? [] {
-            for b in (try? fm.contentsOfDirectory(atPath: root + "/" + a)) ?? [] {
-                let dir = root + "/" + a + "/" + b
-                for name in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] { out.append((dir + "/" + name, name)) }
-            }
+            let dir = root + "/" + a
+            for name in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] { out.append((dir + "/" + name, name)) }
         }
         return out
+    }
+
+    /// Stores written before 2026-11-22 used `<ab>/<cd>/<id>` (two levels);
+    /// the first level is the same, so each entry moves up one directory.
+    /// Idempotent: a crash halfway leaves entries that the next start moves.
+    func moveFromTwoLevelLayout() {
+        let fm = FileManager.default
+        var moved = 0
+        for root in [layout.objects, layout.thumbs] {
+            for a in (try? fm.contentsOfDirectory(atPath: root)) ?? [] {
+                let top = root + "/" + a
+                for b in (try? fm.contentsOfDirectory(atPath: top)) ?? [] where b.utf8.count == 2 {
+                    let old = top + "/" + b
+                    for name in (try? fm.contentsOfDirectory(atPath: old)) ?? [] where rename(old + "/" + name, top + "/" + name) == 0 {
+                        moved += 1
+                    }
+                    rmdir(old)
+                }
+                if moved > 0 { DurableFile.syncDirectory(top) }
+            }
+        }
+        if moved > 0 { logger.notice("file store moved to the one-level layout", metadata: ["entries": "\(moved)"]) }
     }
 }

@@ -54,7 +54,7 @@ import Testing
 
     @Test func layoutFansOutByTheCounter() {
         let layout = FileLayout(dataDir: "/d")
-        #expect(layout.objectPath("6b021b262dbb8361c1b82a1c") == "/d/files/objects/1c/2a/6b021b262dbb8361c1b82a1c")
+        #expect(layout.objectPath("6b021b262dbb8361c1b82a1c") == "/d/files/objects/1c/6b021b262dbb8361c1b82a1c")
         #expect(FileLayout.isValidID("6b021b262dbb8361c1b82a1c"))
         #expect(!FileLayout.isValidID("../../etc/passwd.........."))
     }

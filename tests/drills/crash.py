@@ -12,7 +12,7 @@ Checks:
     in flight at the kill may or may not have landed, but nothing else);
   - a write refused with an answer (such as 503) did not land;
   - after each kill, `PRAGMA integrity_check` on DATA_DIR/roost.db is ok and
-    every row of `_files` has its file in files/objects/<ab>/<cd>/<id>;
+    every row of `_files` has its file in files/objects/<ab>/<id>;
   - restart after every kill works; thumbnail jobs cut short finish;
   - at the end, after a clean SIGTERM stop: integrity ok, no file without its
     row, no row without its file, no temporary files left.
@@ -401,7 +401,7 @@ def _verify(daemon, ledger, verify_bytes_of, failures, lost):
 
 
 def object_path(data_dir, fid):
-    return pathlib.Path(data_dir) / "files" / "objects" / fid[-2:] / fid[-4:-2] / fid
+    return pathlib.Path(data_dir) / "files" / "objects" / fid[-2:] / fid
 
 
 def disk_state(data_dir):
@@ -414,8 +414,8 @@ def disk_state(data_dir):
     finally:
         db.close()
     objects = data_dir / "files" / "objects"
-    on_disk = {p.name for p in objects.glob("*/*/*") if p.is_file()} if objects.exists() else set()
-    misplaced = [str(p) for p in objects.glob("*/*/*")
+    on_disk = {p.name for p in objects.glob("*/*") if p.is_file()} if objects.exists() else set()
+    misplaced = [str(p) for p in objects.glob("*/*")
                  if p.is_file() and p != object_path(data_dir, p.name)] if objects.exists() else []
     tmp = data_dir / "files" / "tmp"
     temporaries = [p.name for p in tmp.iterdir()] if tmp.exists() else []
@@ -493,7 +493,7 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
             for fid in sorted(state["rows"] - state["files"]):
                 lost.append(f"cycle {cycle}: row {fid} has no file after kill -9")
             if state["misplaced"]:
-                failures.append(f"cycle {cycle}: files outside objects/<ab>/<cd>/: {state['misplaced'][:3]}")
+                failures.append(f"cycle {cycle}: files outside objects/<ab>/: {state['misplaced'][:3]}")
             info["orphans_after_kill"] += len(state["files"] - state["rows"])
             info["tmp_after_kill"] += len(state["tmp"])
             log(f"cycle {cycle}/{cycles}: kill -9 after {sum(v[0] for v in ledger.counts.values() if isinstance(v, list))} "

@@ -94,7 +94,7 @@ class Daemon:
 
     def objects(self):
         root = self.data / "files" / "objects"
-        return {p.name: p for p in root.glob("*/*/*") if p.is_file()}
+        return {p.name: p for p in root.glob("*/*") if p.is_file()}
 
     def wait_for_thumbnails(self, ids, timeout=60):
         deadline = time.monotonic() + timeout
@@ -188,7 +188,7 @@ def test_restart_resumes_thumbnail_jobs(daemon):
             db.execute("UPDATE _files SET doc = ? WHERE id = ?", (json.dumps(doc), file_id))
             db.execute("INSERT INTO _file_jobs (file_id, content_type, created_at) VALUES (?, 'image/png', '2026-01-01T00:00:00.000Z')",
                        (file_id,))
-    for d in (daemon.data / "files" / "thumbs").glob("*/*/*"):
+    for d in (daemon.data / "files" / "thumbs").glob("*/*"):
         for f in d.iterdir():
             f.unlink()
 
@@ -196,7 +196,7 @@ def test_restart_resumes_thumbnail_jobs(daemon):
     metas = daemon.wait_for_thumbnails(ids)
     for m in metas:
         assert m["thumbnails"]["512"]["width"] == 512 and m["thumbnails"]["512"]["height"] == 341
-        thumbs = list((daemon.data / "files" / "thumbs").glob(f"*/*/{m['_id']}/*"))
+        thumbs = list((daemon.data / "files" / "thumbs").glob(f"*/{m['_id']}/*"))
         assert sorted(p.name for p in thumbs) == ["128.webp", "512.webp"]
 
 
