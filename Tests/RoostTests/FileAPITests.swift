@@ -92,7 +92,7 @@ enum TestImages {
     static func storedFiles(_ roost: RoostProcess) -> [String] {
         let root = roost.dataDir.appendingPathComponent("data/files/objects").path
         let all = FileManager.default.enumerator(atPath: root)?.allObjects as? [String] ?? []
-        return all.filter { $0.split(separator: "/").count == 3 }
+        return all.filter { $0.split(separator: "/").count == 2 }
     }
 
     /// Tour My Town: raw PNG with its Content-Type, the id saved on a location, the same bytes back.
