@@ -192,6 +192,7 @@ public enum ImageStructure {
         var idat = 0  // 0 none yet, 1 in the run, 2 after the run
         var zlibHeader: [UInt8] = []
         var idatBytes = 0
+        var bitsPerPixel = 0
         var i = 8
         while true {
             guard n - i >= 12 else { throw Failure("PNG: truncated before IEND") }
@@ -225,6 +226,7 @@ public enum ImageStructure {
                     throw Failure("PNG: bad compression, filter or interlace method")
                 }
                 size = (width, height)
+                bitsPerPixel = Int(depth) * [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][Int(colourType)]!
             case PLTE:
                 guard !palette, idat == 0 else { throw Failure("PNG: misplaced PLTE") }
                 guard colourType & 0x02 != 0 else { throw Failure("PNG: PLTE in a greyscale image") }
@@ -244,6 +246,15 @@ public enum ImageStructure {
                 guard zlibHeader.count == 2, zlibHeader[0] & 0x0F == 8, zlibHeader[0] >> 4 <= 7,
                       zlibHeader[1] & 0x20 == 0, (Int(zlibHeader[0]) << 8 | Int(zlibHeader[1])) % 31 == 0, idatBytes >= 8 else {
                     throw Failure("PNG: IDAT data is not a zlib stream")
+                }
+                // Deflate expands at most 1032:1, so fewer compressed bytes than
+                // the pixel rows need (filter bytes aside) mean missing pixel data.
+                if let (width, height) = size {
+                    let rowBytes = (width.multipliedReportingOverflow(by: bitsPerPixel).partialValue + 7) / 8
+                    let (needed, overflow) = rowBytes.multipliedReportingOverflow(by: height)
+                    if overflow || idatBytes.multipliedReportingOverflow(by: 1032).partialValue < needed {
+                        throw Failure("PNG: \(idatBytes) bytes of compressed data cannot hold \(width)x\(height) pixels")
+                    }
                 }
                 // Bytes after IEND are ignored, as libpng and browsers do.
                 return size ?? (0, 0)

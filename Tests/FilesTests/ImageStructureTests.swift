@@ -257,6 +257,8 @@ import Testing
             ("colour type 5", ihdr { $0[9] = 5 }, false),
             ("interlace 2", ihdr { $0[12] = 2 }, false),
             ("filter method 1", ihdr { $0[11] = 1 }, false),
+            // 1,000,000 pixels wide: deflate (at most 1032:1) cannot fit the rows in the sample's IDAT.
+            ("more pixels than the data can hold", ihdr { $0[0] = 0; $0[1] = 0x0F; $0[2] = 0x42; $0[3] = 0x40 }, false),
             ("palette as written", palette, true),
             ("palette without PLTE", palette.filter { $0.type != "PLTE" }, false),
             ("PLTE after IDAT", palette.filter { $0.type != "PLTE" && $0.type != "IEND" } + palette.filter { $0.type == "PLTE" } + [palette[palette.count - 1]], false),
