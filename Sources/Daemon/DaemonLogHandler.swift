@@ -72,7 +72,7 @@ public enum DaemonLogging {
 }
 
 /// One entry per finished request, at `info`, straight to the sink: no
-/// metadata dictionary, one formatted write.
+/// metadata dictionary; the stderr sink batches them (see `StderrLogSink`).
 public final class AccessLog: Sendable {
     let sink: any LogSink
     let level: LogLevelBox
@@ -87,4 +87,7 @@ public final class AccessLog: Sendable {
         guard level.allows(.info) else { return }
         sink.writeAccess(entry())
     }
+
+    /// Writes entries the sink batched; call every 100 ms and at shutdown.
+    public func flush() { sink.flushAccess() }
 }

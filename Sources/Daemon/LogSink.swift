@@ -31,8 +31,15 @@ public protocol LogSink: Sendable {
     func write(level: Logger.Level, label: String, message: String, fields: [(String, String)],
                file: String, function: String, line: UInt)
 
-    /// Writes one access-log entry with one system call.
+    /// Writes one access-log entry (a sink may batch these; see `flushAccess`).
     func writeAccess(_ entry: AccessEntry)
+
+    /// Writes access-log entries the sink is holding back.
+    func flushAccess()
+}
+
+extension LogSink {
+    public func flushAccess() {}
 }
 
 /// Small formatting helpers that avoid Foundation on the hot path.

@@ -98,6 +98,8 @@ public final class RoostServer {
             loops[0].onSignal(SIGHUP) { reloader.begin() }
         }
         let watchdog = startWatchdog(loops)
+        // The stderr sink batches access-log lines; this bounds their delay.
+        let accessFlush = services.accessLog.map { log in loops[0].every(.milliseconds(100)) { log.flush() } }
 
         let finished = DispatchGroup()
         for loop in loops.dropFirst() {
@@ -115,6 +117,8 @@ public final class RoostServer {
         loops[0].run()
         finished.wait()
         watchdog?.cancel()
+        accessFlush?.cancel()
+        services.accessLog?.flush()
 
         notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
         files.shutdown()

@@ -39,7 +39,9 @@ import Testing
     private func captured(_ write: (StderrLogSink) -> Void) -> String {
         var fds: [Int32] = [0, 0]
         pipe(&fds)
-        write(StderrLogSink(fd: fds[1]))
+        let sink = StderrLogSink(fd: fds[1])
+        write(sink)
+        sink.flushAccess()
         close(fds[1])
         var data = [UInt8](repeating: 0, count: 4096)
         let n = read(fds[0], &data, data.count)
@@ -72,12 +74,39 @@ import Testing
         log.record(AccessEntry(method: "GET", path: "/", route: "/", status: 200, durationNanoseconds: 1, requestID: "quiet", remoteAddress: ""))
         box.set(.info)
         log.record(AccessEntry(method: "GET", path: "/", route: "/", status: 200, durationNanoseconds: 1, requestID: "loud", remoteAddress: ""))
+        log.flush()
         close(fds[1])
         var data = [UInt8](repeating: 0, count: 4096)
         let n = read(fds[0], &data, data.count)
         let text = String(decoding: data.prefix(max(0, n)), as: UTF8.self)
         close(fds[0])
         #expect(!text.contains("quiet") && text.contains("request_id=loud"))
+    }
+
+    /// Access lines wait for `flushAccess` (or 16 KiB); any other entry
+    /// writes them first, so the output stays in order.
+    @Test func accessLinesAreBatchedAndKeepTheirOrder() {
+        var fds: [Int32] = [0, 0]
+        pipe(&fds)
+        let sink = StderrLogSink(fd: fds[1])
+        let entry = { (id: String) in
+            AccessEntry(method: "GET", path: "/", route: "/", status: 200, durationNanoseconds: 1, requestID: id, remoteAddress: "")
+        }
+        sink.writeAccess(entry("first"))
+        sink.writeAccess(entry("second"))
+        var data = [UInt8](repeating: 0, count: 4096)
+        fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        #expect(read(fds[0], &data, data.count) == -1, "nothing written before a flush")
+        sink.write(level: .error, label: "roostd", message: "boom", fields: [], file: "f", function: "g", line: 1)
+        sink.writeAccess(entry("third"))
+        sink.flushAccess()
+        close(fds[1])
+        let n = read(fds[0], &data, data.count)
+        close(fds[0])
+        let lines = String(decoding: data.prefix(max(0, n)), as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 4)
+        #expect(lines.count == 4 && lines[0].contains("request_id=first ") && lines[1].contains("request_id=second ")
+                && lines[2].hasSuffix("error roostd: boom") && lines[3].contains("request_id=third "), "\(lines)")
     }
 
     @Test func autoTargetFollowsJournalStream() {
