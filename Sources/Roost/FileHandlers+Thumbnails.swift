@@ -116,9 +116,9 @@ final class ThumbnailScheduler: @unchecked Sendable {
             failed["error"] = .string("\(error)")
             value = .object(failed)
         }
-        let (id, layout, logger) = (job.fileID, thumbnailer.layout, self.logger)
+        let (id, layout, logger, names) = (job.fileID, thumbnailer.layout, self.logger, sizes.map { "\($0)" })
         let write = StorePools.WriteJob(operation: { writer in
-            if try !writer.recordThumbnail(id: id, name: "\(size)", value: value) {
+            if try !writer.recordThumbnail(id: id, name: "\(size)", value: value, sizes: names) {
                 // Deleted meanwhile: its thumbnails go too.
                 try? FileManager.default.removeItem(atPath: layout.thumbDirectory(id))
             }

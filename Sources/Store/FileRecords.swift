@@ -117,7 +117,9 @@ extension DocumentWriter {
     /// before it finds the job again on restart.
     /// - Returns: false when the file was deleted meanwhile.
     @discardableResult
-    public func recordThumbnail(id: String, name: String, value: JSONValue) throws -> Bool {
+    /// - Parameter sizes: the sizes the job makes (the configured ones); entries of
+    ///   sizes no longer configured do not keep the job alive.
+    public func recordThumbnail(id: String, name: String, value: JSONValue, sizes: [String]) throws -> Bool {
         guard let text = try db.prepare("SELECT doc FROM _files WHERE id = ?1").firstRow([.text(id)], { $0.text(0) }),
               case .object(var document) = try JSONParser.parse(text) else {
             try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)])
@@ -128,7 +130,7 @@ extension DocumentWriter {
         document["thumbnails"] = .object(thumbnails)
         document["_updatedAt"] = .string(Timestamp.now())
         try db.prepare("UPDATE _files SET doc = ?2 WHERE id = ?1").run([.text(id), .text(document.jsonText)])
-        let pending = thumbnails.contains { _, t in t.objectValue?["state"]?.stringValue == "pending" }
+        let pending = sizes.contains { thumbnails[$0]?.objectValue?["state"]?.stringValue ?? "pending" == "pending" }
         if !pending { try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)]) }
         return true
     }
