@@ -56,6 +56,17 @@ public struct Thumbnailer: Sendable {
         layout.thumbPath(id, variant: spec.name + "." + MediaType.fileExtension(type.thumbnailFormat))
     }
 
+    /// The stored thumbnail of `spec`, when one is already on disk (made on
+    /// demand, or by a job that a crash cut short before its commit) and
+    /// readable; nil otherwise. Thumbnails derive from immutable originals,
+    /// so a whole one never needs making again.
+    public func existing(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec) -> ThumbnailInfo? {
+        guard let bytes = try? DurableFile.read(path(id, type, spec), limit: 64 << 20), !bytes.isEmpty,
+              let header = try? Vips.probe(bytes) else { return nil }
+        return ThumbnailInfo(spec: spec, contentType: MediaType.of(type.thumbnailFormat), width: header.width,
+                             height: header.height, size: bytes.count, bytes: bytes)
+    }
+
     /// Makes (or remakes) the thumbnail and stores it.
     public func make(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec) throws -> ThumbnailInfo {
         let format = type.thumbnailFormat

@@ -108,8 +108,13 @@ final class ThumbnailScheduler: @unchecked Sendable {
         let type = MediaType(job.contentType)
         let value: JSONValue
         do {
-            value = .object(Self.describe(try thumbnailer.make(job.fileID, type, .longest(size)), id: job.fileID))
-            Telemetry.thumbnailsGenerated().increment()
+            let spec = ThumbnailSpec.longest(size)
+            if let stored = thumbnailer.existing(job.fileID, type, spec) {
+                value = .object(Self.describe(stored, id: job.fileID))
+            } else {
+                value = .object(Self.describe(try thumbnailer.make(job.fileID, type, spec), id: job.fileID))
+                Telemetry.thumbnailsGenerated().increment()
+            }
         } catch {
             var failed = JSONObject()
             failed["state"] = .string("failed")

@@ -243,3 +243,25 @@ def test_decode_validation_refuses_undecodable_pixels_at_upload(daemon):
     assert daemon.rows() == {} and daemon.objects() == {}
     status, raw = daemon.request("POST", "/files", png(120, 80, 3), {"Content-Type": "image/png"})
     assert status == 201, raw
+
+
+def test_on_demand_thumbnail_is_not_made_twice(daemon):
+    """A configured size asked for before its job ran is made on demand (lane 0,
+    ahead of the backlog); the job then records that file instead of making
+    it again (same inode: a remake would rename a new file into place)."""
+    daemon.start()
+    ids = []
+    for i in range(12):
+        status, raw = daemon.request("POST", "/files", png(900, 700, i + 5), {"Content-Type": "image/png"})
+        assert status == 201
+        ids.append(json.loads(raw)["_id"])
+    last = ids[-1]
+    status, body = daemon.request("GET", f"/files/{last}/thumbnail?size=512")
+    assert status == 200 and body[:4] == b"RIFF"
+    made = list((daemon.data / "files" / "thumbs").glob(f"*/{last}/512.webp"))
+    assert len(made) == 1
+    inode = made[0].stat().st_ino
+    metas = daemon.wait_for_thumbnails(ids)
+    assert made[0].stat().st_ino == inode
+    meta = next(m for m in metas if m["_id"] == last)
+    assert (meta["thumbnails"]["512"]["width"], meta["thumbnails"]["512"]["height"]) == (512, 398)
