@@ -25,6 +25,8 @@ let package = Package(
         .systemLibrary(name: "CVips", pkgConfig: "vips"),
         // Non-variadic C wrappers around libvips, with no glib types in their header.
         .target(name: "CVipsShim", dependencies: ["CVips"]),
+        // cachestat(2), which Swift cannot reach (syscall is variadic).
+        .target(name: "CFileShim"),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
         // A non-variadic POST around curl_easy_setopt, for webhook delivery.
@@ -38,7 +40,7 @@ let package = Package(
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "JSON", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
-        .target(name: "Files", dependencies: ["CVipsShim", "CCrypto", "CZlib", "HTTP", "Store", "Jobs", "JSON", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCrypto", "CZlib", "HTTP", "Store", "Jobs", "JSON", .product(name: "Logging", package: "swift-log")]),
 
         // The business-logic hook registry (knows nothing of users or messages).
         .target(name: "Hooks", dependencies: ["JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),

@@ -1,3 +1,4 @@
+import CFileShim
 import Foundation
 import HTTP
 
@@ -186,8 +187,15 @@ public enum FileSegment {
         })
     }
 
-    /// True when every page of the range is in the page cache (`mincore`).
+    /// True when every page of the range is in the page cache: `cachestat`
+    /// (Linux 6.5+), else `mincore` over a temporary mapping.
     static func isResident(_ fd: Int32, offset: Int, count: Int) -> Bool {
+        var cached: UInt64 = 0, pages: UInt64 = 0
+        if roost_cached_pages(fd, UInt64(offset), UInt64(count), &cached, &pages) == 0 { return cached >= pages }
+        return isResidentByMincore(fd, offset: offset, count: count)
+    }
+
+    static func isResidentByMincore(_ fd: Int32, offset: Int, count: Int) -> Bool {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let start = offset / page * page
         let span = offset + count - start

@@ -40,6 +40,22 @@ import Testing
         }
     }
 
+    /// cachestat and mincore agree, for a cached file and after asking the
+    /// kernel to drop it (on tmpfs nothing is dropped; both must still agree).
+    @Test func residencyChecksAgree() throws {
+        let bytes = [UInt8](repeating: 7, count: 256 * 1024)
+        try withFile(bytes) { path in
+            let fd = open(path, O_RDONLY)
+            defer { close(fd) }
+            #expect(FileSegment.isResident(fd, offset: 0, count: bytes.count))
+            #expect(FileSegment.isResidentByMincore(fd, offset: 0, count: bytes.count))
+            fdatasync(fd)
+            posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED))
+            #expect(FileSegment.isResident(fd, offset: 4096, count: 100_000)
+                    == FileSegment.isResidentByMincore(fd, offset: 4096, count: 100_000))
+        }
+    }
+
     @Test func absentFilesAndLimits() throws {
         #expect(try FileSegment.open("/nonexistent/roost-file", limit: 10) == nil)
         try withFile([UInt8](repeating: 1, count: 100)) { path in
