@@ -44,9 +44,11 @@ public struct UploadInspector: Sendable {
     /// How deeply an image is checked before the upload is acknowledged.
     public enum Validation: String, Sendable {
         /// Walk the container (markers, chunks and their CRCs, blocks):
-        /// catches truncated and mangled files in microseconds. Pixel data
-        /// is decoded by the thumbnail worker, which marks a file whose
-        /// pixels cannot be decoded `failed` in its thumbnails.
+        /// catches truncated and mangled JPEG, PNG and GIF files in
+        /// microseconds (PNG's CRCs cover every byte). WebP, whose payload
+        /// has no checksum, is decoded too. Pixel data the check cannot see is
+        /// decoded by the thumbnail worker, which marks a file whose pixels
+        /// cannot be decoded `failed` in its thumbnails.
         case structure
         /// Also decode every pixel with libvips before the 201 (milliseconds
         /// per image: uploads are several times slower).
@@ -101,7 +103,11 @@ public struct UploadInspector: Sendable {
             if size.width * size.height > maxPixels {
                 throw .tooManyPixels(width: size.width, height: size.height, limit: maxPixels)
             }
-            if validation == .decode {
+            // WebP carries no checksum over its compressed pixels and libwebp
+            // refuses a mangled bitstream, so decoding it finds what the
+            // structure cannot. (GIF's decoder paints garbage codes without
+            // complaint: a decode would tell nothing more than the blocks do.)
+            if validation == .decode || type == .webp {
                 let header: Vips.Header
                 do { header = try Vips.probe(bytes) } catch { throw .corrupt(type, "\(error)") }
                 if header.width * header.height > maxPixels {

@@ -24,6 +24,17 @@ import Testing
         #expect(text.contentType == MediaType("text/plain") && !text.isImage)
     }
 
+    /// A WebP payload carries no checksum: a mangled one whose chunk sizes
+    /// still add up is found by decoding it before the 201.
+    @Test func mangledWebPWithIntactContainerIsRefused() throws {
+        var bytes = try image(400, 300, .webp)
+        #expect(throws: Never.self) { try inspector.inspect(body: bytes, contentType: nil) }
+        // Overwrite the middle third with a pattern; every length field stays as it was.
+        let start = bytes.count / 3
+        for i in start..<(2 * bytes.count / 3) { bytes[i] = UInt8(truncatingIfNeeded: i &* 37) | 0x01 }
+        #expect(throws: UploadError.self) { try inspector.inspect(body: bytes, contentType: nil) }
+    }
+
     @Test(arguments: [
         ("image/png", "gif", 415), ("image/png", "truncated-png", 422), ("image/jpeg", "truncated-jpeg", 422),
         ("image/png", "bomb", 422), ("image/png", "empty", 400), ("image/webp", "text", 415),
