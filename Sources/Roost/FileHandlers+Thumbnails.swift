@@ -34,7 +34,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
 
     init(config: RoostConfig, pools: StorePools, logger: Logger) {
         thumbnailer = Thumbnailer(layout: FileLayout(dataDir: config.dataDir), syncWrites: config.durability == .power)
-        sizes = Array(Set(config.thumbnailSizes)).sorted()
+        sizes = config.thumbnailSizes
         self.pools = pools
         self.logger = logger
         pool = WorkerPool(name: "thumbnail", threads: config.thumbnailWorkers, capacity: 1024, lanes: 1 + sizes.count, nice: 10,

@@ -51,7 +51,7 @@ public struct RoostConfig: Sendable {
     public var maxUploadBytes = 20 << 20
     /// Most pixels an uploaded image may have (422 above it: decompression bombs).
     public var maxImagePixels = 50_000_000
-    /// Thumbnails made for every image, by longest side in pixels.
+    /// Thumbnails made for every image, by longest side in pixels; unique, smallest first.
     public var thumbnailSizes = [128, 512]
     /// How uploads are checked before the 201: the container's structure
     /// (fast; the thumbnail worker decodes the pixels later), or a full decode.

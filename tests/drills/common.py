@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import time
+import urllib.parse
 import zlib
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -103,6 +104,25 @@ class Client:
         if self.conn is not None:
             self.conn.close()
             self.conn = None
+
+
+def list_all(port, collection, token=None, page_size=1000):
+    """Every document of `collection` the caller may read, paged by _id: a list."""
+    client = Client(port, timeout=30, token=token)
+    out, skip = [], 0
+    try:
+        while True:
+            q = urllib.parse.urlencode({"limit": page_size, "skip": skip, "sort": json.dumps({"_id": 1})})
+            reply = client.request("GET", f"/{collection}?{q}")
+            if reply.status != 200:
+                raise RuntimeError(f"listing {collection} answered {reply.status}: {reply.body[:200]!r}")
+            page = reply.json()
+            out.extend(page)
+            if len(page) < page_size:
+                return out
+            skip += page_size
+    finally:
+        client.close()
 
 
 def one_request(port, method, path, body=None, headers=None, timeout=10.0):

@@ -23,7 +23,6 @@ prints one summary line. tests/python/test_drills_quick.py runs 3 cycles.
 
 import argparse
 import hashlib
-import json
 import pathlib
 import random
 import sqlite3
@@ -34,7 +33,7 @@ import time
 import urllib.parse
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import ADMIN_TOKEN, Client, Roostd, png, print_report  # noqa: E402
+from common import ADMIN_TOKEN, Client, Roostd, list_all, png, print_report  # noqa: E402
 from outage import stored_messages  # noqa: E402
 from webhook_receiver import Receiver, deliveries, sign_up, webhooks_config  # noqa: E402
 
@@ -333,22 +332,7 @@ def _load(port, ledger, hooks, rng, worker, cycle, stop):
 
 
 def _all_docs(port):
-    client = Client(port, timeout=30)
-    docs, skip = {}, 0
-    try:
-        while True:
-            q = urllib.parse.urlencode({"limit": 1000, "skip": skip, "sort": json.dumps({"_id": 1})})
-            reply = client.request("GET", f"/{COLLECTION}?{q}")
-            if reply.status != 200:
-                raise RuntimeError(f"listing {COLLECTION} answered {reply.status}: {reply.body[:200]!r}")
-            page = reply.json()
-            for d in page:
-                docs[d["_id"]] = d
-            if len(page) < 1000:
-                return docs
-            skip += 1000
-    finally:
-        client.close()
+    return {d["_id"]: d for d in list_all(port, COLLECTION)}
 
 
 def _verify(daemon, ledger, verify_bytes_of, failures, lost):

@@ -26,16 +26,14 @@ tests/python/test_drills_webhooks.py runs it small.
 """
 
 import argparse
-import json
 import pathlib
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import ADMIN_TOKEN, Client, Roostd, print_report  # noqa: E402
+from common import ADMIN_TOKEN, Client, Roostd, list_all, print_report  # noqa: E402
 from webhook_receiver import Receiver, deliveries, delivery_metrics, sign_up, webhooks_config  # noqa: E402
 
 CONFIG = """\
@@ -53,22 +51,7 @@ def retry_schedule(outage_seconds):
 
 def stored_messages(port, token):
     """Every message `token`'s user may read: _id -> text."""
-    client = Client(port, timeout=30, token=token)
-    out, skip = {}, 0
-    try:
-        while True:
-            q = urllib.parse.urlencode({"limit": 1000, "skip": skip, "sort": json.dumps({"_id": 1})})
-            r = client.request("GET", f"/messages?{q}")
-            if r.status != 200:
-                raise RuntimeError(f"GET /messages answered {r.status}: {r.body[:200]!r}")
-            page = r.json()
-            for m in page:
-                out[m["_id"]] = m.get("text")
-            if len(page) < 1000:
-                return out
-            skip += 1000
-    finally:
-        client.close()
+    return {m["_id"]: m.get("text") for m in list_all(port, "messages", token=token)}
 
 
 def run(messages=300, load_seconds=30.0, outage_seconds=10.0, outage_at=None, drain_timeout=None,

@@ -75,6 +75,15 @@ class Daemon:
         except urllib.error.HTTPError as e:
             return e.code, e.read()
 
+    def upload_pngs(self, count, width, height, first_seed):
+        """Uploads `count` distinct PNGs; returns their ids."""
+        ids = []
+        for i in range(count):
+            status, raw = self.request("POST", "/files", png(width, height, first_seed + i), {"Content-Type": "image/png"})
+            assert status == 201, raw
+            ids.append(json.loads(raw)["_id"])
+        return ids
+
     def kill9(self):
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
@@ -168,11 +177,7 @@ def test_kill9_during_uploads_leaves_whole_files_with_rows(daemon):
 
 def test_restart_resumes_thumbnail_jobs(daemon):
     daemon.start()
-    ids = []
-    for i in range(3):
-        status, raw = daemon.request("POST", "/files", png(600, 400, i + 3), {"Content-Type": "image/png"})
-        assert status == 201
-        ids.append(json.loads(raw)["_id"])
+    ids = daemon.upload_pngs(3, 600, 400, first_seed=3)
     daemon.wait_for_thumbnails(ids)
     daemon.stop()
 
@@ -250,11 +255,7 @@ def test_on_demand_thumbnail_is_not_made_twice(daemon):
     ahead of the backlog); the job then records that file instead of making
     it again (same inode: a remake would rename a new file into place)."""
     daemon.start()
-    ids = []
-    for i in range(12):
-        status, raw = daemon.request("POST", "/files", png(900, 700, i + 5), {"Content-Type": "image/png"})
-        assert status == 201
-        ids.append(json.loads(raw)["_id"])
+    ids = daemon.upload_pngs(12, 900, 700, first_seed=5)
     last = ids[-1]
     status, body = daemon.request("GET", f"/files/{last}/thumbnail?size=512")
     assert status == 200 and body[:4] == b"RIFF"
