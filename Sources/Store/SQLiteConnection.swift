@@ -10,12 +10,15 @@ public final class SQLiteConnection {
     let handle: OpaquePointer
     private var cache: [String: SQLiteStatement] = [:]
     private static let cacheLimit = 512
+    /// SQLite's process-wide configuration, applied once before the first open.
+    private static let configured: Int32 = roost_sqlite_configure()
 
     /// Opens (creating if needed) the database at `path` in WAL mode.
     /// - Parameters:
     ///   - readOnly: open a query-only connection, for reader threads.
     ///   - synchronous: `NORMAL` survives a process crash; `FULL` also a power cut.
     public init(path: String, readOnly: Bool = false, synchronous: String = "NORMAL") throws {
+        _ = Self.configured
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX
