@@ -37,7 +37,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
         sizes = config.thumbnailSizes
         self.pools = pools
         self.logger = logger
-        pool = WorkerPool(name: "thumbnail", threads: config.thumbnailWorkers, capacity: 1024, lanes: 1 + sizes.count, nice: 10,
+        pool = WorkerPool(name: "thumbnail", threads: config.thumbnailWorkers, capacity: 1024, lanes: 1 + sizes.count, nice: 19,
                           logger: logger,
                           makeContext: { () },
                           run: { _, tasks in for task in tasks { task() } })
