@@ -9,7 +9,9 @@
 #   BENCH_THREADS=2          wrk -t                    BENCH_SEED=100000     entities seeded into each server
 #   BENCH_SEED_DEADLINE=150  seconds allowed per server's seeding (a partial seed is reported)
 #   BENCH_GEO_LOW_CONNECTIONS=1  a second geo run at this concurrency (0 = skip)
-#   BENCH_BUDGET=1200        seconds for everything after the build; runs that no longer fit are skipped
+#   BENCH_BUDGET=1500        seconds for everything after the build; runs that no longer fit are skipped
+#   BENCH_ROUNDS=2           rounds of the steady-state runs (a, b, c, i, j), interleaved across the servers;
+#                            each server's figure is its best round (the machine's speed drifts by tens of percent)
 #   BENCH_USERS=8            accounts each server gets for the log-in runs
 #   BENCH_LOGIN_CONNECTIONS=50  wrk -c of the log-in runs (alone and beside the GET load; one wrk thread)
 #   BENCH_FILES=50           200 KB JPEGs uploaded before the serve runs (originals and ready thumbnails)
@@ -38,7 +40,9 @@ THREADS=${BENCH_THREADS:-2}
 SEED_N=${BENCH_SEED:-100000}
 SEED_DEADLINE=${BENCH_SEED_DEADLINE:-150}
 GEO_LOW=${BENCH_GEO_LOW_CONNECTIONS:-1}
-BUDGET=${BENCH_BUDGET:-1200}
+BUDGET=${BENCH_BUDGET:-1500}
+ROUNDS=${BENCH_ROUNDS:-2}
+ROUND=1
 USERS=${BENCH_USERS:-8}
 LOGIN_CONNECTIONS=${BENCH_LOGIN_CONNECTIONS:-50}
 FILES_N=${BENCH_FILES:-50}
@@ -165,12 +169,12 @@ record() {
     local kv; kv=$(echo "$line" | tr ' ' '\n' | grep = )
     get() { echo "$kv" | awk -F= -v k="$1" '$1 == k {print $2}'; }
     # ok and s503 only from scripts that count statuses (login.lua); rps is then 2xx/s.
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$workload" "$server" "$conns" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$workload" "$server" "$conns" \
         "$(get rps)" "$(get p50_us)" "$(get p99_us)" "$(get requests)" "$(get status_errors)" "$(get socket_errors)" \
-        "$(get timeouts)" "$(get ok)" "$(get s503)" >>"$RESULTS"
+        "$(get timeouts)" "$(get ok)" "$(get s503)" "$ROUND" >>"$RESULTS"
     log "  -> $(get rps) req/s${text_rps:+ (wrk says $text_rps)}, p50 $(get p50_us)us, p99 $(get p99_us)us, non-2xx $(get status_errors)$( [ -n "$(get s503)" ] && echo " ($(get s503) x 503)"), socket errors $(get socket_errors) (timeouts $(get timeouts))"
 }
-skip_row() { printf '%s\t%s\t%s\tskipped\t\t\t\t\t\t\t\t\n' "$1" "$2" "$3" >>"$RESULTS"; }
+skip_row() { printf '%s\t%s\t%s\tskipped\t\t\t\t\t\t\t\t\t%s\n' "$1" "$2" "$3" "$ROUND" >>"$RESULTS"; }
 fits() { # WORKLOAD SERVER CONNS [EXTRA_SECONDS]: true when the run fits the budget, else records a skip
     local left; left=$(budget_left)
     if ((left < RUN_SECONDS + 15 + ${4:-0})); then
@@ -179,7 +183,7 @@ fits() { # WORKLOAD SERVER CONNS [EXTRA_SECONDS]: true when the run fits the bud
         return 1
     fi
 }
-raw_path() { local slug="${1%%.*}-$2-c$3-${1#*. }"; slug=${slug//[^A-Za-z0-9]/_}; echo "$RUN/wrk-$slug.txt"; }
+raw_path() { local slug="${1%%.*}-$2-c$3-${1#*. }-r$ROUND"; slug=${slug//[^A-Za-z0-9]/_}; echo "$RUN/wrk-$slug.txt"; }
 # run_wrk SCRIPT URL API IDS THREADS CONNS DURATION RAW: one wrk run, output in RAW.
 run_wrk() {
     local script=$1 url=$2 api=$3 ids=$4 threads=$5 conns=$6 duration=$7 raw=$8
@@ -435,14 +439,18 @@ W_ORIG="i. serve original 200 KB"
 W_THUMB="j. serve ready thumbnail"
 export BENCH_FILE=$JPEG BENCH_FILES_COLLECTION=$PHOTOS BENCH_USERS=$USERS
 
-bench "$W_GET" "hello (libevent ceiling)" roost "http://127.0.0.1:$HELLO_PORT" get.lua "$RI"
-bench "$W_GET" roostd roost "$RU" get.lua "$RI"
-pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_GET" "$PB_DEF" pb "$PBURL" get.lua "$PI"
-pb_logs 0;                     bench "$W_GET" "$PB_OFF" pb "$PBURL" get.lua "$PI"
+# Steady-state workloads run in ROUNDS interleaved rounds; report.py keeps each server's best.
+for ROUND in $(seq 1 "$ROUNDS"); do
+    bench "$W_GET" "hello (libevent ceiling)" roost "http://127.0.0.1:$HELLO_PORT" get.lua "$RI"
+    bench "$W_GET" roostd roost "$RU" get.lua "$RI"
+    pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_GET" "$PB_DEF" pb "$PBURL" get.lua "$PI"
+    pb_logs 0;                     bench "$W_GET" "$PB_OFF" pb "$PBURL" get.lua "$PI"
 
-bench "$W_LIST" roostd roost "$RU" list.lua "$RI"
-pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_LIST" "$PB_DEF" pb "$PBURL" list.lua "$PI"
-pb_logs 0;                     bench "$W_LIST" "$PB_OFF" pb "$PBURL" list.lua "$PI"
+    bench "$W_LIST" roostd roost "$RU" list.lua "$RI"
+    pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_LIST" "$PB_DEF" pb "$PBURL" list.lua "$PI"
+    pb_logs 0;                     bench "$W_LIST" "$PB_OFF" pb "$PBURL" list.lua "$PI"
+done
+ROUND=1
 
 COLL=$GEO_COLLECTION bench "$W_GEO" roostd roost "$RU" geo.lua "$RI"
 if [ "$GEO_LOW" -gt 0 ]; then COLL=$GEO_COLLECTION bench "$W_GEO" roostd roost "$RU" geo.lua "$RI" "$GEO_LOW"; fi
@@ -475,14 +483,17 @@ PF=$RUN/pb-files.txt
 timeout 300 "$VPY" "$HERE/media.py" upload roost "$RU" "$JPEG" "$FILES_N" "$RF" --ready >/dev/null || die "preparing roostd files failed"
 timeout 300 "$VPY" "$HERE/media.py" upload pb "$PBURL" "$JPEG" "$FILES_N" "$PF" --ready >/dev/null || die "preparing PocketBase files failed"
 check_servers
-export BENCH_SERVE=original
-bench "$W_ORIG" roostd roost "$RU" serve.lua "$RF"
-pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_ORIG" "$PB_DEF" pb "$PBURL" serve.lua "$PF"
-pb_logs 0;                     bench "$W_ORIG" "$PB_OFF" pb "$PBURL" serve.lua "$PF"
-export BENCH_SERVE=thumb
-bench "$W_THUMB" roostd roost "$RU" serve.lua "$RF"
-pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_THUMB" "$PB_DEF" pb "$PBURL" serve.lua "$PF"
-pb_logs 0;                     bench "$W_THUMB" "$PB_OFF" pb "$PBURL" serve.lua "$PF"
+for ROUND in $(seq 1 "$ROUNDS"); do
+    export BENCH_SERVE=original
+    bench "$W_ORIG" roostd roost "$RU" serve.lua "$RF"
+    pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_ORIG" "$PB_DEF" pb "$PBURL" serve.lua "$PF"
+    pb_logs 0;                     bench "$W_ORIG" "$PB_OFF" pb "$PBURL" serve.lua "$PF"
+    export BENCH_SERVE=thumb
+    bench "$W_THUMB" roostd roost "$RU" serve.lua "$RF"
+    pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_THUMB" "$PB_DEF" pb "$PBURL" serve.lua "$PF"
+    pb_logs 0;                     bench "$W_THUMB" "$PB_OFF" pb "$PBURL" serve.lua "$PF"
+done
+ROUND=1
 
 # Thumbnails per second from fresh uploads (roostd: its background thumbnailer; PocketBase: first fetches).
 thumbs roostd roost "$RU"
@@ -491,9 +502,12 @@ pb_logs 0;                     thumbs "$PB_OFF" pb "$PBURL"
 
 settle; hwm_note "after serving files and the thumbnail measurement"
 # Creates next to last: they grow the collections, which the reads above should not see.
-bench "$W_CREATE" roostd roost "$RU" create.lua "$RI"
-pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_CREATE" "$PB_DEF" pb "$PBURL" create.lua "$PI"
-pb_logs 0;                     bench "$W_CREATE" "$PB_OFF" pb "$PBURL" create.lua "$PI"
+for ROUND in $(seq 1 "$ROUNDS"); do
+    bench "$W_CREATE" roostd roost "$RU" create.lua "$RI"
+    pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_CREATE" "$PB_DEF" pb "$PBURL" create.lua "$PI"
+    pb_logs 0;                     bench "$W_CREATE" "$PB_OFF" pb "$PBURL" create.lua "$PI"
+done
+ROUND=1
 # The same creates into roostd's geo-indexed collection: PocketBase has no spatial index to keep.
 COLL=$GEO_COLLECTION bench "$W_CREATE_GEO" roostd roost "$RU" create.lua "$RI"
 
@@ -544,7 +558,7 @@ CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
     echo "wrk=$({ wrk -v 2>&1 || true; } | awk 'NR == 1 {print $2}')"
     echo "sqlite=$(pkg-config --modversion sqlite3 2>/dev/null || echo '?')"
     echo "loadavg=$LOADAVG_BEFORE (1/5/15 min, before the servers started)"
-    echo "load=wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency --timeout 10s (geo also at -c$GEO_LOW; log-ins -t1 -c$LOGIN_CONNECTIONS), same 2 cores as the servers"
+    echo "load=wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency --timeout 10s (geo also at -c$GEO_LOW; log-ins -t1 -c$LOGIN_CONNECTIONS), same 2 cores as the servers; a, b, c, i and j in $ROUNDS interleaved rounds, each server's best round shown"
     echo "seed=$SEED_N entities each; roostd seeded at ${ROOST_SEED_RATE}/s into $COLLECTION (indexes category and n, as PocketBase's) and at ${ROOST_GEO_SEED_RATE}/s into $GEO_COLLECTION (the same entities, plus the location R*Tree) (8 client threads, one POST each), PocketBase at ${PB_SEED_RATE}/s (/api/batch of 500)"
     echo "image=$JPEG_INFO (bench/makejpeg.py); $FILES_N files served; $THUMBS_N fresh uploads for thumbnails/s; $USERS accounts"
     echo "roost_hwm=$ROOST_HWM"
