@@ -2,6 +2,8 @@
 #include "roost_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,4 +28,14 @@ int roost_cached_pages(int fd, uint64_t offset, uint64_t length, uint64_t *cache
     *cached = stat.nr_cache;
     *pages = last - first + 1;
     return 0;
+}
+
+int roost_open_unnamed(const char *directory, unsigned int mode) {
+    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
+}
+
+int roost_link_unnamed(int fd, const char *path) {
+    char self[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 }

@@ -1,4 +1,5 @@
 import Foundation
+import CFileShim
 
 /// Where files live under the data directory:
 ///
@@ -45,8 +46,9 @@ public struct FileLayout: Sendable {
     }
 }
 
-/// Durable file writes: a temporary file in the data directory, fsync,
-/// rename into place, fsync of the directory. A reader (or a crash) sees
+/// Durable file writes: an unnamed file (O_TMPFILE) in the target's
+/// directory, or else a temporary file in the data directory; fsync; link or
+/// rename into place; fsync of the directory. A reader (or a crash) sees
 /// either no file or the whole file.
 public enum DurableFile {
     public struct Failure: Error, CustomStringConvertible {
@@ -63,6 +65,9 @@ public enum DurableFile {
     ///   - sync: fsync the file and its directory; without, the rename is
     ///     still atomic, which survives a process crash but not a power cut.
     public static func write(_ bytes: [UInt8], to path: String, tmpDir: String, sync: Bool = true) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        try ensureDirectory(directory, sync: sync)
+        if try writeUnnamed(bytes, to: path, in: directory, sync: sync) { return }
         let tmp = tmpDir + "/" + UUID().uuidString
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
         guard fd >= 0 else { throw fail("cannot create", tmp) }
@@ -70,21 +75,40 @@ public enum DurableFile {
         defer { if !ok { unlink(tmp) } }
         do {
             defer { close(fd) }
-            try bytes.withUnsafeBytes { raw in
-                var done = 0
-                while done < raw.count {
-                    let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
-                    if n < 0 { if errno == EINTR { continue }; throw fail("cannot write", tmp) }
-                    done += n
-                }
-            }
+            try writeAll(fd, bytes, tmp)
             if sync { guard fsync(fd) == 0 else { throw fail("cannot fsync", tmp) } }
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        try ensureDirectory(directory, sync: sync)
         guard rename(tmp, path) == 0 else { throw fail("cannot rename into", path) }
         ok = true
         if sync { syncDirectory(directory) }
+    }
+
+    /// The fast path: an unnamed file (O_TMPFILE) in the target's own
+    /// directory, written, fsynced, then linked into place. A crash before
+    /// the link leaves no name and nothing to sweep; uploads share no
+    /// temporary directory (and its lock). False, having written nothing
+    /// visible, when the file system cannot or `path` already exists: the
+    /// caller then writes a named temporary and renames it over.
+    static func writeUnnamed(_ bytes: [UInt8], to path: String, in directory: String, sync: Bool) throws -> Bool {
+        let fd = roost_open_unnamed(directory, 0o640)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        try writeAll(fd, bytes, path)
+        if sync { guard fsync(fd) == 0 else { throw fail("cannot fsync", path) } }
+        guard roost_link_unnamed(fd, path) == 0 else { return false }
+        if sync { syncDirectory(directory) }
+        return true
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], _ path: String) throws {
+        try bytes.withUnsafeBytes { raw in
+            var done = 0
+            while done < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + done, raw.count - done)
+                if n < 0 { if errno == EINTR { continue }; throw fail("cannot write", path) }
+                done += n
+            }
+        }
     }
 
     /// Creates `directory` (and parents), fsyncing each new entry's parent so
