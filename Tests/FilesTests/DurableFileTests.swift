@@ -34,7 +34,8 @@ import Testing
     @Test func unnamedFilesGetTheirName() throws {
         try withDirectory { root, _ in
             let path = root + "/file-2"
-            #expect(try DurableFile.writeUnnamed(Array("bytes".utf8), to: path, in: root, sync: true))
+            let named = try DurableFile.writeUnnamed(Array("bytes".utf8), to: path, in: root, sync: true)
+            #expect(named)
             #expect(contents(path) == Array("bytes".utf8))
         }
     }
@@ -45,7 +46,8 @@ import Testing
         try withDirectory { root, tmp in
             let path = root + "/thumb"
             try DurableFile.write(Array("old".utf8), to: path, tmpDir: tmp, sync: false)
-            #expect(try DurableFile.writeUnnamed(Array("new".utf8), to: path, in: root, sync: false) == false)
+            let replaced = try DurableFile.writeUnnamed(Array("new".utf8), to: path, in: root, sync: false)
+            #expect(!replaced)
             #expect(contents(path) == Array("old".utf8))
             try DurableFile.write(Array("new".utf8), to: path, tmpDir: tmp, sync: false)
             #expect(contents(path) == Array("new".utf8))
