@@ -12,6 +12,8 @@ APT_PACKAGES += libcurl4-openssl-dev
 APT_PACKAGES += libssl-dev
 # zlib for PNG chunk CRCs in the upload check.
 APT_PACKAGES += zlib1g-dev
+# jemalloc replaces glibc's malloc in roostd (cross-thread buffers; Sources/Daemon/Allocator.swift).
+APT_PACKAGES += libjemalloc-dev
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3

@@ -28,6 +28,8 @@ let package = Package(
         // cachestat(2), which Swift cannot reach (syscall is variadic).
         .target(name: "CFileShim"),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
+        // jemalloc as the process's malloc (linked by Daemon; see Allocator.swift).
+        .systemLibrary(name: "CJemalloc"),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
         // A non-variadic POST around curl_easy_setopt, for webhook delivery.
         .target(name: "CCurlShim", dependencies: ["CCurl"]),
@@ -49,7 +51,7 @@ let package = Package(
 
         // Unix-daemon plumbing: sd_notify, watchdog, socket activation, journald, metrics.
         .target(name: "Daemon", dependencies: [
-            "CSystemd",
+            "CSystemd", "CJemalloc",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -111,6 +111,7 @@ public final class RoostServer {
         logger.info("roostd listening", metadata: [
             "listen": "\(addresses.joined(separator: ","))", "data_dir": "\(config.dataDir)",
             "loops": "\(config.loops)", "readers": "\(config.readers)", "version": "\(Self.version)",
+            "allocator": "\(Allocator.description)",
         ])
         onReady(addresses)
         notifier.ready(status: "Serving on \(addresses.joined(separator: ", ")) with \(config.loops) loops, \(config.readers) readers")
