@@ -158,14 +158,28 @@ public final class HTTPServer: @unchecked Sendable {
     /// Requests still waiting for their response on `loop`. Loop thread only.
     public func inFlight(on loop: EventLoop) -> Int { states[loop.index].inFlight }
 
+    /// The path's non-empty `/`-separated parts, each percent-decoded.
+    /// Works on the UTF-8 bytes: this runs on the loop for every request.
     static func segments(_ path: String) -> [String] {
-        path.split(separator: "/", omittingEmptySubsequences: true).map { part in
-            guard part.utf8.contains(UInt8(ascii: "%")) else { return String(part) }
-            var length = 0
-            guard let decoded = evhttp_uridecode(String(part), 0, &length) else { return String(part) }
-            defer { free(decoded) }
-            return String(decoding: UnsafeRawBufferPointer(start: decoded, count: length), as: UTF8.self)
+        var path = path
+        return path.withUTF8 { bytes in
+            var parts: [String] = []
+            var start = 0
+            for i in 0...bytes.count where i == bytes.count || bytes[i] == UInt8(ascii: "/") {
+                if i > start { parts.append(decodedSegment(UnsafeBufferPointer(rebasing: bytes[start..<i]))) }
+                start = i + 1
+            }
+            return parts
         }
+    }
+
+    private static func decodedSegment(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let part = String(decoding: bytes, as: UTF8.self)
+        guard bytes.contains(UInt8(ascii: "%")) else { return part }
+        var length = 0
+        guard let decoded = evhttp_uridecode(part, 0, &length) else { return part }
+        defer { free(decoded) }
+        return String(decoding: UnsafeRawBufferPointer(start: decoded, count: length), as: UTF8.self)
     }
 
     static func parseQuery(_ raw: UnsafePointer<CChar>?) -> [String: String] {
