@@ -28,8 +28,8 @@ let package = Package(
         // cachestat(2), which Swift cannot reach (syscall is variadic).
         .target(name: "CFileShim"),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
-        // jemalloc as the process's malloc (linked by Daemon; see Allocator.swift).
-        .systemLibrary(name: "CJemalloc"),
+        // jemalloc as the process's malloc, and its options (linked by Daemon; see Allocator.swift).
+        .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
         // A non-variadic POST around curl_easy_setopt, for webhook delivery.
         .target(name: "CCurlShim", dependencies: ["CCurl"]),

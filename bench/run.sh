@@ -363,38 +363,35 @@ log "creating $USERS accounts on each server"
 "$VPY" "$HERE/media.py" users pb "$PBURL" "$USERS" --token "$PB_TOKEN" >/dev/null || die "creating PocketBase accounts failed"
 
 # ---------------------------------------------------------------- 5. seed
-log "seeding roostd with $SEED_N entities (concurrent POSTs, deadline ${SEED_DEADLINE}s)"
-set +e
-ROOST_SEED=$(timeout $((SEED_DEADLINE + 60)) "$PY" "$HERE/seed.py" roost "http://127.0.0.1:$ROOST_PORT" "$COLLECTION" "$SEED_N" \
-    "$RUN/roost-ids.txt" --threads 8 --deadline "$SEED_DEADLINE")
-rc=$?
-set -e
-log "  roostd: $ROOST_SEED"
-if [ $rc = 3 ]; then
-    got=$(wc -l <"$RUN/roost-ids.txt"); SEED_N=$((got / 100 * 100))
-    NOTES+=("seeding roostd hit its ${SEED_DEADLINE}s deadline: seeded $got, PocketBase gets $SEED_N")
-    log "  ${NOTES[-1]}"
-elif [ $rc != 0 ]; then check_servers; die "seeding roostd failed"; fi
-log "seeding roostd's $GEO_COLLECTION (the same $SEED_N entities, with the location R*Tree)"
-set +e
-ROOST_GEO_SEED=$(timeout $((SEED_DEADLINE + 60)) "$PY" "$HERE/seed.py" roost "http://127.0.0.1:$ROOST_PORT" "$GEO_COLLECTION" "$SEED_N" \
-    "$RUN/roost-place-ids.txt" --threads 8 --deadline "$SEED_DEADLINE")
-rc=$?
-set -e
-log "  roostd $GEO_COLLECTION: $ROOST_GEO_SEED"
-if [ $rc = 3 ]; then
-    NOTES+=("seeding roostd's $GEO_COLLECTION hit its ${SEED_DEADLINE}s deadline: $(wc -l <"$RUN/roost-place-ids.txt") of $SEED_N")
-elif [ $rc != 0 ]; then check_servers; die "seeding roostd's $GEO_COLLECTION failed"; fi
-log "seeding PocketBase with $SEED_N entities (/api/batch, 500 per batch, deadline ${SEED_DEADLINE}s)"
-set +e
-PB_SEED=$(timeout $((SEED_DEADLINE + 60)) "$PY" "$HERE/seed.py" pb "$PBURL" "$COLLECTION" "$SEED_N" "$RUN/pb-ids.txt" \
-    --token "$PB_TOKEN" --batch 500 --threads 2 --deadline "$SEED_DEADLINE")
-rc=$?
-set -e
-log "  PocketBase: $PB_SEED"
-if [ $rc = 3 ]; then
-    NOTES+=("seeding PocketBase hit its ${SEED_DEADLINE}s deadline: $(wc -l <"$RUN/pb-ids.txt") of $SEED_N")
-elif [ $rc != 0 ]; then check_servers; die "seeding PocketBase failed"; fi
+# seed LABEL IDS_FILE SEED_ARGS...: runs bench/seed.py, logs its summary line. SEED_OUT holds
+# that line and SEED_RC its exit: 0, or 3 when it stopped at its deadline (noted); any other
+# failure ends the run.
+seed() {
+    local label=$1 ids=$2; shift 2
+    log "seeding $label with $SEED_N entities (deadline ${SEED_DEADLINE}s)"
+    set +e
+    SEED_OUT=$(timeout $((SEED_DEADLINE + 60)) "$PY" "$HERE/seed.py" "$@" --deadline "$SEED_DEADLINE")
+    SEED_RC=$?
+    set -e
+    log "  $label: $SEED_OUT"
+    if [ $SEED_RC = 3 ]; then
+        NOTES+=("seeding $label hit its ${SEED_DEADLINE}s deadline: $(wc -l <"$ids") of $SEED_N")
+        log "  ${NOTES[-1]}"
+    elif [ $SEED_RC != 0 ]; then check_servers; die "seeding $label failed"; fi
+}
+seed "roostd's $COLLECTION (concurrent POSTs)" "$RUN/roost-ids.txt" \
+    roost "http://127.0.0.1:$ROOST_PORT" "$COLLECTION" "$SEED_N" "$RUN/roost-ids.txt" --threads 8
+ROOST_SEED=$SEED_OUT
+if [ $SEED_RC = 3 ]; then
+    SEED_N=$(($(wc -l <"$RUN/roost-ids.txt") / 100 * 100))
+    NOTES+=("the other collections get $SEED_N entities, as many whole hundreds as roostd's $COLLECTION took")
+fi
+seed "roostd's $GEO_COLLECTION (the same entities, with the location R*Tree)" "$RUN/roost-place-ids.txt" \
+    roost "http://127.0.0.1:$ROOST_PORT" "$GEO_COLLECTION" "$SEED_N" "$RUN/roost-place-ids.txt" --threads 8
+ROOST_GEO_SEED=$SEED_OUT
+seed "PocketBase (/api/batch, 500 per batch)" "$RUN/pb-ids.txt" \
+    pb "$PBURL" "$COLLECTION" "$SEED_N" "$RUN/pb-ids.txt" --token "$PB_TOKEN" --batch 500 --threads 2
+PB_SEED=$SEED_OUT
 
 check_servers
 # Same data on both? One category's total, both ways.

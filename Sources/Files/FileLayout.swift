@@ -132,18 +132,26 @@ public enum DurableFile {
 
     /// Reads `length` bytes at `offset` (all when nil); nil when the file is absent.
     public static func read(_ path: String, offset: Int = 0, length: Int? = nil, limit: Int) throws -> [UInt8]? {
+        guard let (fd, count) = try openRange(path, offset: offset, length: length, limit: limit) else { return nil }
+        defer { close(fd) }
+        return try readRange(fd, path, offset: offset, count: count)
+    }
+
+    /// Opens `path` for reading `length` bytes at `offset` (to its end when
+    /// nil): the descriptor, which the caller closes, and how many bytes the
+    /// range holds. Nil when the file is absent; throws above `limit`.
+    static func openRange(_ path: String, offset: Int, length: Int?, limit: Int) throws -> (fd: Int32, count: Int)? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
             throw fail("cannot open", path)
         }
-        defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw fail("cannot stat", path) }
+        guard fstat(fd, &st) == 0 else { close(fd); throw fail("cannot stat", path) }
         let size = Int(st.st_size)
         let count = max(0, min(length ?? (size - offset), size - offset))
-        guard count <= limit else { throw Failure(description: "\(path) is larger than \(limit) bytes") }
-        return try readRange(fd, path, offset: offset, count: count)
+        guard count <= limit else { close(fd); throw Failure(description: "\(path) is larger than \(limit) bytes") }
+        return (fd, count)
     }
 
     /// Reads `count` bytes at `offset` of the open file `fd` (fewer at its end).

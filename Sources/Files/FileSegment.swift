@@ -12,18 +12,9 @@ public enum FileSegment {
     /// Opens `length` bytes at `offset` of `path` (all when nil); nil when the file is absent.
     /// Runs on a worker: it may wait on the disk.
     public static func open(_ path: String, offset: Int = 0, length: Int? = nil, limit: Int) throws -> FileSegment? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw DurableFile.fail("cannot open", path)
-        }
+        guard let (fd, count) = try DurableFile.openRange(path, offset: offset, length: length, limit: limit) else { return nil }
         var owned = true
         defer { if owned { close(fd) } }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw DurableFile.fail("cannot stat", path) }
-        let size = Int(st.st_size)
-        let count = max(0, min(length ?? (size - offset), size - offset))
-        guard count <= limit else { throw DurableFile.Failure(description: "\(path) is larger than \(limit) bytes") }
         // Small ranges: one read is cheaper than mapping and asking the kernel.
         if count <= smallRead { return .bytes(try DurableFile.readRange(fd, path, offset: offset, count: count)) }
         if count > 0 && isResident(fd, offset: offset, count: count) {

@@ -115,10 +115,10 @@ extension DocumentWriter {
     /// Stores one finished (or failed) thumbnail size in file `id`'s metadata;
     /// the job ends with the commit that leaves no size pending, so a crash
     /// before it finds the job again on restart.
-    /// - Returns: false when the file was deleted meanwhile.
-    @discardableResult
     /// - Parameter sizes: the sizes the job makes (the configured ones); entries of
     ///   sizes no longer configured do not keep the job alive.
+    /// - Returns: false when the file was deleted meanwhile.
+    @discardableResult
     public func recordThumbnail(id: String, name: String, value: JSONValue, sizes: [String]) throws -> Bool {
         guard let text = try db.prepare("SELECT doc FROM _files WHERE id = ?1").firstRow([.text(id)], { $0.text(0) }),
               case .object(var document) = try JSONParser.parse(text) else {

@@ -47,7 +47,6 @@ struct Serve: ParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     func run() throws {
-        Allocator.returnFreedMemoryPromptly()
         let config: RoostConfig
         do { config = try options.load() } catch {
             FileHandle.standardError.write(Data("roostd: \(error)\n".utf8))
