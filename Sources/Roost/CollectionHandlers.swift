@@ -22,16 +22,17 @@ struct CollectionHandlers: Sendable {
             let scope = try access.scope(request, collection, reader)
             let find = try ListParameters.find(request)
             try access.checkHiddenFields(collection, scope.principal, filter: find.filter, sort: find.sort.map(\.field))
-            var documents = try reader.find(collection, find, scope: scope, redaction: access.redaction(collection, scope.principal))
+            let wantsTotal = ListParameters.wantsTotal(request)
+            let page = try reader.page(collection, find, withTotal: wantsTotal, scope: scope,
+                                       redaction: access.redaction(collection, scope.principal))
+            var documents = page.documents
             if let fields = try References.fields(request) {
                 documents = try References.resolve(documents, fields: fields, principal: scope.principal, access: access, reader: reader)
             }
             var response: Response = html
                 ? .html(200, HTMLPages.table(collection: collection, documents: documents))
                 : .json(200, "[" + documents.joined(separator: ",") + "]")
-            if ListParameters.wantsTotal(request) {
-                response.headers.add("X-Total-Count", String(try reader.count(collection, filter: find.filter, scope: scope)))
-            }
+            if let total = page.total { response.headers.add("X-Total-Count", String(total)) }
             return response
         }
     }

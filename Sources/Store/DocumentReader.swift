@@ -30,6 +30,17 @@ public final class DocumentReader {
         try db.readTransaction { try findInSnapshot(collection, query, scope: scope, redaction: redaction) }
     }
 
+    /// One page of matches and, when asked, the total number of matches,
+    /// both from one snapshot (the total agrees with the page).
+    public func page(_ collection: String, _ query: FindQuery, withTotal: Bool, scope: AccessScope = .system,
+                     redaction: Redaction? = nil) throws -> (documents: [String], total: Int?) {
+        try db.readTransaction {
+            let documents = try findInSnapshot(collection, query, scope: scope, redaction: redaction)
+            let total = withTotal ? try countInSnapshot(collection, filter: query.filter, scope: scope) : nil
+            return (documents, total)
+        }
+    }
+
     /// `find` inside a read transaction, so the multikey check and the query see one snapshot.
     func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope, redaction: Redaction?) throws -> [String] {
         try scope.checkCollectionRead()
@@ -80,8 +91,12 @@ public final class DocumentReader {
         let sql: String
         if let parts = compiled.indexOnly, scope.readPredicate({ _ in "" }) == nil {
             // Every condition is an index look-up and every row is visible:
-            // count rids in the index without touching the documents.
-            sql = "SELECT count(DISTINCT rid) FROM (" + parts.joined(separator: " INTERSECT ") + ")"
+            // count rids in the index without touching the documents. One
+            // single-value look-up yields each rid once, and INTERSECT yields
+            // distinct rids; only a lone multi-value look-up (an `$in` or a
+            // range over an array field) can repeat a rid.
+            let unique = compiled.streamable != nil || parts.count > 1
+            sql = "SELECT count(\(unique ? "*" : "DISTINCT rid")) FROM (" + parts.joined(separator: " INTERSECT ") + ")"
         } else {
             let visible = scope.readPredicate(compiler.bind).map { " AND \($0)" } ?? ""
             sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(compiled.whereSQL)\(visible)"

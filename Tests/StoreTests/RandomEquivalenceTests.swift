@@ -286,6 +286,8 @@ struct RandomEquivalenceTests {
             if !expected.isEmpty && expected.count < documents.count { nonEmpty += 1 }
             let plain = try store.idSet("plain", .object(filter))
             let indexed = try store.idSet("indexed", .object(filter))
+            let counted = try store.reader.count("indexed", filter: .object(filter))
+            #expect(counted == expected.count, "count of \(filter.jsonText)")
             if plain != expected || indexed != expected {
                 mismatches += 1
                 if mismatches <= 8 {
