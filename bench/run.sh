@@ -10,8 +10,9 @@
 #   BENCH_SEED_DEADLINE=150  seconds allowed per server's seeding (a partial seed is reported)
 #   BENCH_GEO_LOW_CONNECTIONS=1  a second geo run at this concurrency (0 = skip)
 #   BENCH_BUDGET=1500        seconds for everything after the build; runs that no longer fit are skipped
-#   BENCH_ROUNDS=2           rounds of the steady-state runs (a, b, c, i, j), interleaved across the servers;
-#                            each server's figure is its best round (the machine's speed drifts by tens of percent)
+#   BENCH_ROUNDS=3           rounds of the steady-state runs (a, b, c, i, j), interleaved across the servers,
+#                            and of the uploads (g: PocketBase's rounds, then roostd's); each server's figure
+#                            is its best round (the machine's speed drifts by tens of percent)
 #   BENCH_USERS=8            accounts each server gets for the log-in runs
 #   BENCH_LOGIN_CONNECTIONS=50  wrk -c of the log-in runs (alone and beside the GET load; one wrk thread)
 #   BENCH_FILES=50           200 KB JPEGs uploaded before the serve runs (originals and ready thumbnails)
@@ -41,7 +42,7 @@ SEED_N=${BENCH_SEED:-100000}
 SEED_DEADLINE=${BENCH_SEED_DEADLINE:-150}
 GEO_LOW=${BENCH_GEO_LOW_CONNECTIONS:-1}
 BUDGET=${BENCH_BUDGET:-1500}
-ROUNDS=${BENCH_ROUNDS:-2}
+ROUNDS=${BENCH_ROUNDS:-3}
 ROUND=1
 USERS=${BENCH_USERS:-8}
 LOGIN_CONNECTIONS=${BENCH_LOGIN_CONNECTIONS:-50}
@@ -509,12 +510,17 @@ ROUND=1
 COLL=$GEO_COLLECTION bench "$W_CREATE_GEO" roostd roost "$RU" create.lua "$RI"
 
 hwm_note "after the creates"
-# Uploads last, roostd after PocketBase: each roostd upload queues thumbnail jobs that keep its
-# thumbnail workers busy after the run; they would steal CPU from anything measured later.
-pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_UPLOAD" "$PB_DEF" pb "$PBURL" upload.lua "$PI"
-pb_logs 0;                     bench "$W_UPLOAD" "$PB_OFF" pb "$PBURL" upload.lua "$PI"
+# Uploads last, in ROUNDS rounds per server: PocketBase's (its two settings interleaved) first,
+# then roostd's. Each roostd upload queues thumbnail jobs that keep its low-priority thumbnail
+# workers busy for minutes after the run; they must not run beside anything PocketBase does.
+# roostd's later rounds do run beside the backlog of its earlier ones: that is its own cost.
+for ROUND in $(seq 1 "$ROUNDS"); do
+    pb_logs "$PB_DEFAULT_MAXDAYS"; bench "$W_UPLOAD" "$PB_DEF" pb "$PBURL" upload.lua "$PI"
+    pb_logs 0;                     bench "$W_UPLOAD" "$PB_OFF" pb "$PBURL" upload.lua "$PI"
+done
 pb_logs "$PB_DEFAULT_MAXDAYS"
-bench "$W_UPLOAD" roostd roost "$RU" upload.lua "$RI"
+for ROUND in $(seq 1 "$ROUNDS"); do bench "$W_UPLOAD" roostd roost "$RU" upload.lua "$RI"; done
+ROUND=1
 # Then roostd's thumbnail backlog: how long its workers take to catch up (bounded).
 BACKLOG=$("$VPY" "$HERE/media.py" backlog "$RUN/roost-data/roost.db" 2>/dev/null || echo "?")
 if [[ $BACKLOG =~ ^[0-9]+$ ]] && ((BACKLOG > 0)); then
@@ -555,7 +561,7 @@ CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
     echo "wrk=$({ wrk -v 2>&1 || true; } | awk 'NR == 1 {print $2}')"
     echo "sqlite=$(pkg-config --modversion sqlite3 2>/dev/null || echo '?')"
     echo "loadavg=$LOADAVG_BEFORE (1/5/15 min, before the servers started)"
-    echo "load=wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency --timeout 10s (geo also at -c$GEO_LOW; log-ins -t1 -c$LOGIN_CONNECTIONS), same 2 cores as the servers; a, b, c, i and j in $ROUNDS interleaved rounds, each server's best round shown"
+    echo "load=wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency --timeout 10s (geo also at -c$GEO_LOW; log-ins -t1 -c$LOGIN_CONNECTIONS), same 2 cores as the servers; a, b, c, i and j in $ROUNDS interleaved rounds, g in $ROUNDS rounds per server (PocketBase's first), each server's best round shown"
     echo "seed=$SEED_N entities each; roostd seeded at ${ROOST_SEED_RATE}/s into $COLLECTION (indexes category and n, as PocketBase's) and at ${ROOST_GEO_SEED_RATE}/s into $GEO_COLLECTION (the same entities, plus the location R*Tree) (8 client threads, one POST each), PocketBase at ${PB_SEED_RATE}/s (/api/batch of 500)"
     echo "image=$JPEG_INFO (bench/makejpeg.py); $FILES_N files served; $THUMBS_N fresh uploads for thumbnails/s; $USERS accounts"
     echo "roost_hwm=$ROOST_HWM"
