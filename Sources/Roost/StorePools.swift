@@ -21,6 +21,12 @@ final class StorePools: Sendable {
     /// Password hashing: few threads, because each hash takes the Argon2id
     /// cost's memory; each has a reader connection for credential look-ups.
     let hashers: WorkerPool<DocumentReader, ReadJob>
+    /// How long a new log-in would wait for a hash thread; recent hash times
+    /// stand in for the configured cost under the machine's current load.
+    let hashWait = WaitEstimate(initial: 0.25)
+    /// The longest a log-in may expect to wait before its hash starts;
+    /// beyond it the answer is 503 + Retry-After, well inside client timeouts.
+    static let maxHashWait = 3.0
     let logger: Logger
 
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
@@ -35,8 +41,8 @@ final class StorePools: Sendable {
                                      readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
                                  }
                              })
-        // A short queue: a log-in that would wait seconds gets 503 + Retry-After
-        // instead of timing out. Hash threads run at a lower priority, so the
+        // A short queue, and `hashing` refuses a log-in whose expected wait is
+        // past `maxHashWait`: it gets 503 + Retry-After instead of timing out. Hash threads run at a lower priority, so the
         // event loops and readers stay responsive while log-ins saturate them.
         hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency, nice: 10,
                              logger: logger, makeContext: { try DocumentReader(path: databasePath) },
@@ -73,8 +79,13 @@ final class StorePools: Sendable {
     /// Runs `body` on a hash thread. It returns a response, or nil when it
     /// handed the request on (to the writer) and that will answer.
     func hashing(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
-        let logger = self.logger
+        let (logger, hashWait) = (self.logger, self.hashWait)
+        if hashWait.wait(queued: hashers.depth + hashers.busyThreads, threads: hashers.threads) > Self.maxHashWait {
+            return out.send(HTTPError.overloaded(retryAfter: 2).response)
+        }
         let accepted = hashers.submit { reader in
+            let started = monotonicNanoseconds()
+            defer { hashWait.record(seconds: Double(monotonicNanoseconds() &- started) / 1e9) }
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch {

@@ -89,11 +89,12 @@ public final class SQLiteConnection {
     }
 
     /// Runs `body` in a read transaction: every statement sees one snapshot.
-    /// Nested calls join the outer transaction.
+    /// Nested calls join the outer transaction. BEGIN and COMMIT are cached
+    /// statements: every list runs one of these.
     public func readTransaction<T>(_ body: () throws -> T) throws -> T {
         guard sqlite3_get_autocommit(handle) != 0 else { return try body() }
-        try exec("BEGIN")
-        defer { try? exec("COMMIT") }
+        try prepare("BEGIN").run()
+        defer { try? prepare("COMMIT").run() }
         return try body()
     }
 
