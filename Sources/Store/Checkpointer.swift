@@ -15,13 +15,9 @@ public final class Checkpointer: @unchecked Sendable {
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
 
-    /// WAL size above which the checkpoint waits for writers and truncates.
+    /// WAL content (frames written since the WAL last restarted) above which
+    /// the checkpoint waits for writers and restarts the WAL.
     public var walLimit: Int64 = 64 << 20
-
-    func walBytes() -> Int64 {
-        var st = stat()
-        return stat(path + "-wal", &st) == 0 ? Int64(st.st_size) : 0
-    }
 
     public init(path: String, interval: TimeInterval = 0.5, logger: Logger) {
         self.path = path
@@ -38,6 +34,8 @@ public final class Checkpointer: @unchecked Sendable {
                 logger.error("checkpointer cannot open the database; SQLite will grow the WAL", metadata: ["error": "\(error)"])
                 return
             }
+            // A WAL frame is one page plus its 24-byte header.
+            let frameBytes = ((try? connection.prepare("PRAGMA page_size").firstRow { $0.int(0) }) ?? 4096) + 24
             while true {
                 condition.lock()
                 if !stopped { _ = condition.wait(until: Date().addingTimeInterval(interval)) }
@@ -47,10 +45,14 @@ public final class Checkpointer: @unchecked Sendable {
                 do {
                     // PASSIVE never waits for the writer, but under a steady write
                     // load it never catches up, so the WAL would never restart.
-                    // Past the limit, TRUNCATE makes writers wait a moment while
-                    // it finishes and shrinks the file.
-                    let mode = walBytes() > walLimit ? "TRUNCATE" : "PASSIVE"
-                    try connection.exec("PRAGMA wal_checkpoint(\(mode))")
+                    // Past the limit, RESTART makes writers wait while it copies
+                    // the last frames, so that the next commit writes from the
+                    // WAL's start. A PASSIVE pass just before leaves it little to
+                    // copy and sync, and the writers' wait stays short. (RESTART
+                    // keeps the file's blocks for reuse; TRUNCATE would free them
+                    // and have every later commit allocate them again.)
+                    let frames = try connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").firstRow { $0.int(1) } ?? 0
+                    if frames * frameBytes > walLimit { try connection.exec("PRAGMA wal_checkpoint(RESTART)") }
                 } catch {
                     logger.warning("background checkpoint failed", metadata: ["error": "\(error)"])
                 }

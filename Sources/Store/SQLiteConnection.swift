@@ -30,7 +30,15 @@ public final class SQLiteConnection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, 5000)
+        // A lock held by another connection (the checkpointer restarting the
+        // WAL, above all) is retried every millisecond for up to 5 s. SQLite's
+        // own busy timeout backs off to 100 ms sleeps, which would keep every
+        // queued write waiting long after the lock is free.
+        sqlite3_busy_handler(db, { _, attempts in
+            guard attempts < 5000 else { return 0 }
+            usleep(1000)
+            return 1
+        }, nil)
         RegexFunction.register(on: db)
         if !readOnly {
             try exec("PRAGMA journal_mode=WAL")
