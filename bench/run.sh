@@ -144,6 +144,15 @@ settle() {
     log "  warning: the servers were still busy after ${1:-30}s; measuring anyway"
     NOTES+=("a run started while a server was still busy with the previous run's backlog (settle timed out)")
 }
+# flush_disk: writes back every dirty page before a measurement. PocketBase does not fsync its
+# uploads, so gigabytes of them would otherwise be written back during the next run, and on ext4
+# (data=ordered) every fsync that run makes waits for that writeback: the next server would pay
+# for the previous one's writes.
+flush_disk() {
+    local start=$SECONDS
+    timeout 300 sync || log "  warning: sync did not finish in 300s"
+    if ((SECONDS - start > 2)); then log "  (waited $((SECONDS - start))s for earlier writes to reach the disk)"; fi
+}
 # hwm_note LABEL: records roostd's peak RSS so far (VmHWM), to see which phase raises it.
 HWM_STEPS=()
 hwm_note() { HWM_STEPS+=("$1 $(awk '/^VmHWM:/ {printf "%.1f", $2 / 1024}' "/proc/$ROOST_PID/status" 2>/dev/null || echo '?') MiB"); }
@@ -198,6 +207,7 @@ bench() {
     local workload=$1 server=$2 api=$3 url=$4 script=$5 ids=$6 conns=${7:-$CONNECTIONS}
     fits "$workload" "$server" "$conns" || return 0
     settle
+    flush_disk
     local raw; raw=$(raw_path "$workload" "$server" "$conns")
     log "wrk -t$THREADS -c$conns -d$DURATION: $workload / $server"
     run_wrk "$script" "$url" "$api" "$ids" "$THREADS" "$conns" "$DURATION" "$raw" \
@@ -232,6 +242,7 @@ thumbs() {
     local server=$1 api=$2 url=$3
     fits "$W_THUMBS" "$server" "$THUMB_THREADS" || return 0
     settle
+    flush_disk
     local raw; raw=$(raw_path "$W_THUMBS" "$server" "$THUMB_THREADS")
     log "thumbnails from $THUMBS_N fresh uploads, $THUMB_THREADS client threads: $server"
     timeout 300 "$VPY" "$HERE/media.py" thumbs "$api" "$url" "$JPEG" "$THUMBS_N" --threads "$THUMB_THREADS" \
