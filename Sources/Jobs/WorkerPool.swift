@@ -16,6 +16,9 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     private let finished = DispatchGroup()
     private let busyLock = NSLock()
     private var busy = 0
+    /// With `maxWait`: recent job times, to refuse a job that would wait too long.
+    private let waitEstimate: WaitEstimate?
+    private let maxWait: Double
 
     /// - Parameters:
     ///   - threads: how many worker threads drain the queue.
@@ -25,7 +28,12 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     ///   - run: does the work of a batch of jobs.
     ///   - lanes: priority lanes of the queue (see `BoundedQueue`).
     ///   - nice: how much lower than the daemon's the threads' CPU priority is.
-    public init(name: String, threads: Int, capacity: Int, lanes: Int = 1, batchSize: Int = 1, nice: Int32 = 0, logger: Logger,
+    ///   - maxWait: when set, `submit` also refuses a job whose expected wait
+    ///     (jobs ahead × recent job time ÷ threads) passes this many seconds,
+    ///     so a slow pool answers 503 at once instead of after a client timeout.
+    ///   - assumedJobSeconds: the job time `maxWait` assumes before any job has run.
+    public init(name: String, threads: Int, capacity: Int, lanes: Int = 1, batchSize: Int = 1, nice: Int32 = 0,
+                maxWait: Double? = nil, assumedJobSeconds: Double = 0.25, logger: Logger,
                 makeContext: @escaping @Sendable () throws -> Context,
                 run: @escaping @Sendable (Context, [Job]) -> Void) {
         self.name = name
@@ -36,6 +44,8 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
         self.makeContext = makeContext
         self.run = run
         self.logger = logger
+        self.waitEstimate = maxWait.map { _ in WaitEstimate(initial: assumedJobSeconds) }
+        self.maxWait = maxWait ?? .infinity
     }
 
     /// Starts the threads. Throws if a thread cannot build its context.
@@ -58,7 +68,14 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
                 ready.signal()
                 while let jobs = queue.take(max: batchSize) {
                     busyLock.lock(); busy += 1; busyLock.unlock()
-                    run(context, jobs)
+                    if let waitEstimate {
+                        let started = DispatchTime.now().uptimeNanoseconds
+                        run(context, jobs)
+                        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                        waitEstimate.record(seconds: seconds / Double(jobs.count))
+                    } else {
+                        run(context, jobs)
+                    }
                     busyLock.lock(); busy -= 1; busyLock.unlock()
                 }
             }
@@ -76,7 +93,10 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     }
 
     /// Queues a job (in `lane`, 0 first). Returns false when the queue is full: answer 503.
-    public func submit(_ job: Job, lane: Int = 0) -> Bool { queue.offer(job, lane: lane) }
+    public func submit(_ job: Job, lane: Int = 0) -> Bool {
+        if let waitEstimate, waitEstimate.wait(queued: depth + busyThreads, threads: threadCount) > maxWait { return false }
+        return queue.offer(job, lane: lane)
+    }
 
     /// Sets the calling thread's nice value (Linux priorities are per thread
     /// id); threads it creates later inherit it.

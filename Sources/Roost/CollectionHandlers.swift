@@ -22,8 +22,7 @@ struct CollectionHandlers: Sendable {
             let scope = try access.scope(request, collection, reader)
             let find = try ListParameters.find(request)
             try access.checkHiddenFields(collection, scope.principal, filter: find.filter, sort: find.sort.map(\.field))
-            let wantsTotal = ListParameters.wantsTotal(request)
-            let page = try reader.page(collection, find, withTotal: wantsTotal, scope: scope,
+            let page = try reader.page(collection, find, withTotal: ListParameters.wantsTotal(request), scope: scope,
                                        redaction: access.redaction(collection, scope.principal))
             var documents = page.documents
             if let fields = try References.fields(request) {

@@ -21,11 +21,9 @@ final class StorePools: Sendable {
     /// Password hashing: few threads, because each hash takes the Argon2id
     /// cost's memory; each has a reader connection for credential look-ups.
     let hashers: WorkerPool<DocumentReader, ReadJob>
-    /// How long a new log-in would wait for a hash thread; recent hash times
-    /// stand in for the configured cost under the machine's current load.
-    let hashWait = WaitEstimate(initial: 0.25)
-    /// The longest a log-in may expect to wait before its hash starts;
-    /// beyond it the answer is 503 + Retry-After, well inside client timeouts.
+    /// The longest a log-in may expect to wait before its hash starts (judged
+    /// from recent hash times, which grow with the machine's load); beyond it
+    /// the answer is 503 + Retry-After, well inside client timeouts.
     static let maxHashWait = 3.0
     let logger: Logger
 
@@ -41,11 +39,12 @@ final class StorePools: Sendable {
                                      readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
                                  }
                              })
-        // A short queue, and `hashing` refuses a log-in whose expected wait is
-        // past `maxHashWait`: it gets 503 + Retry-After instead of timing out. Hash threads run at a lower priority, so the
-        // event loops and readers stay responsive while log-ins saturate them.
+        // A short queue that also refuses a log-in expected to wait past
+        // `maxHashWait`: it gets 503 + Retry-After instead of timing out. Hash
+        // threads run at a lower priority, so the event loops and readers stay
+        // responsive while log-ins saturate them.
         hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency, nice: 10,
-                             logger: logger, makeContext: { try DocumentReader(path: databasePath) },
+                             maxWait: Self.maxHashWait, logger: logger, makeContext: { try DocumentReader(path: databasePath) },
                              run: { reader, jobs in for job in jobs { job(reader) } })
         let box = LockedBox<DocumentWriter?>(documentWriter)
         writer = WorkerPool(name: "writer", threads: 1, capacity: config.queueCapacity, batchSize: config.writeBatch, logger: logger,
@@ -79,13 +78,8 @@ final class StorePools: Sendable {
     /// Runs `body` on a hash thread. It returns a response, or nil when it
     /// handed the request on (to the writer) and that will answer.
     func hashing(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
-        let (logger, hashWait) = (self.logger, self.hashWait)
-        if hashWait.wait(queued: hashers.depth + hashers.busyThreads, threads: hashers.threads) > Self.maxHashWait {
-            return out.send(HTTPError.overloaded(retryAfter: 2).response)
-        }
+        let logger = self.logger
         let accepted = hashers.submit { reader in
-            let started = monotonicNanoseconds()
-            defer { hashWait.record(seconds: Double(monotonicNanoseconds() &- started) / 1e9) }
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch {

@@ -15,9 +15,12 @@ public final class Checkpointer: @unchecked Sendable {
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
 
+    /// The default `walLimit`; the writer also cuts the WAL file back to it.
+    public static let defaultWALLimit: Int64 = 64 << 20
+
     /// WAL content (frames written since the WAL last restarted) above which
     /// the checkpoint waits for writers and restarts the WAL.
-    public var walLimit: Int64 = 64 << 20
+    public var walLimit: Int64 = Checkpointer.defaultWALLimit
 
     public init(path: String, interval: TimeInterval = 0.5, logger: Logger) {
         self.path = path

@@ -27,7 +27,7 @@ public final class DocumentReader {
 
     /// The matching documents' JSON texts, in order.
     public func find(_ collection: String, _ query: FindQuery, scope: AccessScope = .system, redaction: Redaction? = nil) throws -> [String] {
-        try db.readTransaction { try findInSnapshot(collection, query, scope: scope, redaction: redaction) }
+        try page(collection, query, withTotal: false, scope: scope, redaction: redaction).documents
     }
 
     /// One page of matches and, when asked, the total number of matches,

@@ -17,9 +17,9 @@ public final class DocumentWriter {
         db = try SQLiteConnection(path: path, synchronous: synchronous)
         // Checkpoints run on the `Checkpointer` thread, not between commits.
         try db.exec("PRAGMA wal_autocheckpoint=0")
-        // When the WAL restarts, its file is cut back to 64 MiB: a burst that
-        // grew it does not keep the space for good.
-        try db.exec("PRAGMA journal_size_limit=\(64 << 20)")
+        // When the WAL restarts, its file is cut back to the checkpointer's
+        // limit: a burst that grew it does not keep the space for good.
+        try db.exec("PRAGMA journal_size_limit=\(Checkpointer.defaultWALLimit)")
         catalog = Catalog(db: db)
         self.ids = ids
         self.logger = logger

@@ -1,3 +1,5 @@
+import Dispatch
+import Logging
 import Jobs
 import Testing
 
@@ -18,5 +20,26 @@ import Testing
         for _ in 0..<20 { estimate.record(seconds: 2) }
         #expect(estimate.jobSeconds > 1.99)
         #expect(estimate.wait(queued: 4, threads: 2) > 3.9)
+    }
+}
+
+@Suite struct WorkerPoolAdmissionTests {
+    /// A pool with `maxWait` refuses a job once the jobs ahead of it would
+    /// take longer than that; one without it only stops at its capacity.
+    @Test(arguments: [(maxWait: 0.05 as Double?, secondAccepted: false), (maxWait: nil, secondAccepted: true)])
+    func refusesWorkExpectedToWaitTooLong(maxWait: Double?, secondAccepted: Bool) throws {
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        let pool = WorkerPool<Void, @Sendable () -> Void>(
+            name: "admission-test", threads: 1, capacity: 8, maxWait: maxWait, assumedJobSeconds: 0.1,
+            logger: Logger(label: "test"), makeContext: {}, run: { _, jobs in for job in jobs { job() } })
+        try pool.start()
+        let first = pool.submit { started.signal(); release.wait() }
+        #expect(first, "an idle pool takes the first job")
+        started.wait()
+        // One job runs (assumed 0.1 s): a second would wait about 0.1 s.
+        let second = pool.submit {}
+        #expect(second == secondAccepted)
+        release.signal()
+        pool.shutdown()
     }
 }
