@@ -17,6 +17,8 @@ let package = Package(
     targets: [
         // Thin system-library targets: the C libraries Roost stands on.
         .systemLibrary(name: "CEvent", pkgConfig: "libevent"),
+        // evhttp connections that read large bodies in few system calls.
+        .target(name: "CEventShim", dependencies: ["CEvent"]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
@@ -38,7 +40,7 @@ let package = Package(
         .target(name: "JSON"),
         .target(name: "HTTP", dependencies: ["JSON"]),
         .target(name: "Jobs", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .target(name: "EventLoop", dependencies: ["CEvent", "HTTP", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "HTTP", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "JSON", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).

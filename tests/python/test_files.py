@@ -266,3 +266,36 @@ def test_on_demand_thumbnail_is_not_made_twice(daemon):
     assert made[0].stat().st_ino == inode
     meta = next(m for m in metas if m["_id"] == last)
     assert (meta["thumbnails"]["512"]["width"], meta["thumbnails"]["512"]["height"]) == (512, 398)
+
+
+def _read_response(sock_file):
+    """One HTTP/1.1 response (status, headers, body) with a Content-Length."""
+    status = int(sock_file.readline().split()[1])
+    headers = {}
+    while (line := sock_file.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode().partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, sock_file.read(int(headers.get("content-length", "0")))
+
+
+@pytest.mark.parametrize("size", [4095, 4096, 4097, 8192, 3 * 1024 * 1024 + 7])
+def test_large_body_then_pipelined_request_are_read_exactly(daemon, size):
+    """The loop reads past libevent's 4 KiB per read (CEventShim): the body must
+    arrive whole and in order, and the bytes of a request sent right behind it
+    on the same connection must stay for that request."""
+    daemon.start()
+    body = os.urandom(size)
+    first = (f"POST /files HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+             f"Content-Length: {size}\r\n\r\n").encode() + body
+    second = b"GET /files/none-such/meta HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", daemon.port), timeout=30) as s:
+        s.sendall(first + second)
+        f = s.makefile("rb")
+        status, _, raw = _read_response(f)
+        assert status == 201, raw
+        meta = json.loads(raw)
+        assert meta["size"] == size and meta["sha256"] == hashlib.sha256(body).hexdigest()
+        status, _, raw = _read_response(f)
+        assert status == 404 and json.loads(raw)["error"] == "NotFound", raw
+    status, stored = daemon.request("GET", f"/files/{meta['_id']}")
+    assert status == 200 and stored == body
