@@ -56,8 +56,11 @@ public struct RoostConfig: Sendable {
     /// How uploads are checked before the 201: the container's structure
     /// (fast; the thumbnail worker decodes the pixels later), or a full decode.
     public var uploadValidation: UploadInspector.Validation = .structure
-    /// Threads that inspect and store uploads (they mostly wait on fsync).
-    public var uploadWorkers = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
+    /// Threads that inspect and store uploads. They mostly wait on fsync, so
+    /// there are many: when the disk is slow (a busy virtual machine's can be
+    /// ten times slower than usual), uploads per second are about threads ÷
+    /// fsync time.
+    public var uploadWorkers = max(32, 4 * ProcessInfo.processInfo.activeProcessorCount)
     /// Threads that make thumbnails (each runs one libvips operation at a time).
     public var thumbnailWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount)
     /// Uploads that may wait for a worker before 503.
