@@ -202,6 +202,10 @@ run_wrk() {
         timeout $(($(duration_seconds "$duration") + 60)) wrk -t"$threads" -c"$conns" -d"$duration" --timeout 10s --latency \
         -s "$HERE/lua/$script" "$url" >"$raw" 2>&1
 }
+# cpu_ticks: "total steal" jiffies of all CPUs so far (/proc/stat). Steal is time the
+# hypervisor gave this machine's virtual CPUs to other guests.
+cpu_ticks() { awk '/^cpu / {print $2+$3+$4+$5+$6+$7+$8+$9, $9}' /proc/stat; }
+STEAL=$RUN/steal.tsv
 # bench WORKLOAD SERVER_LABEL API URL SCRIPT IDS [CONNECTIONS]
 bench() {
     local workload=$1 server=$2 api=$3 url=$4 script=$5 ids=$6 conns=${7:-$CONNECTIONS}
@@ -210,10 +214,14 @@ bench() {
     flush_disk
     local raw; raw=$(raw_path "$workload" "$server" "$conns")
     log "wrk -t$THREADS -c$conns -d$DURATION: $workload / $server"
+    local before; before=$(cpu_ticks)
     run_wrk "$script" "$url" "$api" "$ids" "$THREADS" "$conns" "$DURATION" "$raw" \
         || { check_servers; die "wrk failed for $workload / $server: $(head -3 "$raw")"; }
+    local steal; steal=$(echo "$before $(cpu_ticks)" | awk '{t = $3 - $1; printf "%.0f", (t > 0 ? 100 * ($4 - $2) / t : 0)}')
+    printf '%s\t%s\t%s\t%s\n' "$workload" "$server" "$ROUND" "$steal" >>"$STEAL"
     check_servers
     record "$workload" "$server" "$conns" "$raw"
+    log "     CPU steal during the run: $steal%"
 }
 # bench_with_logins SERVER API URL IDS: GET by id alone, then the same GET load while a
 # second wrk (one thread, LOGIN_CONNECTIONS) keeps the hash pool busy with log-ins; the
@@ -581,6 +589,9 @@ CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
     if [ -n "$BUSY_NOTE" ]; then echo "note=$BUSY_NOTE"; fi
     [ ${#HWM_STEPS[@]} -gt 0 ] && echo "note=roostd peak RSS (VmHWM) so far, $(IFS=';'; echo "${HWM_STEPS[*]}" | sed 's/;/; /g'); at the end $ROOST_HWM MiB"
     echo "note=load average at the end of the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+    if [ -s "$STEAL" ]; then
+        echo "note=CPU steal (time the hypervisor gave these virtual CPUs to other guests) during the $(wc -l <"$STEAL") wrk runs: $(sort -t$'\t' -k4,4n "$STEAL" | awk -F'\t' '{v[NR] = $4; w[NR] = $1 " / " $2 " / round " $3} END {printf "median %d%%, highest %d%% (%s); a run with high steal measures the host, not the server", v[int((NR + 1) / 2)], v[NR], w[NR]}')"
+    fi
     for n in "${NOTES[@]}"; do echo "note=$n"; done
 } >"$RUN/meta.txt"
 
