@@ -202,9 +202,9 @@ run_wrk() {
         timeout $(($(duration_seconds "$duration") + 60)) wrk -t"$threads" -c"$conns" -d"$duration" --timeout 10s --latency \
         -s "$HERE/lua/$script" "$url" >"$raw" 2>&1
 }
-# cpu_ticks: "total steal" jiffies of all CPUs so far (/proc/stat). Steal is time the
+# machine_ticks: "total steal" jiffies of all CPUs so far (/proc/stat). Steal is time the
 # hypervisor gave this machine's virtual CPUs to other guests.
-cpu_ticks() { awk '/^cpu / {print $2+$3+$4+$5+$6+$7+$8+$9, $9}' /proc/stat; }
+machine_ticks() { awk '/^cpu / {print $2+$3+$4+$5+$6+$7+$8+$9, $9}' /proc/stat; }
 STEAL=$RUN/steal.tsv
 # bench WORKLOAD SERVER_LABEL API URL SCRIPT IDS [CONNECTIONS]
 bench() {
@@ -214,10 +214,10 @@ bench() {
     flush_disk
     local raw; raw=$(raw_path "$workload" "$server" "$conns")
     log "wrk -t$THREADS -c$conns -d$DURATION: $workload / $server"
-    local before; before=$(cpu_ticks)
+    local before; before=$(machine_ticks)
     run_wrk "$script" "$url" "$api" "$ids" "$THREADS" "$conns" "$DURATION" "$raw" \
         || { check_servers; die "wrk failed for $workload / $server: $(head -3 "$raw")"; }
-    local steal; steal=$(echo "$before $(cpu_ticks)" | awk '{t = $3 - $1; printf "%.0f", (t > 0 ? 100 * ($4 - $2) / t : 0)}')
+    local steal; steal=$(echo "$before $(machine_ticks)" | awk '{t = $3 - $1; printf "%.0f", (t > 0 ? 100 * ($4 - $2) / t : 0)}')
     printf '%s\t%s\t%s\t%s\n' "$workload" "$server" "$ROUND" "$steal" >>"$STEAL"
     check_servers
     record "$workload" "$server" "$conns" "$raw"
