@@ -1,6 +1,5 @@
 #include "roost_event.h"
 
-#include <errno.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/types.h>

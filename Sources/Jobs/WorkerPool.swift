@@ -16,9 +16,8 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     private let finished = DispatchGroup()
     private let busyLock = NSLock()
     private var busy = 0
-    /// With `maxWait`: recent job times, to refuse a job that would wait too long.
-    private let waitEstimate: WaitEstimate?
-    private let maxWait: Double
+    /// With `maxWait`: recent job times, and the longest expected wait a new job may have.
+    private let admission: (estimate: WaitEstimate, maxWait: Double)?
 
     /// - Parameters:
     ///   - threads: how many worker threads drain the queue.
@@ -44,8 +43,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
         self.makeContext = makeContext
         self.run = run
         self.logger = logger
-        self.waitEstimate = maxWait.map { _ in WaitEstimate(initial: assumedJobSeconds) }
-        self.maxWait = maxWait ?? .infinity
+        self.admission = maxWait.map { (WaitEstimate(initial: assumedJobSeconds), $0) }
     }
 
     /// Starts the threads. Throws if a thread cannot build its context.
@@ -68,13 +66,11 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
                 ready.signal()
                 while let jobs = queue.take(max: batchSize) {
                     busyLock.lock(); busy += 1; busyLock.unlock()
-                    if let waitEstimate {
-                        let started = DispatchTime.now().uptimeNanoseconds
-                        run(context, jobs)
+                    let started = DispatchTime.now().uptimeNanoseconds
+                    run(context, jobs)
+                    if let estimate = admission?.estimate {
                         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                        waitEstimate.record(seconds: seconds / Double(jobs.count))
-                    } else {
-                        run(context, jobs)
+                        estimate.record(seconds: seconds / Double(jobs.count))
                     }
                     busyLock.lock(); busy -= 1; busyLock.unlock()
                 }
@@ -94,7 +90,9 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
 
     /// Queues a job (in `lane`, 0 first). Returns false when the queue is full: answer 503.
     public func submit(_ job: Job, lane: Int = 0) -> Bool {
-        if let waitEstimate, waitEstimate.wait(queued: depth + busyThreads, threads: threadCount) > maxWait { return false }
+        if let admission, admission.estimate.wait(queued: depth + busyThreads, threads: threadCount) > admission.maxWait {
+            return false
+        }
         return queue.offer(job, lane: lane)
     }
 
