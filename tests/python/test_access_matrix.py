@@ -505,13 +505,20 @@ def test_revoked_token_is_refused_everywhere(world):
 
 
 def test_expired_token_is_refused():
-    """A second daemon with one-second sessions; the admin token comes from the environment."""
-    config = FAST_HASHING + "session_lifetime: 1\ndefault_permission: public\ncollections:\n  sharedPlaces: {permission: shared}\n"
+    """A second daemon with three-second sessions; the admin token comes from the environment.
+
+    Expiry is kept in whole seconds (created second + lifetime), so a session lives between
+    lifetime - 1 and lifetime seconds. Three seconds leaves a slow CI machine at least two to
+    make the first call; sleeping lifetime + 1.2 s after it is past any expiry.
+    """
+    lifetime = 3
+    config = (FAST_HASHING + f"session_lifetime: {lifetime}\ndefault_permission: public\n"
+              "collections:\n  sharedPlaces: {permission: shared}\n")
     with running_roostd(config, env={"ROOST_ADMIN_TOKEN": ADMIN_TOKEN}) as d:
         s = d.sign_up("dave", email="dave@example.org")
         token = s["token"]
         assert d.call("POST", "/pubPlaces", {"n": 1}, token=token).status == 201
-        time.sleep(2.2)
+        time.sleep(lifetime + 1.2)
         for level in ("public", "shared"):
             for method, path, body in _bad_token_requests(level):
                 assert_invalid_token(d.call(method, path, body, token=token))
