@@ -15,6 +15,8 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     private var closed = false
 
     public let capacity: Int
+    /// How long an empty `take` stays runnable (yielding) before it sleeps.
+    private let spinNanoseconds: UInt64
 
     /// One lane: a ring buffer.
     struct Ring {
@@ -39,9 +41,16 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     /// - Parameters:
     ///   - capacity: how many elements each lane holds.
     ///   - lanes: how many priority lanes (lane 0 first).
-    public init(capacity: Int, lanes: Int = 1) {
+    ///   - spinBeforeSleep: how long an empty `take` keeps yielding and
+    ///     looking before it sleeps on the condition. A job that arrives in
+    ///     that time costs no futex wake-up of a parked thread, and the CPU
+    ///     never goes idle between jobs, which on a virtual machine saves the
+    ///     hypervisor's wake-up as well. 0 sleeps at once.
+    public init(capacity: Int, lanes: Int = 1, spinBeforeSleep: Duration = .zero) {
         precondition(capacity > 0 && lanes > 0)
         self.capacity = capacity
+        let (seconds, attoseconds) = spinBeforeSleep.components
+        self.spinNanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
         self.lanes = Array(repeating: Ring(slots: Array(repeating: nil, count: capacity)), count: lanes)
     }
 
@@ -63,6 +72,7 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     public func take(max: Int) -> [Element]? {
         condition.lock()
         defer { condition.unlock() }
+        if stored == 0 && !closed && spinNanoseconds > 0 { spinWhileEmpty() }
         while stored == 0 && !closed { condition.wait() }
         if stored == 0 { return nil }
         let n = Swift.min(max, stored)
@@ -75,6 +85,17 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         }
         stored -= n
         return out
+    }
+
+    /// Called with the lock held; returns with it held. Yields the CPU, not
+    /// busy-waits, so other runnable threads go first.
+    private func spinWhileEmpty() {
+        let until = DispatchTime.now().uptimeNanoseconds + spinNanoseconds
+        while stored == 0 && !closed && DispatchTime.now().uptimeNanoseconds < until {
+            condition.unlock()
+            sched_yield()
+            condition.lock()
+        }
     }
 
     /// Refuses new work; consumers drain what is queued, then stop.

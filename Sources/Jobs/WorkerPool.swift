@@ -31,13 +31,15 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     ///     (jobs ahead × recent job time ÷ threads) passes this many seconds,
     ///     so a slow pool answers 503 at once instead of after a client timeout.
     ///   - assumedJobSeconds: the job time `maxWait` assumes before any job has run.
+    ///   - spinBeforeSleep: how long an idle thread keeps looking for work
+    ///     before it sleeps (see `BoundedQueue`); for pools of short jobs.
     public init(name: String, threads: Int, capacity: Int, lanes: Int = 1, batchSize: Int = 1, nice: Int32 = 0,
-                maxWait: Double? = nil, assumedJobSeconds: Double = 0.25, logger: Logger,
+                maxWait: Double? = nil, assumedJobSeconds: Double = 0.25, spinBeforeSleep: Duration = .zero, logger: Logger,
                 makeContext: @escaping @Sendable () throws -> Context,
                 run: @escaping @Sendable (Context, [Job]) -> Void) {
         self.name = name
         self.threadCount = max(1, threads)
-        self.queue = BoundedQueue(capacity: capacity, lanes: lanes)
+        self.queue = BoundedQueue(capacity: capacity, lanes: lanes, spinBeforeSleep: spinBeforeSleep)
         self.nice = nice
         self.batchSize = max(1, batchSize)
         self.makeContext = makeContext

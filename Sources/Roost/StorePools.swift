@@ -25,12 +25,19 @@ final class StorePools: Sendable {
     /// from recent hash times, which grow with the machine's load); beyond it
     /// the answer is 503 + Retry-After, well inside client timeouts.
     static let maxHashWait = 3.0
+    /// How long an idle reader yields and looks for work before it sleeps.
+    static let readerSpin: Duration = .microseconds(100)
     let logger: Logger
 
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
         self.logger = logger
         let readTimer = Telemetry.sqliteTimer("read"), commitTimer = Telemetry.sqliteTimer("commit")
-        readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity, logger: logger,
+        // Reads take tens of microseconds, so an idle reader keeps looking a
+        // little before it sleeps: under load the next read is usually there
+        // by then, and waking a parked thread cost more than the read itself
+        // (most so on a virtual machine with CPU steal).
+        readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity,
+                             spinBeforeSleep: Self.readerSpin, logger: logger,
                              makeContext: { try DocumentReader(path: databasePath) },
                              run: { reader, jobs in
                                  for job in jobs {

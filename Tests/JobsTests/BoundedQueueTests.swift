@@ -1,3 +1,4 @@
+import Foundation
 import Jobs
 import Testing
 
@@ -46,5 +47,29 @@ import Testing
         #expect(discarding.offer(1, lane: 1) && discarding.offer(2, lane: 0))
         #expect(discarding.close(discardingQueued: true) == 2)
         #expect(discarding.take(max: 10) == nil)
+    }
+
+    /// A waiting consumer gets work offered while it spins, after it has gone
+    /// to sleep, and the end of the queue, with or without a spin.
+    @Test(arguments: [Duration.zero, .milliseconds(50)])
+    func waitingConsumerGetsLateWorkAndTheClose(spin: Duration) {
+        let queue = BoundedQueue<Int>(capacity: 4, spinBeforeSleep: spin)
+        let taken = LockedBox<[[Int]?]>([])
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            for _ in 0..<3 {
+                let jobs = queue.take(max: 4)
+                taken.set(taken.get() + [jobs])
+            }
+            done.signal()
+        }.start()
+        usleep(5_000)  // inside a 50 ms spin
+        #expect(queue.offer(1))
+        usleep(200_000)  // long after it, the consumer sleeps on the condition
+        #expect(queue.offer(2))
+        usleep(5_000)
+        queue.close()
+        #expect(done.wait(timeout: .now() + 5) == .success, "the consumer did not finish")
+        #expect(taken.get() == [[1], [2], nil])
     }
 }
