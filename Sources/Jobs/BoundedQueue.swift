@@ -16,7 +16,7 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
 
     public let capacity: Int
     /// How long an empty `take` stays runnable (yielding) before it sleeps.
-    private let spinNanoseconds: UInt64
+    private let spinBeforeSleep: Duration
 
     /// One lane: a ring buffer.
     struct Ring {
@@ -49,8 +49,7 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     public init(capacity: Int, lanes: Int = 1, spinBeforeSleep: Duration = .zero) {
         precondition(capacity > 0 && lanes > 0)
         self.capacity = capacity
-        let (seconds, attoseconds) = spinBeforeSleep.components
-        self.spinNanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
+        self.spinBeforeSleep = spinBeforeSleep
         self.lanes = Array(repeating: Ring(slots: Array(repeating: nil, count: capacity)), count: lanes)
     }
 
@@ -72,7 +71,7 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     public func take(max: Int) -> [Element]? {
         condition.lock()
         defer { condition.unlock() }
-        if stored == 0 && !closed && spinNanoseconds > 0 { spinWhileEmpty() }
+        if spinBeforeSleep > .zero { spinWhileEmpty() }
         while stored == 0 && !closed { condition.wait() }
         if stored == 0 { return nil }
         let n = Swift.min(max, stored)
@@ -90,8 +89,9 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     /// Called with the lock held; returns with it held. Yields the CPU, not
     /// busy-waits, so other runnable threads go first.
     private func spinWhileEmpty() {
-        let until = DispatchTime.now().uptimeNanoseconds + spinNanoseconds
-        while stored == 0 && !closed && DispatchTime.now().uptimeNanoseconds < until {
+        guard stored == 0 && !closed else { return }
+        let clock = ContinuousClock(), until = clock.now + spinBeforeSleep
+        while stored == 0 && !closed && clock.now < until {
             condition.unlock()
             sched_yield()
             condition.lock()
