@@ -24,6 +24,8 @@ public enum ContentNegotiation {
     /// The media type of a `Content-Type` value, lower-cased, without parameters.
     public static func mediaType(_ contentType: String?) -> String? {
         guard let contentType else { return nil }
+        // The common case, without splitting and lower-casing on the event loop.
+        if contentType == "application/json" { return contentType }
         return contentType.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() }
     }
 }

@@ -54,10 +54,18 @@ public final class HookRegistry<Work>: @unchecked Sendable {
         let handler: AfterHandler
     }
 
+    struct ChainKey: Hashable {
+        let event: HookEvent
+        let collection: String
+    }
+
     private let lock = NSLock()
     private var befores: [Before] = []
     private var afters: [After] = []
     private var sequence = 0
+    /// The hooks for each (event, collection) asked about so far; emptied on every registration.
+    private var beforeChains: [ChainKey: [Before]] = [:]
+    private var afterChains: [ChainKey: [After]] = [:]
     let logger: Logger
     /// The budget of hooks registered without one.
     public let defaultBudget: Duration
@@ -81,6 +89,7 @@ public final class HookRegistry<Work>: @unchecked Sendable {
                                                          budget: budget ?? defaultBudget, source: source, sequence: sequence),
                               handler: handler))
         befores.sort { Self.ordered($0.registration, $1.registration) }
+        beforeChains.removeAll()
     }
 
     /// Registers an after hook (`afterCreate`, `afterUpdate`, `afterDelete`, `afterLogin`).
@@ -93,6 +102,7 @@ public final class HookRegistry<Work>: @unchecked Sendable {
                                                        budget: budget ?? defaultBudget, source: source, sequence: sequence),
                             handler: handler))
         afters.sort { Self.ordered($0.registration, $1.registration) }
+        afterChains.removeAll()
     }
 
     static func ordered(_ a: Registration, _ b: Registration) -> Bool {
@@ -110,13 +120,21 @@ public final class HookRegistry<Work>: @unchecked Sendable {
     /// The before hooks for `event` on `collection`, in run order.
     func beforeHooks(_ event: HookEvent, _ collection: String) -> [Before] {
         lock.lock(); defer { lock.unlock() }
-        return befores.filter { $0.registration.event == event && ($0.registration.collection ?? collection) == collection }
+        let key = ChainKey(event: event, collection: collection)
+        if let chain = beforeChains[key] { return chain }
+        let chain = befores.filter { $0.registration.event == event && ($0.registration.collection ?? collection) == collection }
+        beforeChains[key] = chain
+        return chain
     }
 
     /// The after hooks for `event` on `collection`, in run order.
     func afterHooks(_ event: HookEvent, _ collection: String) -> [After] {
         lock.lock(); defer { lock.unlock() }
-        return afters.filter { $0.registration.event == event && ($0.registration.collection ?? collection) == collection }
+        let key = ChainKey(event: event, collection: collection)
+        if let chain = afterChains[key] { return chain }
+        let chain = afters.filter { $0.registration.event == event && ($0.registration.collection ?? collection) == collection }
+        afterChains[key] = chain
+        return chain
     }
 
     /// True when some before hook applies: callers skip the hook path otherwise.

@@ -44,7 +44,6 @@ final class Catalog {
             CREATE INDEX c_\(id)_created ON c_\(id)(created_at);
             CREATE TABLE x_\(id) (path TEXT NOT NULL, k INTEGER NOT NULL, v, rid INTEGER NOT NULL,
                                   PRIMARY KEY (path, k, v, rid)) WITHOUT ROWID;
-            CREATE INDEX x_\(id)_rid ON x_\(id)(rid);
             """)
         forget(name)
         guard let created = try layout(name) else { throw SQLiteError(code: 1, message: "collection \(name) vanished") }

@@ -15,14 +15,22 @@ public final class DocumentID: @unchecked Sendable {
         counter = (counter &+ 1) & 0xFFFFFF
         let count = counter
         lock.unlock()
-        let seconds = UInt32(truncatingIfNeeded: Int(Date().timeIntervalSince1970))
-        return hex(UInt64(seconds), 8) + hex(processPart, 10) + hex(UInt64(count), 6)
+        let seconds = UInt64(UInt32(truncatingIfNeeded: Int(Date().timeIntervalSince1970)))
+        // 8 + 10 + 6 hex digits, written straight into the string's storage.
+        return String(unsafeUninitializedCapacity: 24) { out in
+            var at = 0
+            func put(_ v: UInt64, _ width: Int) {
+                for i in 0..<width {
+                    out[at + i] = Self.hexDigits[Int((v >> (4 * UInt64(width - 1 - i))) & 0xF)]
+                }
+                at += width
+            }
+            put(seconds, 8); put(processPart, 10); put(UInt64(count), 6)
+            return at
+        }
     }
 
-    private func hex(_ v: UInt64, _ width: Int) -> String {
-        let s = String(v, radix: 16)
-        return String(repeating: "0", count: max(0, width - s.count)) + s
-    }
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// Client ids must be short, printable strings.
     public static func isValidClientID(_ id: String) -> Bool {

@@ -1,35 +1,72 @@
 import JSON
 
+/// One row of a collection's multikey index (`x_N`): a scalar found at
+/// `path` in the document whose row is `rid`.
+struct IndexEntry: Hashable {
+    let path: String
+    let valueClass: IndexValueClass
+    let value: SQLValue
+}
+
 extension DocumentWriter {
-    /// Writes the multikey and geo entries of one document.
+    /// The multikey entries `document` has, and the indexed paths through
+    /// which it reaches an array.
+    func indexEntries(_ layout: CollectionLayout, _ document: JSONObject) -> (entries: Set<IndexEntry>, multikey: [String]) {
+        var entries = Set<IndexEntry>()
+        var multikey: [String] = []
+        for path in layout.indexedPaths {
+            let steps = path.split(separator: ".").map(String.init)
+            if PathValues.reachesArray(in: document, path: steps) { multikey.append(path) }
+            for value in PathValues.candidates(in: document, path: steps) {
+                guard let (cls, sql) = IndexValueClass.classify(value) else { continue }
+                entries.insert(IndexEntry(path: path, valueClass: cls, value: sql))
+            }
+        }
+        return (entries, multikey)
+    }
+
+    /// Writes the multikey and geo entries of a new document.
     func writeIndexEntries(_ layout: CollectionLayout, rowID: Int64, _ document: JSONObject) throws {
+        try updateIndexEntries(layout, rowID: rowID, from: nil, to: document)
+    }
+
+    /// Moves the index entries of row `rowID` from `old` to `new` (nil: no
+    /// document). Only entries that differ are touched. Entries are found by
+    /// their full key, recomputed from the old document, so the index needs
+    /// no second B-tree by row id.
+    func updateIndexEntries(_ layout: CollectionLayout, rowID: Int64, from old: JSONObject?, to new: JSONObject?) throws {
         if !layout.indexedPaths.isEmpty {
-            let insert = try db.prepare("INSERT OR IGNORE INTO \(layout.indexTable) (path, k, v, rid) VALUES (?1, ?2, ?3, ?4)")
-            for path in layout.indexedPaths {
-                let steps = path.split(separator: ".").map(String.init)
-                if PathValues.reachesArray(in: document, path: steps) {
-                    // A sentinel row (k = 0, never a value class) marks the path multikey, for good.
-                    try insert.run([.text(path), .int(0), .int(0), .int(0)])
+            let before = old.map { indexEntries(layout, $0).entries } ?? []
+            let after = new.map { indexEntries(layout, $0) } ?? (entries: [], multikey: [])
+            let table = layout.indexTable
+            let gone = before.subtracting(after.entries)
+            if !gone.isEmpty {
+                let delete = try db.prepare("DELETE FROM \(table) WHERE path = ?1 AND k = ?2 AND v = ?3 AND rid = ?4")
+                for entry in gone {
+                    try delete.run([.text(entry.path), .int(entry.valueClass.rawValue), entry.value, .int(rowID)])
                 }
-                for value in PathValues.candidates(in: document, path: steps) {
-                    guard let (cls, sql) = IndexValueClass.classify(value) else { continue }
-                    try insert.run([.text(path), .int(cls.rawValue), sql, .int(rowID)])
-                }
+            }
+            let insert = try db.prepare("INSERT OR IGNORE INTO \(table) (path, k, v, rid) VALUES (?1, ?2, ?3, ?4)")
+            for path in after.multikey {
+                // A sentinel row (k = 0, never a value class) marks the path multikey, for good.
+                try insert.run([.text(path), .int(0), .int(0), .int(0)])
+            }
+            for entry in after.entries.subtracting(before) {
+                try insert.run([.text(entry.path), .int(entry.valueClass.rawValue), entry.value, .int(rowID)])
             }
         }
         for (path, table) in layout.geoTables {
-            guard let (x, y) = PathValues.point(in: document, path: path.split(separator: ".").map(String.init)) else { continue }
-            try db.prepare("INSERT INTO \(table) (id, minX, maxX, minY, maxY) VALUES (?1, ?2, ?2, ?3, ?3)")
-                .run([.int(rowID), .double(x), .double(y)])
-        }
-    }
-
-    func deleteIndexEntries(_ layout: CollectionLayout, rowID: Int64) throws {
-        if !layout.indexedPaths.isEmpty {
-            try db.prepare("DELETE FROM \(layout.indexTable) WHERE rid = ?1").run([.int(rowID)])
-        }
-        for table in layout.geoTables.values {
-            try db.prepare("DELETE FROM \(table) WHERE id = ?1").run([.int(rowID)])
+            let steps = path.split(separator: ".").map(String.init)
+            let oldPoint = old.flatMap { PathValues.point(in: $0, path: steps) }
+            let newPoint = new.flatMap { PathValues.point(in: $0, path: steps) }
+            if let oldPoint, let newPoint, oldPoint == newPoint { continue }
+            if oldPoint != nil {
+                try db.prepare("DELETE FROM \(table) WHERE id = ?1").run([.int(rowID)])
+            }
+            if let (x, y) = newPoint {
+                try db.prepare("INSERT INTO \(table) (id, minX, maxX, minY, maxY) VALUES (?1, ?2, ?2, ?3, ?3)")
+                    .run([.int(rowID), .double(x), .double(y)])
+            }
         }
     }
 

@@ -37,25 +37,34 @@ public final class DocumentWriter {
         } catch {
             return operations.map { _ in .failure(StoreError.wrap(error)) }
         }
-        var results: [Result<T, any Error>] = []
-        results.reserveCapacity(operations.count)
-        for operation in operations {
-            do {
-                results.append(.success(try db.savepoint { try operation(self) }))
-            } catch {
-                catalog.forgetAll()
-                results.append(.failure(error))
+        var results: [Result<T, any Error>]
+        if operations.count == 1 {
+            // Alone in its transaction, an operation needs no savepoint: on failure the whole transaction goes.
+            results = [Result { try operations[0](self) }]
+            if case .failure = results[0] {
+                rollBack()
+                return results
+            }
+        } else {
+            results = operations.map { operation in
+                let result = Result { try db.savepoint { try operation(self) } }
+                if case .failure = result { catalog.forgetAll() }
+                return result
             }
         }
         do {
             try db.prepare("COMMIT").run()
         } catch {
-            try? db.exec("ROLLBACK")
-            catalog.forgetAll()
+            rollBack()
             let failure = StoreError.wrap(error)
             return operations.map { _ in .failure(failure) }
         }
         return results
+    }
+
+    private func rollBack() {
+        try? db.exec("ROLLBACK")
+        catalog.forgetAll()
     }
 
     /// Stores a new document. The client's `_id` is kept; otherwise one is made.
@@ -102,14 +111,15 @@ public final class DocumentWriter {
         }
         var document = try Self.clientFields(body)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: body["_acl"]))
-        try store(layout, rowID: existing.rowID, id: id, createdAt: existing.createdAt, &document)
+        try store(layout, existing, id: id, &document)
         return (false, document.jsonText)
     }
 
     /// A row the caller may change: 404 when they may not see it, 403 when
     /// they see it but may not write it; nil when no such row exists at all.
-    func writable(_ layout: CollectionLayout, id: String, scope: AccessScope) throws
-        -> (rowID: Int64, createdAt: String, document: JSONObject, acl: JSONObject?)? {
+    typealias StoredRow = (rowID: Int64, createdAt: String, document: JSONObject, acl: JSONObject?)
+
+    func writable(_ layout: CollectionLayout, id: String, scope: AccessScope) throws -> StoredRow? {
         try scope.checkCollectionRead()
         var params: [SQLValue] = [.text(id)]
         let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
@@ -138,7 +148,7 @@ public final class DocumentWriter {
         }
         var document = try Self.clientFields(merged)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
-        try store(layout, rowID: existing.rowID, id: id, createdAt: existing.createdAt, &document)
+        try store(layout, existing, id: id, &document)
         return document.jsonText
     }
 
@@ -148,18 +158,18 @@ public final class DocumentWriter {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
         try db.prepare("DELETE FROM \(layout.table) WHERE rid = ?1").run([.int(existing.rowID)])
-        try deleteIndexEntries(layout, rowID: existing.rowID)
+        try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: nil)
     }
 
-    private func store(_ layout: CollectionLayout, rowID: Int64, id: String, createdAt: String, _ document: inout JSONObject) throws {
+    /// Overwrites the stored row of `existing` with `document`, and moves its index entries.
+    private func store(_ layout: CollectionLayout, _ existing: StoredRow, id: String, _ document: inout JSONObject) throws {
         let now = Timestamp.now()
         document.prepend("_id", .string(id))
-        document["_createdAt"] = .string(createdAt)
+        document["_createdAt"] = .string(existing.createdAt)
         document["_updatedAt"] = .string(now)
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2 WHERE rid = ?3")
-            .run([.text(now), .text(document.jsonText), .int(rowID)])
-        try deleteIndexEntries(layout, rowID: rowID)
-        try writeIndexEntries(layout, rowID: rowID, document)
+            .run([.text(now), .text(document.jsonText), .int(existing.rowID)])
+        try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: document)
     }
 
     /// The client's fields with server-owned ones removed, after checking

@@ -1,10 +1,24 @@
 import Logging
 
+/// One schema change: SQL, and for changes to the per-collection tables
+/// (whose names are only known at run time) a step in code.
+public struct Migration: Sendable {
+    public let version: Int
+    let sql: String
+    let code: (@Sendable (SQLiteConnection) throws -> Void)?
+
+    init(_ version: Int, _ sql: String, code: (@Sendable (SQLiteConnection) throws -> Void)? = nil) {
+        self.version = version
+        self.sql = sql
+        self.code = code
+    }
+}
+
 /// Versioned schema migrations, applied in order at start-up inside one
 /// transaction each. A migration is never edited once released; add a new one.
 public enum Migrations {
-    public static let all: [(version: Int, sql: String)] = [
-        (1, """
+    public static let all: [Migration] = [
+        Migration(1, """
             CREATE TABLE _collections (
                 id INTEGER PRIMARY KEY,
                 name TEXT NOT NULL UNIQUE,
@@ -18,7 +32,7 @@ public enum Migrations {
                 UNIQUE (collection_id, path, kind)
             );
             """),
-        (2, """
+        Migration(2, """
             CREATE TABLE _credentials (
                 user_id TEXT PRIMARY KEY,
                 username TEXT NOT NULL UNIQUE COLLATE NOCASE,
@@ -40,7 +54,7 @@ public enum Migrations {
                 blocked_until INTEGER NOT NULL
             );
             """),
-        (3, """
+        Migration(3, """
             CREATE TABLE _files (
                 rid INTEGER PRIMARY KEY,
                 id TEXT NOT NULL UNIQUE,
@@ -53,7 +67,7 @@ public enum Migrations {
                 created_at TEXT NOT NULL
             );
             """),
-        (4, """
+        Migration(4, """
             CREATE TABLE _push_devices (
                 token TEXT PRIMARY KEY,
                 user_id TEXT NOT NULL,
@@ -103,6 +117,12 @@ public enum Migrations {
                 PRIMARY KEY (delivery_rid, attempt)
             );
             """),
+        // Index entries are deleted by their full key, recomputed from the
+        // stored document: the second B-tree by row id only slowed writes.
+        Migration(5, "", code: { db in
+            let ids = try db.prepare("SELECT id FROM _collections").rows { $0.int(0) }
+            for id in ids { try db.exec("DROP INDEX IF EXISTS x_\(id)_rid") }
+        }),
     ]
 
     /// Brings the database at `connection` up to the newest version.
@@ -113,7 +133,8 @@ public enum Migrations {
         let current = try connection.prepare("SELECT coalesce(max(version), 0) FROM _migrations").firstRow { $0.int(0) } ?? 0
         for migration in all where migration.version > current {
             try connection.transaction {
-                try connection.exec(migration.sql)
+                if !migration.sql.isEmpty { try connection.exec(migration.sql) }
+                try migration.code?(connection)
                 try connection.prepare("INSERT INTO _migrations (version, applied_at) VALUES (?1, ?2)")
                     .run([.int(Int64(migration.version)), .text(Timestamp.now())])
             }

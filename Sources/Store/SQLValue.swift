@@ -1,5 +1,5 @@
 /// A value bound to, or read from, a SQL statement.
-public enum SQLValue: Sendable, Equatable {
+public enum SQLValue: Sendable, Hashable {
     case null
     case int(Int64)
     case double(Double)
