@@ -45,6 +45,12 @@ public enum Telemetry {
         Metrics.Timer(label: "roost_sqlite_seconds", dimensions: [("op", op)])
     }
 
+    /// `roost_write_commits_total` and `roost_write_operations_total`: their
+    /// ratio is the mean group-commit batch.
+    public static func writeCommits() -> (commits: Metrics.Counter, operations: Metrics.Counter) {
+        (Metrics.Counter(label: "roost_write_commits_total"), Metrics.Counter(label: "roost_write_operations_total"))
+    }
+
     /// The Prometheus text exposition of every metric.
     public static func render() -> [UInt8] { registry.emitToBuffer() }
 }

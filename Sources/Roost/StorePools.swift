@@ -54,6 +54,7 @@ final class StorePools: Sendable {
                              maxWait: Self.maxHashWait, logger: logger, makeContext: { try DocumentReader(path: databasePath) },
                              run: { reader, jobs in for job in jobs { job(reader) } })
         let box = LockedBox<DocumentWriter?>(documentWriter)
+        let batches = Telemetry.writeCommits()
         writer = WorkerPool(name: "writer", threads: 1, capacity: config.queueCapacity, batchSize: config.writeBatch, logger: logger,
                             makeContext: {
                                 guard let w = box.get() else { throw StoreError.invalid("the writer connection was already taken") }
@@ -64,6 +65,8 @@ final class StorePools: Sendable {
                                 let started = monotonicNanoseconds()
                                 let results = writer.commitBatch(jobs.map { $0.operation })
                                 commitTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
+                                batches.commits.increment()
+                                batches.operations.increment(by: Int64(jobs.count))
                                 for (job, result) in zip(jobs, results) { job.completion(result) }
                             })
     }
