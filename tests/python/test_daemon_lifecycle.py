@@ -141,6 +141,10 @@ def test_metrics_in_prometheus_text_format(tmp_path):
                        'roost_sqlite_seconds_count{op="commit"}', 'roost_sqlite_seconds_count{op="read"}',
                        "roost_thumbnails_generated_total 0", 'roost_webhook_deliveries_total{outcome="delivered"} 0']:
             assert needle in text, needle
+        # The create went through a group commit: at least one operation, never fewer than commits.
+        commits = float(re.search(r"^roost_write_commits_total (\S+)$", text, re.M).group(1))
+        operations = float(re.search(r"^roost_write_operations_total (\S+)$", text, re.M).group(1))
+        assert 1 <= commits <= operations
         assert daemon.request("POST", "/metrics", body=b"{}")[0] == 405
         assert daemon.request("GET", "/readyz")[0] == 200
     finally:
