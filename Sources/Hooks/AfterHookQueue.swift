@@ -51,6 +51,7 @@ public final class AfterHookQueue<Work>: @unchecked Sendable {
         // A thread of its own (not a shared pool a sleeping hook could starve),
         // so an overrunning hook can be left behind.
         let thread = Thread {
+            ThreadName.set("after-hook")
             do { try handler(context) } catch {
                 var m = metadata
                 m["error"] = "\(error)"
@@ -58,7 +59,6 @@ public final class AfterHookQueue<Work>: @unchecked Sendable {
             }
             done.signal()
         }
-        thread.name = "after-hook"
         thread.stackSize = 1 << 20
         thread.start()
         let nanos = r.budget.components.seconds * 1_000_000_000 + r.budget.components.attoseconds / 1_000_000_000

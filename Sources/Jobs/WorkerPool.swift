@@ -56,6 +56,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
             finished.enter()
             let thread = Thread { [self] in
                 defer { finished.leave() }
+                ThreadName.set("\(name)-\(i)")
                 if nice > 0 { Self.lowerThreadPriority(by: nice) }
                 let context: Context
                 do {
@@ -77,7 +78,6 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
                     busyLock.lock(); busy -= 1; busyLock.unlock()
                 }
             }
-            thread.name = "\(name)-\(i)"
             // Room for libvips and SQLite call chains (virtual memory only).
             thread.stackSize = 8 << 20
             thread.start()

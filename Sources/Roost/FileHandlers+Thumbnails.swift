@@ -51,12 +51,12 @@ final class ThumbnailScheduler: @unchecked Sendable {
         // Jobs the pool could not take (full) or that a crash cut short are
         // found again every few seconds.
         let thread = Thread { [self] in
+            ThreadName.set("thumbnail-scan")
             while !stopped.get() {
                 Thread.sleep(forTimeInterval: 3)
                 if !stopped.get() { rescan() }
             }
         }
-        thread.name = "thumbnail-scan"
         thread.start()
     }
 

@@ -105,7 +105,6 @@ public final class RoostServer {
         for loop in loops.dropFirst() {
             finished.enter()
             let thread = Thread { loop.run(); finished.leave() }
-            thread.name = "loop-\(loop.index)"
             thread.start()
         }
         logger.info("roostd listening", metadata: [

@@ -1,4 +1,5 @@
 import Foundation
+import Jobs
 import Logging
 
 /// Moves WAL checkpoints off the writer thread.
@@ -31,6 +32,7 @@ public final class Checkpointer: @unchecked Sendable {
     public func start() {
         let thread = Thread { [self] in
             defer { finished.signal() }
+            ThreadName.set("checkpointer")
             // Opened here: a connection belongs to the thread that uses it.
             let connection: SQLiteConnection
             do { connection = try SQLiteConnection(path: path) } catch {
@@ -61,7 +63,6 @@ public final class Checkpointer: @unchecked Sendable {
                 }
             }
         }
-        thread.name = "checkpointer"
         thread.start()
     }
 

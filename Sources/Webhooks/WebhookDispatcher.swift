@@ -59,6 +59,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
         finished.enter()
         let thread = Thread { [self] in
             defer { finished.leave() }
+            ThreadName.set("webhook-sched")
             let reader: DocumentReader
             do { reader = try DocumentReader(path: databasePath) } catch {
                 failure.set(error)
@@ -68,7 +69,6 @@ public final class WebhookDispatcher: @unchecked Sendable {
             opened.signal()
             schedule(reader)
         }
-        thread.name = "webhook-scheduler"
         thread.start()
         opened.wait()
         if let error = failure.get() { throw error }

@@ -2,6 +2,7 @@
 load, SIGHUP reload, the access log, X-Request-Id, /readyz and /metrics."""
 
 import json
+import pathlib
 import re
 import signal
 import threading
@@ -147,5 +148,19 @@ def test_metrics_in_prometheus_text_format(tmp_path):
         assert 1 <= commits <= operations
         assert daemon.request("POST", "/metrics", body=b"{}")[0] == 405
         assert daemon.request("GET", "/readyz")[0] == 200
+    finally:
+        daemon.stop()
+
+
+def test_threads_carry_their_role_in_the_kernel_name(tmp_path):
+    """`top -H` and `ps -L` show what each thread is for; the main thread
+    (event loop 0) keeps the process name, so `pgrep roostd` still works."""
+    daemon = Daemon(tmp_path).wait_ready()
+    try:
+        tasks = pathlib.Path(f"/proc/{daemon.proc.pid}/task")
+        names = {(task / "comm").read_text().strip() for task in tasks.iterdir()}
+        for expected in ["roostd", "writer-0", "reader-0", "hasher-0", "checkpointer", "webhook-sched"]:
+            assert expected in names, (expected, sorted(names))
+        assert (pathlib.Path(f"/proc/{daemon.proc.pid}/comm")).read_text().strip() == "roostd"
     finally:
         daemon.stop()
