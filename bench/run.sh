@@ -10,7 +10,7 @@
 #   BENCH_SEED_DEADLINE=150  seconds allowed per server's seeding (a partial seed is reported)
 #   BENCH_GEO_LOW_CONNECTIONS=1  a second geo run at this concurrency (0 = skip)
 #   BENCH_BUDGET=1500        seconds for everything after the build; runs that no longer fit are skipped
-#   BENCH_ROUNDS=3           rounds of the steady-state runs (a, b, c, i, j), interleaved across the servers,
+#   BENCH_ROUNDS=3           rounds of the steady-state runs (a, b, c, h, i, j), interleaved across the servers,
 #                            and of the uploads (g: PocketBase's rounds, then roostd's); each server's figure
 #                            is its best round (the machine's speed drifts by tens of percent)
 #   BENCH_USERS=8            accounts each server gets for the log-in runs
@@ -512,10 +512,14 @@ for ROUND in $(seq 1 "$ROUNDS"); do
 done
 ROUND=1
 
-# Thumbnails per second from fresh uploads (roostd: its background thumbnailer; PocketBase: first fetches).
-thumbs roostd roost "$RU"
-pb_logs "$PB_DEFAULT_MAXDAYS"; thumbs "$PB_DEF" pb "$PBURL"
-pb_logs 0;                     thumbs "$PB_OFF" pb "$PBURL"
+# Thumbnails per second from fresh uploads (roostd: its background thumbnailer; PocketBase: first fetches),
+# in rounds like the steady-state runs: one 200-upload window is as exposed to the host's noise as a wrk run.
+for ROUND in $(seq 1 "$ROUNDS"); do
+    thumbs roostd roost "$RU"
+    pb_logs "$PB_DEFAULT_MAXDAYS"; thumbs "$PB_DEF" pb "$PBURL"
+    pb_logs 0;                     thumbs "$PB_OFF" pb "$PBURL"
+done
+ROUND=1
 
 settle; hwm_note "after serving files and the thumbnail measurement"
 # Creates next to last: they grow the collections, which the reads above should not see.
@@ -580,7 +584,7 @@ CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
     echo "wrk=$({ wrk -v 2>&1 || true; } | awk 'NR == 1 {print $2}')"
     echo "sqlite=$(pkg-config --modversion sqlite3 2>/dev/null || echo '?')"
     echo "loadavg=$LOADAVG_BEFORE (1/5/15 min, before the servers started)"
-    echo "load=wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency --timeout 10s (geo also at -c$GEO_LOW; log-ins -t1 -c$LOGIN_CONNECTIONS), same 2 cores as the servers; a, b, c, i and j in $ROUNDS interleaved rounds, g in $ROUNDS rounds per server (PocketBase's first), each server's best round shown"
+    echo "load=wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency --timeout 10s (geo also at -c$GEO_LOW; log-ins -t1 -c$LOGIN_CONNECTIONS), same 2 cores as the servers; a, b, c, h, i and j in $ROUNDS interleaved rounds, g in $ROUNDS rounds per server (PocketBase's first), each server's best round shown"
     echo "seed=$SEED_N entities each; roostd seeded at ${ROOST_SEED_RATE}/s into $COLLECTION (indexes category and n, as PocketBase's) and at ${ROOST_GEO_SEED_RATE}/s into $GEO_COLLECTION (the same entities, plus the location R*Tree) (8 client threads, one POST each), PocketBase at ${PB_SEED_RATE}/s (/api/batch of 500)"
     echo "image=$JPEG_INFO (bench/makejpeg.py); $FILES_N files served; $THUMBS_N fresh uploads for thumbnails/s; $USERS accounts"
     echo "roost_hwm=$ROOST_HWM"
