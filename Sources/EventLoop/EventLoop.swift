@@ -1,6 +1,5 @@
 import CEvent
 import Foundation
-import Jobs
 
 /// One libevent `event_base` run by one thread.
 ///
@@ -73,8 +72,6 @@ public final class EventLoop: @unchecked Sendable {
     /// Runs the loop on the calling thread until `stop`.
     public func run() {
         thread = pthread_self()
-        // Loop 0 runs on the main thread, whose name is the process's own.
-        if index > 0 { ThreadName.set("loop-\(index)") }
         event_base_dispatch(base)
     }
 

@@ -23,10 +23,10 @@ public enum ContentNegotiation {
 
     /// The media type of a `Content-Type` value, lower-cased, without parameters.
     public static func mediaType(_ contentType: String?) -> String? {
-        guard let contentType else { return nil }
-        // The common case, without splitting and lower-casing on the event loop.
-        if contentType == "application/json" { return contentType }
-        return contentType.split(separator: ";").first.map { $0.trimmingSpaces.lowercased() }
+        guard let contentType, !contentType.isEmpty else { return nil }
+        // Runs on the event loop for every body: one scan, and a lower-cased copy only when needed.
+        let type = contentType.prefix { $0 != ";" }.trimmingSpaces
+        return type.utf8.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } ? type.lowercased() : type
     }
 }
 

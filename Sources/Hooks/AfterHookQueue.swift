@@ -50,8 +50,7 @@ public final class AfterHookQueue<Work>: @unchecked Sendable {
                                          "request_id": "\(context.requestID)"]
         // A thread of its own (not a shared pool a sleeping hook could starve),
         // so an overrunning hook can be left behind.
-        let thread = Thread {
-            ThreadName.set("after-hook")
+        NamedThread.start("after-hook", stackSize: 1 << 20) {
             do { try handler(context) } catch {
                 var m = metadata
                 m["error"] = "\(error)"
@@ -59,8 +58,6 @@ public final class AfterHookQueue<Work>: @unchecked Sendable {
             }
             done.signal()
         }
-        thread.stackSize = 1 << 20
-        thread.start()
         let nanos = r.budget.components.seconds * 1_000_000_000 + r.budget.components.attoseconds / 1_000_000_000
         if done.wait(timeout: .now() + .nanoseconds(Int(nanos))) == .timedOut {
             logger.error("after hook overran its budget; left running", metadata: metadata)

@@ -120,20 +120,25 @@ public final class HookRegistry<Work>: @unchecked Sendable {
     /// The before hooks for `event` on `collection`, in run order.
     func beforeHooks(_ event: HookEvent, _ collection: String) -> [Before] {
         lock.lock(); defer { lock.unlock() }
-        let key = ChainKey(event: event, collection: collection)
-        if let chain = beforeChains[key] { return chain }
-        let chain = befores.filter { $0.registration.event == event && ($0.registration.collection ?? collection) == collection }
-        beforeChains[key] = chain
-        return chain
+        return Self.chain(ChainKey(event: event, collection: collection), of: befores, cache: &beforeChains) { $0.registration }
     }
 
     /// The after hooks for `event` on `collection`, in run order.
     func afterHooks(_ event: HookEvent, _ collection: String) -> [After] {
         lock.lock(); defer { lock.unlock() }
-        let key = ChainKey(event: event, collection: collection)
-        if let chain = afterChains[key] { return chain }
-        let chain = afters.filter { $0.registration.event == event && ($0.registration.collection ?? collection) == collection }
-        afterChains[key] = chain
+        return Self.chain(ChainKey(event: event, collection: collection), of: afters, cache: &afterChains) { $0.registration }
+    }
+
+    /// The hooks of `all` that apply to `key`, in run order, looked up once
+    /// per key and then served from `cache`. Call with `lock` held.
+    private static func chain<Hook>(_ key: ChainKey, of all: [Hook], cache: inout [ChainKey: [Hook]],
+                                    _ registration: (Hook) -> Registration) -> [Hook] {
+        if let cached = cache[key] { return cached }
+        let chain = all.filter {
+            let r = registration($0)
+            return r.event == key.event && (r.collection ?? key.collection) == key.collection
+        }
+        cache[key] = chain
         return chain
     }
 

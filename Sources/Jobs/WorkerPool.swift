@@ -54,9 +54,9 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
         let failure = LockedBox<(any Error)?>(nil)
         for i in 0..<threadCount {
             finished.enter()
-            let thread = Thread { [self] in
+            // Room for libvips and SQLite call chains (virtual memory only).
+            NamedThread.start("\(name)-\(i)", stackSize: 8 << 20) { [self] in
                 defer { finished.leave() }
-                ThreadName.set("\(name)-\(i)")
                 if nice > 0 { Self.lowerThreadPriority(by: nice) }
                 let context: Context
                 do {
@@ -78,9 +78,6 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
                     busyLock.lock(); busy -= 1; busyLock.unlock()
                 }
             }
-            // Room for libvips and SQLite call chains (virtual memory only).
-            thread.stackSize = 8 << 20
-            thread.start()
         }
         for _ in 0..<threadCount { ready.wait() }
         if let error = failure.get() {

@@ -1,5 +1,6 @@
 import Daemon
 import Foundation
+import Jobs
 import Logging
 
 /// SIGHUP: re-reads the configuration off the event loop, applies what can
@@ -27,7 +28,7 @@ final class ConfigReloader: @unchecked Sendable {
 
     /// Starts a reload on its own thread; returns at once (safe on a loop).
     func begin() {
-        Thread.detachNewThread { [self] in reload() }
+        NamedThread.start("config-reload") { [self] in reload() }
     }
 
     /// Reloads now, on the calling thread. Returns the changes applied.

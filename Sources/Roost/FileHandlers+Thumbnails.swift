@@ -50,14 +50,12 @@ final class ThumbnailScheduler: @unchecked Sendable {
         try pool.start()
         // Jobs the pool could not take (full) or that a crash cut short are
         // found again every few seconds.
-        let thread = Thread { [self] in
-            ThreadName.set("thumbnail-scan")
+        NamedThread.start("thumbnail-scan") { [self] in
             while !stopped.get() {
                 Thread.sleep(forTimeInterval: 3)
                 if !stopped.get() { rescan() }
             }
         }
-        thread.start()
     }
 
     func shutdown() {

@@ -104,8 +104,7 @@ public final class RoostServer {
         let finished = DispatchGroup()
         for loop in loops.dropFirst() {
             finished.enter()
-            let thread = Thread { loop.run(); finished.leave() }
-            thread.start()
+            NamedThread.start("loop-\(loop.index)") { loop.run(); finished.leave() }
         }
         logger.info("roostd listening", metadata: [
             "listen": "\(addresses.joined(separator: ","))", "data_dir": "\(config.dataDir)",

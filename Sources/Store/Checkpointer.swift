@@ -30,9 +30,8 @@ public final class Checkpointer: @unchecked Sendable {
     }
 
     public func start() {
-        let thread = Thread { [self] in
+        NamedThread.start("checkpointer") { [self] in
             defer { finished.signal() }
-            ThreadName.set("checkpointer")
             // Opened here: a connection belongs to the thread that uses it.
             let connection: SQLiteConnection
             do { connection = try SQLiteConnection(path: path) } catch {
@@ -63,7 +62,6 @@ public final class Checkpointer: @unchecked Sendable {
                 }
             }
         }
-        thread.start()
     }
 
     /// Stops the thread; the final TRUNCATE checkpoint is the writer's.

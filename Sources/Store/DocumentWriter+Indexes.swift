@@ -11,12 +11,12 @@ struct IndexEntry: Hashable {
 extension DocumentWriter {
     /// The multikey entries `document` has, and the indexed paths through
     /// which it reaches an array.
-    func indexEntries(_ layout: CollectionLayout, _ document: JSONObject) -> (entries: Set<IndexEntry>, multikey: [String]) {
+    func indexEntries(_ layout: CollectionLayout, _ document: JSONObject) -> (entries: Set<IndexEntry>, multikey: Set<String>) {
         var entries = Set<IndexEntry>()
-        var multikey: [String] = []
+        var multikey = Set<String>()
         for path in layout.indexedPaths {
             let steps = path.split(separator: ".").map(String.init)
-            if PathValues.reachesArray(in: document, path: steps) { multikey.append(path) }
+            if PathValues.reachesArray(in: document, path: steps) { multikey.insert(path) }
             for value in PathValues.candidates(in: document, path: steps) {
                 guard let (cls, sql) = IndexValueClass.classify(value) else { continue }
                 entries.insert(IndexEntry(path: path, valueClass: cls, value: sql))
@@ -36,10 +36,10 @@ extension DocumentWriter {
     /// no second B-tree by row id.
     func updateIndexEntries(_ layout: CollectionLayout, rowID: Int64, from old: JSONObject?, to new: JSONObject?) throws {
         if !layout.indexedPaths.isEmpty {
-            let before = old.map { indexEntries(layout, $0).entries } ?? []
+            let before = old.map { indexEntries(layout, $0) } ?? (entries: [], multikey: [])
             let after = new.map { indexEntries(layout, $0) } ?? (entries: [], multikey: [])
             let table = layout.indexTable
-            let gone = before.subtracting(after.entries)
+            let gone = before.entries.subtracting(after.entries)
             if !gone.isEmpty {
                 let delete = try db.prepare("DELETE FROM \(table) WHERE path = ?1 AND k = ?2 AND v = ?3 AND rid = ?4")
                 for entry in gone {
@@ -47,11 +47,12 @@ extension DocumentWriter {
                 }
             }
             let insert = try db.prepare("INSERT OR IGNORE INTO \(table) (path, k, v, rid) VALUES (?1, ?2, ?3, ?4)")
-            for path in after.multikey {
-                // A sentinel row (k = 0, never a value class) marks the path multikey, for good.
+            for path in after.multikey.subtracting(before.multikey) {
+                // A sentinel row (k = 0, never a value class) marks the path multikey, for good
+                // (the old document, if it reached an array there, already wrote it).
                 try insert.run([.text(path), .int(0), .int(0), .int(0)])
             }
-            for entry in after.entries.subtracting(before) {
+            for entry in after.entries.subtracting(before.entries) {
                 try insert.run([.text(entry.path), .int(entry.valueClass.rawValue), entry.value, .int(rowID)])
             }
         }

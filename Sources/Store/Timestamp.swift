@@ -6,7 +6,8 @@ public enum Timestamp {
 
     public static func format(_ date: Date) -> String {
         let ms = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        var seconds = time_t(ms.floorDivided(by: 1000))
+        let wholeSeconds = ms.floorDivided(by: 1000)
+        var seconds = time_t(wholeSeconds)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         // Written digit by digit into 24 bytes: this runs for every stored document.
@@ -23,7 +24,7 @@ public enum Timestamp {
             func put(_ separator: Unicode.Scalar) { out[at] = UInt8(ascii: separator); at += 1 }
             put(Int(parts.tm_year) + 1900, 4); put("-"); put(Int(parts.tm_mon) + 1, 2); put("-"); put(Int(parts.tm_mday), 2)
             put("T"); put(Int(parts.tm_hour), 2); put(":"); put(Int(parts.tm_min), 2); put(":"); put(Int(parts.tm_sec), 2)
-            put("."); put(Int(ms - ms.floorDivided(by: 1000) * 1000), 3); put("Z")
+            put("."); put(Int(ms - wholeSeconds * 1000), 3); put("Z")
             return at
         }
     }

@@ -57,9 +57,8 @@ public final class WebhookDispatcher: @unchecked Sendable {
         let opened = DispatchSemaphore(value: 0)
         let failure = LockedBox<(any Error)?>(nil)
         finished.enter()
-        let thread = Thread { [self] in
+        NamedThread.start("webhook-sched") { [self] in
             defer { finished.leave() }
-            ThreadName.set("webhook-sched")
             let reader: DocumentReader
             do { reader = try DocumentReader(path: databasePath) } catch {
                 failure.set(error)
@@ -69,7 +68,6 @@ public final class WebhookDispatcher: @unchecked Sendable {
             opened.signal()
             schedule(reader)
         }
-        thread.start()
         opened.wait()
         if let error = failure.get() { throw error }
     }

@@ -368,6 +368,13 @@ struct RandomEquivalenceTests {
                 """).rows { $0.text(0) }.sorted()
         }
         #expect(try entries("rewritten") == entries("fresh"))
+        // Multikey marks stay once written, so the rewritten collection may hold more, never fewer.
+        func multikeyPaths(_ collection: String) throws -> Set<String> {
+            let table = try db.prepare("SELECT id FROM _collections WHERE name = ?1").firstRow([.text(collection)]) { $0.int(0) } ?? -1
+            return Set(try db.prepare("SELECT path FROM x_\(table) WHERE k = 0").rows { $0.text(0) })
+        }
+        #expect(!(try multikeyPaths("fresh")).isEmpty)
+        #expect(try multikeyPaths("fresh").isSubset(of: multikeyPaths("rewritten")))
         #expect(try entries("fresh").contains { $0.hasPrefix("point ") })
         #expect(try entries("fresh").count > 300)
 
