@@ -67,6 +67,25 @@ public struct Thumbnailer: Sendable {
                              height: header.height, size: bytes.count, bytes: bytes)
     }
 
+    /// Removes the oldest one-off variants of file `id` (those not named in
+    /// `kept`, the configured sizes) until at most `limit` remain, so what
+    /// clients may store per file is bounded whatever `w`/`h`/`fit` they ask.
+    /// - Returns: how many variants were removed.
+    @discardableResult
+    public func evictOneOffVariants(_ id: String, limit: Int, kept: Set<String>) -> Int {
+        let dir = layout.thumbDirectory(id)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return 0 }
+        var oneOff: [(name: String, made: Date)] = []
+        for name in names where !kept.contains(String(name.split(separator: ".").first ?? "")) {
+            let made = (try? FileManager.default.attributesOfItem(atPath: dir + "/" + name)[.modificationDate] as? Date) ?? .distantPast
+            oneOff.append((name, made))
+        }
+        guard oneOff.count > limit else { return 0 }
+        let doomed = oneOff.sorted { $0.made < $1.made }.prefix(oneOff.count - limit)
+        for victim in doomed { try? FileManager.default.removeItem(atPath: dir + "/" + victim.name) }
+        return doomed.count
+    }
+
     /// Makes (or remakes) the thumbnail and stores it.
     public func make(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec) throws -> ThumbnailInfo {
         let format = type.thumbnailFormat

@@ -22,6 +22,9 @@ public final class WriteContext<Work> {
     public var entity: JSONObject
     /// True when `entity` is a merge patch rather than a whole entity.
     public let isPatch: Bool
+    /// The entity as stored before this update, read after the caller's
+    /// access was checked; nil for a create.
+    public let previous: JSONObject?
     /// The stored entity's JSON text, set by the write.
     public var storedText: String? { didSet { storedCache = nil } }
     private var storedCache: JSONObject?
@@ -40,7 +43,8 @@ public final class WriteContext<Work> {
     public var storedJSON: String? { storedCache.map(\.jsonText) ?? storedText }
 
     public init(event: HookEvent, collection: String, id: String?, actor: String?, privileged: Bool,
-                requestID: String, work: Work, entity: JSONObject, isPatch: Bool = false) {
+                requestID: String, work: Work, entity: JSONObject, isPatch: Bool = false, previous: JSONObject? = nil) {
+        self.previous = previous
         self.event = event
         self.collection = collection
         self.id = id

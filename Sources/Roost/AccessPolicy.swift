@@ -18,6 +18,14 @@ struct AccessPolicy: Sendable {
         collection == Self.usersCollection ? .shared : settings.permission(of: collection)
     }
 
+    /// Refuses a client's write to a collection only the server writes (the
+    /// messaging threads), before any row is looked up: the answer is the
+    /// same whatever the id, so it reveals nothing about who talks to whom.
+    func checkClientWrite(_ collection: String, _ principal: AccessScope.Principal) throws {
+        guard principal != .admin, settings.isServerWritten(collection) else { return }
+        throw HTTPError(403, "Forbidden", "\(collection) are written by the server when messages are sent; clients cannot change them.")
+    }
+
     /// Fields others may not see: a user's private profile fields.
     func redaction(_ collection: String, _ principal: AccessScope.Principal) -> Redaction? {
         guard collection == Self.usersCollection, principal != .admin else { return nil }

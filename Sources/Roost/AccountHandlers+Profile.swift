@@ -9,30 +9,36 @@ extension AccountHandlers {
     /// `oldPassword` (admins excepted) and signs out the user's other sessions.
     func update(_ id: String, _ request: Request, _ out: ResponseWriter, merge: Bool) {
         guard let body = collections.checkBody(request, out, extraTypes: merge ? ["application/merge-patch+json"] : []) else { return }
-        let (hasher, access) = (self.hasher, self.access)
-        guard Self.mentionsPassword(body) else {
-            return pools.write(request, out) { writer in
-                let caller = try access.caller(request, writer)
-                return try Self.applyUpdate(writer, id: id, caller: caller, fields: try CollectionHandlers.object(body), newHash: nil, merge: merge)
-            }
-        }
-        pools.hashing(request, out) { reader in
+        let (hasher, access, pools) = (self.hasher, self.access, self.pools)
+        // Who asks and what they send are settled on a reader, before the body
+        // reaches the writer or a hash thread (and never on the loop).
+        pools.readStep(request, out) { reader in
             let caller = try access.caller(request, reader)
             try Self.checkSelfOrAdmin(caller.principal, id: id)
-            var fields = try CollectionHandlers.object(body)
-            let newPassword = try Self.password(fields["password"], field: "password")
-            if caller.principal != .admin {
-                guard case .string(let old)? = fields["oldPassword"], let stored = try reader.credentials(userID: id),
-                      hasher.verify(old, against: stored.passwordHash) else {
-                    throw HTTPError(403, "Forbidden", "Changing the password needs the current one in oldPassword.")
+            let fields = try CollectionHandlers.object(body)
+            guard fields["password"] != nil else {
+                pools.write(request, out) { writer in
+                    try Self.applyUpdate(writer, id: id, caller: caller, fields: fields, newHash: nil, merge: merge)
                 }
+                return nil
             }
-            guard let hash = hasher.hash(newPassword) else { throw HTTPError.overloaded(retryAfter: 2) }
-            fields["password"] = nil
-            fields["oldPassword"] = nil
-            let changes = fields
-            pools.write(request, out) { writer in
-                try Self.applyUpdate(writer, id: id, caller: caller, fields: changes, newHash: hash, merge: merge)
+            pools.hashing(request, out) { reader in
+                var fields = fields
+                let newPassword = try Self.password(fields["password"], field: "password")
+                if caller.principal != .admin {
+                    guard case .string(let old)? = fields["oldPassword"], let stored = try reader.credentials(userID: id),
+                          hasher.verify(old, against: stored.passwordHash) else {
+                        throw HTTPError(403, "Forbidden", "Changing the password needs the current one in oldPassword.")
+                    }
+                }
+                guard let hash = hasher.hash(newPassword) else { throw HTTPError.overloaded(retryAfter: 2) }
+                fields["password"] = nil
+                fields["oldPassword"] = nil
+                let changes = fields
+                pools.write(request, out) { writer in
+                    try Self.applyUpdate(writer, id: id, caller: caller, fields: changes, newHash: hash, merge: merge)
+                }
+                return nil
             }
             return nil
         }
@@ -41,9 +47,11 @@ extension AccountHandlers {
     /// `DELETE /users/:id`: self or admin; removes the record, credentials and sessions.
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
         let access = self.access
-        pools.write(request, out) { writer in
-            let caller = try access.caller(request, writer)
+        pools.write(request, out, prepare: { reader in
+            let caller = try access.caller(request, reader)
             try Self.checkSelfOrAdmin(caller.principal, id: id)
+            return caller
+        }) { writer, caller in
             try writer.delete(from: Self.users, id: id, scope: AccessScope(principal: caller.principal, level: .shared))
             try writer.deleteCredentials(userID: id)
             try writer.deleteDevices(userID: id)
@@ -83,11 +91,5 @@ extension AccountHandlers {
         case .anonymous: throw HTTPError(401, "Unauthorized", "Sign in to change an account.")
         case .user: throw HTTPError(403, "Forbidden", "You may change only your own account.")
         }
-    }
-
-    /// A cheap look for a password field before deciding which pool runs the update.
-    static func mentionsPassword(_ body: [UInt8]) -> Bool {
-        guard case .object(let o)? = try? JSONParser.parse(body) else { return false }
-        return o["password"] != nil
     }
 }

@@ -64,9 +64,14 @@ struct CollectionHandlers: Sendable {
     func create(_ collection: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out) else { return }
         let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
-        pools.write(request, out, committed: hooks.committed(pending)) { writer in
-            let scope = try access.scope(request, collection, writer)
-            let text = try hooks.run(.beforeCreate, collection, id: nil, entity: try Self.object(body), request: request,
+        pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
+            let scope = try access.scope(request, collection, reader)
+            try scope.checkCreate()
+            try access.checkClientWrite(collection, scope.principal)
+            return (scope, try Self.object(body))
+        }) { writer, prepared in
+            let (scope, entity) = prepared
+            let text = try hooks.run(.beforeCreate, collection, id: nil, entity: entity, request: request,
                                      scope: scope, writer: writer, pending: pending) { entity in
                 try writer.insert(into: collection, entity, scope: scope)
             }
@@ -77,13 +82,17 @@ struct CollectionHandlers: Sendable {
     func replace(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out) else { return }
         let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
-        pools.write(request, out, committed: hooks.committed(pending)) { writer in
-            let scope = try access.scope(request, collection, writer)
-            let exists = try writer.document(in: collection, id: id) != nil
+        pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
+            try Self.prepare(request, collection, access, reader, body: body)
+        }) { writer, prepared in
+            let (scope, entity) = prepared
+            // Access first: hooks see the stored row only once the caller may change it.
+            let existing = try writer.replaceableRow(in: collection, id: id, scope: scope)
             var created = false
-            let text = try hooks.run(exists ? .beforeUpdate : .beforeCreate, collection, id: id, entity: try Self.object(body),
-                                     request: request, scope: scope, writer: writer, pending: pending) { entity in
-                let result = try writer.replace(in: collection, id: id, entity, scope: scope)
+            let text = try hooks.run(existing == nil ? .beforeCreate : .beforeUpdate, collection, id: id, entity: entity,
+                                     previous: existing?.document, request: request, scope: scope, writer: writer,
+                                     pending: pending) { entity in
+                let result = try writer.replace(in: collection, id: id, entity, existing: existing, scope: scope)
                 created = result.created
                 return result.text
             }
@@ -94,11 +103,15 @@ struct CollectionHandlers: Sendable {
     func patch(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out, extraTypes: ["application/merge-patch+json"]) else { return }
         let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
-        pools.write(request, out, committed: hooks.committed(pending)) { writer in
-            let scope = try access.scope(request, collection, writer)
-            let text = try hooks.run(.beforeUpdate, collection, id: id, entity: try Self.object(body), isPatch: true,
+        pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
+            try Self.prepare(request, collection, access, reader, body: body)
+        }) { writer, prepared in
+            let (scope, patch) = prepared
+            let existing = try writer.existingRow(in: collection, id: id, scope: scope)
+            guard existing != nil else { throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).") }
+            let text = try hooks.run(.beforeUpdate, collection, id: id, entity: patch, isPatch: true, previous: existing?.document,
                                      request: request, scope: scope, writer: writer, pending: pending) { patch in
-                try writer.patch(in: collection, id: id, patch, scope: scope)
+                try writer.patch(in: collection, id: id, patch, existing: existing, scope: scope)
             }
             return .json(200, text)
         }
@@ -106,18 +119,30 @@ struct CollectionHandlers: Sendable {
 
     func delete(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
-        pools.write(request, out, committed: hooks.committed(pending)) { writer in
-            let scope = try access.scope(request, collection, writer)
-            // Hooks see the entity being deleted (read here; the delete still checks access).
-            let existing = try writer.document(in: collection, id: id) ?? "{}"
-            let entity = (try? JSONParser.parse(existing))?.objectValue ?? JSONObject()
-            _ = try hooks.run(.beforeDelete, collection, id: id, entity: entity, request: request, scope: scope,
-                              writer: writer, pending: pending) { _ in
-                try writer.delete(from: collection, id: id, scope: scope)
-                return existing
+        pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
+            try Self.prepare(request, collection, access, reader, body: nil).scope
+        }) { writer, scope in
+            // Hooks see the entity being deleted only once the caller may delete it.
+            guard let existing = try writer.existingRow(in: collection, id: id, scope: scope) else {
+                throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
+            }
+            _ = try hooks.run(.beforeDelete, collection, id: id, entity: existing.document, previous: existing.document,
+                              request: request, scope: scope, writer: writer, pending: pending) { _ in
+                try writer.delete(from: collection, id: id, existing: existing)
+                return existing.document.jsonText
             }
             return .json(200, "{\"count\":1}")
         }
+    }
+
+    /// The reader-side step of an update or delete: who the caller is, that
+    /// they may use the collection at all, and the parsed body.
+    static func prepare(_ request: Request, _ collection: String, _ access: AccessPolicy, _ reader: DocumentReader,
+                        body: [UInt8]?) throws -> (scope: AccessScope, entity: JSONObject) {
+        let scope = try access.scope(request, collection, reader)
+        try scope.checkCollectionRead()
+        try access.checkClientWrite(collection, scope.principal)
+        return (scope, try body.map(object) ?? JSONObject())
     }
 
     /// Checks size and media type on the loop (cheap); the body is parsed on the worker.

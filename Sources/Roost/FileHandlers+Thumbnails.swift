@@ -149,12 +149,19 @@ final class ThumbnailScheduler: @unchecked Sendable {
 
     /// Makes one variant on the pool, at most once at a time per variant;
     /// `completion` runs on a pool thread (or at once when the pool is full).
+    /// Variants beyond the configured sizes kept per file; making another
+    /// removes the one made longest ago.
+    static let oneOffVariantsPerFile = 16
+
     func variant(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec, completion: @escaping @Sendable (Outcome) -> Void) {
-        let thumbnailer = self.thumbnailer
+        let (thumbnailer, kept) = (self.thumbnailer, Set(sizes.map { ThumbnailSpec.longest($0).name }))
         flights.join(id + "/" + spec.name, refused: .failure(HTTPError.overloaded(retryAfter: 1)), waiter: completion) { finish in
             pool.submit {
                 let made = Result { try thumbnailer.make(id, type, spec) }
-                if case .success = made { Telemetry.thumbnailsGenerated().increment() }
+                if case .success = made {
+                    Telemetry.thumbnailsGenerated().increment()
+                    thumbnailer.evictOneOffVariants(id, limit: Self.oneOffVariantsPerFile, kept: kept)
+                }
                 finish(made)
             }
         }

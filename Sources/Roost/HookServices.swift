@@ -26,11 +26,11 @@ final class HookServices: Sendable {
     /// stored JSON text) inside the before chain of `event`. A refusal
     /// becomes the client's error; the caller's savepoint undoes everything.
     func run(_ event: HookEvent, _ collection: String, id: String?, entity: JSONObject, isPatch: Bool = false,
-             request: Request, scope: AccessScope, writer: DocumentWriter, pending: LockedBox<AfterContext?>,
-             write: (JSONObject) throws -> String) throws -> String {
+             previous: JSONObject? = nil, request: Request, scope: AccessScope, writer: DocumentWriter,
+             pending: LockedBox<AfterContext?>, write: (JSONObject) throws -> String) throws -> String {
         let context = WriteContext(event: event, collection: collection, id: id, actor: scope.principal.userID,
                                    privileged: scope.principal == .admin, requestID: request.requestID, work: writer,
-                                   entity: entity, isPatch: isPatch)
+                                   entity: entity, isPatch: isPatch, previous: previous)
         var text = ""
         do {
             try registry.runBefore(context) {

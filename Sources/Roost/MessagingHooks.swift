@@ -39,6 +39,10 @@ struct MessagingHooks: Sendable {
             ctx.entity["_acl"] = .object(acl)
             try next()
         }
+        registry.before(.beforeUpdate, collection: messages, id: "messaging.immutable", priority: -300, source: "built-in") { ctx, next in
+            try Self.checkEdit(ctx)
+            try next()
+        }
         registry.before(.beforeCreate, collection: messages, id: "messaging.thread", priority: -100, source: "built-in") { ctx, next in
             try next()
             try Self.upsertThread(ctx, threads: threads, messages: messages)
@@ -91,6 +95,28 @@ struct MessagingHooks: Sendable {
         ctx.entity["threadId"] = .string(thread)
     }
 
+    /// A sent message keeps its sender, recipients, thread and ACL for good:
+    /// only its `text` may be edited, with a merge patch, which stamps
+    /// `editedAt`. Who may edit (the sender, or an admin) is the write
+    /// access already checked before this hook runs.
+    static func checkEdit(_ ctx: WriteContext<DocumentWriter>) throws {
+        guard ctx.isPatch else {
+            throw HookRefusal(403, "Forbidden", "A sent message cannot be replaced; PATCH {\"text\": …} to edit its text.")
+        }
+        for (key, value) in ctx.entity {
+            switch key {
+            case "text":
+                guard case .string = value else { throw HookRefusal(400, "InvalidDocument", "text must be a string.") }
+            case "_id" where value == ctx.id.map { .string($0) }:
+                continue
+            default:
+                throw HookRefusal(400, "InvalidDocument", "Only a message's text can be edited; \"\(key)\" cannot change.")
+            }
+        }
+        guard ctx.entity["text"] != nil else { throw HookRefusal(400, "InvalidDocument", "Send {\"text\": …} to edit a message.") }
+        ctx.entity["editedAt"] = .string(Timestamp.now())
+    }
+
     /// The thread of a conversation: every participant's id, sorted, joined by `:`.
     static func threadID(_ sender: String, _ recipients: [String]) -> String {
         unique([sender] + recipients).sorted().joined(separator: ":")
@@ -141,8 +167,10 @@ struct MessagingHooks: Sendable {
             acl["read"] = .array(members.map { .string($0) })
             acl["write"] = .array(members.map { .string($0) })
             thread["_acl"] = .object(acl)
+            // The server makes the thread: the sender is its creator, and its
+            // id (the participants') is not limited to the sender's namespace.
             let principal: AccessScope.Principal = ctx.actor.map { .user($0) } ?? .admin
-            _ = try writer.insert(into: threads, thread, scope: AccessScope(principal: principal, level: .private))
+            _ = try writer.insert(into: threads, thread, scope: AccessScope(principal: principal, level: .shared))
         }
     }
 

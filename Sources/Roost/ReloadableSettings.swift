@@ -9,6 +9,8 @@ final class ReloadableSettings: @unchecked Sendable {
         var permissions: [String: RoostConfig.Permission]
         var defaultPermission: RoostConfig.Permission
         var privateUserFields: [String]
+        /// Collections only the server (its hooks) and admins write: the messaging threads.
+        var serverWritten: Set<String> = []
 
         init(_ config: RoostConfig) {
             permissions = config.collections.compactMapValues(\.permission)
@@ -18,6 +20,7 @@ final class ReloadableSettings: @unchecked Sendable {
                 for name in [config.messaging.threads, config.messaging.messages] where permissions[name] == nil {
                     permissions[name] = .private
                 }
+                serverWritten.insert(config.messaging.threads)
             }
             defaultPermission = config.defaultPermission
             privateUserFields = config.privateUserFields
@@ -38,6 +41,8 @@ final class ReloadableSettings: @unchecked Sendable {
     func permission(of collection: String) -> RoostConfig.Permission { snapshot.permission(of: collection) }
 
     var privateUserFields: [String] { snapshot.privateUserFields }
+
+    func isServerWritten(_ collection: String) -> Bool { snapshot.serverWritten.contains(collection) }
 
     /// Installs `config`'s reloadable settings; returns what changed, one
     /// human-readable line per change.

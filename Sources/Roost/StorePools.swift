@@ -104,6 +104,20 @@ final class StorePools: Sendable {
         _ = writer.submit(WriteJob(operation: { w in try operation(w); return Response(status: 204) }, completion: { _ in }))
     }
 
+    /// Runs `body` on a reader thread. It returns a response, or nil when it
+    /// handed the request on (to the writer or the hash pool) and that will answer.
+    func readStep(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
+        let logger = self.logger
+        let accepted = readers.submit { reader in
+            do {
+                if let response = try body(reader) { out.send(response) }
+            } catch {
+                out.send(Self.respond(request, logger) { throw error })
+            }
+        }
+        if !accepted { out.send(HTTPError.overloaded().response) }
+    }
+
     /// Runs `body` on a reader thread and sends its response; 503 if the queue is full.
     func read(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
         let logger = self.logger
@@ -124,6 +138,21 @@ final class StorePools: Sendable {
             out.send(Self.respond(request, logger) { try result.get() })
         })
         if !accepted { out.send(HTTPError.overloaded().response) }
+    }
+
+    /// A write in two steps: `prepare` runs on a reader thread (authenticate,
+    /// check the collection's level, parse the body), so a refused or
+    /// malformed request never takes a writer slot and no body is parsed on
+    /// the writer or a loop; then `operation` runs in the writer's next group
+    /// commit with what `prepare` returned.
+    func write<Prepared: Sendable>(_ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
+                                   prepare: @escaping @Sendable (DocumentReader) throws -> Prepared,
+                                   _ operation: @escaping @Sendable (DocumentWriter, Prepared) throws -> Response) {
+        readStep(request, out) { [self] reader in
+            let prepared = try prepare(reader)
+            write(request, out, committed: committed) { writer in try operation(writer, prepared) }
+            return nil
+        }
     }
 
     /// Turns thrown errors into JSON error responses, logging the unexpected ones.

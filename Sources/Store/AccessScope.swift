@@ -61,6 +61,22 @@ public struct AccessScope: Sendable {
         }
     }
 
+    /// Whether a client-chosen `_id` may be used to create here. In a private
+    /// collection a user may only create ids in their own namespace,
+    /// `<user id>:…`, so whether some other id is taken (by a row the caller
+    /// cannot see) is never revealed: other ids are refused whether taken or
+    /// free. Admins and other levels, where every row is visible to anyone
+    /// who may create, are not limited.
+    public func mayChoose(id: String) -> Bool {
+        guard level == .private, case .user(let me) = principal else { return true }
+        return id.hasPrefix(me + ":") && id.utf8.count > me.utf8.count + 1
+    }
+
+    /// The namespace rule of `mayChoose(id:)` as a sentence for errors.
+    public var idNamespaceRule: String {
+        "In a private collection an _id you choose must start with your user id and ':' (\"\(principal.userID ?? "")\":…); leave _id out to get a server-made one."
+    }
+
     /// SQL that limits reads to visible rows, or nil when every row is visible.
     func readPredicate(_ bind: (SQLValue) -> String) -> String? {
         switch (principal, level) {

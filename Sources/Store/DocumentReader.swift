@@ -48,13 +48,13 @@ public final class DocumentReader {
             _ = try FilterCompiler(dialect: dialect).compile(query.filter) // still reject bad filters
             return []
         }
-        let compiler = makeCompiler(layout)
+        let compiler = makeCompiler(layout, guarded: scope.readPredicate({ _ in "" }) != nil)
         let filter = try compiler.compile(query.filter)
         var orderBy: [String] = []
         if let near = filter.nearestFirst, query.sort.isEmpty { orderBy.append("\(near) ASC") }
         for key in query.sort { orderBy.append(contentsOf: sortTerms(key.field, ascending: key.ascending, compiler)) }
         orderBy.append("d.rid ASC")
-        let visible = scope.readPredicate(compiler.bind).map { " AND \($0)" } ?? ""
+        let visible = scope.readPredicate(compiler.bind)
         let document = redaction?.selectSQL(compiler.bind) ?? "d.doc"
         let select: String
         if let fields = query.fields {
@@ -66,11 +66,11 @@ public final class DocumentReader {
         let limit = compiler.bind(.int(Int64(query.limit)))
         let offset = compiler.bind(.int(Int64(query.skip)))
         let sql: String
-        if let driver = filter.streamable, query.sort.isEmpty, filter.nearestFirst == nil {
+        if visible == nil, let driver = filter.streamable, query.sort.isEmpty, filter.nearestFirst == nil {
             // Walk the index in row order and stop at the limit.
-            sql = "SELECT \(select) FROM (\(driver)) AS m JOIN \(layout.table) AS d ON d.rid = m.rid WHERE 1\(visible) ORDER BY m.rid LIMIT \(limit) OFFSET \(offset)"
+            sql = "SELECT \(select) FROM (\(driver)) AS m JOIN \(layout.table) AS d ON d.rid = m.rid ORDER BY m.rid LIMIT \(limit) OFFSET \(offset)"
         } else {
-            sql = "SELECT \(select) FROM \(layout.table) AS d WHERE \(filter.whereSQL)\(visible) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)"
+            sql = "SELECT \(select) FROM \(layout.table) AS d WHERE \(Self.visibleFirst(visible, filter.whereSQL)) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)"
         }
         return try db.withTimeLimit(timeLimit) { try db.prepare(sql).rows(compiler.params) { $0.text(0) } }
     }
@@ -86,10 +86,11 @@ public final class DocumentReader {
             _ = try FilterCompiler(dialect: dialect).compile(filter)
             return 0
         }
-        let compiler = makeCompiler(layout)
+        let guarded = scope.readPredicate({ _ in "" }) != nil
+        let compiler = makeCompiler(layout, guarded: guarded)
         let compiled = try compiler.compile(filter)
         let sql: String
-        if let parts = compiled.indexOnly, scope.readPredicate({ _ in "" }) == nil {
+        if let parts = compiled.indexOnly, !guarded {
             // Every condition is an index look-up and every row is visible:
             // count rids in the index without touching the documents. One
             // single-value look-up yields each rid once, and INTERSECT yields
@@ -98,15 +99,27 @@ public final class DocumentReader {
             let unique = compiled.streamable != nil || parts.count > 1
             sql = "SELECT count(\(unique ? "*" : "DISTINCT rid")) FROM (" + parts.joined(separator: " INTERSECT ") + ")"
         } else {
-            let visible = scope.readPredicate(compiler.bind).map { " AND \($0)" } ?? ""
-            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(compiled.whereSQL)\(visible)"
+            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL))"
         }
         return Int(try db.withTimeLimit(timeLimit) { try db.prepare(sql).firstRow(compiler.params) { $0.int(0) } } ?? 0)
     }
 
+    /// The WHERE clause of a read: the caller's filter is evaluated only on
+    /// rows that pass `visible`. A CASE is evaluated in order whatever plan
+    /// SQLite picks, so no condition, regex or error of the caller's can ever
+    /// run on, or depend on, a row the caller may not read.
+    static func visibleFirst(_ visible: String?, _ filter: String) -> String {
+        guard let visible else { return filter }
+        return "CASE WHEN \(visible) THEN (\(filter)) ELSE 0 END"
+    }
+
     /// A compiler that asks this connection whether an index path is multikey.
-    func makeCompiler(_ layout: CollectionLayout) -> FilterCompiler {
+    /// A `guarded` read (the caller sees only some rows) uses no index: an
+    /// index look-up would compare the caller's values with every row's
+    /// entries, visible or not.
+    func makeCompiler(_ layout: CollectionLayout, guarded: Bool = false) -> FilterCompiler {
         let compiler = FilterCompiler(dialect: dialect, layout: layout)
+        compiler.useIndexes = !guarded
         let db = self.db
         compiler.isMultikey = { path in
             do {

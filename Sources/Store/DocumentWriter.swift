@@ -78,6 +78,7 @@ public final class DocumentWriter {
             guard case .string(let s) = given, DocumentID.isValidClientID(s) else {
                 throw StoreError.invalid("_id must be a non-empty string of at most 256 characters without '/'.")
             }
+            guard scope.mayChoose(id: s) else { throw StoreError.invalid(scope.idNamespaceRule) }
             id = s
         } else {
             id = ids.next()
@@ -104,7 +105,33 @@ public final class DocumentWriter {
         if let given = body["_id"], given != .string(id) {
             throw StoreError.invalid("The body's _id does not match the URL.")
         }
-        guard let layout = try catalog.layout(collection), let existing = try writable(layout, id: id, scope: scope) else {
+        return try replace(in: collection, id: id, body, existing: try replaceableRow(in: collection, id: id, scope: scope), scope: scope)
+    }
+
+    /// The row a PUT of `id` replaces, or nil when the caller may create it.
+    /// An id the caller could not create answers 404 whether it is free or
+    /// taken by a row the caller cannot see, so a PUT cannot probe for rows.
+    public func replaceableRow(in collection: String, id: String, scope: AccessScope) throws -> StoredRow? {
+        var hidden = false
+        do {
+            if let row = try existingRow(in: collection, id: id, scope: scope) { return row }
+        } catch StoreError.notFound {
+            hidden = true
+        }
+        guard !hidden && scope.mayChoose(id: id) else {
+            let rule = scope.level == .private ? " " + scope.idNamespaceRule : ""
+            throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).\(rule)")
+        }
+        return nil
+    }
+
+    /// `replace` for a row already read with `existingRow` (nil: create it).
+    public func replace(in collection: String, id: String, _ body: JSONObject, existing: StoredRow?,
+                        scope: AccessScope = .system) throws -> (created: Bool, text: String) {
+        if let given = body["_id"], given != .string(id) {
+            throw StoreError.invalid("The body's _id does not match the URL.")
+        }
+        guard let existing, let layout = try catalog.layout(collection) else {
             var withID = body
             withID["_id"] = .string(id)
             return (true, try insert(into: collection, withID, scope: scope))
@@ -117,7 +144,24 @@ public final class DocumentWriter {
 
     /// A row the caller may change: 404 when they may not see it, 403 when
     /// they see it but may not write it; nil when no such row exists at all.
-    typealias StoredRow = (rowID: Int64, createdAt: String, document: JSONObject, acl: JSONObject?)
+    public struct StoredRow: Sendable {
+        let rowID: Int64
+        let createdAt: String
+        /// The stored document, `_acl` included.
+        public let document: JSONObject
+        var acl: JSONObject? { document["_acl"]?.objectValue }
+    }
+
+    /// The row `id` if it exists and the caller may change it: the one read
+    /// of a row before hooks see it. Throws 404 when the caller may not see
+    /// it, 403 when they see it but may not write; nil when it does not exist.
+    public func existingRow(in collection: String, id: String, scope: AccessScope) throws -> StoredRow? {
+        guard let layout = try catalog.layout(collection) else {
+            try scope.checkCollectionRead()
+            return nil
+        }
+        return try writable(layout, id: id, scope: scope)
+    }
 
     func writable(_ layout: CollectionLayout, id: String, scope: AccessScope) throws -> StoredRow? {
         try scope.checkCollectionRead()
@@ -132,12 +176,17 @@ public final class DocumentWriter {
         guard row.3 else { throw StoreError.notFound("No document with _id \"\(id)\" in \(layout.name).") }
         guard row.4 else { throw StoreError.forbidden("You may read this document but not change it.") }
         guard case .object(let document) = try JSONParser.parse(row.2) else { throw StoreError.invalid("stored document is not an object") }
-        return (row.0, row.1, document, document["_acl"]?.objectValue)
+        return StoredRow(rowID: row.0, createdAt: row.1, document: document)
     }
 
     /// Applies an RFC 7396 merge patch to the document `id`.
     public func patch(in collection: String, id: String, _ patch: JSONObject, scope: AccessScope = .system) throws -> String {
-        guard let layout = try catalog.layout(collection), let existing = try writable(layout, id: id, scope: scope) else {
+        try self.patch(in: collection, id: id, patch, existing: try existingRow(in: collection, id: id, scope: scope), scope: scope)
+    }
+
+    /// `patch` for a row already read with `existingRow` (nil: 404).
+    public func patch(in collection: String, id: String, _ patch: JSONObject, existing: StoredRow?, scope: AccessScope) throws -> String {
+        guard let existing, let layout = try catalog.layout(collection) else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
         if let given = patch["_id"], given != .string(id) { throw StoreError.invalid("_id cannot be changed.") }
@@ -154,7 +203,12 @@ public final class DocumentWriter {
 
     /// Deletes the document `id` and its index entries.
     public func delete(from collection: String, id: String, scope: AccessScope = .system) throws {
-        guard let layout = try catalog.layout(collection), let existing = try writable(layout, id: id, scope: scope) else {
+        try delete(from: collection, id: id, existing: try existingRow(in: collection, id: id, scope: scope))
+    }
+
+    /// Deletes a row already read with `existingRow` (nil: 404).
+    public func delete(from collection: String, id: String, existing: StoredRow?) throws {
+        guard let existing, let layout = try catalog.layout(collection) else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
         try db.prepare("DELETE FROM \(layout.table) WHERE rid = ?1").run([.int(existing.rowID)])

@@ -1,0 +1,222 @@
+"""Helpers for test_hostile.py: a roostd that is stopped hard (hostile
+requests may have wedged it), a client that checks the error-body and no-5xx
+invariants on every answer, /healthz probes in a thread, and an RSS watchdog
+that kills the daemon before a runaway request can hurt the machine."""
+
+import contextlib
+import http.client
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+
+import pytest
+
+from accounts_support import ADMIN_TOKEN, FAST_HASHING, Response, _free_port
+from conftest import wait_until_healthy
+
+HERE = pathlib.Path(__file__).resolve().parent
+DEFAULT_BINARY = (HERE / ".." / ".." / ".build" / "debug" / "roostd").resolve()
+
+__all__ = ["ADMIN_TOKEN", "FAST_HASHING", "HostileDaemon", "hostile_roostd", "q", "HealthProbes", "RSSWatch",
+           "check_invariants"]
+
+
+def q(obj):
+    """URL-encodes a JSON value for a query parameter (parentheses stay raw to keep long regexes short)."""
+    return urllib.parse.quote(json.dumps(obj, separators=(",", ":")), safe="()")
+
+
+def check_invariants(resp, what):
+    """Hole class 10: no 5xx but 503, and every error body is exactly {"error", "description"}."""
+    assert resp.status < 500 or resp.status == 503, f"{what}: server error {resp!r}"
+    if resp.status >= 400:
+        assert isinstance(resp.body, dict) and set(resp.body) == {"error", "description"}, \
+            f"{what}: error body is not {{error, description}}: {resp!r}"
+        assert isinstance(resp.body["error"], str) and resp.body["error"], f"{what}: {resp!r}"
+
+
+class HostileDaemon:
+    def __init__(self, base, port, data_dir, proc, log):
+        self.base, self.port, self.data_dir, self.proc, self.log = base, port, pathlib.Path(data_dir), proc, log
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def call(self, method, path, body=None, token=None, headers=None, raw_body=None, timeout=15, check=True):
+        """One request on a fresh connection; returns a Response with `.elapsed` (seconds)."""
+        hdrs = dict(headers or {})
+        data = raw_body
+        if body is not None:
+            data = json.dumps(body).encode()
+            hdrs.setdefault("Content-Type", "application/json")
+        if token is not None:
+            hdrs["Authorization"] = f"Bearer {token}"
+        if data is None and method in ("POST", "PUT", "PATCH"):
+            data = b""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        started = time.monotonic()
+        try:
+            conn.request(method, path, body=data, headers=hdrs)
+            r = conn.getresponse()
+            resp = Response(r.status, dict(r.getheaders()), r.read())
+        finally:
+            conn.close()
+        resp.elapsed = time.monotonic() - started
+        if check:
+            check_invariants(resp, f"{method} {path[:200]}")
+        return resp
+
+    def timed_call(self, limit, method, path, body=None, **kw):
+        """A call that must answer within `limit` seconds (a timeout fails the test, not the suite)."""
+        try:
+            r = self.call(method, path, body, timeout=max(limit * 2, 3), **kw)
+        except (TimeoutError, OSError) as e:
+            pytest.fail(f"{method} {path[:120]}: no answer within {max(limit * 2, 3)} s ({e!r})")
+        assert r.elapsed < limit, f"{method} {path[:120]}: took {r.elapsed:.2f} s (limit {limit} s): {r!r}"
+        return r
+
+    def sign_up(self, username, password="correct horse battery"):
+        r = self.call("POST", "/users", {"username": username, "password": password})
+        assert r.status == 201, r
+        return {"id": r.body["user"]["_id"], "token": r.body["token"]}
+
+    def proc_status(self, key):
+        """A /proc/<pid>/status value in bytes (VmRSS, VmHWM)."""
+        for line in pathlib.Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+        raise KeyError(key)
+
+    def thumbnail_files(self, file_id):
+        return sorted(p for p in (self.data_dir / "files" / "thumbs").glob(f"*/{file_id}/*") if p.is_file())
+
+    def log_text(self):
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def stop(self, grace=3):
+        """SIGTERM, then SIGKILL after `grace` seconds: a daemon wedged by a hostile
+        request must not keep a core busy for minutes after its test failed."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@contextlib.contextmanager
+def hostile_roostd(config_yaml, grace=3):
+    binary = pathlib.Path(os.environ.get("ROOSTD", str(DEFAULT_BINARY)))
+    if not binary.exists():
+        pytest.fail(f"roostd binary not found at {binary}; run `swift build` or set ROOSTD")
+    with tempfile.TemporaryDirectory(prefix="roost-hostile-") as tmp:
+        config = pathlib.Path(tmp) / "roost.yaml"
+        config.write_text(config_yaml)
+        data_dir = pathlib.Path(tmp) / "data"
+        port = _free_port()
+        log = open(pathlib.Path(tmp) / "roostd.log", "w+b")
+        env = dict(os.environ)
+        env.pop("ROOST_ADMIN_TOKEN", None)
+        proc = subprocess.Popen([str(binary), "serve", "--listen", f"127.0.0.1:{port}",
+                                 "--data-dir", str(data_dir), "--config", str(config)],
+                                stdout=log, stderr=subprocess.STDOUT, env=env)
+        daemon = HostileDaemon(f"http://127.0.0.1:{port}", port, data_dir, proc, log)
+        try:
+            wait_until_healthy(daemon.base, proc, daemon.log_text)
+            yield daemon
+        finally:
+            daemon.stop(grace)
+            log.close()
+
+
+class HealthProbes:
+    """`GET /healthz` every ~20 ms on fresh connections in a thread, while the
+    body of the `with` runs, and at least `min_probes` times. Latencies in `.latencies`."""
+
+    def __init__(self, daemon, min_probes=8, interval=0.02):
+        self.daemon, self.min_probes, self.interval = daemon, min_probes, interval
+        self.latencies, self.failures = [], []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set() or len(self.latencies) + len(self.failures) < self.min_probes:
+            started = time.monotonic()
+            try:
+                r = self.daemon.call("GET", "/healthz", timeout=5, check=False)
+                if r.status == 200:
+                    self.latencies.append(time.monotonic() - started)
+                else:
+                    self.failures.append(f"status {r.status}")
+            except OSError as e:
+                self.failures.append(f"{e!r} after {time.monotonic() - started:.2f} s")
+            if len(self.latencies) + len(self.failures) > 2000:
+                return
+            time.sleep(self.interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    @property
+    def worst(self):
+        return max(self.latencies, default=float("inf"))
+
+
+class RSSWatch:
+    """Samples the daemon's VmRSS every 20 ms while the `with` body runs; kills
+    the daemon when it grows by more than `kill_above` bytes (the runaway case
+    the test is about), so a failing run stays cheap for the shared machine."""
+
+    def __init__(self, daemon, kill_above=600 * 1024 * 1024):
+        self.daemon, self.kill_above = daemon, kill_above
+        self.baseline = daemon.proc_status("VmRSS")
+        self.baseline_hwm = daemon.proc_status("VmHWM")
+        self.peak = self.baseline
+        self.killed = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                rss = self.daemon.proc_status("VmRSS")
+            except (OSError, KeyError):
+                return
+            self.peak = max(self.peak, rss)
+            if rss - self.baseline > self.kill_above:
+                self.killed = True
+                self.daemon.proc.kill()
+                return
+            time.sleep(0.02)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join(timeout=5)
+        if self.daemon.proc.poll() is None:
+            # A peak between two samples still shows in the high-water mark.
+            hwm = self.daemon.proc_status("VmHWM")
+            if hwm > self.baseline_hwm:
+                self.peak = max(self.peak, hwm)
+
+    @property
+    def growth(self):
+        return self.peak - self.baseline
