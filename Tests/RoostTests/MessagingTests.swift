@@ -75,18 +75,22 @@ import Testing
         #expect(try HTTP.send("GET", "\(base)/threads/\(thread)", headers: eve.auth).status == 404)
         #expect(try HTTP.send("GET", "\(base)/threads", headers: eve.auth).array.isEmpty)
 
-        // resolve respects access: a thread Eve may read that points at a
+        // Threads are written by the server only: a client cannot squat one.
+        let squat = try HTTP.json("PUT", "\(base)/threads/eve-notes", ["participants": ["x"]], headers: eve.auth)
+        #expect(squat.status == 403)
+
+        // resolve respects access: a document Eve may read that points at a
         // message she may not stays an unexpanded reference.
-        let bait = try HTTP.json("PUT", "\(base)/threads/eve-notes", [
+        let bait = try HTTP.json("PUT", "\(base)/notes/eve-notes", [
             "lastMessage": ["_type": "ref", "_collection": "messages", "_id": firstID],
         ], headers: eve.auth)
         #expect(bait.status == 201)
-        let peek = try HTTP.send("GET", "\(base)/threads/eve-notes?resolve=lastMessage", headers: eve.auth)
+        let peek = try HTTP.send("GET", "\(base)/notes/eve-notes?resolve=lastMessage", headers: eve.auth)
         #expect(peek.status == 200)
         let unresolved = try #require(peek.object["lastMessage"] as? [String: Any])
         #expect(unresolved["_type"] as? String == "ref")
         #expect(unresolved["text"] == nil)
-        #expect(try HTTP.send("GET", "\(base)/threads/eve-notes?resolve=a.b", headers: eve.auth).status == 400)
+        #expect(try HTTP.send("GET", "\(base)/notes/eve-notes?resolve=a.b", headers: eve.auth).status == 400)
         roost.stop()
     }
 

@@ -24,7 +24,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 DEFAULT_BINARY = (HERE / ".." / ".." / ".build" / "debug" / "roostd").resolve()
 
 __all__ = ["ADMIN_TOKEN", "FAST_HASHING", "HostileDaemon", "hostile_roostd", "q", "HealthProbes", "RSSWatch",
-           "check_invariants"]
+           "check_invariants", "guarded_get"]
 
 
 def q(obj):
@@ -89,10 +89,14 @@ class HostileDaemon:
 
     def proc_status(self, key):
         """A /proc/<pid>/status value in bytes (VmRSS, VmHWM)."""
-        for line in pathlib.Path(f"/proc/{self.pid}/status").read_text().splitlines():
+        try:
+            lines = pathlib.Path(f"/proc/{self.pid}/status").read_text().splitlines()
+        except OSError:
+            return None
+        for line in lines:
             if line.startswith(key + ":"):
                 return int(line.split()[1]) * 1024
-        raise KeyError(key)
+        return None  # a process that is exiting has no memory lines
 
     def thumbnail_files(self, file_id):
         return sorted(p for p in (self.data_dir / "files" / "thumbs").glob(f"*/{file_id}/*") if p.is_file())
@@ -193,9 +197,8 @@ class RSSWatch:
 
     def _run(self):
         while not self._stop.is_set():
-            try:
-                rss = self.daemon.proc_status("VmRSS")
-            except (OSError, KeyError):
+            rss = self.daemon.proc_status("VmRSS")
+            if rss is None:
                 return
             self.peak = max(self.peak, rss)
             if rss - self.baseline > self.kill_above:
@@ -211,12 +214,32 @@ class RSSWatch:
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join(timeout=5)
-        if self.daemon.proc.poll() is None:
-            # A peak between two samples still shows in the high-water mark.
-            hwm = self.daemon.proc_status("VmHWM")
-            if hwm > self.baseline_hwm:
-                self.peak = max(self.peak, hwm)
+        # A peak between two samples still shows in the high-water mark.
+        hwm = None if self.killed else self.daemon.proc_status("VmHWM")
+        if hwm is not None and hwm > self.baseline_hwm:
+            self.peak = max(self.peak, hwm)
 
     @property
     def growth(self):
         return self.peak - self.baseline
+
+
+def guarded_get(daemon, path, limit, rss_limit=100 * 1024 * 1024, **kw):
+    """GET `path` under an RSS watch: fails (and kills the daemon) when the answer
+    takes `limit` seconds or more or memory runs away; fails when RSS grew by
+    `rss_limit` or more; checks the error invariants; returns the response."""
+    r, error = None, None
+    with RSSWatch(daemon) as rss:
+        try:
+            r = daemon.call("GET", path, timeout=max(2 * limit, 3), check=False, **kw)
+        except OSError as e:
+            error = e
+    if r is None or rss.killed or r.elapsed >= limit:
+        daemon.proc.kill()
+        daemon.proc.wait()
+        took = "no answer" if r is None else f"{r.elapsed:.2f} s (limit {limit} s)"
+        pytest.fail(f"GET {path[:100]}: ran away: {error or r!r}, {took}, RSS +{rss.growth >> 20} MB"
+                    f"{' (watchdog killed it)' if rss.killed else ''}; daemon killed")
+    check_invariants(r, f"GET {path[:100]}")
+    assert rss.growth < rss_limit, f"GET {path[:100]}: RSS grew by {rss.growth >> 20} MB: {r!r}"
+    return r

@@ -130,12 +130,48 @@ class World:
         self.d = daemon
         self.users = users  # "A"/"B" -> {"id", "token"}
         self.tokens = {"anon": None, "A": users["A"]["token"], "B": users["B"]["token"], "admin": ADMIN_TOKEN}
+        self.real_ids = {}  # plain row name -> namespaced _id in the private collection
 
     def uid(self, name):
         return self.users[name]["id"]
 
     def call(self, principal, method, path, body=None):
-        return self.d.call(method, path, body, token=self.tokens[principal])
+        path, body = self.namespaced(principal, method, path, body)
+        r = self.d.call(method, path, body, token=self.tokens[principal])
+        r.body = self.plain_ids(r.body)
+        return r
+
+    # In a private collection a user's client-chosen _id must start with
+    # "<user id>:" (so a taken id never reveals a row the caller cannot see).
+    # The matrix names rows plainly ("a1"); these two helpers put the
+    # creator's namespace on the wire and take it off the answers.
+    def namespaced(self, principal, method, path, body):
+        base = f"/{COLLECTION['private']}"
+        if not path.startswith(base):
+            return path, body
+        user = principal in ("A", "B")
+        if method == "POST" and user and isinstance(body, dict) and "_id" in body and ":" not in body["_id"]:
+            real = f"{self.uid(principal)}:{body['_id']}"
+            self.real_ids[body["_id"]] = real
+            body = {**body, "_id": real}
+        elif method == "POST" and isinstance(body, dict) and "_id" in body:
+            self.real_ids.setdefault(body["_id"], body["_id"])  # an admin's id is used as given
+        rest = path[len(base) + 1:] if path.startswith(base + "/") else ""
+        plain = rest.split("?", 1)[0]
+        if plain and not plain.startswith("_"):
+            if plain not in self.real_ids and method == "PUT" and user:
+                self.real_ids[plain] = f"{self.uid(principal)}:{plain}"
+            if plain in self.real_ids:
+                path = f"{base}/{self.real_ids[plain]}" + rest[len(plain):]
+        return path, body
+
+    def plain_ids(self, value):
+        plain = {real: name for name, real in self.real_ids.items()}
+        if isinstance(value, list):
+            return [self.plain_ids(v) for v in value]
+        if isinstance(value, dict) and isinstance(value.get("_id"), str) and value["_id"] in plain:
+            return {**value, "_id": plain[value["_id"]]}
+        return value
 
     def acl_lists(self, names):
         return {k: [self.uid(n) for n in v] for k, v in names.items()}

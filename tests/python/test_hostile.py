@@ -31,8 +31,7 @@ import zlib
 
 import pytest
 
-from hostile_support import (ADMIN_TOKEN, FAST_HASHING, HealthProbes, RSSWatch, check_invariants,
-                             hostile_roostd, q)
+from hostile_support import ADMIN_TOKEN, FAST_HASHING, HealthProbes, guarded_get, hostile_roostd, q
 
 ADMIN = ADMIN_TOKEN
 
@@ -185,8 +184,8 @@ def random_hidden_doc(rng, marker, unguessable):
 FIELDS = ["secret", "n", "tags", "nested", "nested.k", "nested.s", "flag", "missing", "_id", "_createdAt"]
 
 
-def random_condition(rng, pool):
-    field = rng.choice(FIELDS)
+def random_condition(rng, pool, fields=FIELDS):
+    field = rng.choice(fields)
     value = rng.choice(pool)
     strings = [v for v in pool if isinstance(v, str) and v]
     prefix = rng.choice(strings)[: rng.randint(1, 6)] if strings else "h"
@@ -218,22 +217,22 @@ def random_condition(rng, pool):
     return {field: cond}
 
 
-def random_filter(rng, pool):
+def random_filter(rng, pool, fields=FIELDS):
     shape = rng.randrange(6)
     if shape == 0:
-        return random_condition(rng, pool)
+        return random_condition(rng, pool, fields)
     if shape in (1, 2):
         # The oracle shape: a guess about hidden data AND a limit-hitting regex.
-        c = random_condition(rng, pool)
+        c = random_condition(rng, pool, fields)
         other = rng.choice(["_createdAt", "_id", "_updatedAt"])
         if other not in c:
             c[other] = {"$regex": rng.choice(CATASTROPHIC)}
         return c
     if shape == 3:
-        return {"$and": [random_condition(rng, pool), random_condition(rng, pool)]}
+        return {"$and": [random_condition(rng, pool, fields), random_condition(rng, pool, fields)]}
     if shape == 4:
-        return {"$or": [random_condition(rng, pool), random_condition(rng, pool)]}
-    return {"$nor": [random_condition(rng, pool)]}
+        return {"$or": [random_condition(rng, pool, fields), random_condition(rng, pool, fields)]}
+    return {"$nor": [random_condition(rng, pool, fields)]}
 
 
 def random_list_params(rng, pool, sort_fields):
@@ -290,7 +289,7 @@ def test_randomised_private_document_never_changes_another_users_answers(world):
         pool += [v["secret"], v.get("n", 0), v["secret"][:5]] + [t for t in v.get("tags", []) if not isinstance(t, float)]
     sort_fields = ["n", "secret", "_id", "tags", "nested.k", "flag"]
     probes = []
-    for _ in range(45):
+    for _ in range(40):
         params = random_list_params(rng, pool, sort_fields)
         probes.append(f"/prvRand?{params}")
         probes.append(f"/prvRand/_count?{params.split('&')[0]}")
@@ -317,26 +316,19 @@ def test_randomised_private_messages_never_change_a_strangers_answers(world):
     learn anything of alice's messages to erin, nor that they talk."""
     rng = random.Random(1415)
     a, e, c, d = (world.uid(n) for n in ("alice", "erin", "carol", "dave"))
-    world.send("carol", "dave", "carol's own visible message")
+    # Carol's own message is short, so a limit-hitting regex on `text` passes over it,
+    # while alice's hidden texts are long enough to trip it (the oracle's lever).
+    world.send("carol", "dave", "hi")
     tid = ":".join(sorted([a, e]))
     unguessables = [uniq("UNGUESSABLE") for _ in range(3)]
     texts = [f"hunter2 {unguessables[0]}", f"swordfish {unguessables[1]}", f"hunter3 {unguessables[2]}"]
     pool = [a, e, c, d, tid, "hunter2", "hunter", "swordfish", "carol", [a, e], [e], True, 1]
-    msg_fields = ["text", "senderId", "recipients", "recipientId", "threadId", "editedAt", "_createdAt", "_id"]
+    msg_fields = ["text", "text", "text", "senderId", "recipients", "recipientId", "threadId", "editedAt", "_createdAt", "_id"]
     thread_fields = ["_id", "participants", "lastMessageAt", "lastMessage._id", "lastMessage", "_createdAt"]
-
-    def filters(fields):
-        out = []
-        for _ in range(18):
-            f = random_filter(rng, pool)
-            # Aim the random conditions at the messaging fields.
-            out.append({(rng.choice(fields) if k in FIELDS and k not in ("_id", "_createdAt") else k): v
-                        for k, v in f.items()})
-        return out
 
     probes = []
     for coll, fields in (("messages", msg_fields), ("threads", thread_fields)):
-        for f in filters(fields):
+        for f in [random_filter(rng, pool, fields) for _ in range(24)]:
             extra = f"&sort={q({rng.choice(fields): rng.choice([1, -1])})}" if rng.random() < 0.5 else ""
             extra += f"&skip={rng.randint(0, 2)}" if rng.random() < 0.4 else ""
             resolve = "&resolve=lastMessage" if coll == "threads" and rng.random() < 0.5 else ""
@@ -383,12 +375,15 @@ def foreign_ids(w):
 def test_post_with_a_foreign_id_is_the_same_400_whether_taken_or_not(ids_world):
     w = ids_world
     b = w.uid("bob")
-    for taken, free in foreign_ids(w) + [(f"{w.uid('alice')}:secret", b), (f"{w.uid('alice')}:secret", f"{b}x:1"),
-                                         (f"{w.uid('alice')}:secret", f"x{b}:1")]:
+    for taken, free in foreign_ids(w):
         rt = w.call("bob", "POST", "/prvIds", {"_id": taken, "v": "bob's"})
         rf = w.call("bob", "POST", "/prvIds", {"_id": free, "v": "bob's"})
         assert rt.status == 400 and rt.body["error"] == "InvalidDocument", (taken, rt)
         assert normalized(rt, taken) == normalized(rf, free), (taken, free)
+    # Near misses of bob's own namespace are refused the same way.
+    for near in (b, f"{b}x:1", f"x{b}:1", f"{b.upper()}:1" if b.upper() != b else f" {b}:1"):
+        r = w.call("bob", "POST", "/prvIds", {"_id": near, "v": "bob's"})
+        assert r.status == 400 and r.body["error"] == "InvalidDocument", (near, r)
     assert w.call("admin", "GET", f"/prvIds/{w.uid('alice')}:secret").body["v"] == "alice's"
     assert w.call("admin", "GET", f"/prvIds/{w.uid('alice')}:free").status == 404
     assert w.call("admin", "GET", "/prvIds/plain-free").status == 404
@@ -460,10 +455,17 @@ def test_a_stranger_cannot_learn_that_two_users_talk(world):
     tid = world.thread_id(*pair)
     probes = [f"/threads/{tid}", f"/threads/{tid}?resolve=lastMessage", f"/threads?count=true&query={q({'_id': tid})}",
               f"/threads/_count?query={q({'participants': world.uid('frank')})}"]
-    before = run_probes(world, "carol", probes)
+    writes = [("POST", "/threads", {"_id": tid}), ("PUT", f"/threads/{tid}", {"x": 1}),
+              ("PATCH", f"/threads/{tid}", {"x": 1}), ("DELETE", f"/threads/{tid}", None)]
+
+    def answers():
+        # Reads, and the writes a squatter would try (a 201 before and a 409 after would tell).
+        return run_probes(world, "carol", probes) + [(f"{m} {p}", observed(world.call("carol", m, p, b)))
+                                                     for m, p, b in writes]
+    before = answers()
     assert before[0][1][0] == 404
     world.send("frank", "grace", "hi grace")
-    after = run_probes(world, "carol", probes)
+    after = answers()
     assert before == after
 
 
@@ -534,14 +536,25 @@ def test_patching_anything_but_text_is_refused(world, message, field, with_text)
 
 
 def test_put_on_messages_is_forbidden_for_non_admins(world, message):
-    before = world.call("admin", "GET", f"/messages/{message['_id']}").raw
+    mid = message["_id"]
+    before = world.call("admin", "GET", f"/messages/{mid}").raw
     body = {"recipientId": world.uid("dave"), "senderId": world.uid("alice"), "text": "replaced"}
-    for who in ("alice", "dave", "carol"):
-        r = world.call(who, "PUT", f"/messages/{message['_id']}", body)
+    for who in ("alice", "dave"):
+        r = world.call(who, "PUT", f"/messages/{mid}", body)
         assert r.status == 403, (who, r)
-    absent = f"{world.uid('carol')}:{uniq('m')}"
-    assert world.call("carol", "PUT", f"/messages/{absent}", body).status == 403
-    assert world.call("admin", "GET", f"/messages/{message['_id']}").raw == before
+    # A stranger: refused, and exactly as for an id that does not exist (403 by
+    # rule 4, or 404 by rule 2's "invisible = absent"; see the report).
+    rs = world.call("carol", "PUT", f"/messages/{mid}", body)
+    absent = "0123456789abcdef01234567"
+    ra = world.call("carol", "PUT", f"/messages/{absent}", body)
+    assert rs.status in (403, 404), rs
+    assert normalized(rs, mid) == normalized(ra, absent)
+    # PUT cannot create a message either, even in the caller's own id namespace.
+    own = f"{world.uid('carol')}:{uniq('m')}"
+    r = world.call("carol", "PUT", f"/messages/{own}", {**body, "senderId": world.uid("carol")})
+    assert r.status == 403, r
+    assert world.call("admin", "GET", f"/messages/{own}").status == 404
+    assert world.call("admin", "GET", f"/messages/{mid}").raw == before
 
 
 def test_recipient_patch_is_403_and_stranger_patch_is_404_like_an_absent_id(world, message):
@@ -566,7 +579,9 @@ PATH_FORMS = {
     "or": lambda p: f"query={q({'$or': [{p: 1}, {p: {'$gt': 2}}]})}",
     "sort": lambda p: f"sort={q({p: 1})}",
 }
-_path_failed = {}
+# The first path length that ran away (timed out or blew RSS): the daemon is
+# killed then, and longer paths are not sent.
+_path_runaway = []
 
 
 @pytest.fixture(scope="module")
@@ -580,21 +595,18 @@ def blowup():
 @pytest.mark.parametrize("form", list(PATH_FORMS))
 @pytest.mark.parametrize("parts", PATH_PARTS)
 def test_long_query_paths_are_quick_and_never_500(blowup, form, parts):
+    if _path_runaway:
+        pytest.fail(f"not sent: a {_path_runaway[0]}-part path already ran away (daemon killed)")
     if blowup.proc.poll() is not None:
         pytest.fail("the daemon died in an earlier path test")
-    smaller = [p for p in _path_failed.get(form, []) if p <= parts]
-    if smaller:
-        pytest.fail(f"not sent: the {form} form already failed at {smaller[0]} parts")
-    path = ".".join(["a"] * parts)
-    _path_failed.setdefault(form, []).append(parts)  # cleared on success below
-    with RSSWatch(blowup) as rss:
-        r = blowup.timed_call(2.0, "GET", f"/pub?{PATH_FORMS[form](path)}")
-    assert not rss.killed, f"RSS grew past +600 MB ({rss.growth >> 20} MB); daemon killed"
+    try:
+        r = guarded_get(blowup, f"/pub?{PATH_FORMS[form]('.'.join(['a'] * parts))}", limit=2.0)
+    finally:
+        if blowup.proc.poll() is not None:
+            _path_runaway.append(parts)
     assert r.status in (200, 400), r
     if r.status == 400:
         assert r.body["error"] == "InvalidQuery", r
-    assert rss.growth < 100 * 1024 * 1024, f"RSS grew by {rss.growth >> 20} MB"
-    _path_failed[form].remove(parts)
 
 
 # ===========================================================================
@@ -653,8 +665,8 @@ def test_anonymous_many_key_write_is_401_before_parsing(lone_daemon, method, pat
 
 def test_html_view_of_a_20k_key_document_is_quick(lone_daemon):
     d = lone_daemon
-    r = d.call("POST", "/wide", raw_body=many_keys_body(20_000), headers={"Content-Type": "application/json"},
-               timeout=30)
+    r = d.timed_call(5.0, "POST", "/wide", raw_body=many_keys_body(20_000),
+                     headers={"Content-Type": "application/json"})
     assert r.status == 201, r
     r = d.timed_call(1.0, "GET", "/wide", headers={"Accept": "text/html"})
     assert r.status == 200 and r.header("Content-Type").startswith("text/html"), r
@@ -667,16 +679,12 @@ def test_html_view_of_a_20k_key_document_is_quick(lone_daemon):
 @pytest.mark.parametrize("pattern", [
     "(" * 8000 + ")" * 8000,          # 8,000 nested empty groups
     "()" * 8000,                      # 8,000 empty groups in a row
-    "(?:(a?))" * 4000 + "$",          # 4,000 optional groups to backtrack through
-], ids=["nested-groups", "sequential-groups", "optional-groups"])
+], ids=["nested-groups", "sequential-groups"])
 def test_huge_regex_is_a_quick_400_without_memory_growth(lone_daemon, pattern):
     d = lone_daemon
     assert d.call("POST", "/heap", {"s": "a" * 20_000}).status == 201
-    with RSSWatch(d) as rss:
-        r = d.timed_call(2.0, "GET", f"/heap?query={q({'s': {'$regex': pattern}})}")
-    assert not rss.killed, f"RSS grew past +600 MB ({rss.growth >> 20} MB); daemon killed"
+    r = guarded_get(d, f"/heap?query={q({'s': {'$regex': pattern}})}", limit=2.0)
     assert r.status == 400, r
-    assert rss.growth < 100 * 1024 * 1024, f"RSS grew by {rss.growth >> 20} MB"
     assert d.call("GET", "/healthz").status == 200
 
 
