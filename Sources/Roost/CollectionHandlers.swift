@@ -57,7 +57,7 @@ struct CollectionHandlers: Sendable {
             if let fields = try References.fields(request) {
                 return .json(200, try References.resolve([text], fields: fields, principal: scope.principal, access: access, reader: reader)[0])
             }
-            return .json(200, text)
+            return Preconditions.entityResponse(200, text)
         }
     }
 
@@ -75,7 +75,7 @@ struct CollectionHandlers: Sendable {
                                      scope: scope, writer: writer, pending: pending) { entity in
                 try writer.insert(into: collection, entity, scope: scope)
             }
-            return .json(201, text)
+            return Preconditions.entityResponse(201, text)
         }
     }
 
@@ -88,6 +88,7 @@ struct CollectionHandlers: Sendable {
             let (scope, entity) = prepared
             // Access first: hooks see the stored row only once the caller may change it.
             let existing = try writer.replaceableRow(in: collection, id: id, scope: scope)
+            try Preconditions.check(request, current: existing?.document)
             var created = false
             let text = try hooks.run(existing == nil ? .beforeCreate : .beforeUpdate, collection, id: id, entity: entity,
                                      previous: existing?.document, request: request, scope: scope, writer: writer,
@@ -96,7 +97,7 @@ struct CollectionHandlers: Sendable {
                 created = result.created
                 return result.text
             }
-            return .json(created ? 201 : 200, text)
+            return Preconditions.entityResponse(created ? 201 : 200, text)
         }
     }
 
@@ -109,11 +110,12 @@ struct CollectionHandlers: Sendable {
             let (scope, patch) = prepared
             let existing = try writer.existingRow(in: collection, id: id, scope: scope)
             guard existing != nil else { throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).") }
+            try Preconditions.check(request, current: existing?.document)
             let text = try hooks.run(.beforeUpdate, collection, id: id, entity: patch, isPatch: true, previous: existing?.document,
                                      request: request, scope: scope, writer: writer, pending: pending) { patch in
                 try writer.patch(in: collection, id: id, patch, existing: existing, scope: scope)
             }
-            return .json(200, text)
+            return Preconditions.entityResponse(200, text)
         }
     }
 
@@ -126,6 +128,7 @@ struct CollectionHandlers: Sendable {
             guard let existing = try writer.existingRow(in: collection, id: id, scope: scope) else {
                 throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
             }
+            try Preconditions.check(request, current: existing.document)
             _ = try hooks.run(.beforeDelete, collection, id: id, entity: existing.document, previous: existing.document,
                               request: request, scope: scope, writer: writer, pending: pending) { _ in
                 try writer.delete(from: collection, id: id, existing: existing)
