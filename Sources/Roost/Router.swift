@@ -6,6 +6,7 @@ import Store
 /// the method and path and never touches the database itself.
 struct Router: Sendable {
     let collections: CollectionHandlers
+    let batch: BatchHandler
     let accounts: AccountHandlers
     let files: FileHandlers
     let push: PushHandlers
@@ -51,6 +52,8 @@ struct Router: Sendable {
                 return out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
             }
             out.send(metrics.respond())
+        case _ where s[0] == "_batch" && s.count == 1:
+            request.method == .post ? batch.handle(request, out) : out.send(HTTPError.methodNotAllowed(request.method, allow: "POST").response)
         case _ where s[0] == "files" && s.count == 2 && s[1] == "_deltaset" && request.method == .get:
             collections.deltaset("files", request, out, level: files.level)
         case _ where s[0] == "files":

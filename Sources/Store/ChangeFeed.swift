@@ -20,7 +20,7 @@ public enum ChangeFeed {
     /// Changes older than this many seconds are compacted (`changes_retention`).
     public static let defaultRetention: Int64 = 30 * 24 * 3600
     /// Rows removed per compaction step: one short writer job each.
-    static let compactionStep = 2000
+    public static let compactionStep = 2000
 
     static let migration = """
         CREATE TABLE _changes (
