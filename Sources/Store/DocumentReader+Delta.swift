@@ -72,10 +72,10 @@ extension DocumentReader {
             let shown = Set(current.map(\.0))
             var deleted: [String] = []
             for (id, _, first) in page where !shown.contains(id) {
-                // Before its first change after the cursor, could the caller read it?
-                let before = try db.prepare("SELECT prev_acl FROM _changes WHERE seq = ?1").firstRow([.int(first)]) { $0.isNull(0) ? nil : $0.text(0) }
-                guard let aclText = before ?? nil else { continue } // created after the cursor
-                if scope.canRead(acl: (try? JSONParser.parse(aclText))?.objectValue) { deleted.append(id) }
+                // As it was before its first change after the cursor: could the caller read it, and did it match?
+                let before = try db.prepare("SELECT prev_doc FROM _changes WHERE seq = ?1").firstRow([.int(first)]) { $0.isNull(0) ? nil : $0.text(0) }
+                guard let text = before ?? nil, case .object(let old)? = try? JSONParser.parse(text) else { continue } // created after the cursor
+                if scope.canRead(acl: old["_acl"]?.objectValue) { deleted.append(id) }
             }
             let order = Dictionary(uniqueKeysWithValues: page.enumerated().map { ($1.0, $0) })
             let changed = current.sorted { order[$0.0, default: 0] < order[$1.0, default: 0] }.map(\.1)
