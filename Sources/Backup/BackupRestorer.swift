@@ -30,6 +30,7 @@ public enum BackupRestorer {
         guard report.isOK, let manifest = report.manifest else {
             throw BackupError("\(backup) is not a complete, verified backup: \(report.problems.prefix(5).joined(separator: "; "))")
         }
+        try FileCopy.makeDirectories(dataDir)
         let present = ((try? FileManager.default.contentsOfDirectory(atPath: dataDir)) ?? []).filter { !ignored.contains($0) }
         if !present.isEmpty {
             guard force else {
