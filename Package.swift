@@ -46,6 +46,9 @@ let package = Package(
         // The file store: upload inspection, durable layout, thumbnails (libvips).
         .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCrypto", "CZlib", "HTTP", "Store", "Jobs", "JSON", .product(name: "Logging", package: "swift-log")]),
 
+        // Online backups: database snapshot, file store, manifest, verification, restore.
+        .target(name: "Backup", dependencies: ["CCrypto", "CFileShim", "Files", "Store"]),
+
         // The business-logic hook registry (knows nothing of users or messages).
         .target(name: "Hooks", dependencies: ["JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
         // Outgoing webhooks: signing, payloads, delivery from the durable outbox.
@@ -61,7 +64,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files", "Hooks", "Webhooks",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -78,6 +81,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),
         .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),
+        .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],

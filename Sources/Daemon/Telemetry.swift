@@ -24,6 +24,20 @@ public enum Telemetry {
         // upload and webhook code increment them through these helpers.
         _ = thumbnailsGenerated()
         for outcome in webhookOutcomes { _ = webhookDeliveries(outcome: outcome) }
+        _ = backupGauges()
+        for outcome in ["success", "failure"] { _ = backups(outcome: outcome) }
+    }
+
+    /// The last successful backup: `roost_backup_last_success_timestamp_seconds`
+    /// (Unix time), `roost_backup_duration_seconds` and `roost_backup_size_bytes`.
+    public static func backupGauges() -> (lastSuccess: Metrics.Gauge, duration: Metrics.Gauge, size: Metrics.Gauge) {
+        (Metrics.Gauge(label: "roost_backup_last_success_timestamp_seconds"), Metrics.Gauge(label: "roost_backup_duration_seconds"),
+         Metrics.Gauge(label: "roost_backup_size_bytes"))
+    }
+
+    /// `roost_backups_total{outcome=success|failure}`.
+    public static func backups(outcome: String) -> Metrics.Counter {
+        Metrics.Counter(label: "roost_backups_total", dimensions: [("outcome", outcome)])
     }
 
     /// `roost_thumbnails_generated_total`.

@@ -75,6 +75,8 @@ public struct RoostConfig: Sendable {
     public var webhooks = Webhooks()
     /// The time budget of a hook, in milliseconds.
     public var hookBudgetMilliseconds = 250
+    /// Scheduled and on-demand backups.
+    public var backups = Backups()
 
     public init() {}
 
@@ -111,6 +113,8 @@ public struct RoostConfig: Sendable {
                 try applyMessaging(value)
             } else if key == "webhooks" {
                 try applyWebhooks(value)
+            } else if key == "backups" {
+                try applyBackups(value)
             } else if key == "collections" {
                 guard let map = value as? [String: Any] else { throw Invalid("collections must be a mapping of collection names") }
                 for (name, spec) in map { collections[name] = try Self.collection(name, spec) }

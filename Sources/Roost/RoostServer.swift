@@ -1,4 +1,5 @@
 import Auth
+import Backup
 import Daemon
 import EventLoop
 import Foundation
@@ -32,6 +33,10 @@ public final class RoostServer {
         EventLoop.prepareProcess()
         try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
         let lock = try DataDirectoryLock(directory: config.dataDir)
+        try BackupRestorer.checkNotInterrupted(dataDir: config.dataDir)
+        // Tested (never waited for) before anything that would take away what a running backup copies.
+        let backupHold = try BackupHold(dataDir: config.dataDir)
+        let removals = DeferredRemovals(hold: backupHold)
         let databasePath = config.dataDir + "/roost.db"
 
         let writer = try DocumentWriter(path: databasePath, synchronous: config.durability == .power ? "FULL" : "NORMAL",
@@ -40,12 +45,15 @@ public final class RoostServer {
         for (name, collection) in config.collections.sorted(by: { $0.key < $1.key }) {
             try writer.applyIndexes(Set(collection.indexes), on: name)
         }
-        try FileHandlers.sweep(config: config, writer: writer, logger: logger)
+        if try backupHold.ifNoBackup({ try FileHandlers.sweep(config: config, writer: writer, logger: logger) }) == nil {
+            logger.notice("a backup is running: the file store sweep waits for the next start")
+        }
         try writer.syncConfigWebhookEndpoints(config.webhooks.endpoints)
 
         let pools = StorePools(databasePath: databasePath, writer: writer, config: config, logger: logger)
         try pools.start()
         let checkpointer = Checkpointer(path: databasePath, logger: logger)
+        checkpointer.mayRestart = { !backupHold.isBackupRunning }
         checkpointer.start()
         let compactor = FeedCompactor(pools: pools, retention: Int64(config.changesRetention), logger: logger)
         compactor.start()
@@ -69,13 +77,16 @@ public final class RoostServer {
         let deliveries = try startWebhookDelivery(databasePath: databasePath, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
         let handlers = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access, hooks: hooks)
-        let files = try FileHandlers.start(config: config, pools: pools, access: access, logger: logger)
+        let files = try FileHandlers.start(config: config, pools: pools, access: access, removals: removals, logger: logger)
+        let backups = BackupService(settings: config.backups, dataDir: config.dataDir, removals: removals, logger: logger)
+        backups.start()
         let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
                                        hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
         let state = ServerState()
         let router = Router(collections: handlers, batch: BatchHandler(collections: handlers, logger: logger), accounts: accounts, files: files,
                             push: PushHandlers(pools: pools, collections: handlers, access: access),
-                            admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks), pools: pools,
+                            admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks),
+                            backups: BackupHandlers(service: backups, pools: pools, access: access), pools: pools,
                             info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()),
                             metrics: MetricsEndpoint(pools: pools), state: state)
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
@@ -124,6 +135,7 @@ public final class RoostServer {
         notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
         compactor.stop()
         files.shutdown()
+        backups.stop()
         deliveries.shutdown()
         hooks.after.shutdown()
         pools.shutdown()

@@ -11,6 +11,7 @@ struct Router: Sendable {
     let files: FileHandlers
     let push: PushHandlers
     let admin: WebhookHandlers
+    let backups: BackupHandlers
     let pools: StorePools
     let info: ServerInfo
     let metrics: MetricsEndpoint
@@ -62,6 +63,8 @@ struct Router: Sendable {
             routeUsers(request, out)
         case _ where s[0] == "push":
             push.route(request, out)
+        case _ where s[0] == "admin" && s.count == 2 && s[1] == "backups":
+            backups.route(request, out)
         case _ where s[0] == "admin":
             admin.route(request, out)
         case _ where s[0] == "login" && s.count == 1:
