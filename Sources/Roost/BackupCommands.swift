@@ -1,5 +1,7 @@
 import Backup
 import Foundation
+import Logging
+import Store
 
 /// `roostd backup`, `roostd restore` and `roostd verify-backup`: each
 /// returns the lines to print and throws with the reason it failed.
@@ -34,7 +36,14 @@ public enum BackupCommands {
             throw BackupError("\(held); stop roostd before restoring")
         }
         let manifest = try withExtendedLifetime(lock) {
-            try BackupRestorer.restore(from: backup, into: dataDir, force: force)
+            let manifest = try BackupRestorer.restore(from: backup, into: dataDir, force: force)
+            // A restored database starts a new timeline of the change feed:
+            // cursors handed out before (from the backup's future) are refused.
+            let writer = try DocumentWriter(path: dataDir + "/roost.db", ids: DocumentID(), logger: Logger(label: "roost.restore"))
+            try writer.migrate()
+            if case .failure(let error) = writer.commitBatch([{ try $0.renewFeedEpoch() }])[0] { throw error }
+            writer.checkpoint()
+            return manifest
         }
         return "restored \(backup) (snapshot at \(manifest.createdAt): \(manifest.totalBytes) bytes, \(manifest.files.count) files) into \(dataDir)"
     }
