@@ -25,6 +25,7 @@ public enum Telemetry {
         _ = thumbnailsGenerated()
         for outcome in webhookOutcomes { _ = webhookDeliveries(outcome: outcome) }
         _ = backupGauges()
+        _ = live()
         for outcome in ["success", "failure"] { _ = backups(outcome: outcome) }
     }
 
@@ -38,6 +39,14 @@ public enum Telemetry {
     /// `roost_backups_total{outcome=success|failure}`.
     public static func backups(outcome: String) -> Metrics.Counter {
         Metrics.Counter(label: "roost_backups_total", dimensions: [("outcome", outcome)])
+    }
+
+    /// Live streams: `roost_live_streams` open now, `roost_live_events_sent_total`,
+    /// `roost_live_slow_disconnects_total` (clients dropped for falling behind) and
+    /// `roost_live_lag_seconds`, from a change's commit to its event handed to the connection.
+    public static func live() -> (streams: Metrics.Gauge, events: Metrics.Counter, slow: Metrics.Counter, lag: Metrics.Timer) {
+        (Metrics.Gauge(label: "roost_live_streams"), Metrics.Counter(label: "roost_live_events_sent_total"),
+         Metrics.Counter(label: "roost_live_slow_disconnects_total"), Metrics.Timer(label: "roost_live_lag_seconds"))
     }
 
     /// `roost_thumbnails_generated_total`.

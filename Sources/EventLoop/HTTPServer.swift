@@ -141,6 +141,17 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// A streamed reply has begun: the request no longer counts as in flight
+    /// and is logged now, with the status it started with. Loop thread only.
+    func streamStarted(status: Int, requestID: String, loop: EventLoop, trace: RequestTrace?) {
+        states[loop.index].inFlight -= 1
+        if let observer, let trace {
+            observer(CompletedRequest(method: trace.method, path: trace.path, segments: trace.segments, status: status,
+                                      durationNanoseconds: Self.monotonicNanoseconds() &- trace.started,
+                                      requestID: requestID, remoteAddress: trace.remoteAddress, loopIndex: loop.index))
+        }
+    }
+
     @inline(__always)
     static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()

@@ -41,6 +41,12 @@ public struct RoostConfig: Sendable {
     public var sessionLifetime = 30 * 24 * 3600
     /// Seconds the change feed keeps each change (delta sync and live resume reach this far back).
     public var changesRetention = 30 * 24 * 3600
+    /// Seconds between heartbeat comments on a live stream.
+    public var liveHeartbeat = 15
+    /// Unsent bytes a live stream may hold before its slow client is disconnected.
+    public var liveBufferBytes = 1 << 20
+    /// Open live streams past which new ones get 503.
+    public var liveMaxConnections = 10_000
     /// Argon2id cost for passwords (libsodium's named levels).
     public var passwordCost: PasswordHasher.Cost = .interactive
     /// How many password hashes may run at once (each takes the cost's memory).
@@ -133,6 +139,7 @@ public struct RoostConfig: Sendable {
 
     static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
                              "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime", "changes_retention",
+                             "live_heartbeat", "live_buffer_bytes", "live_max_connections",
                              "password_cost", "hash_concurrency", "admin_token",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms"]
@@ -172,6 +179,9 @@ public struct RoostConfig: Sendable {
             defaultPermission = p
         case "session_lifetime": sessionLifetime = try int(1, 10 * 365 * 24 * 3600)
         case "changes_retention": changesRetention = try int(60, 10 * 365 * 24 * 3600)
+        case "live_heartbeat": liveHeartbeat = try int(1, 3600)
+        case "live_buffer_bytes": liveBufferBytes = try int(4096, 1 << 30)
+        case "live_max_connections": liveMaxConnections = try int(0, 1_000_000)
         case "hash_concurrency": hashConcurrency = try int(1, 64)
         case "password_cost":
             guard let c = PasswordHasher.Cost(rawValue: "\(value)") else { throw Invalid("\(source): password_cost must be interactive, moderate or sensitive") }
