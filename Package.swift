@@ -73,6 +73,7 @@ let package = Package(
         ]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "AuthTests", dependencies: ["Auth"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "HTTP"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),

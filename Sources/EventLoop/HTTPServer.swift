@@ -21,6 +21,7 @@ public final class HTTPServer: @unchecked Sendable {
     private let logger: Logger
     private var states: [LoopState] = []
     private let idPrefix: String
+    private let trustedProxies: TrustedProxies
 
     /// Per-loop state, touched only on that loop's thread.
     final class LoopState: @unchecked Sendable {
@@ -39,10 +40,13 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// - Parameters:
     ///   - maxBodyBytes: evhttp's hard cap; larger bodies are refused before they are read.
+    ///   - trustedProxies: peers whose forwarding header names the client (`Request.remoteAddress`).
     ///   - observer: sees every finished request, on its loop; keep it cheap.
     public init(loops: [EventLoop], sockets: [[ListeningSocket]], maxBodyBytes: Int, logger: Logger,
+                trustedProxies: TrustedProxies = .none,
                 observer: Observer? = nil, handler: @escaping Handler) {
         self.handler = handler
+        self.trustedProxies = trustedProxies
         self.observer = observer
         self.logger = logger
         idPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
@@ -107,7 +111,7 @@ public final class HTTPServer: @unchecked Sendable {
         evhttp_connection_get_peer(evhttp_request_get_connection(req), &peer, &peerPort)
         let request = Request(method: method, path: path, segments: Self.segments(path), query: query,
                               headers: headers, body: body, requestID: requestID,
-                              remoteAddress: peer.map { String(cString: $0) } ?? "")
+                              remoteAddress: trustedProxies.clientAddress(peer: peer.map { String(cString: $0) } ?? "", headers: headers))
         let trace = observer == nil ? nil : RequestTrace(request: request, started: started)
         let writer = ResponseWriter(loop: state.loop, server: self, handle: RequestHandle(pointer: req), requestID: requestID,
                                     trace: trace)

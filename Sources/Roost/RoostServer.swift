@@ -79,7 +79,7 @@ public final class RoostServer {
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
         let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
         let server = HTTPServer(loops: loops, sockets: sockets, maxBodyBytes: evhttpCap, logger: logger,
-                                observer: Self.observer(services.accessLog)) { request, out in
+                                trustedProxies: try config.proxies(), observer: Self.observer(services.accessLog)) { request, out in
             router.handle(request, out)
         }
         for group in sockets { for s in group { close(s.fd) } }
