@@ -13,6 +13,9 @@ APT_PACKAGES += libcurl4-openssl-dev
 APT_PACKAGES += libssl-dev
 # The TLS tests' real peers: the openssl command (test CA, s_client) and curl.
 APT_PACKAGES += openssl curl
+# A real reverse proxy in front of roostd in the tests (started by the test on
+# loopback with its own config; the package's own service is not used).
+APT_PACKAGES += nginx
 # zlib for PNG chunk CRCs in the upload check.
 APT_PACKAGES += zlib1g-dev
 # jemalloc replaces glibc's malloc in roostd (cross-thread buffers; Sources/Daemon/Allocator.swift).
