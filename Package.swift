@@ -19,6 +19,10 @@ let package = Package(
         .systemLibrary(name: "CEvent", pkgConfig: "libevent"),
         // evhttp connections that read large bodies in few system calls.
         .target(name: "CEventShim", dependencies: ["CEvent"]),
+        // HTTPS listeners: evhttp connections as OpenSSL bufferevents, and a
+        // TLS context that SIGHUP can swap (libevent_openssl, libssl).
+        .target(name: "CEventTLS", dependencies: ["CEvent"],
+                linkerSettings: [.linkedLibrary("event_openssl"), .linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
@@ -40,7 +44,7 @@ let package = Package(
         .target(name: "JSON"),
         .target(name: "HTTP", dependencies: ["JSON"]),
         .target(name: "Jobs", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "HTTP", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
@@ -76,6 +80,7 @@ let package = Package(
         ]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "AuthTests", dependencies: ["Auth"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "HTTP"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),

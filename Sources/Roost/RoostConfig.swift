@@ -23,7 +23,14 @@ public struct RoostConfig: Sendable {
         public var indexes: [IndexSpec] = []
     }
 
+    /// `host:port` (plain HTTP) or `https://host:port` (TLS, with `tls`).
     public var listen: [String] = ["127.0.0.1:8080"]
+    /// The certificate and key of the TLS listeners, and HSTS.
+    public var tls = TLS()
+    /// Peers (addresses or CIDRs) whose `forwardedHeader` names the client.
+    public var trustedProxies: [String] = []
+    /// `X-Forwarded-For` or `Forwarded`: the one header the trusted proxies write.
+    public var forwardedHeader = "X-Forwarded-For"
     public var dataDir = "./roost-data"
     public var loops = ProcessInfo.processInfo.activeProcessorCount
     public var readers = ProcessInfo.processInfo.activeProcessorCount
@@ -121,6 +128,8 @@ public struct RoostConfig: Sendable {
                 try applyWebhooks(value)
             } else if key == "backups" {
                 try applyBackups(value)
+            } else if key == "tls" {
+                try applyTLS(value, source: path)
             } else if key == "collections" {
                 guard let map = value as? [String: Any] else { throw Invalid("collections must be a mapping of collection names") }
                 for (name, spec) in map { collections[name] = try Self.collection(name, spec) }
@@ -142,7 +151,8 @@ public struct RoostConfig: Sendable {
                              "live_heartbeat", "live_buffer_bytes", "live_max_connections",
                              "password_cost", "hash_concurrency", "admin_token",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
-                             "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms"]
+                             "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms",
+                             "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
@@ -154,7 +164,7 @@ public struct RoostConfig: Sendable {
         }
         switch key {
         case "listen":
-            if let list = value as? [Any] { listen = list.map { "\($0)" } } else {
+            if let list = value as? [Any] { listen = try list.map { try Self.listenEntry($0, source: source) } } else {
                 listen = "\(value)".split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
             }
             guard !listen.isEmpty else { throw Invalid("\(source): listen needs at least one host:port") }
@@ -208,7 +218,7 @@ public struct RoostConfig: Sendable {
             guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): files_permission must be public, shared, private or readonly") }
             filesPermission = p
         default:
-            throw Invalid("\(source): unknown setting \"\(key)\"")
+            guard try setNetwork(key, value, source: source) else { throw Invalid("\(source): unknown setting \"\(key)\"") }
         }
     }
 

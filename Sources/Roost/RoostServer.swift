@@ -58,11 +58,10 @@ public final class RoostServer {
         let compactor = FeedCompactor(pools: pools, retention: Int64(config.changesRetention), logger: logger)
         compactor.start()
 
-        // Socket activation: systemd holds the sockets, so a restart refuses no connection.
-        let sockets: [[ListeningSocket]] = services.inheritedSockets.isEmpty
-            ? try config.listen.map { try ListeningSocket.bindGroup($0, count: config.loops) }
-            : services.inheritedSockets.map { [ListeningSocket.inherited(fd: $0)] }
-        let addresses = sockets.compactMap { $0.first?.description }
+        let tls = try Self.tlsContext(config, logger: logger)
+        let listeners = try bindListeners(tls: tls != nil)
+        let sockets = listeners.filter { !$0.tls }.map(\.sockets), tlsSockets = listeners.filter(\.tls).map(\.sockets)
+        let addresses = listeners.compactMap { l in l.sockets.first.map { (l.tls ? "https://" : "") + $0.description } }
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
         let lifetime = Int64(config.sessionLifetime)
         let settings = ReloadableSettings(config)
@@ -91,11 +90,11 @@ public final class RoostServer {
                             metrics: MetricsEndpoint(pools: pools), state: state)
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
         let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
-        let server = HTTPServer(loops: loops, sockets: sockets, maxBodyBytes: evhttpCap, logger: logger,
-                                observer: Self.observer(services.accessLog)) { request, out in
+        let server = HTTPServer(loops: loops, sockets: sockets, tlsSockets: tlsSockets, tls: tls, maxBodyBytes: evhttpCap, logger: logger,
+                                trustedProxies: try config.proxies(), observer: Self.observer(services.accessLog)) { request, out in
             router.handle(request, out)
         }
-        for group in sockets { for s in group { close(s.fd) } }
+        for listener in listeners { for s in listener.sockets { close(s.fd) } }
 
         let shutdown = GracefulShutdown(loops: loops, server: server, logger: logger)
         loops[0].onSignal(SIGTERM) { shutdown.begin(reason: "SIGTERM") }
@@ -107,7 +106,7 @@ public final class RoostServer {
         }
         if let load = services.reloadConfig {
             let reloader = ConfigReloader(config: config, load: load, settings: settings, level: services.logLevel,
-                                          notifier: notifier, logger: logger)
+                                          notifier: notifier, tls: tls, logger: logger)
             loops[0].onSignal(SIGHUP) { reloader.begin() }
         }
         let watchdog = startWatchdog(loops)

@@ -440,6 +440,26 @@ def test_revoked_entity_changed_again_is_deleted_across_pages(node, people):
     assert x not in results[1].copy, "paged by 1: the revoked entity was never reported deleted"
 
 
+def test_entity_created_during_a_paged_listing_then_deleted_is_deleted(node, people):
+    """Found by the convergence test. A listing paged by 1 is pinned to the position
+    where it started; X, created after that position but before the listing reached
+    its row, is listed. Then X is deleted: the delta since the final listing cursor
+    treats X as "created after the cursor" (its first change there is the create,
+    with no previous ACL) and leaves it out, so the client keeps X forever."""
+    api = node.api(people["ann"][1])
+    coll = f"lst{uuid.uuid4().hex[:6]}"
+    for i in ("a", "b"):
+        assert api.call("POST", f"/{coll}", {"_id": i}).status == 201
+    client = SyncClient(node.api(people["ann"][1]), coll, name="lister")
+    assert client.page(1)["more"] is True
+    assert api.call("POST", f"/{coll}", {"_id": "x"}).status == 201
+    client.sync(limit=1)
+    assert set(client.copy) == {"a", "b", "x"}
+    assert api.call("DELETE", f"/{coll}/x").status == 200
+    client.sync()
+    assert set(client.copy) == set(full_list(api, coll)) == {"a", "b"}, "x was listed, then deleted, and never reported"
+
+
 # ---------------------------------------------------------------------------------------------
 # 2. Pages under concurrent writes
 
