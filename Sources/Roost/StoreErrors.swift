@@ -18,6 +18,9 @@ extension HTTPError {
             if e.isQueryTooLarge {
                 return HTTPError(400, "InvalidQuery", "The query is too large for the database; split it into smaller ones.")
             }
+            if e.isQueryTooDeep {
+                return HTTPError(400, "InvalidQuery", "The query nests too deeply for the database; use fewer levels of $elemMatch, $not, $and and $or inside one another.")
+            }
             if e.isRegexLimit {
                 return HTTPError(400, "InvalidQuery", "A $regex needed too much backtracking and was stopped; simplify the pattern (avoid nested repetition such as (a|aa)+).")
             }

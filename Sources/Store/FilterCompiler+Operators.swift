@@ -4,7 +4,7 @@ extension FilterCompiler {
     /// An operator object such as `{"$gt": 5, "$lt": 10}`: every operator must hold.
     func compileOperators(_ ops: JSONObject, path: ArraySlice<String>, root: ValueRef,
                           expand: Bool, depth: Int) throws(QueryError) -> String {
-        guard depth < Self.maxDepth else { throw .invalid("The query is nested too deeply.") }
+        try checkDepth(depth)
         let dotted = path.joined(separator: ".")
         let fieldPath = path.isEmpty ? nil : try FieldPath(dotted)
         var clauses: [String] = []
@@ -30,6 +30,7 @@ extension FilterCompiler {
             guard op.hasPrefix("$") else {
                 throw .invalid("Operators and field names cannot be mixed in the condition on \"\(dotted)\" (found \"\(op)\").")
             }
+            try count()
             switch op {
             case "$eq":
                 if let p = fieldPath, let indexed = indexedEquality(p, [arg]) { clauses.append(indexed); continue }
@@ -43,6 +44,9 @@ extension FilterCompiler {
                 clauses.append(any(predicate))
             case "$in", "$nin":
                 guard case .array(let values) = arg else { throw .invalid("\(op) needs an array.") }
+                guard values.count <= QueryLimits.maxListValues else {
+                    throw .invalid("\(op) may list at most \(QueryLimits.maxListValues) values.")
+                }
                 let positive: String
                 if values.isEmpty {
                     positive = "0"
@@ -73,6 +77,7 @@ extension FilterCompiler {
             case "$all":
                 guard case .array(let values) = arg else { throw .invalid("$all needs an array.") }
                 if values.isEmpty { clauses.append("0"); continue }
+                try count(values.count - 1)
                 for value in values {
                     if case .object(let o) = value, o.members.first?.key == "$elemMatch" {
                         clauses.append(try compileOperators(o, path: path, root: root, expand: expand, depth: depth + 1))
@@ -109,6 +114,7 @@ extension FilterCompiler {
                 })
             case "$type":
                 let names: [JSONValue] = arg.arrayValue ?? [arg]
+                try count(max(0, names.count - 1))
                 var predicates: [(ValueRef) -> String] = []
                 for name in names { predicates.append(try typePredicate(name)) }
                 clauses.append(any { ref in "(" + predicates.map { $0(ref) }.joined(separator: " OR ") + ")" })

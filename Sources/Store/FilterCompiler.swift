@@ -36,7 +36,8 @@ public final class FilterCompiler {
     /// Whether an indexed path has ever held an array (its index is multikey).
     /// Only a path that has not may combine range bounds into one index range.
     public var isMultikey: (String) -> Bool = { _ in true }
-    static let maxDepth = 32
+    /// Conditions compiled so far, against `QueryLimits.maxConditions`.
+    var conditions = 0
 
     /// The SQL expression holding the document's JSON text.
     public static let documentColumn = "d.doc"
@@ -57,6 +58,20 @@ public final class FilterCompiler {
         let parts = indexParts[sql]
         let streamable = parts.flatMap { $0.count == 1 && orderedIndexParts.contains($0[0]) ? $0[0] : nil }
         return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: parts, streamable: streamable)
+    }
+
+    func checkDepth(_ depth: Int) throws(QueryError) {
+        guard depth < QueryLimits.maxDepth else {
+            throw .invalid("The query nests $and, $or, $nor, $not and $elemMatch more than \(QueryLimits.maxDepth) deep.")
+        }
+    }
+
+    /// Counts `n` more conditions against `QueryLimits.maxConditions`.
+    func count(_ n: Int = 1) throws(QueryError) {
+        conditions += n
+        guard conditions <= QueryLimits.maxConditions else {
+            throw .invalid("The query has more than \(QueryLimits.maxConditions) conditions (operators, $all values and $and/$or/$nor entries); split it into smaller queries.")
+        }
     }
 
     func bind(_ value: SQLValue) -> String {
@@ -85,7 +100,7 @@ public final class FilterCompiler {
 
     /// A document-level filter: every member must hold.
     func compileObject(_ object: JSONObject, root: ValueRef, depth: Int) throws(QueryError) -> String {
-        guard depth < Self.maxDepth else { throw .invalid("The query is nested too deeply.") }
+        try checkDepth(depth)
         var clauses: [String] = []
         for (key, value) in object {
             switch key {
@@ -94,6 +109,7 @@ public final class FilterCompiler {
                     throw .invalid("\(key) needs a non-empty array of filter objects.")
                 }
                 var parts: [String] = []
+                try count(items.count)
                 for item in items {
                     guard case .object(let sub) = item else { throw .invalid("Each entry of \(key) must be an object.") }
                     parts.append(try compileObject(sub, root: root, depth: depth + 1))
@@ -132,6 +148,7 @@ public final class FilterCompiler {
         if case .object(let ops) = condition, let first = ops.members.first, first.key.hasPrefix("$") {
             return try compileOperators(ops, path: path.components[...], root: root, expand: true, depth: depth)
         }
+        try count()
         return try equality(path, condition, root: root)
     }
 
@@ -141,47 +158,36 @@ public final class FilterCompiler {
         return anyValue(root, path.components[...], expand: true) { self.equals($0, value) }
     }
 
-    /// SQL true when some value reached along `path` from `root` satisfies `predicate`.
+    /// SQL true when some value reached along `path` from `root`, a document,
+    /// satisfies `predicate`.
     ///
-    /// - Parameter expand: also try the elements when the final value is an array.
-    func anyValue(_ root: ValueRef, _ path: ArraySlice<String>, expand: Bool,
-                  rootIsObject: Bool = true, _ predicate: (ValueRef) -> String) -> String {
-        guard let key = path.first else {
-            let own = predicate(root)
-            guard expand else { return own }
-            let alias = nextAlias()
-            let type = typeOf(root)
-            let from = dialect.elements(of: root, alias: alias, bind: bind)
-            let inner = predicate(.element(alias: alias))
-            return "(\(own) OR (\(dialect.isArray(type)) AND EXISTS (SELECT 1 FROM \(from) WHERE \(inner))))"
-        }
-        let rest = path.dropFirst()
-        let viaKey = anyValue(root.child(.key(key)), rest, expand: expand, rootIsObject: false, predicate)
-        if rootIsObject { return viaKey }
-
-        let parentType = typeOf(root)
-        var alternatives = ["((\(parentType) IS NULL OR NOT (\(dialect.isArray(parentType)))) AND \(viaKey))"]
-        // Through an array of documents: the key in each element, where a
-        // missing key counts as missing (null), as in MongoDB's
-        // null_query_semantics.js. A numeric key also picks by position (below).
-        let numeric = FieldPath.isArrayIndex(key)
+    /// The first key is a plain lookup. The rest of the path is walked by
+    /// `SQLDialect.walk`, whose rows are every value it reaches, so the SQL
+    /// grows linearly with the path and `predicate` is used at most twice.
+    ///
+    /// - Parameter expand: also try the elements when the final value is an
+    ///   array (not for one reached by position at the end of the path).
+    func anyValue(_ root: ValueRef, _ path: ArraySlice<String>, expand: Bool, _ predicate: (ValueRef) -> String) -> String {
+        guard let first = path.first else { return leaf(root, expand: expand, gate: nil, predicate) }
+        let start = root.child(.key(first))
+        let steps = path.dropFirst().map { PathWalkStep(key: $0, index: FieldPath.isArrayIndex($0) ? Int($0) : nil) }
+        guard let last = steps.last else { return leaf(start, expand: expand, gate: nil, predicate) }
         let alias = nextAlias()
-        let isArrayAgain = dialect.isArray(typeOf(root))
-        let from = dialect.elements(of: root, alias: alias, bind: bind)
-        let elementType = dialect.isObject("\(alias).type")
-        let inElement = ValueRef.element(alias: alias).child(.key(key))
-        let viaElements = anyValue(inElement, rest, expand: expand, rootIsObject: false, predicate)
-        alternatives.append("(\(isArrayAgain) AND EXISTS (SELECT 1 FROM \(from) WHERE \(elementType) AND \(viaElements)))")
-        if numeric, let index = Int(key) {
-            // A position past the end reaches nothing (not a missing value), and
-            // an array reached by position at the end of the path is not expanded.
-            let isArrayThird = dialect.isArray(typeOf(root))
-            let positional = root.child(.index(index))
-            let exists = "\(typeOf(positional)) IS NOT NULL"
-            let viaIndex = anyValue(positional, rest, expand: rest.isEmpty ? false : expand, rootIsObject: false, predicate)
-            alternatives.append("(\(isArrayThird) AND \(exists) AND \(viaIndex))")
-        }
-        return "(" + alternatives.joined(separator: " OR ") + ")"
+        let from = dialect.walk(from: start, steps: steps, alias: alias, bind: bind)
+        let gate = last.index != nil && expand ? "\(alias).expand" : nil
+        return "EXISTS (SELECT 1 FROM \(from) WHERE \(leaf(.element(alias: alias), expand: expand, gate: gate, predicate)))"
+    }
+
+    /// `predicate` on the value itself or, with `expand` (and `gate`, a
+    /// column that must be true), on any element when it is an array.
+    func leaf(_ ref: ValueRef, expand: Bool, gate: String?, _ predicate: (ValueRef) -> String) -> String {
+        let own = predicate(ref)
+        guard expand else { return own }
+        let alias = nextAlias()
+        let from = dialect.elements(of: ref, alias: alias, bind: bind)
+        let inner = predicate(.element(alias: alias))
+        let gated = gate.map { "\($0) AND " } ?? ""
+        return "(\(own) OR (\(gated)\(dialect.isArray(typeOf(ref))) AND EXISTS (SELECT 1 FROM \(from) WHERE \(inner))))"
     }
 
     /// SQL true when the value at `ref` equals `literal`, with MongoDB's type rules.
