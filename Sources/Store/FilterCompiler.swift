@@ -70,7 +70,7 @@ public final class FilterCompiler {
     func count(_ n: Int = 1) throws(QueryError) {
         conditions += n
         guard conditions <= QueryLimits.maxConditions else {
-            throw .invalid("The query has more than \(QueryLimits.maxConditions) conditions (operators, $all values and $and/$or/$nor entries); split it into smaller queries.")
+            throw .invalid("The query has more than \(QueryLimits.maxConditions) conditions (operators and $all values); split it into smaller queries.")
         }
     }
 
@@ -109,7 +109,6 @@ public final class FilterCompiler {
                     throw .invalid("\(key) needs a non-empty array of filter objects.")
                 }
                 var parts: [String] = []
-                try count(items.count)
                 for item in items {
                     guard case .object(let sub) = item else { throw .invalid("Each entry of \(key) must be an object.") }
                     parts.append(try compileObject(sub, root: root, depth: depth + 1))
@@ -130,7 +129,8 @@ public final class FilterCompiler {
     /// `(a AND b …)`, remembering when every part is an index look-up.
     func conjunction(_ clauses: [String]) -> String {
         guard !clauses.isEmpty else { return "1" }
-        let sql = "(" + clauses.joined(separator: " AND ") + ")"
+        // A long chain (many `$all` values) as a balanced tree: SQLite's expression depth is 1000.
+        let sql = clauses.count > 64 ? Self.balanced(clauses, "AND") : "(" + clauses.joined(separator: " AND ") + ")"
         let parts = clauses.map { indexParts[$0] }
         if parts.allSatisfy({ $0 != nil }) { indexParts[sql] = parts.flatMap { $0! } }
         return sql

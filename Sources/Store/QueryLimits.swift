@@ -8,8 +8,8 @@ public enum QueryLimits {
     /// Nesting of `$and`, `$or`, `$nor`, `$not` and `$elemMatch`.
     public static let maxDepth = 32
     /// Conditions in one filter: every operator (a bare value counts as one
-    /// `$eq`), every `$all` value and every entry of `$and`, `$or` and `$nor`.
-    public static let maxConditions = 2_000
+    /// `$eq`) and every `$all` value, however they are nested.
+    public static let maxConditions = 1_000
     /// Values in one `$in` or `$nin` list.
     public static let maxListValues = 10_000
     /// Bytes of one `$regex` pattern.

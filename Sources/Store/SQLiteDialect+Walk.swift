@@ -1,3 +1,5 @@
+import JSON
+
 /// Paths through arrays of documents, for `SQLiteDialect`.
 extension SQLiteDialect {
     /// One step is a flat subquery, the common `address.city` or `tags.0`.
@@ -6,30 +8,29 @@ extension SQLiteDialect {
     /// (a stack of about 100 entries) could not take past a dozen steps.
     public func walk(from ref: ValueRef, steps: [PathWalkStep], alias: String, bind: (SQLValue) -> String) -> String {
         if steps.count == 1 { return step(from: ref, steps[0], alias: alias, bind: bind) }
-        let w = "\(alias)w", e = "\(alias)e"
-        let n = steps.count
-        // The key and position for the row's level, each bound once.
-        var keyCases = "CASE \(w).lvl", indexCases = "CASE \(w).lvl"
-        for (level, step) in steps.enumerated() {
-            keyCases += " WHEN \(level) THEN \(bind(.text(Self.jsonPath([.key(step.key)]))))"
-            if let i = step.index { indexCases += " WHEN \(level) THEN \(bind(.text(Self.jsonPath([.index(i)]))))" }
-        }
-        keyCases += " END"
-        indexCases += " END"
+        let w = "\(alias)w", e = "\(alias)e", s = "\(alias)s"
+        // The steps as one bound JSON array of [key path, position path or
+        // null], read by level. (A VALUES table costs SQLite one SELECT per
+        // row to prepare, and a filter may hold many long paths.)
+        let table = JSONValue.array(steps.map { step in
+            .array([.string(Self.jsonPath([.key(step.key)])), step.index.map { .string(Self.jsonPath([.index($0)])) } ?? .null])
+        })
+        let key = "json_extract(\(s).value, '$[0]')", position = "json_extract(\(s).value, '$[1]')"
         let json = ValueRef.json(ofRow: w)
         let object = "CASE WHEN \(w).type = 'object' THEN \(json) END"
         let element = ValueRef.json(ofRow: e)
+        let next = "FROM \(w) JOIN json_each(\(bind(.text(table.jsonText)))) AS \(s) ON \(s).key = \(w).lvl"
         var sql = "(WITH RECURSIVE \(w)(lvl, type, value, expand) AS ("
             + "SELECT 0, \(typeOf(ref, bind: bind)), \(valueOf(ref, bind: bind)), 1"
-            + " UNION ALL SELECT \(w).lvl + 1, json_type(\(object), \(keyCases)), json_extract(\(object), \(keyCases)), 1"
-            + " FROM \(w) WHERE \(w).lvl < \(n) AND \(w).type IS NOT 'array'"
-            + " UNION ALL SELECT \(w).lvl + 1, json_type(\(element), \(keyCases)), json_extract(\(element), \(keyCases)), 1"
-            + " FROM \(w), json_each(\(json)) AS \(e) WHERE \(w).lvl < \(n) AND \(w).type = 'array' AND \(e).type = 'object'"
+            + " UNION ALL SELECT \(w).lvl + 1, json_type(\(object), \(key)), json_extract(\(object), \(key)), 1"
+            + " \(next) WHERE \(w).type IS NOT 'array'"
+            + " UNION ALL SELECT \(w).lvl + 1, json_type(\(element), \(key)), json_extract(\(element), \(key)), 1"
+            + " \(next), json_each(\(json)) AS \(e) WHERE \(w).type = 'array' AND \(e).type = 'object'"
         if steps.contains(where: { $0.index != nil }) {
-            sql += " UNION ALL SELECT \(w).lvl + 1, json_type(\(json), \(indexCases)), json_extract(\(json), \(indexCases)), 0"
-                + " FROM \(w) WHERE \(w).lvl < \(n) AND \(w).type = 'array' AND json_type(\(json), \(indexCases)) IS NOT NULL"
+            sql += " UNION ALL SELECT \(w).lvl + 1, json_type(\(json), \(position)), json_extract(\(json), \(position)), 0"
+                + " \(next) WHERE \(w).type = 'array' AND json_type(\(json), \(position)) IS NOT NULL"
         }
-        return sql + ") SELECT type, value, expand FROM \(w) WHERE lvl = \(n)) AS \(alias)"
+        return sql + ") SELECT type, value, expand FROM \(w) WHERE lvl = \(steps.count)) AS \(alias)"
     }
 
     /// A single step as a UNION ALL of its (up to) three ways forward.
