@@ -70,7 +70,7 @@ public final class FilterCompiler {
     func count(_ n: Int = 1) throws(QueryError) {
         conditions += n
         guard conditions <= QueryLimits.maxConditions else {
-            throw .invalid("The query has more than \(QueryLimits.maxConditions) conditions (operators and $all values); split it into smaller queries.")
+            throw .invalid("The query has more than \(QueryLimits.maxConditions) conditions (operators and $all values, each counted once per part of its field path); split it into smaller queries.")
         }
     }
 
@@ -148,7 +148,7 @@ public final class FilterCompiler {
         if case .object(let ops) = condition, let first = ops.members.first, first.key.hasPrefix("$") {
             return try compileOperators(ops, path: path.components[...], root: root, expand: true, depth: depth)
         }
-        try count()
+        try count(path.components.count)
         return try equality(path, condition, root: root)
     }
 

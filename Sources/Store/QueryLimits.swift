@@ -8,7 +8,9 @@ public enum QueryLimits {
     /// Nesting of `$and`, `$or`, `$nor`, `$not` and `$elemMatch`.
     public static let maxDepth = 32
     /// Conditions in one filter: every operator (a bare value counts as one
-    /// `$eq`) and every `$all` value, however they are nested.
+    /// `$eq`) and every `$all` value, however they are nested, each counted
+    /// once per part of its field path (a condition on `a.b.c` counts 3).
+    /// This bounds the SQL a filter compiles to at a few hundred kilobytes.
     public static let maxConditions = 1_000
     /// Values in one `$in` or `$nin` list.
     public static let maxListValues = 10_000
