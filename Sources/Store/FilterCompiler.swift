@@ -171,11 +171,28 @@ public final class FilterCompiler {
         guard let first = path.first else { return leaf(root, expand: expand, gate: nil, predicate) }
         let start = root.child(.key(first))
         let steps = path.dropFirst().map { PathWalkStep(key: $0, index: FieldPath.isArrayIndex($0) ? Int($0) : nil) }
-        guard let last = steps.last else { return leaf(start, expand: expand, gate: nil, predicate) }
+        guard !steps.isEmpty else { return leaf(start, expand: expand, gate: nil, predicate) }
+        // Two steps run faster as two nested one-step walks than as the
+        // recursive form; nesting stays shallow, as SQLite's parser needs.
+        let walks = steps.count == 2 ? [[steps[0]], [steps[1]]] : [steps]
+        return walked(start, walks[...], expand: expand, predicate)
+    }
+
+    /// `EXISTS` over the rows of the first walk, then the next from each of them.
+    private func walked(_ ref: ValueRef, _ walks: ArraySlice<[PathWalkStep]>, expand: Bool,
+                        _ predicate: (ValueRef) -> String) -> String {
+        guard let steps = walks.first else { return "0" }
         let alias = nextAlias()
-        let from = dialect.walk(from: start, steps: steps, alias: alias, bind: bind)
-        let gate = last.index != nil && expand ? "\(alias).expand" : nil
-        return "EXISTS (SELECT 1 FROM \(from) WHERE \(leaf(.element(alias: alias), expand: expand, gate: gate, predicate)))"
+        let from = dialect.walk(from: ref, steps: steps, alias: alias, bind: bind)
+        let rest = walks.dropFirst()
+        let inner: String
+        if rest.isEmpty {
+            let gate = steps.last?.index != nil && expand ? "\(alias).expand" : nil
+            inner = leaf(.element(alias: alias), expand: expand, gate: gate, predicate)
+        } else {
+            inner = walked(.element(alias: alias), rest, expand: expand, predicate)
+        }
+        return "EXISTS (SELECT 1 FROM \(from) WHERE \(inner))"
     }
 
     /// `predicate` on the value itself or, with `expand` (and `gate`, a
