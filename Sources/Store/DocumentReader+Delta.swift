@@ -26,8 +26,9 @@ extension DocumentReader {
         return try db.readTransaction {
             let (epoch, horizon) = try feedMeta()
             let head = try feedHead()
+            let tag = scope.level.rawValue + "@" + collection
             if let since {
-                guard since.epoch == epoch, since.level == scope.level.rawValue, since.seq >= horizon, since.seq <= head else {
+                guard since.epoch == epoch, since.level == tag, since.seq >= horizon, since.seq <= head else {
                     throw StoreError.expired("The cursor is older than the retained changes, or from another database or permission level; sync again from the start.")
                 }
             }
@@ -37,7 +38,7 @@ extension DocumentReader {
             compiler.useIndexes = compiler.useIndexes && table.layout != nil
             let compiled = try compiler.compile(filter)
             guard let tableSQL = table.sql else {
-                return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: epoch, level: scope.level.rawValue, seq: since?.seq ?? head, afterRowID: nil), more: false)
+                return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: epoch, level: tag, seq: since?.seq ?? head, afterRowID: nil), more: false)
             }
             let matching = Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL)
             let document = redaction?.selectSQL(compiler.bind) ?? "d.doc"
@@ -51,7 +52,7 @@ extension DocumentReader {
                 }
                 let more = rows.count > limit
                 let page = rows.prefix(limit)
-                let cursor = FeedCursor(epoch: epoch, level: scope.level.rawValue, seq: start, afterRowID: more ? page.last?.0 : nil)
+                let cursor = FeedCursor(epoch: epoch, level: tag, seq: start, afterRowID: more ? page.last?.0 : nil)
                 return DeltaPage(changed: page.map(\.1), deleted: [], cursor: cursor, more: more)
             }
             let from = since!.seq
@@ -62,7 +63,8 @@ extension DocumentReader {
             let more = entries.count > limit
             let page = Array(entries.prefix(limit))
             let end = more ? page.last!.1 : head
-            let cursor = FeedCursor(epoch: epoch, level: scope.level.rawValue, seq: end, afterRowID: nil)
+            let base = since!.base ?? from
+            let cursor = FeedCursor(epoch: epoch, level: tag, seq: end, afterRowID: nil, base: more ? base : nil)
             guard !page.isEmpty else { return DeltaPage(changed: [], deleted: [], cursor: cursor, more: false) }
             let ids = compiler.bind(.text(JSONValue.array(page.map { .string($0.0) }).jsonText))
             let current = try db.withTimeLimit(timeLimit) {
@@ -70,12 +72,23 @@ extension DocumentReader {
                     .rows(compiler.params) { ($0.text(0), $0.text(1)) }
             }
             let shown = Set(current.map(\.0))
+            // Gone from view: reported when the caller could read any state the
+            // entity had since the sync began (so also one a previous page sent).
             var deleted: [String] = []
-            for (id, _, first) in page where !shown.contains(id) {
-                // As it was before its first change after the cursor: could the caller read it, and did it match?
-                let before = try db.prepare("SELECT prev_doc FROM _changes WHERE seq = ?1").firstRow([.int(first)]) { $0.isNull(0) ? nil : $0.text(0) }
-                guard let text = before ?? nil, case .object(let old)? = try? JSONParser.parse(text) else { continue } // created after the cursor
-                if scope.canRead(acl: old["_acl"]?.objectValue) { deleted.append(id) }
+            let hidden = page.map(\.0).filter { !shown.contains($0) }
+            if !hidden.isEmpty {
+                let list = JSONValue.array(hidden.map { .string($0) }).jsonText
+                let states = try db.prepare("""
+                    SELECT id, prev_doc FROM _changes WHERE coll = ?1 AND seq > ?2 AND seq <= ?3 AND prev_doc IS NOT NULL
+                    AND id IN (SELECT value FROM json_each(?4))
+                    """).rows([.text(collection), .int(base), .int(head), .text(list)]) {
+                        ($0.text(0), $0.text(1))
+                    }
+                var known = Set<String>()
+                for (id, text) in states where !known.contains(id) {
+                    if case .object(let old)? = try? JSONParser.parse(text), scope.canRead(acl: old["_acl"]?.objectValue) { known.insert(id) }
+                }
+                deleted = hidden.filter(known.contains)
             }
             let order = Dictionary(uniqueKeysWithValues: page.enumerated().map { ($1.0, $0) })
             let changed = current.sorted { order[$0.0, default: 0] < order[$1.0, default: 0] }.map(\.1)
