@@ -59,9 +59,12 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
 
+        // The admin console's HTML, CSS and JavaScript, compiled in (served at /_/).
+        .target(name: "Console", dependencies: ["HTTP"]),
+
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files", "Hooks", "Webhooks",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Console",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -79,6 +82,7 @@ let package = Package(
         .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import Console
 import EventLoop
 import HTTP
 import Store
@@ -14,6 +15,7 @@ struct Router: Sendable {
     let info: ServerInfo
     let metrics: MetricsEndpoint
     let state: ServerState
+    let console: ConsoleAdminHandlers
 
     func handle(_ request: Request, _ out: ResponseWriter) {
         let s = request.segments
@@ -59,6 +61,10 @@ struct Router: Sendable {
             routeUsers(request, out)
         case _ where s[0] == "push":
             push.route(request, out)
+        case _ where s[0] == "_":
+            out.send(ConsoleSite.response(for: request))
+        case _ where ConsoleAdminHandlers.handles(s):
+            console.route(request, out)
         case _ where s[0] == "admin":
             admin.route(request, out)
         case _ where s[0] == "login" && s.count == 1:
