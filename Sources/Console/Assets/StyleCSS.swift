@@ -33,7 +33,7 @@ h2 { font-size: 1.05rem; margin: 0 0 .5rem; }
 .nav a { display: block; padding: .5rem .75rem; color: #dfe7f1; text-decoration: none; border-radius: 6px; }
 .nav a:hover { background: #223a55; }
 .nav a[aria-current="page"] { background: #2d5a88; color: #fff; font-weight: 600; }
-.sidebar .signout { margin-top: auto; }
+.sidebar .signout { margin-top: auto; background: transparent; color: #dfe7f1; border-color: #3b5878; }
 main { padding: 1.25rem 1.5rem; min-width: 0; }
 main:focus { outline: none; }
 
@@ -69,7 +69,7 @@ tr:last-child td { border-bottom: none; }
 .pager { display: flex; gap: .5rem; align-items: center; margin: .75rem 0; flex-wrap: wrap; }
 
 /* Records editor */
-.split { display: grid; grid-template-columns: minmax(0, 3fr) minmax(18rem, 2fr); gap: 1rem; align-items: start; }
+.split { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 1rem; align-items: start; }
 .panel { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 1rem; }
 textarea.json { width: 100%; min-height: 18rem; resize: vertical; }
 .acl { display: grid; grid-template-columns: 1fr 1fr; gap: .5rem; margin: .5rem 0; }
@@ -101,13 +101,15 @@ textarea.json { width: 100%; min-height: 18rem; resize: vertical; }
 .level-notice { color: var(--accent); }
 
 @media (max-width: 760px) {
-  .shell { grid-template-columns: 1fr; }
-  .sidebar { flex-direction: row; flex-wrap: wrap; align-items: center; padding: .5rem; gap: .5rem; }
-  .nav { flex-direction: row; overflow-x: auto; flex: 1 1 100%; order: 3; }
+  .shell { grid-template-columns: minmax(0, 1fr); grid-template-rows: auto 1fr; }
+  .sidebar { flex-direction: row; flex-wrap: wrap; align-items: center; padding: .5rem; gap: .5rem; min-width: 0; }
+  .sidebar nav { flex: 1 1 100%; order: 3; min-width: 0; overflow-x: auto; }
+  .nav { flex-direction: row; }
   .nav a { white-space: nowrap; padding: .4rem .6rem; }
   .sidebar .signout { margin: 0 0 0 auto; }
   main { padding: .75rem; }
-  .split { grid-template-columns: 1fr; }
+  .split { grid-template-columns: minmax(0, 1fr); }
+  .toolbar > .field, .toolbar > .field select, .toolbar > .field input { max-width: 100%; min-width: 0; }
   .acl { grid-template-columns: 1fr; }
   .cards { grid-template-columns: repeat(auto-fill, minmax(10rem, 1fr)); }
 }
