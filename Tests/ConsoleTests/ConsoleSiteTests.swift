@@ -1,4 +1,5 @@
 @testable import Console
+import Foundation
 import HTTP
 import Testing
 

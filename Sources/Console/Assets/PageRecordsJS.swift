@@ -77,7 +77,8 @@ export function mount(main, params) {
     const query = qs({
       query: Object.keys(state.filter).length ? JSON.stringify(state.filter) : '',
       sort: state.sort ? JSON.stringify({ [state.sort.field]: state.sort.dir }) : '',
-      limit: state.limit, skip: state.skip, count: 'true',
+      // The total costs a second pass over the matches; only the unfiltered one is an index count.
+      limit: state.limit, skip: state.skip, count: Object.keys(state.filter).length ? '' : 'true',
     });
     try {
       const r = await api('GET', base() + query);
@@ -86,7 +87,7 @@ export function mount(main, params) {
       filterInput.removeAttribute('aria-invalid');
       say(listError, '');
       state.rows = r.data;
-      state.total = Number(r.headers.get('X-Total-Count'));
+      state.total = r.headers.has('X-Total-Count') ? Number(r.headers.get('X-Total-Count')) : null;
       render();
     } catch (e) {
       if (stopped || serial !== listSerial) return;
@@ -126,9 +127,9 @@ export function mount(main, params) {
     }
     const first = state.rows.length ? state.skip + 1 : 0;
     const last = state.skip + state.rows.length;
-    range.textContent = `Rows ${fmt.number(first)}–${fmt.number(last)} of ${fmt.number(state.total)}`;
+    range.textContent = `Rows ${fmt.number(first)}–${fmt.number(last)}` + (state.total === null ? ' (filtered)' : ` of ${fmt.number(state.total)}`);
     prev.disabled = state.skip === 0;
-    next.disabled = last >= state.total;
+    next.disabled = state.total === null ? state.rows.length < state.limit : last >= state.total;
   }
 
   function sortBy(c) {
