@@ -18,6 +18,7 @@ from webhook_support import ADMIN, SECRET, Roostd, free_port
 
 selenium = pytest.importorskip("selenium")
 from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support.select import Select  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -92,7 +93,8 @@ def console_errors(driver, expected_statuses=()):
 
 
 def wait(driver, predicate, timeout=10):
-    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: predicate(d))
+    return WebDriverWait(driver, timeout, poll_frequency=0.1,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: predicate(d))
 
 
 def css(driver, selector):
@@ -100,8 +102,11 @@ def css(driver, selector):
 
 
 def visible_text(driver, selector):
-    found = driver.find_elements(By.CSS_SELECTOR, selector)
-    return found[0].text if found and found[0].is_displayed() else ""
+    try:
+        found = driver.find_elements(By.CSS_SELECTOR, selector)
+        return found[0].text if found and found[0].is_displayed() else ""
+    except StaleElementReferenceException:  # re-rendered meanwhile: look again
+        return ""
 
 
 def shot(driver, name):
@@ -109,6 +114,7 @@ def shot(driver, name):
 
 
 def sign_in(driver, roost, token=ADMIN):
+    driver.get("about:blank")  # a fresh page, so no element of the last one is found
     driver.get(roost.base + "/_/")
     field = wait(driver, lambda d: d.find_element(By.ID, "token"))
     field.clear()

@@ -103,7 +103,9 @@ function route() {
   shell.main.focus({ preventScroll: true });
 }
 
-onRefused(() => signIn('The server refused the token; sign in again.'));
+// While signed in, a refused token (revoked, rotated) returns to the sign-in
+// page; on the sign-in page the form itself reports it.
+onRefused(() => { if (shell) signIn('The server refused the token; sign in again.'); });
 window.addEventListener('hashchange', route);
 route();
 """#
