@@ -20,6 +20,8 @@ APT_PACKAGES += nginx
 APT_PACKAGES += zlib1g-dev
 # jemalloc replaces glibc's malloc in roostd (cross-thread buffers; Sources/Daemon/Allocator.swift).
 APT_PACKAGES += libjemalloc-dev
+# Debian's chromium and its driver for the admin console's browser tests (Selenium; tests/python/test_console.py).
+APT_PACKAGES += chromium chromium-driver
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3

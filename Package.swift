@@ -66,9 +66,12 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
 
+        // The admin console's HTML, CSS and JavaScript, compiled in (served at /_/).
+        .target(name: "Console", dependencies: ["HTTP"]),
+
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup", "Console",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -88,6 +91,7 @@ let package = Package(
         .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

@@ -19,7 +19,8 @@ public enum Telemetry {
     public static func bootstrap() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = latencyBuckets
-        MetricsSystem.bootstrap(factory)
+        // LiveCounters keeps readable totals for the admin console's stats.
+        MetricsSystem.bootstrap(MultiplexMetricsHandler(factories: [factory, LiveCounters.shared]))
         // Registered now so they read 0 before anything happens; the file
         // upload and webhook code increment them through these helpers.
         _ = thumbnailsGenerated()

@@ -82,12 +82,15 @@ public final class RoostServer {
         let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
                                        hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
         let state = ServerState()
+        let stats = ConsoleStats(pools: pools, files: files, databasePath: databasePath, logger: logger)
+        stats.start()
         let router = Router(collections: handlers, batch: BatchHandler(collections: handlers, logger: logger), accounts: accounts, files: files,
                             push: PushHandlers(pools: pools, collections: handlers, access: access),
                             admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks),
                             backups: BackupHandlers(service: backups, pools: pools, access: access), pools: pools,
                             info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()),
-                            metrics: MetricsEndpoint(pools: pools), state: state)
+                            metrics: MetricsEndpoint(pools: pools), state: state,
+                            console: ConsoleAdminHandlers(pools: pools, access: access, stats: stats, logs: .shared))
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
         let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
         let server = HTTPServer(loops: loops, sockets: sockets, tlsSockets: tlsSockets, tls: tls, maxBodyBytes: evhttpCap, logger: logger,
@@ -133,6 +136,7 @@ public final class RoostServer {
 
         notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
         compactor.stop()
+        stats.stop()
         files.shutdown()
         backups.stop()
         deliveries.shutdown()

@@ -1,3 +1,4 @@
+import Console
 import EventLoop
 import HTTP
 import Store
@@ -16,6 +17,7 @@ struct Router: Sendable {
     let info: ServerInfo
     let metrics: MetricsEndpoint
     let state: ServerState
+    let console: ConsoleAdminHandlers
 
     func handle(_ request: Request, _ out: ResponseWriter) {
         let s = request.segments
@@ -65,6 +67,10 @@ struct Router: Sendable {
             push.route(request, out)
         case _ where s[0] == "admin" && s.count == 2 && s[1] == "backups":
             backups.route(request, out)
+        case _ where s[0] == "_":
+            out.send(ConsoleSite.response(for: request))
+        case _ where ConsoleAdminHandlers.handles(s):
+            console.route(request, out)
         case _ where s[0] == "admin":
             admin.route(request, out)
         case _ where s[0] == "login" && s.count == 1:

@@ -54,7 +54,8 @@ struct Serve: ParsableCommand {
         }
         // The journal under systemd (or when configured), else readable stderr lines.
         let level = LogLevelBox(Logger.Level(rawValue: config.logLevel) ?? .info)
-        let sink = DaemonLogging.sink(for: DaemonLogging.Target(rawValue: config.logTarget) ?? .auto)
+        // Every entry is also kept in LogRing.shared for the admin console's log view.
+        let sink = RecordingLogSink(DaemonLogging.sink(for: DaemonLogging.Target(rawValue: config.logTarget) ?? .auto))
         DaemonLogging.bootstrap(sink: sink, level: level)
         Telemetry.bootstrap()
         let logger = Logger(label: "roostd")
