@@ -129,7 +129,8 @@ struct AccountHandlers: Sendable {
         guard let token = request.bearerToken else {
             return out.send(HTTPError(401, "Unauthorized", "Send the session token as Authorization: Bearer <token>.").response)
         }
-        pools.write(request, out) { writer in
+        let pools = self.pools
+        pools.write(request, out, committed: { pools.sessionsRevoked.get()?() }) { writer in
             guard try writer.deleteSession(tokenHash: SessionToken.hash(token)) else {
                 throw HTTPError(401, "InvalidToken", "The session token is invalid, expired or already revoked.")
             }

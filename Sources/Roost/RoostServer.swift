@@ -84,7 +84,13 @@ public final class RoostServer {
         let state = ServerState()
         let stats = ConsoleStats(pools: pools, files: files, databasePath: databasePath, logger: logger)
         stats.start()
-        let router = Router(collections: handlers, batch: BatchHandler(collections: handlers, logger: logger), accounts: accounts, files: files,
+        let hub = LiveHub(databasePath: databasePath, access: access, filesLevel: files.level, config: config, logger: logger)
+        try hub.start()
+        pools.afterCommit.set { hub.wake() }
+        pools.sessionsRevoked.set { hub.sessionsChanged() }
+        let live = LiveHandlers(pools: pools, access: access, hub: hub)
+        let router = Router(collections: handlers, batch: BatchHandler(collections: handlers, logger: logger), live: live,
+                            accounts: accounts, files: files,
                             push: PushHandlers(pools: pools, collections: handlers, access: access),
                             admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks),
                             backups: BackupHandlers(service: backups, pools: pools, access: access), pools: pools,
@@ -103,7 +109,9 @@ public final class RoostServer {
         loops[0].onSignal(SIGTERM) { shutdown.begin(reason: "SIGTERM") }
         loops[0].onSignal(SIGINT) { shutdown.begin(reason: "SIGINT") }
         let notifier = services.notifier
+        shutdown.settled = { hub.drained }
         shutdown.onBegin = { reason in
+            hub.shutdown() // streams end cleanly; clients resume with Last-Event-ID after the restart
             state.beginDraining()
             notifier.stopping(status: "Stopping (\(reason)): finishing in-flight requests")
         }

@@ -97,7 +97,7 @@ extension DocumentReader {
     }
 
     /// The database's epoch and the feed's horizon (changes at or below it are gone).
-    func feedMeta() throws -> (String, Int64) {
+    public func feedMeta() throws -> (epoch: String, horizon: Int64) {
         let rows = try db.prepare("SELECT key, value FROM _meta WHERE key IN ('epoch', 'feed_horizon')").rows { ($0.text(0), $0.text(1)) }
         let meta = Dictionary(rows, uniquingKeysWith: { a, _ in a })
         return (meta["epoch"] ?? "", Int64(meta["feed_horizon"] ?? "0") ?? 0)
