@@ -52,7 +52,9 @@ extension DocumentReader {
                 }
                 let more = rows.count > limit
                 let page = rows.prefix(limit)
-                let cursor = FeedCursor(epoch: epoch, level: tag, seq: start, afterRowID: more ? page.last?.0 : nil)
+                // After the listing, the first sync judges deletes by every state since it began (rows
+                // created meanwhile may have been listed).
+                let cursor = FeedCursor(epoch: epoch, level: tag, seq: start, afterRowID: more ? page.last?.0 : nil, base: start)
                 return DeltaPage(changed: page.map(\.1), deleted: [], cursor: cursor, more: more)
             }
             let from = since!.seq
@@ -72,21 +74,25 @@ extension DocumentReader {
                     .rows(compiler.params) { ($0.text(0), $0.text(1)) }
             }
             let shown = Set(current.map(\.0))
-            // Gone from view: reported when the caller could read any state the
-            // entity had since the sync began (so also one a previous page sent).
+            // Gone from view: reported when the caller could read it at the
+            // cursor; while a sync is paged (or just after a listing), when
+            // it could read any state the entity had since the sync began,
+            // which a previous page may have sent.
             var deleted: [String] = []
             let hidden = page.map(\.0).filter { !shown.contains($0) }
             if !hidden.isEmpty {
                 let list = JSONValue.array(hidden.map { .string($0) }).jsonText
                 let states = try db.prepare("""
-                    SELECT id, prev_doc FROM _changes WHERE coll = ?1 AND seq > ?2 AND seq <= ?3 AND prev_doc IS NOT NULL
-                    AND id IN (SELECT value FROM json_each(?4))
-                    """).rows([.text(collection), .int(base), .int(head), .text(list)]) {
-                        ($0.text(0), $0.text(1))
+                    SELECT id, prev_doc FROM _changes WHERE coll = ?1 AND seq > ?2 AND seq <= ?3
+                    AND id IN (SELECT value FROM json_each(?4)) ORDER BY seq
+                    """).rows([.text(collection), .int(since!.base ?? from), .int(head), .text(list)]) {
+                        ($0.text(0), $0.isNull(1) ? nil : $0.text(1))
                     }
-                var known = Set<String>()
-                for (id, text) in states where !known.contains(id) {
-                    if case .object(let old)? = try? JSONParser.parse(text), scope.canRead(acl: old["_acl"]?.objectValue) { known.insert(id) }
+                var judged = Set<String>(), known = Set<String>()
+                for (id, text) in states where !judged.contains(id) {
+                    if since!.base == nil { judged.insert(id) } // only the state at the cursor counts
+                    guard let text, case .object(let old)? = try? JSONParser.parse(text) else { continue }
+                    if scope.canRead(acl: old["_acl"]?.objectValue) { known.insert(id); judged.insert(id) }
                 }
                 deleted = hidden.filter(known.contains)
             }

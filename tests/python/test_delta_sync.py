@@ -575,7 +575,7 @@ def test_listing_then_empty_delta_then_more(node, people):
 
 def _forged(cursor, **change):
     raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    parts = dict(zip(["version", "epoch", "level", "seq", "after"], raw.split("|")))
+    parts = dict(zip(["version", "epoch", "level", "seq", "after", "base"], raw.split("|")))
     parts.update(change)
     return base64.urlsafe_b64encode("|".join(parts.values()).encode()).decode().rstrip("=")
 
