@@ -106,14 +106,14 @@ struct AccountHandlers: Sendable {
                 return out.send(HTTPError(401, "InvalidCredentials", "The username or password is incorrect.").response)
             }
             // afterLogin hooks run once the new session has committed.
-            let pending = LockedBox<AfterContext?>(nil)
+            let pending = HookServices.Pending([])
             pools.write(request, out, committed: hooks.committed(pending)) { writer in
                 let now = Authenticator.now
                 try LoginThrottle.succeeded(writer, reservation, userID: stored.userID, now: now)
                 let text = try writer.document(in: Self.users, id: stored.userID) ?? "{}"
                 let response = try Self.signedIn(writer, userID: stored.userID, userText: text, lifetime: lifetime)
-                pending.set(AfterContext(event: .afterLogin, collection: Self.users, actor: stored.userID, requestID: request.requestID,
-                                         entity: (try? JSONParser.parse(text))?.objectValue ?? JSONObject()))
+                pending.set([AfterContext(event: .afterLogin, collection: Self.users, actor: stored.userID, requestID: request.requestID,
+                                         entity: (try? JSONParser.parse(text))?.objectValue ?? JSONObject())])
                 return .json(200, response)
             }
         }

@@ -70,8 +70,11 @@ public final class RoostServer {
             settings: settings,
             renew: { hash in pools.background { try $0.renewSession(tokenHash: hash, now: Authenticator.now, lifetime: lifetime) } })
         let outboxDirty = LockedBox(false)
-        let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty, logger: logger),
+        let hookServices = LockedBox<HookServices?>(nil)
+        let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty,
+                                                                 services: hookServices, logger: logger),
                                  outboxDirty: outboxDirty, logger: logger)
+        hookServices.set(hooks)
         try hooks.after.start()
         let deliveries = try startWebhookDelivery(databasePath: databasePath, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }

@@ -54,6 +54,7 @@ public final class FilterCompiler {
         guard case .object(let object) = filter else {
             throw .invalid("The query must be a JSON object, not \(filter.typeName).")
         }
+        if filter.containsNUL { throw .invalid(JSONValue.nulRefusal) }
         let sql = try compileObject(object, root: .path(base: Self.documentColumn, steps: []), depth: 0)
         let parts = indexParts[sql]
         let streamable = parts.flatMap { $0.count == 1 && orderedIndexParts.contains($0[0]) ? $0[0] : nil }
