@@ -16,7 +16,7 @@ import Webhooks
 /// Threads: loop 0 runs on the caller's thread, loops 1… on their own;
 /// `readers` reader threads; one writer thread.
 public final class RoostServer {
-    public static let version = "0.1.0"
+    public static let version = "0.2.0"
 
     let config: RoostConfig
     let logger: Logger

@@ -371,7 +371,7 @@ def test_users_stream_hides_others_private_fields(roost, people):
 # 3. Exactly once across reconnects
 
 def test_exactly_once_across_random_reconnects(roost, people):
-    rng = random.Random(16)
+    rng, wrng = random.Random(16), random.Random(61)
     uid, token = people["alice"]
     coll, tag, total = "liveShared", uuid.uuid4().hex[:6], 300
     expected = []           # (kind, _id, _updatedAt) in commit order: one writer, one request at a time
@@ -382,32 +382,31 @@ def test_exactly_once_across_random_reconnects(roost, people):
         api, alive = roost.api(token), []
         try:
             for k in range(total):
-                r0 = rng.random()
+                r0 = wrng.random()
                 if r0 < 0.4 or not alive:
                     i = f"{tag}-{k}"
-                    r = api.request("PUT", f"/{coll}/{i}", {"k": k, "pad": "x" * rng.randint(0, 300)})
+                    r = api.request("PUT", f"/{coll}/{i}", {"k": k, "pad": "x" * wrng.randint(0, 300)})
                     alive.append(i)
                     expected.append(("create", i, r.json()["_updatedAt"]))
                 elif r0 < 0.85:
-                    i = rng.choice(alive)
+                    i = wrng.choice(alive)
                     r = api.request("PATCH", f"/{coll}/{i}", {"k": k})
                     expected.append(("update", i, r.json()["_updatedAt"]))
                 else:
-                    i = alive.pop(rng.randrange(len(alive)))
+                    i = alive.pop(wrng.randrange(len(alive)))
                     r = api.request("DELETE", f"/{coll}/{i}")
                     expected.append(("delete", i, None))
                 if r.status not in (200, 201):
                     errors.append(r)
                     return
-                if rng.random() < 0.1:
-                    time.sleep(0.005)
+                time.sleep(wrng.choice([0, 0, 0.002, 0.01]))
         except Exception as e:  # noqa: BLE001
             errors.append(e)
         finally:
             done.set()
 
     cursor0 = roost.api(token).request("GET", f"/{coll}/_deltaset?limit=1").headers["x-roost-cursor"]
-    got, sessions, last_id = [], 0, None
+    got, sessions, during, last_id = [], 0, 0, None
     first = roost.stream(live_path(coll), token=token)
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
@@ -429,7 +428,7 @@ def test_exactly_once_across_random_reconnects(roost, people):
         assert stream.status == 200, stream.body
     writer.join(10)
     assert not errors, errors
-    assert sessions > 20
+    assert during >= 20, (sessions, during)  # reconnects under the writer
     assert_ascending(got)   # no duplicate, nothing out of order
     assert [(e.kind, e.entity_id, (e.entity or {}).get("_updatedAt")) for e in got] == expected
     # Replaying the events gives the collection as listed, and as _deltaset tells it.
