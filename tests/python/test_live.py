@@ -419,6 +419,7 @@ def test_exactly_once_across_random_reconnects(roost, people):
         got += stream.snapshot()
         last_id = got[-1].id if got else last_id
         sessions += 1
+        during += not done.is_set()
         if done.is_set() and len(got) >= len(expected):
             break
         if rng.random() < 0.5:
