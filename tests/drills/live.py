@@ -11,7 +11,10 @@ event to the wrong user.
     follows everything. Subscribers drop their connection at random moments
     and resume with `Last-Event-ID` (or `?since=`).
   - Every `--cycles` the daemon is killed (SIGKILL) under the load and
-    restarted on the same data directory; everyone resumes.
+    restarted on the same data directory; everyone resumes, but a few
+    subscribers stay away for the next cycle (a phone offline) and come back
+    with a backlog. Entities carry up to 2 KB of padding, so backlogs are
+    hundreds of KB (live_buffer_bytes is the default 1 MiB).
 
 Checks, after a last clean stop:
   - the admin's concatenated stream is exactly the change feed (`_changes`,
@@ -392,6 +395,7 @@ class Subscriber:
         self.stream = None
         self.last_id = None
         self.errors = []
+        self.away = False         # offline for a whole kill cycle: resumes with a backlog
 
     def path(self, since_param):
         params = {}
@@ -454,7 +458,7 @@ def writer(port_box, user, token, users, ledger, stop, rng, pause):
                 n += 1
                 doc_id = f"{user}:{n}"
                 reply = client.request("PUT", f"/{NOTES}/{urllib.parse.quote(doc_id)}",
-                                       {"n": n, "hot": rng.random() < 0.5,
+                                       {"n": n, "hot": rng.random() < 0.5, "pad": "p" * rng.randint(0, 2000),
                                         "_acl": {"read": rng.sample(users, rng.randint(0, 2)), "write": []}})
                 if reply.status in (200, 201):
                     with ledger.lock:
@@ -462,7 +466,8 @@ def writer(port_box, user, token, users, ledger, stop, rng, pause):
             elif r < 0.45:
                 target = rng.choice(anyone)   # may be someone else's: allowed when _acl.write names us
                 reply = client.request("PATCH", f"/{NOTES}/{urllib.parse.quote(target)}",
-                                       {"n": rng.randint(0, 10**6), "hot": rng.random() < 0.5})
+                                       {"n": rng.randint(0, 10**6), "hot": rng.random() < 0.5,
+                                        "pad": "q" * rng.randint(0, 2000)})
             elif r < 0.7:
                 target = rng.choice(mine)
                 acl = {"read": rng.sample(users, rng.randint(0, 3)), "write": rng.sample(users, rng.randint(0, 1))}
@@ -611,7 +616,7 @@ def run(cycles=10, cycle_seconds=2.0, users=4, seed=None, workdir=None, log=prin
             while time.monotonic() < until:
                 time.sleep(rng.uniform(0.02, 0.15))
                 s = rng.choice(subs)
-                if s is admin and rng.random() < 0.5:
+                if s.away or (s is admin and rng.random() < 0.5):
                     continue
                 s.harvest()
                 s.connect(port_box[0])
@@ -628,7 +633,8 @@ def run(cycles=10, cycle_seconds=2.0, users=4, seed=None, workdir=None, log=prin
             port_box[0] = daemon.port
             pause.clear()
             for s in subs:
-                if not s.connect(daemon.port):
+                s.away = s is not admin and cycle < cycles - 1 and rng.random() < 0.2
+                if not s.away and not s.connect(daemon.port):
                     failures.append(f"cycle {cycle}: {s.name} could not resume: {s.errors[-1:]}")
         churn(time.monotonic() + cycle_seconds * 0.5)
         stop.set()
@@ -640,6 +646,7 @@ def run(cycles=10, cycle_seconds=2.0, users=4, seed=None, workdir=None, log=prin
         if sentinel.status not in (200, 201):
             failures.append(f"sentinel write answered {sentinel.status}")
         for s in subs:
+            s.away = False
             if s.stream is None:
                 s.connect(daemon.port)
             if s.stream is not None and not s.stream.wait(

@@ -31,7 +31,7 @@ import uuid
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "drills"))
-from common import ADMIN_TOKEN, Client, Roostd, list_all, one_request  # noqa: E402
+from common import ADMIN_TOKEN, Client, Roostd, list_all, one_request, png  # noqa: E402
 from live import LiveStream, cursor_seq, events_path, live_path, metric  # noqa: E402
 
 CONFIG = f"""\
@@ -255,6 +255,8 @@ AUTH = [  # (path, credentials, status)
     (live_path("liveRO"), "user", 200),
     ("/users/_live", "user", 200),
     (live_path("livePriv"), "admin", 200),
+    ("/files/_live", None, 401),
+    ("/files/_live", "user", 200),
 ]
 
 
@@ -286,6 +288,78 @@ def test_access_token_in_the_query_streams_private_events(roost, people):
     assert s.wait_events(1), s.snapshot()
     s.close()
     assert kinds(s.events) == [("create", r.json()["_id"])]
+
+
+FILTERS = [
+    {"a": 1}, {"a": {"$gt": 1}}, {"a": {"$in": [1, "1", None]}}, {"a": {"$ne": 1}}, {"a": {"$type": "string"}},
+    {"a": {"$mod": [2, 0]}}, {"a": {"$not": {"$lt": 3}}}, {"tags": "x"}, {"tags": {"$all": ["x", "y"]}},
+    {"tags": {"$size": 2}}, {"b.c": {"$exists": True}}, {"name": {"$regex": "^al", "$options": "i"}},
+    {"$or": [{"a": 1}, {"b.c": 2}]}, {"$nor": [{"a": 1}, {"tags": "z"}]}, {"missing": None},
+    {"objs": {"$elemMatch": {"x": 1, "y": {"$gte": 2}}}}, {"_id": {"$in": ["d3", "d7", "d11"]}},
+]
+
+
+def _random_doc(rng):
+    doc = {}
+    for key, values in (("a", [1, 2, 3, 4, "1", "x", None, [1, 3], [2]]), ("name", ["alice", "Alan", "bob", 7]),
+                        ("tags", [["x"], ["x", "y"], ["y", "z"], [], "x"]), ("b", [{"c": 1}, {"c": 2}, {"d": 1}, 5]),
+                        ("objs", [[{"x": 1, "y": 2}], [{"x": 1}, {"y": 3}], [{"x": 2, "y": 5}]])):
+        if rng.random() < 0.7:
+            doc[key] = rng.choice(values)
+    return doc
+
+
+def test_stream_filters_agree_with_list_filters(roost, people):
+    """Each filter's events, replayed (create/enter add, delete/leave remove),
+    give exactly what GET with the same query lists, after random creates,
+    replacements and deletes: the in-memory matcher agrees with SQL."""
+    rng, coll = random.Random(1616), "liveDiff" + uuid.uuid4().hex[:6]
+    token = people["alice"][1]
+    streams = [roost.stream(live_path(coll, f), token=token) for f in FILTERS]
+    assert [s.status for s in streams] == [200] * len(FILTERS), [s.body for s in streams if s.status != 200]
+    api = roost.api(token)
+    plain = roost.stream(live_path(coll), token=token)
+    for k in range(40):
+        assert api.request("PUT", f"/{coll}/d{k}", _random_doc(rng)).status == 201
+    for _ in range(40):
+        k = rng.randrange(40)
+        r = (api.request("DELETE", f"/{coll}/d{k}") if rng.random() < 0.15
+             else api.request("PUT", f"/{coll}/d{k}", _random_doc(rng)))
+        assert r.status in (200, 201, 404), r
+    assert api.request("PUT", f"/{coll}/zz-done", {}).status == 201
+    until_sentinel(plain, "zz-done")   # every stream's events leave in the same round
+    time.sleep(0.2)
+    plain.close()
+    assert sum(bool(s.events) for s in streams) >= len(FILTERS) - 2, "the filters match too little to test"
+    problems = []
+    for f, s in zip(FILTERS, streams):
+        s.close()
+        members = set()
+        for e in s.events:
+            if e.kind in ("create", "enter"):
+                problems += [f"{f}: {e} but already a member"] if e.entity_id in members else []
+                members.add(e.entity_id)
+            elif e.kind in ("delete", "leave", "update"):
+                if e.entity_id not in members:
+                    problems.append(f"{f}: {e} for a non-member")
+                if e.kind != "update":
+                    members.discard(e.entity_id)
+        listed = {d["_id"] for d in api.request(
+            "GET", f"/{coll}?limit=1000&query={q(json.dumps(f))}").json()}
+        if members != listed:
+            problems.append(f"{f}: stream says {sorted(members)}, list says {sorted(listed)}")
+    assert not problems, problems
+
+
+def test_files_stream_gets_uploads(roost, people):
+    _, token = people["carol"]
+    s = roost.stream("/files/_live", token=token)
+    r = roost.api(token).request("POST", "/files", png(4, 4, 3), headers={"Content-Type": "image/png"})
+    assert r.status == 201, r
+    assert s.wait(lambda st: any(e.entity_id == r.json()["_id"] for e in st.events)), s.snapshot()
+    s.close()
+    e = next(e for e in s.events if e.entity_id == r.json()["_id"])
+    assert (e.kind, e.collection, e.entity["sha256"]) == ("create", "files", r.json()["sha256"])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -47,6 +47,10 @@ SERVED = [
     ("/files/{id}", "delete"),
     ("/files/{id}/meta", "get"),
     ("/files/{id}/thumbnail", "get"),
+    ("/events", "get"),
+    ("/{collection}/_live", "get"),
+    ("/users/_live", "get"),
+    ("/files/_live", "get"),
 ]
 
 ERROR_CODES = {

@@ -59,6 +59,8 @@ final class LiveHub: @unchecked Sendable {
     private var open = 0
     private var checkSessions = false
     private var stoppedAt: Date?
+    /// Some subscriber is catching up: come back soon (hub thread only).
+    private var behind = false
 
     // Hub thread only.
     private var subscribers: [Int: Subscriber] = [:]
@@ -142,8 +144,10 @@ final class LiveHub: @unchecked Sendable {
     private func run(_ reader: DocumentReader) {
         while true {
             condition.lock()
+            // A subscriber catching up is served again after a short pause, so its loop can send what it got.
+            let pause = behind ? 0.005 : 1
             while !woken && added.isEmpty && removed.isEmpty && !stopped {
-                if !condition.wait(until: Date().addingTimeInterval(1)) { break }
+                if !condition.wait(until: Date().addingTimeInterval(pause)) { break }
             }
             let (newOnes, gone, stop, check, streams) = (added, removed, stopped, checkSessions, open)
             added.removeAll(); removed.removeAll(); woken = false; checkSessions = false
@@ -197,17 +201,30 @@ final class LiveHub: @unchecked Sendable {
     }
 
     /// Subscribers behind the hub (resumed from an older cursor) read their
-    /// own backlog, one batch per round, up to the hub's position.
+    /// own backlog up to the hub's position, about half a buffer per round,
+    /// so a client that reads keeps up and one that does not is dropped.
     private func catchUp(_ reader: DocumentReader) throws {
-        var behind = false
+        behind = false
+        let now = ChangeFeedClock.milliseconds
         for subscriber in subscribers.values where subscriber.position < head {
             let (changes, _) = try reader.changes(after: subscriber.position, limit: Self.batch)
-            let due = changes.filter { $0.seq <= head }
-            deliver(due, to: [subscriber])
-            subscriber.position = due.count == changes.count && changes.count < Self.batch ? head : (due.last?.seq ?? head)
+            var sent = 0, full = false
+            for change in changes where change.seq <= head {
+                if let bytes = event(change, ParsedChange(change), for: subscriber) {
+                    send(subscriber, bytes)
+                    sent += bytes.count
+                    metrics.events.increment()
+                    metrics.lag.recordMilliseconds(max(0, now - change.at))
+                }
+                subscriber.position = change.seq
+                if sent >= bufferLimit / 2 { full = true; break }
+            }
+            // Every change up to the hub's position was read: it joins the live ones.
+            if !full && (changes.count < Self.batch || (changes.last?.seq ?? 0) > head) {
+                subscriber.position = head
+            }
             behind = behind || subscriber.position < head
         }
-        if behind { wake() }
     }
 
     private func deliver(_ changes: [FeedChange], to subscribers: [Subscriber]) {
@@ -304,9 +321,12 @@ final class LiveHub: @unchecked Sendable {
         for (_, (loop, items)) in outgoing where !items.isEmpty {
             loop.execute {
                 for (stream, bytes) in items where stream.isOpen {
-                    if let pending = stream.write(bytes), pending > limit {
+                    // Slow: what earlier rounds handed it is still unsent past the limit.
+                    if stream.pending > limit {
                         stream.abort()
                         slow.increment()
+                    } else {
+                        stream.write(bytes)
                     }
                 }
             }

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Creates with the change feed vs before it (issue #15's "the feed costs creates <= 10%"):
+a same-run A/B of two roostd binaries, each on its own port and fresh data directory with
+run.sh's config (items public, indexes category and n), both running throughout; wrk POSTs
+(bench/lua/create.lua, -t2 -c50) alternate between them, in ABBA order across rounds so
+neither always runs first. Each binary's figure is its best round; server CPU per create
+(the process's user+system time over the run / creates) is given too, since it moves less
+with the host's noise than the rate.
+
+  bench/create_ab.py --a NEW_ROOSTD --b OLD_ROOSTD [--rounds 6] [--duration 10s] [--seed 20000] [--port 18380]
+
+A is the binary under test (the feed), B the baseline (e.g. a release build of 7403328, the
+commit before the feed): git worktree add --detach /tmp/roost-old 7403328 && (cd /tmp/roost-old
+&& swift build -c release). Each collection first gets --seed entities (bench/seed.py, 8 threads)
+so the creates do not run into an empty table.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as B  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--a", required=True, help="roostd under test")
+    ap.add_argument("--b", required=True, help="baseline roostd")
+    ap.add_argument("--a-label", default="A")
+    ap.add_argument("--b-label", default="B")
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--duration", default="10s")
+    ap.add_argument("--seed", type=int, default=20000)
+    ap.add_argument("--port", type=int, default=18380)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    work = os.path.join(B.OUT, "create_ab")
+    servers = {}
+    load_before = B.loadavg()
+    for k, (label, binary, port) in enumerate(((a.a_label, a.a, a.port), (a.b_label, a.b, a.port + 1))):
+        if not B.port_free(port):
+            raise SystemExit("port %d in use (--port)" % port)
+        d = os.path.join(work, "ab%d" % k)
+        os.makedirs(d, exist_ok=True)
+        p = B.start_roostd(B.roostd_binary(binary), port, d, {"items": ["category", "n"]})
+        ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+        servers[label] = (p, port, d, ver)
+        if a.seed:
+            out = subprocess.run([sys.executable, os.path.join(B.HERE, "seed.py"), "roost", "http://127.0.0.1:%d" % port,
+                                  "items", str(a.seed), os.path.join(d, "ids.txt"), "--threads", "8", "--deadline", "200"],
+                                 capture_output=True, text=True, timeout=300)
+            if out.returncode != 0:
+                raise SystemExit("seeding %s failed: %s" % (label, out.stdout + out.stderr))
+            B.log("%s (%s): %s" % (label, ver, out.stdout.strip()))
+        else:
+            open(os.path.join(d, "ids.txt"), "w").write("x\n")
+    pids = [s[0].pid for s in servers.values()]
+    hz = os.sysconf("SC_CLK_TCK")
+    res = {label: [] for label in servers}
+    order = [a.a_label, a.b_label]
+    for rnd in range(1, a.rounds + 1):
+        for label in (order if rnd % 2 else order[::-1]):
+            p, port, d, _ = servers[label]
+            B.settle(pids)
+            subprocess.run(["sync"], timeout=300)
+            cpu0 = B.proc_cpu_ticks(p.pid)
+            before = B.machine_ticks()
+            r = B.wrk("create.lua", "http://127.0.0.1:%d" % port, "roost", os.path.join(d, "ids.txt"),
+                      duration=a.duration, raw=os.path.join(work, "wrk-%s-r%d.txt" % (label, rnd)))
+            r["steal"] = B.steal_since(before)
+            r["cpu_us"] = 1e6 * (B.proc_cpu_ticks(p.pid) - cpu0) / hz / max(1, r["requests"])
+            if p.poll() is not None:
+                raise SystemExit("%s exited" % label)
+            res[label].append(r)
+            B.log("round %d %-10s %7.0f creates/s  p50 %6.0f us  p99 %7.0f us  non-2xx %d  CPU %.0f us/create  steal %.0f%%"
+                  % (rnd, label, r["rps"], r["p50_us"], r["p99_us"], r["status_errors"], r["cpu_us"], r["steal"]))
+
+    L = ["### Creates with the change feed vs before it (#15): `bench/create_ab.py`, %s"
+         % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "",
+         "`wrk -t2 -c50 -d%s` POST /items (bench/lua/create.lua) into each binary's `items` (indexes category and n, "
+         "%d entities seeded first), %d rounds alternating ABBA, both servers up throughout; best round shown, "
+         "median beside it. Load average before: %s." % (a.duration, a.seed, a.rounds, load_before), "",
+         "| binary | best creates/s | median | rounds | p50 µs (best) | p99 µs (best) | server CPU µs/create (median) | steal (best round) |",
+         "|---|---:|---:|---|---:|---:|---:|---:|"]
+    summary = {}
+    for label, rs in res.items():
+        b = max(rs, key=lambda r: r["rps"])
+        med = statistics.median(r["rps"] for r in rs)
+        cpu = statistics.median(r["cpu_us"] for r in rs)
+        summary[label] = (b["rps"], med, cpu)
+        L.append("| %s (%s) | %.0f | %.0f | %s | %.0f | %.0f | %.0f | %.0f%% |"
+                 % (label, servers[label][3], b["rps"], med, ", ".join("%.0f" % r["rps"] for r in rs),
+                    b["p50_us"], b["p99_us"], cpu, b["steal"]))
+    A, Bb = summary[a.a_label], summary[a.b_label]
+    cost_best = 100 * (1 - A[0] / Bb[0])
+    cost_med = 100 * (1 - A[1] / Bb[1])
+    cpu_more = 100 * (A[2] / Bb[2] - 1)
+    L += ["", "%s's creates/s are %.1f%% below %s's (best rounds; medians %.1f%%); its CPU per create %+.1f%%. "
+          "Target, the feed costs ≤ 10%%: **%s**." % (a.a_label, cost_best, a.b_label, cost_med, cpu_more,
+                                                     "met" if cost_best <= 10 else "missed")]
+    text = "\n".join(L) + "\n"
+    print(text)
+    if a.out:
+        open(a.out, "w").write(text)
+
+
+if __name__ == "__main__":
+    main()
