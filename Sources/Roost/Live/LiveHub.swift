@@ -320,14 +320,16 @@ final class LiveHub: @unchecked Sendable {
         let limit = bufferLimit, slow = metrics.slow
         for (_, (loop, items)) in outgoing where !items.isEmpty {
             loop.execute {
+                // Slow: what earlier rounds handed a stream is still unsent past the
+                // limit (judged once per round, before this round's bytes).
+                var checked = Set<ObjectIdentifier>()
                 for (stream, bytes) in items where stream.isOpen {
-                    // Slow: what earlier rounds handed it is still unsent past the limit.
-                    if stream.pending > limit {
+                    if checked.insert(ObjectIdentifier(stream)).inserted, stream.pending > limit {
                         stream.abort()
                         slow.increment()
-                    } else {
-                        stream.write(bytes)
+                        continue
                     }
+                    stream.write(bytes)
                 }
             }
         }
