@@ -158,7 +158,7 @@ struct AccountHandlers: Sendable {
                 throw HTTPError(401, "Unauthorized", "Sign in to see your own record.")
             }
             guard let text = try reader.get(Self.users, id: id) else { throw HTTPError.notFound("Your user record no longer exists.") }
-            return .json(200, text)
+            return Preconditions.entityResponse(200, text)
         }
     }
 
