@@ -18,7 +18,7 @@ extension AccountHandlers {
             let fields = try CollectionHandlers.object(body)
             guard fields["password"] != nil else {
                 pools.write(request, out) { writer in
-                    try Self.applyUpdate(writer, id: id, caller: caller, fields: fields, newHash: nil, merge: merge)
+                    try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: fields, newHash: nil, merge: merge)
                 }
                 return nil
             }
@@ -36,7 +36,7 @@ extension AccountHandlers {
                 fields["oldPassword"] = nil
                 let changes = fields
                 pools.write(request, out) { writer in
-                    try Self.applyUpdate(writer, id: id, caller: caller, fields: changes, newHash: hash, merge: merge)
+                    try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: changes, newHash: hash, merge: merge)
                 }
                 return nil
             }
@@ -44,7 +44,8 @@ extension AccountHandlers {
         }
     }
 
-    /// `DELETE /users/:id`: self or admin; removes the record, credentials and sessions.
+    /// `DELETE /users/:id`: self or admin; removes the record, credentials and
+    /// sessions. Honours `If-Match`/`If-None-Match` against the stored record.
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
         let access = self.access
         pools.write(request, out, prepare: { reader in
@@ -52,19 +53,27 @@ extension AccountHandlers {
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             return caller
         }) { writer, caller in
-            try writer.delete(from: Self.users, id: id, scope: AccessScope(principal: caller.principal, level: .shared))
+            let existing = try writer.existingRow(in: Self.users, id: id, scope: AccessScope(principal: caller.principal, level: .shared))
+            if let existing { try Preconditions.check(request, current: existing.document) }
+            try writer.delete(from: Self.users, id: id, existing: existing)
             try writer.deleteCredentials(userID: id)
             try writer.deleteDevices(userID: id)
             return .json(200, "{\"count\":1}")
         }
     }
 
-    static func applyUpdate(_ writer: DocumentWriter, id: String, caller: Authenticator.Caller, fields: JSONObject,
-                            newHash: String?, merge: Bool) throws -> Response {
+    /// The write of a profile update, in the writer's transaction: the stored
+    /// record is read once, `If-Match`/`If-None-Match` are checked against it
+    /// (412 with its ETag), then it is replaced or patched.
+    static func applyUpdate(_ writer: DocumentWriter, id: String, caller: Authenticator.Caller, request: Request,
+                            fields: JSONObject, newHash: String?, merge: Bool) throws -> Response {
         try checkSelfOrAdmin(caller.principal, id: id)
-        guard let text = try writer.document(in: users, id: id), case .object(let existing) = try JSONParser.parse(text) else {
+        let scope = AccessScope(principal: caller.principal, level: .shared)
+        guard let row = try writer.existingRow(in: users, id: id, scope: scope) else {
             throw HTTPError.notFound("No user with _id \"\(id)\".")
         }
+        try Preconditions.check(request, current: row.document)
+        let existing = row.document
         var changes = fields
         if fields["password"] != nil || fields["oldPassword"] != nil {
             throw HTTPError(400, "InvalidDocument", "Change the password with both password and oldPassword.")
@@ -73,15 +82,14 @@ extension AccountHandlers {
             throw HTTPError(400, "InvalidDocument", "username cannot be changed.")
         }
         changes["username"] = existing["username"]
-        let scope = AccessScope(principal: caller.principal, level: .shared)
         let stored = merge
-            ? try writer.patch(in: users, id: id, changes, scope: scope)
-            : try writer.replace(in: users, id: id, changes, scope: scope).text
+            ? try writer.patch(in: users, id: id, changes, existing: row, scope: scope)
+            : try writer.replace(in: users, id: id, changes, existing: row, scope: scope).text
         if let newHash {
             try writer.setPassword(userID: id, passwordHash: newHash)
             try writer.deleteSessions(userID: id, keeping: caller.principal == .admin ? nil : caller.tokenHash)
         }
-        return .json(200, stored)
+        return Preconditions.entityResponse(200, stored)
     }
 
     static func checkSelfOrAdmin(_ principal: AccessScope.Principal, id: String) throws {

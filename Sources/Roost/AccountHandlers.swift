@@ -19,8 +19,8 @@ struct AccountHandlers: Sendable {
     let decoyHash: String
 
     static let users = AccessPolicy.usersCollection
-    /// A log-in body is two short strings; larger ones are refused on the loop,
-    /// where they are parsed.
+    /// A log-in body is two short strings; larger ones are refused on the loop
+    /// (a size check), before a reader parses them.
     static let maxLoginBody = 16 * 1024
 
     init(pools: StorePools, collections: CollectionHandlers, access: AccessPolicy, hasher: PasswordHasher, sessionLifetime: Int64) {
@@ -62,21 +62,34 @@ struct AccountHandlers: Sendable {
 
     /// `POST /login`: a new session for the right password; 429 when throttled.
     ///
-    /// Three steps: the writer counts the attempt against the throttle
-    /// (`LoginThrottle`) before any hash runs, a hash thread checks the
-    /// password, and for the right one the writer gives the counts back and
-    /// creates the session.
+    /// Four steps: a reader parses the body (never the loop), the writer
+    /// counts the attempt against the throttle (`LoginThrottle`) before any
+    /// hash runs, a hash thread checks the password, and for the right one
+    /// the writer gives the counts back and creates the session.
     func logIn(_ request: Request, _ out: ResponseWriter) {
         guard let body = collections.checkBody(request, out) else { return }
         guard body.count <= Self.maxLoginBody else { return out.send(HTTPError.tooLarge(limit: Self.maxLoginBody).response) }
-        let fields: JSONObject
-        do { fields = try CollectionHandlers.object(body) } catch { return out.send(StorePools.respond(request, pools.logger) { throw error }) }
-        guard case .string(let username)? = fields["username"], case .string(let password)? = fields["password"] else {
-            return out.send(HTTPError(400, "InvalidDocument", "Send {\"username\": …, \"password\": …}.").response)
+        pools.readStep(request, out) { [self] _ in
+            let (username, password) = try Self.loginFields(body)
+            reserve(request, out, username: username, password: password)
+            return nil
         }
+    }
+
+    /// The username and password of a log-in body.
+    static func loginFields(_ body: [UInt8]) throws -> (username: String, password: String) {
+        let fields = try CollectionHandlers.object(body)
+        guard case .string(let username)? = fields["username"], case .string(let password)? = fields["password"] else {
+            throw HTTPError(400, "InvalidDocument", "Send {\"username\": …, \"password\": …}.")
+        }
+        return (username, password)
+    }
+
+    /// The throttle step of a log-in: one writer job counts the attempt, atomically with every other.
+    private func reserve(_ request: Request, _ out: ResponseWriter, username: String, password: String) {
         let now = Authenticator.now
         let decision = LockedBox<LoginThrottle.Decision?>(nil)
-        let pools = self.pools, logger = pools.logger
+        let logger = pools.logger
         let accepted = pools.writer.submit(StorePools.WriteJob(operation: { writer in
             decision.set(try LoginThrottle.reserve(writer, username: username, remote: request.remoteAddress, now: now))
             return Response(status: 204)
@@ -146,7 +159,7 @@ struct AccountHandlers: Sendable {
                 throw HTTPError(401, "Unauthorized", "Sign in to see your own record.")
             }
             guard let text = try reader.get(Self.users, id: id) else { throw HTTPError.notFound("Your user record no longer exists.") }
-            return .json(200, text)
+            return Preconditions.entityResponse(200, text)
         }
     }
 

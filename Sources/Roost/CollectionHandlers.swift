@@ -55,7 +55,8 @@ struct CollectionHandlers: Sendable {
                 throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
             }
             if let fields = try References.fields(request) {
-                return .json(200, try References.resolve([text], fields: fields, principal: scope.principal, access: access, reader: reader)[0])
+                let resolved = try References.resolve([text], fields: fields, principal: scope.principal, access: access, reader: reader)[0]
+                return Preconditions.entityResponse(200, resolved, stored: text)
             }
             return Preconditions.entityResponse(200, text)
         }

@@ -158,7 +158,7 @@ struct FileHandlers: Sendable {
         let handlers = self
         reading(request, out) { reader in
             guard let text = try reader.file(id: id, scope: try handlers.scope(request, reader)) else { throw Self.notFound(id) }
-            return .json(200, text)
+            return Preconditions.entityResponse(200, text)
         }
     }
 

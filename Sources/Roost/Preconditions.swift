@@ -30,9 +30,14 @@ enum Preconditions {
     }
 
     /// A JSON response for an entity, with its ETag.
-    static func entityResponse(_ status: Int, _ text: String) -> Response {
+    ///
+    /// - Parameters:
+    ///   - text: the body sent.
+    ///   - stored: the entity as stored, when the body is another view of it
+    ///     (references resolved into it): its ETag is the stored entity's.
+    static func entityResponse(_ status: Int, _ text: String, stored: String? = nil) -> Response {
         var response = Response.json(status, text)
-        if let tag = etag(ofJSON: text) { response.headers.add("ETag", tag) }
+        if let tag = etag(ofJSON: stored ?? text) { response.headers.add("ETag", tag) }
         return response
     }
 

@@ -37,8 +37,10 @@ struct PushHandlers: Sendable {
     func register(_ request: Request, _ out: ResponseWriter) {
         guard let body = collections.checkBody(request, out) else { return }
         let access = self.access
-        pools.write(request, out) { writer in
-            let user = try Self.user(try access.caller(request, writer).principal)
+        // Who asks and what they send are settled on a reader: a refused or
+        // malformed request never takes a writer slot.
+        pools.write(request, out, prepare: { reader in
+            let user = try Self.user(try access.caller(request, reader).principal)
             let fields = try CollectionHandlers.object(body)
             guard case .string(let platform)? = fields["platform"], Self.platforms.contains(platform) else {
                 throw HTTPError(400, "InvalidDocument", "platform must be ios, android or web.")
@@ -46,6 +48,9 @@ struct PushHandlers: Sendable {
             guard case .string(let token)? = fields["token"], (1...4096).contains(token.utf8.count), !token.contains("/") else {
                 throw HTTPError(400, "InvalidDocument", "token must be a string of 1 to 4096 bytes without '/'.")
             }
+            return (user, platform, token)
+        }) { writer, prepared in
+            let (user, platform, token) = prepared
             let changed = try writer.registerDevice(token: token, userID: user, platform: platform)
             return .json(changed ? 201 : 200, Self.deviceJSON(PushDevice(token: token, userID: user, platform: platform)))
         }

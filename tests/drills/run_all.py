@@ -4,9 +4,9 @@ drill failed or lost data. Bounded: about 7 minutes on a 2-core machine.
 
 Sizes can be lowered for a quick look:
   DRILL_CYCLES=20 DRILL_OUTAGE_MESSAGES=300 DRILL_OUTAGE_LOAD_SECONDS=30 DRILL_OUTAGE_SECONDS=10
-  DRILL_SLOW_CONNECTIONS=300 DRILL_SLOW_SECONDS=20
+  DRILL_SLOW_CONNECTIONS=300 DRILL_SLOW_SECONDS=20 DRILL_BOUNDS_KEYS=85000 DRILL_BOUNDS_VARIANTS=200
   DRILL_FUZZ_EXAMPLES=100 DRILL_FUZZ_SECONDS=180 DRILL_LIVE_CYCLES=10 DRILL_NO_RECORD=1 (do not touch RELIABILITY.md)
-and some drills run alone: DRILL_ONLY=crash,outage (names: crash outage corpus slowloris fuzz live).
+and some drills run alone: DRILL_ONLY=crash,outage (names: crash outage corpus bounds slowloris fuzz live).
 """
 
 import os
@@ -48,6 +48,9 @@ def main():
         ("corpus", lambda: hostile.with_daemon(lambda d: hostile.run_corpus(d)),
          lambda r: (bool(r["server_errors"] or r["crashed"] or r["leaks"]),
                     r["server_errors"] + r["leaks"] + r["unexpected"] + r["contract"] + r["no_answer"])),
+        ("bounds", lambda: hostile.with_daemon(lambda d: hostile.run_bounds(
+            d, env_int("DRILL_BOUNDS_KEYS", 85_000), env_int("DRILL_BOUNDS_VARIANTS", 200), log=lambda m: print(m, file=sys.stderr))),
+         lambda r: (bool(r["failures"] or r["crashed"]), r["failures"])),
         ("slowloris", lambda: hostile.with_daemon(lambda d: hostile.run_slowloris(
             d, env_int("DRILL_SLOW_CONNECTIONS", 300), env_int("DRILL_SLOW_SECONDS", 20))),
          lambda r: (bool(r["failures"]), r["failures"])),

@@ -799,10 +799,8 @@ def test_rapid_patches_get_distinct_increasing_etags(node, people):
 
 
 def test_etags_on_other_entity_responses(node, people):
-    """BUG: issue #15 says every entity response carries an ETag and PUT/PATCH/DELETE
-    honour If-Match. A GET with ?resolve= and the member directory's own responses
-    (GET /users/me, PATCH /users/:id) have no ETag, and PATCH /users/:id ignores a stale
-    If-Match (200, written)."""
+    """Issue #15: every entity response carries an ETag, and PUT/PATCH/DELETE honour
+    If-Match, the member directory and a GET with ?resolve= included."""
     api = node.api(people["ann"][1])
     path = f"/etagNotes/res{uuid.uuid4().hex[:8]}"
     assert api.call("PUT", path, {"a": 1}).status == 201
@@ -814,3 +812,67 @@ def test_etags_on_other_entity_responses(node, people):
     missing = [what for what, r in responses if r.status != 200 or r.header("ETag") != etag_of(r)]
     stale = uapi.call("PATCH", f"/users/{uid}", {"nick": "b"}, headers={"If-Match": etag_of(me)})
     assert missing == [] and stale.status == 412, (missing, stale)
+
+
+def test_user_and_file_responses_carry_the_stored_etag(node, people):
+    uid, token = node.sign_up("etagged")
+    uapi, other = node.api(token), node.api(people["ben"][1])
+    put = uapi.call("PUT", f"/users/{uid}", {"nick": "p"})
+    responses = [("GET /users/:id (self)", uapi.call("GET", f"/users/{uid}")),
+                 ("GET /users/:id (other)", other.call("GET", f"/users/{uid}")),
+                 ("PUT /users/:id", put)]
+    r = uapi.call("POST", "/files", raw_body=png(8, 6, 3), headers={"Content-Type": "image/png"})
+    assert r.status == 201, r
+    responses.append(("GET /files/:id/meta", uapi.call("GET", f"/files/{r.body['_id']}/meta")))
+    wrong = [(what, r.status, r.header("ETag")) for what, r in responses if r.status != 200 or r.header("ETag") != etag_of(r)]
+    assert wrong == [], wrong
+    assert responses[0][1].header("ETag") == responses[1][1].header("ETag") == put.header("ETag")
+
+
+def test_resolve_etag_is_the_entitys_own(node, people):
+    """A resolved GET is another view of the same entity: its ETag is the entity's,
+    not that of a referenced document written later."""
+    api = node.api(people["ann"][1])
+    ref, path = f"ref{uuid.uuid4().hex[:8]}", f"/etagNotes/own{uuid.uuid4().hex[:8]}"
+    assert api.call("PUT", f"/etagNotes/{ref}", {"x": 1}).status == 201
+    stored = api.call("PUT", path, {"link": {"_type": "ref", "_collection": "etagNotes", "_id": ref}})
+    assert api.call("PATCH", f"/etagNotes/{ref}", {"x": 2}).status == 200
+    resolved = api.call("GET", path + "?resolve=link")
+    assert resolved.status == 200 and resolved.body["link"]["x"] == 2, resolved
+    assert resolved.header("ETag") == stored.header("ETag") == etag_of(resolved), resolved
+
+
+@pytest.mark.parametrize("method,body", [("PUT", {"nick": "z"}), ("PATCH", {"nick": "z"}), ("DELETE", None)])
+def test_if_match_on_users(node, method, body):
+    uid, token = node.sign_up("cond")
+    api = node.api(token)
+    path = f"/users/{uid}"
+    first = api.call("GET", path)
+    current = api.call("PATCH", path, {"nick": "y"})
+    stale, tag = first.header("ETag"), current.header("ETag")
+    assert stale and tag and stale != tag
+    for headers in ({"If-Match": stale}, {"If-Match": '"nope"'}, {"If-None-Match": tag}, {"If-None-Match": "*"}):
+        r = api.call(method, path, body, headers=headers)
+        assert (r.status, error_code(r), r.header("ETag")) == (412, "PreconditionFailed", tag), (headers, r)
+    after = api.call("GET", path)
+    assert after.status == 200 and after.body == current.body, "a refused write changed the user"
+    r = api.call(method, path, body, headers={"If-Match": f'"x", {tag}', "If-None-Match": stale})
+    assert r.status == 200, r
+    if method == "DELETE":
+        assert node.api(ADMIN_TOKEN).call("GET", path).status == 404
+    else:
+        assert r.header("ETag") == etag_of(r) != tag and r.body["nick"] == "z"
+
+
+def test_stale_if_match_refuses_a_password_change(node):
+    uid, token = node.sign_up("pwcond")
+    api = node.api(token)
+    stale = api.call("GET", f"/users/{uid}").header("ETag")
+    assert api.call("PATCH", f"/users/{uid}", {"nick": "n"}).status == 200
+    r = api.call("PATCH", f"/users/{uid}", {"password": "another horse battery", "oldPassword": "correct horse battery"},
+                 headers={"If-Match": stale})
+    assert r.status == 412 and error_code(r) == "PreconditionFailed", r
+    # Not changed: the session still works and the old password still signs in.
+    assert api.call("GET", "/users/me").status == 200
+    name = api.call("GET", "/users/me").body["username"]
+    assert node.api().call("POST", "/login", {"username": name, "password": "correct horse battery"}).status == 200

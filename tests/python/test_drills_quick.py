@@ -1,5 +1,5 @@
 """The reliability drills of tests/drills at CI size (about 40 s in all):
-3 kill -9 cycles, the hostile corpus, a short slowloris, a short schemathesis
+3 kill -9 cycles, the hostile corpus, the hostile bounds (small), a short slowloris, a short schemathesis
 run. `make drills` runs the same code at full size and records the summary
 lines in RELIABILITY.md.
 
@@ -53,6 +53,17 @@ def test_hostile_corpus_gets_no_5xx_and_no_crash(hostile_daemon):
     known = [e for e in result["server_errors"] if not e.startswith("params-query-60k")]
     assert known == []
     assert result["unexpected"] == []
+
+
+def test_hostile_bounds_hold(hostile_daemon):
+    """Issue #14's resource bounds, small: long paths, many keys, regex heap,
+    NUL bytes, one-off thumbnail variants; /healthz under 100 ms throughout."""
+    result = hostile.run_bounds(hostile_daemon, keys=20_000, variants=40, log=lambda *_: None)
+    print(result["line"])
+    assert not result["crashed"], hostile_daemon.log_tail()
+    assert result["failures"] == [], result["failures"][:10]
+    assert result["stored_variants"] is not None and result["stored_variants"] <= 16
+    assert {c["name"] for c in result["classes"]} == {"paths", "keys", "regex", "nul", "variants"}
 
 
 def test_slowloris_keeps_healthz_answering(hostile_daemon):
