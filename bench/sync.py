@@ -317,7 +317,9 @@ def main():
 
     # ---------------------------------------------------------------- report
     best = {k: min(v, key=lambda r: r.seconds) for k, v in rows.items()}
-    full = best[methods[1][0]]
+    # the baseline is the faster of roostd's two full refetches
+    full = min((best[methods[1][0]], best[methods[2][0]]), key=lambda r: r.seconds)
+    full_name = methods[1][0] if full is best[methods[1][0]] else methods[2][0]
     delta = best[methods[0][0]]
     L = []
     L.append("### Offline sync (#15): `bench/sync.py`, %s" % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
@@ -328,7 +330,7 @@ def main():
              "server process's user+system time over the sync. Load average before: %s."
              % (a.n, a.changes, len(updates), len(deletes), a.limit, a.rounds, load_before))
     L.append("")
-    L.append("| method | best s | rounds (s) | pages | body bytes | server CPU s | changed | deleted | steal | full refetch ÷ this (time / bytes) |")
+    L.append("| method | best s | rounds (s) | pages | body bytes | server CPU s | changed | deleted | steal | faster roostd full refetch ÷ this (time / bytes) |")
     L.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---|")
     for name, _, _ in methods:
         r = best[name]
@@ -355,8 +357,9 @@ def main():
     ratio_t = full.seconds / delta.seconds
     ratio_b = full.body / delta.body
     L.append("Targets: delta ≥ 20× less time and bytes than a full refetch: **%s** (%.0f× time, %.0f× bytes, against the "
-             "keyset refetch); empty delta costs no more than a GET by id: **%s** (%.0f vs %.0f req/s, %.0f%%)."
-             % ("met" if ratio_t >= 20 and ratio_b >= 20 else "missed", ratio_t, ratio_b,
+             "faster full refetch, %s; server CPU %.0f×); empty delta costs no more than a GET by id: **%s** (%.0f vs %.0f req/s, %.0f%%)."
+             % ("met" if ratio_t >= 20 and ratio_b >= 20 else "missed", ratio_t, ratio_b, full_name,
+                full.server_cpu / max(delta.server_cpu, 0.01),
                 "met" if e["rps"] >= g["rps"] * 0.97 else "missed", e["rps"], g["rps"], 100 * e["rps"] / g["rps"]))
     text = "\n".join(L) + "\n"
     print(text)

@@ -9,7 +9,7 @@ extension AccountHandlers {
     /// `oldPassword` (admins excepted) and signs out the user's other sessions.
     func update(_ id: String, _ request: Request, _ out: ResponseWriter, merge: Bool) {
         guard let body = collections.checkBody(request, out, extraTypes: merge ? ["application/merge-patch+json"] : []) else { return }
-        let (hasher, access, pools) = (self.hasher, self.access, self.pools)
+        let (hasher, access, pools, hooks) = (self.hasher, self.access, self.pools, collections.hooks)
         // Who asks and what they send are settled on a reader, before the body
         // reaches the writer or a hash thread (and never on the loop).
         pools.readStep(request, out) { reader in
@@ -17,8 +17,10 @@ extension AccountHandlers {
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             let fields = try CollectionHandlers.object(body)
             guard fields["password"] != nil else {
-                pools.write(request, out) { writer in
-                    try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: fields, newHash: nil, merge: merge)
+                let pending = HookServices.Pending([])
+                pools.write(request, out, committed: hooks.committed(pending)) { writer in
+                    try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: fields, newHash: nil, merge: merge,
+                                         hooks: hooks, pending: pending)
                 }
                 return nil
             }
@@ -35,8 +37,13 @@ extension AccountHandlers {
                 fields["password"] = nil
                 fields["oldPassword"] = nil
                 let changes = fields
-                pools.write(request, out) { writer in
-                    try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: changes, newHash: hash, merge: merge)
+                let pending = HookServices.Pending([])
+                pools.write(request, out, committed: {
+                    hooks.committed(pending)()
+                    pools.sessionsRevoked.get()?() // the user's other sessions ended: so do their live streams
+                }) { writer in
+                    try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: changes, newHash: hash, merge: merge,
+                                         hooks: hooks, pending: pending)
                 }
                 return nil
             }
@@ -47,15 +54,25 @@ extension AccountHandlers {
     /// `DELETE /users/:id`: self or admin; removes the record, credentials and
     /// sessions. Honours `If-Match`/`If-None-Match` against the stored record.
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
-        let access = self.access
-        pools.write(request, out, prepare: { reader in
+        let (access, hooks, pools, pending) = (self.access, collections.hooks, self.pools, HookServices.Pending([]))
+        pools.write(request, out, committed: {
+            hooks.committed(pending)()
+            pools.sessionsRevoked.get()?()
+        }, prepare: { reader in
             let caller = try access.caller(request, reader)
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             return caller
         }) { writer, caller in
-            let existing = try writer.existingRow(in: Self.users, id: id, scope: AccessScope(principal: caller.principal, level: .shared))
-            if let existing { try Preconditions.check(request, current: existing.document) }
-            try writer.delete(from: Self.users, id: id, existing: existing)
+            let scope = AccessScope(principal: caller.principal, level: .shared)
+            guard let existing = try writer.existingRow(in: Self.users, id: id, scope: scope) else {
+                throw HTTPError.notFound("No user with _id \"\(id)\".")
+            }
+            try Preconditions.check(request, current: existing.document)
+            _ = try hooks.run(.beforeDelete, Self.users, id: id, entity: existing.document, previous: existing.document,
+                              requestID: request.requestID, scope: scope, writer: writer, pending: pending) { _ in
+                try writer.delete(from: Self.users, id: id, existing: existing)
+                return existing.document.jsonText
+            }
             try writer.deleteCredentials(userID: id)
             try writer.deleteDevices(userID: id)
             return .json(200, "{\"count\":1}")
@@ -66,7 +83,8 @@ extension AccountHandlers {
     /// record is read once, `If-Match`/`If-None-Match` are checked against it
     /// (412 with its ETag), then it is replaced or patched.
     static func applyUpdate(_ writer: DocumentWriter, id: String, caller: Authenticator.Caller, request: Request,
-                            fields: JSONObject, newHash: String?, merge: Bool) throws -> Response {
+                            fields: JSONObject, newHash: String?, merge: Bool, hooks: HookServices,
+                            pending: HookServices.Pending) throws -> Response {
         try checkSelfOrAdmin(caller.principal, id: id)
         let scope = AccessScope(principal: caller.principal, level: .shared)
         guard let row = try writer.existingRow(in: users, id: id, scope: scope) else {
@@ -82,9 +100,11 @@ extension AccountHandlers {
             throw HTTPError(400, "InvalidDocument", "username cannot be changed.")
         }
         changes["username"] = existing["username"]
-        let stored = merge
-            ? try writer.patch(in: users, id: id, changes, existing: row, scope: scope)
-            : try writer.replace(in: users, id: id, changes, existing: row, scope: scope).text
+        let stored = try hooks.run(.beforeUpdate, users, id: id, entity: changes, isPatch: merge, previous: existing,
+                                   requestID: request.requestID, scope: scope, writer: writer, pending: pending) { changes in
+            merge ? try writer.patch(in: users, id: id, changes, existing: row, scope: scope)
+                  : try writer.replace(in: users, id: id, changes, existing: row, scope: scope).text
+        }
         if let newHash {
             try writer.setPassword(userID: id, passwordHash: newHash)
             try writer.deleteSessions(userID: id, keeping: caller.principal == .admin ? nil : caller.tokenHash)

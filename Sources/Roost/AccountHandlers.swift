@@ -35,7 +35,7 @@ struct AccountHandlers: Sendable {
     /// `POST /users`: creates the account and signs it in.
     func signUp(_ request: Request, _ out: ResponseWriter) {
         guard let body = collections.checkBody(request, out) else { return }
-        let (hasher, pools, lifetime) = (self.hasher, self.pools, sessionLifetime)
+        let (hasher, pools, lifetime, hooks) = (self.hasher, self.pools, sessionLifetime, collections.hooks)
         pools.hashing(request, out) { _ in
             var profile = try CollectionHandlers.object(body)
             let username = try Self.username(profile["username"])
@@ -45,7 +45,8 @@ struct AccountHandlers: Sendable {
             profile["oldPassword"] = nil
             profile["username"] = .string(username)
             let fields = profile
-            pools.write(request, out) { writer in
+            let pending = HookServices.Pending([])
+            pools.write(request, out, committed: hooks.committed(pending)) { writer in
                 let id = writer.newID()
                 try writer.addCredentials(userID: id, username: username, passwordHash: hash)
                 let now = Authenticator.now
@@ -53,7 +54,12 @@ struct AccountHandlers: Sendable {
                                                 forgetBefore: now - LoginThrottle.knownFor)
                 var document = fields
                 document["_id"] = .string(id)
-                let text = try writer.insert(into: Self.users, document, scope: AccessScope(principal: .user(id), level: .shared))
+                // Through the hook path, like any write: users.* hooks and webhooks see sign-ups.
+                let scope = AccessScope(principal: .user(id), level: .shared)
+                let text = try hooks.run(.beforeCreate, Self.users, id: id, entity: document, requestID: request.requestID,
+                                         scope: scope, writer: writer, pending: pending) { document in
+                    try writer.insert(into: Self.users, document, scope: scope)
+                }
                 return .json(201, try Self.signedIn(writer, userID: id, userText: text, lifetime: lifetime))
             }
             return nil
