@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "roostd", targets: ["roostd"]),
+        // The Swift client library for apps (iOS, macOS, Linux): Foundation and SQLite only.
+        .library(name: "RoostKit", targets: ["RoostKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -72,6 +74,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // The client library: Foundation (FoundationNetworking on Linux) and SQLite only.
+        // On Apple platforms SQLite3 is importable; elsewhere it comes through CSQLite.
+        .target(name: "RoostKit", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
+        // A command-line chat client on RoostKit (see Examples/RoostChat/README.md).
+        .executableTarget(name: "RoostChat", dependencies: ["RoostKit"], path: "Examples/RoostChat"),
+
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "HTTP"]),
@@ -79,6 +87,7 @@ let package = Package(
         .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "RoostKitTests", dependencies: ["RoostKit", "roostd"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]
