@@ -1,8 +1,13 @@
 import JSON
 
+/// An error that knows the response it becomes.
+public protocol ResponseError: Error {
+    var response: Response { get }
+}
+
 /// An error the client should see, rendered as
 /// `{"error": "<Code>", "description": "<sentence>"}` with a fitting status.
-public struct HTTPError: Error, Sendable {
+public struct HTTPError: ResponseError, Sendable {
     public let status: Int
     public let code: String
     public let description: String

@@ -36,6 +36,8 @@ public struct Response: Sendable {
         case 404: return "Not Found"
         case 405: return "Method Not Allowed"
         case 409: return "Conflict"
+        case 410: return "Gone"
+        case 412: return "Precondition Failed"
         case 413: return "Payload Too Large"
         case 415: return "Unsupported Media Type"
         case 416: return "Range Not Satisfiable"

@@ -57,92 +57,37 @@ struct CollectionHandlers: Sendable {
             if let fields = try References.fields(request) {
                 return .json(200, try References.resolve([text], fields: fields, principal: scope.principal, access: access, reader: reader)[0])
             }
-            return .json(200, text)
+            return Preconditions.entityResponse(200, text)
         }
     }
 
     func create(_ collection: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out) else { return }
-        let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
-        pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
-            let scope = try access.scope(request, collection, reader)
-            try scope.checkCreate()
-            try access.checkClientWrite(collection, scope.principal)
-            return (scope, try Self.object(body))
-        }) { writer, prepared in
-            let (scope, entity) = prepared
-            let text = try hooks.run(.beforeCreate, collection, id: nil, entity: entity, request: request,
-                                     scope: scope, writer: writer, pending: pending) { entity in
-                try writer.insert(into: collection, entity, scope: scope)
-            }
-            return .json(201, text)
-        }
+        submit(CollectionWrite(kind: .create, collection: collection, id: nil, request: request, body: body), out)
     }
 
     func replace(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out) else { return }
-        let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
-        pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
-            try Self.prepare(request, collection, access, reader, body: body)
-        }) { writer, prepared in
-            let (scope, entity) = prepared
-            // Access first: hooks see the stored row only once the caller may change it.
-            let existing = try writer.replaceableRow(in: collection, id: id, scope: scope)
-            var created = false
-            let text = try hooks.run(existing == nil ? .beforeCreate : .beforeUpdate, collection, id: id, entity: entity,
-                                     previous: existing?.document, request: request, scope: scope, writer: writer,
-                                     pending: pending) { entity in
-                let result = try writer.replace(in: collection, id: id, entity, existing: existing, scope: scope)
-                created = result.created
-                return result.text
-            }
-            return .json(created ? 201 : 200, text)
-        }
+        submit(CollectionWrite(kind: .replace, collection: collection, id: id, request: request, body: body), out)
     }
 
     func patch(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         guard let body = checkBody(request, out, extraTypes: ["application/merge-patch+json"]) else { return }
-        let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
-        pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
-            try Self.prepare(request, collection, access, reader, body: body)
-        }) { writer, prepared in
-            let (scope, patch) = prepared
-            let existing = try writer.existingRow(in: collection, id: id, scope: scope)
-            guard existing != nil else { throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).") }
-            let text = try hooks.run(.beforeUpdate, collection, id: id, entity: patch, isPatch: true, previous: existing?.document,
-                                     request: request, scope: scope, writer: writer, pending: pending) { patch in
-                try writer.patch(in: collection, id: id, patch, existing: existing, scope: scope)
-            }
-            return .json(200, text)
-        }
+        submit(CollectionWrite(kind: .patch, collection: collection, id: id, request: request, body: body), out)
     }
 
     func delete(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
-        let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
-        pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
-            try Self.prepare(request, collection, access, reader, body: nil).scope
-        }) { writer, scope in
-            // Hooks see the entity being deleted only once the caller may delete it.
-            guard let existing = try writer.existingRow(in: collection, id: id, scope: scope) else {
-                throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
-            }
-            _ = try hooks.run(.beforeDelete, collection, id: id, entity: existing.document, previous: existing.document,
-                              request: request, scope: scope, writer: writer, pending: pending) { _ in
-                try writer.delete(from: collection, id: id, existing: existing)
-                return existing.document.jsonText
-            }
-            return .json(200, "{\"count\":1}")
-        }
+        submit(CollectionWrite(kind: .delete, collection: collection, id: id, request: request, body: nil), out)
     }
 
-    /// The reader-side step of an update or delete: who the caller is, that
-    /// they may use the collection at all, and the parsed body.
-    static func prepare(_ request: Request, _ collection: String, _ access: AccessPolicy, _ reader: DocumentReader,
-                        body: [UInt8]?) throws -> (scope: AccessScope, entity: JSONObject) {
-        let scope = try access.scope(request, collection, reader)
-        try scope.checkCollectionRead()
-        try access.checkClientWrite(collection, scope.principal)
-        return (scope, try body.map(object) ?? JSONObject())
+    /// One write: prepared on a reader, applied in the writer's group commit.
+    private func submit(_ write: CollectionWrite, _ out: ResponseWriter) {
+        let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
+        pools.write(write.request, out, committed: hooks.committed(pending), prepare: { reader in
+            try write.prepare(access, reader)
+        }) { writer, prepared in
+            try write.apply(prepared, hooks: hooks, writer: writer, pending: pending)
+        }
     }
 
     /// Checks size and media type on the loop (cheap); the body is parsed on the worker.

@@ -39,6 +39,8 @@ public struct RoostConfig: Sendable {
     public var defaultPermission: Permission = .shared
     /// Session lifetime in seconds; each use renews it (sliding expiry).
     public var sessionLifetime = 30 * 24 * 3600
+    /// Seconds the change feed keeps each change (delta sync and live resume reach this far back).
+    public var changesRetention = 30 * 24 * 3600
     /// Argon2id cost for passwords (libsodium's named levels).
     public var passwordCost: PasswordHasher.Cost = .interactive
     /// How many password hashes may run at once (each takes the cost's memory).
@@ -126,7 +128,7 @@ public struct RoostConfig: Sendable {
     }
 
     static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
-                             "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime",
+                             "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime", "changes_retention",
                              "password_cost", "hash_concurrency", "admin_token",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms"]
@@ -165,6 +167,7 @@ public struct RoostConfig: Sendable {
             guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): default_permission must be public, shared, private or readonly") }
             defaultPermission = p
         case "session_lifetime": sessionLifetime = try int(1, 10 * 365 * 24 * 3600)
+        case "changes_retention": changesRetention = try int(60, 10 * 365 * 24 * 3600)
         case "hash_concurrency": hashConcurrency = try int(1, 64)
         case "password_cost":
             guard let c = PasswordHasher.Cost(rawValue: "\(value)") else { throw Invalid("\(source): password_cost must be interactive, moderate or sensitive") }

@@ -47,6 +47,8 @@ public final class RoostServer {
         try pools.start()
         let checkpointer = Checkpointer(path: databasePath, logger: logger)
         checkpointer.start()
+        let compactor = FeedCompactor(pools: pools, retention: Int64(config.changesRetention), logger: logger)
+        compactor.start()
 
         // Socket activation: systemd holds the sockets, so a restart refuses no connection.
         let sockets: [[ListeningSocket]] = services.inheritedSockets.isEmpty
@@ -71,7 +73,7 @@ public final class RoostServer {
         let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
                                        hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
         let state = ServerState()
-        let router = Router(collections: handlers, accounts: accounts, files: files,
+        let router = Router(collections: handlers, batch: BatchHandler(collections: handlers, logger: logger), accounts: accounts, files: files,
                             push: PushHandlers(pools: pools, collections: handlers, access: access),
                             admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks), pools: pools,
                             info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()),
@@ -120,6 +122,7 @@ public final class RoostServer {
         services.accessLog?.flush()
 
         notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
+        compactor.stop()
         files.shutdown()
         deliveries.shutdown()
         hooks.after.shutdown()

@@ -6,6 +6,7 @@ import Store
 /// the method and path and never touches the database itself.
 struct Router: Sendable {
     let collections: CollectionHandlers
+    let batch: BatchHandler
     let accounts: AccountHandlers
     let files: FileHandlers
     let push: PushHandlers
@@ -51,6 +52,10 @@ struct Router: Sendable {
                 return out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
             }
             out.send(metrics.respond())
+        case _ where s[0] == "_batch" && s.count == 1:
+            request.method == .post ? batch.handle(request, out) : out.send(HTTPError.methodNotAllowed(request.method, allow: "POST").response)
+        case _ where s[0] == "files" && s.count == 2 && s[1] == "_deltaset" && request.method == .get:
+            collections.deltaset("files", request, out, level: files.level)
         case _ where s[0] == "files":
             files.route(request, out)
         case _ where s[0] == "users":
@@ -78,6 +83,7 @@ struct Router: Sendable {
         case (1, .post): accounts.signUp(request, out)
         case (1, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, POST").response)
         case (2, .get) where s[1] == "_count": collections.count(users, request, out)
+        case (2, .get) where s[1] == "_deltaset": collections.deltaset(users, request, out)
         case (2, .get) where s[1] == "me": accounts.me(request, out)
         case (2, .get): collections.get(users, s[1], request, out)
         case (2, .put): accounts.update(s[1], request, out, merge: false)
@@ -106,6 +112,8 @@ struct Router: Sendable {
         case (1, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, POST").response)
         case (2, .get) where s[1] == "_count": collections.count(name, request, out)
         case (2, _) where s[1] == "_count": out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
+        case (2, .get) where s[1] == "_deltaset": collections.deltaset(name, request, out)
+        case (2, _) where s[1] == "_deltaset": out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
         case (2, .get): collections.get(name, s[1], request, out)
         case (2, .put): collections.replace(name, s[1], request, out)
         case (2, .patch): collections.patch(name, s[1], request, out)

@@ -10,6 +10,7 @@ extension HTTPError {
             return HTTPError(401, "Unauthorized", d, headers: Headers([("WWW-Authenticate", "Bearer realm=\"roost\"")]))
         case .forbidden(let d): return HTTPError(403, "Forbidden", d)
         case .conflict(let d): return .conflict(d)
+        case .expired(let d): return HTTPError(410, "CursorExpired", d)
         case .invalid(let d): return HTTPError(400, "InvalidDocument", d)
         case .query(let q):
             return HTTPError(400, q.kind == .unsupportedOperator ? "UnsupportedOperator" : "InvalidQuery", q.message)

@@ -159,7 +159,7 @@ final class StorePools: Sendable {
     static func respond(_ request: Request, _ logger: Logger, _ body: () throws -> Response) -> Response {
         do {
             return try body()
-        } catch let e as HTTPError {
+        } catch let e as any ResponseError {
             return e.response
         } catch {
             let storeError = StoreError.wrap(error)

@@ -86,6 +86,19 @@ public struct AccessScope: Sendable {
         }
     }
 
+    /// The in-memory twin of `readPredicate`: may this caller read an entity
+    /// whose `_acl` is `acl`? (For tombstones and live events: no SQL.)
+    public func canRead(acl: JSONObject?) -> Bool {
+        switch (principal, level) {
+        case (.admin, _), (_, .public), (.user, .shared), (.user, .readonly): return true
+        case (.anonymous, _): return false
+        case (.user(let id), .private):
+            guard let acl else { return false }
+            if acl["creator"] == .string(id) { return true }
+            return ["read", "write"].contains { acl[$0]?.arrayValue?.contains(.string(id)) ?? false }
+        }
+    }
+
     /// SQL that limits writes to rows this caller may change, or nil for all rows.
     func writePredicate(_ bind: (SQLValue) -> String) -> String? {
         switch (principal, level) {

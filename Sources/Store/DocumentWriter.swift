@@ -96,6 +96,7 @@ public final class DocumentWriter {
             throw StoreError.conflict("A document with _id \"\(id)\" already exists in \(collection).")
         }
         try writeIndexEntries(layout, rowID: db.lastInsertRowID, document)
+        try recordChange(collection, id: id, .create, previous: nil)
         return text
     }
 
@@ -213,17 +214,19 @@ public final class DocumentWriter {
         }
         try db.prepare("DELETE FROM \(layout.table) WHERE rid = ?1").run([.int(existing.rowID)])
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: nil)
+        try recordChange(collection, id: id, .delete, previous: existing.document)
     }
 
     /// Overwrites the stored row of `existing` with `document`, and moves its index entries.
     private func store(_ layout: CollectionLayout, _ existing: StoredRow, id: String, _ document: inout JSONObject) throws {
-        let now = Timestamp.now()
+        let now = Timestamp.after(existing.document["_updatedAt"]?.stringValue)
         document.prepend("_id", .string(id))
         document["_createdAt"] = .string(existing.createdAt)
         document["_updatedAt"] = .string(now)
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2 WHERE rid = ?3")
             .run([.text(now), .text(document.jsonText), .int(existing.rowID)])
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: document)
+        try recordChange(layout.name, id: id, .update, previous: existing.document)
     }
 
     /// The client's fields with server-owned ones removed, after checking

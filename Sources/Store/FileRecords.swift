@@ -24,6 +24,9 @@ public struct StoredFileInfo: Sendable {
 /// metadata document (with `_acl`, so the same `AccessScope` SQL guards
 /// them), `_file_jobs` the durable thumbnail jobs.
 enum FileSQL {
+    /// The file store's name in the change feed.
+    static let collection = "files"
+
     static func visible(_ db: SQLiteConnection, id: String, scope: AccessScope) throws -> String? {
         try scope.checkCollectionRead()
         var params: [SQLValue] = [.text(id)]
@@ -89,6 +92,7 @@ extension DocumentWriter {
         } catch let error as SQLiteError where error.isUniqueViolation {
             throw StoreError.conflict("A file with _id \"\(id)\" already exists.")
         }
+        try recordChange(FileSQL.collection, id: id, .create, previous: nil)
         if thumbnailJob {
             try db.prepare("INSERT OR REPLACE INTO _file_jobs (file_id, content_type, created_at) VALUES (?1, ?2, ?3)")
                 .run([.text(id), .text(contentType), .text(now)])
@@ -128,8 +132,10 @@ extension DocumentWriter {
         var thumbnails = document["thumbnails"]?.objectValue ?? JSONObject()
         thumbnails[name] = value
         document["thumbnails"] = .object(thumbnails)
-        document["_updatedAt"] = .string(Timestamp.now())
+        let previous = document
+        document["_updatedAt"] = .string(Timestamp.after(document["_updatedAt"]?.stringValue))
         try db.prepare("UPDATE _files SET doc = ?2 WHERE id = ?1").run([.text(id), .text(document.jsonText)])
+        try recordChange(FileSQL.collection, id: id, .update, previous: previous)
         let pending = sizes.contains { thumbnails[$0]?.objectValue?["state"]?.stringValue ?? "pending" == "pending" }
         if !pending { try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)]) }
         return true
@@ -143,7 +149,9 @@ extension DocumentWriter {
     /// Deletes rows and jobs of `ids` (start-up sweep, deletes).
     public func removeFileRows(_ ids: [String]) throws {
         for id in ids {
-            try db.prepare("DELETE FROM _files WHERE id = ?1").run([.text(id)])
+            if let text = try db.prepare("DELETE FROM _files WHERE id = ?1 RETURNING doc").firstRow([.text(id)], { $0.text(0) }) {
+                try recordChange(FileSQL.collection, id: id, .delete, previous: (try? JSONParser.parse(text))?.objectValue)
+            }
             try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)])
         }
     }

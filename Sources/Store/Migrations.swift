@@ -123,6 +123,7 @@ public enum Migrations {
             let ids = try db.prepare("SELECT id FROM _collections").rows { $0.int(0) }
             for id in ids { try db.exec("DROP INDEX IF EXISTS x_\(id)_rid") }
         }),
+        Migration(6, ChangeFeed.migration),
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -6,6 +6,8 @@ public enum StoreError: Error, Sendable {
     /// The caller is signed in but may not do this (403).
     case forbidden(String)
     case conflict(String)
+    /// A change-feed cursor that can no longer be served (410).
+    case expired(String)
     case invalid(String)
     case query(QueryError)
     case database(SQLiteError)

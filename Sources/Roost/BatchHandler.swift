@@ -1,0 +1,120 @@
+import Foundation
+import EventLoop
+import HTTP
+import Hooks
+import JSON
+import Jobs
+import Logging
+import Store
+
+/// `POST /_batch`: up to 100 collection writes applied all-or-nothing in one
+/// transaction of the writer's group commit. Each operation is the same
+/// `CollectionWrite` a single request makes, so it is checked with exactly
+/// the rights, preconditions and hooks it would have alone.
+///
+/// Body: `{"operations": [{"method", "path", "body", "headers"}]}` where
+/// `path` is `/:collection` (POST) or `/:collection/:id` (PUT, PATCH,
+/// DELETE) and `headers` may carry `If-Match` / `If-None-Match`. The batch's
+/// own `Authorization` applies to every operation.
+struct BatchHandler: Sendable {
+    let collections: CollectionHandlers
+    let logger: Logger
+    static let maxOperations = 100
+
+    /// The failure of one operation, which undoes the whole batch.
+    struct Failure: ResponseError {
+        let index: Int
+        let inner: Response
+
+        var response: Response {
+            var body = JSONObject()
+            let inner = (try? JSONParser.parse(self.inner.body))?.objectValue
+            body["error"] = inner?["error"] ?? .string("BatchFailed")
+            let why = inner?["description"]?.stringValue ?? "it failed"
+            body["description"] = .string("Operation \(index) failed, so nothing in the batch was applied: \(why)")
+            body["operation"] = .int(Int64(index))
+            var r = Response.json(self.inner.status, body.jsonText)
+            for h in self.inner.headers where h.name != "Content-Type" && h.name != "Content-Length" { r.headers.add(h.name, h.value) }
+            return r
+        }
+    }
+
+    func handle(_ request: Request, _ out: ResponseWriter) {
+        guard let body = collections.checkBody(request, out) else { return }
+        let (access, hooks, logger) = (collections.access, collections.hooks, self.logger)
+        let pending = (0..<Self.maxOperations).map { _ in LockedBox<AfterContext?>(nil) }
+        let committed: @Sendable () -> Void = { for box in pending { hooks.committed(box)() } }
+        collections.pools.write(request, out, committed: committed, prepare: { reader in
+            let writes = try Self.operations(body, request)
+            return try writes.enumerated().map { index, write in
+                do { return (write, try write.prepare(access, reader)) } catch {
+                    throw Failure(index: index, inner: StorePools.respond(request, logger) { throw error })
+                }
+            }
+        }) { writer, prepared in
+            var results: [String] = []
+            for (index, (write, step)) in prepared.enumerated() {
+                let response: Response
+                do { response = try write.apply(step, hooks: hooks, writer: writer, pending: pending[index]) } catch {
+                    throw Failure(index: index, inner: StorePools.respond(request, logger) { throw error })
+                }
+                let text = String(decoding: response.body, as: UTF8.self)
+                results.append("{\"status\":\(response.status),\"body\":\(text.isEmpty ? "null" : text)}")
+            }
+            return .json(200, "{\"results\":[\(results.joined(separator: ","))]}")
+        }
+    }
+
+    /// The batch's operations as collection writes, checked for shape.
+    static func operations(_ body: [UInt8], _ request: Request) throws -> [CollectionWrite] {
+        let object = try CollectionHandlers.object(body)
+        guard case .array(let list)? = object["operations"], !list.isEmpty, list.count <= maxOperations else {
+            throw HTTPError(400, "InvalidDocument", "Send {\"operations\": [...]} with 1 to \(maxOperations) operations.")
+        }
+        return try list.enumerated().map { index, value in
+            do { return try operation(value, index: index, request) } catch let e as HTTPError {
+                throw Failure(index: index, inner: e.response)
+            }
+        }
+    }
+
+    static func operation(_ value: JSONValue, index: Int, _ batch: Request) throws -> CollectionWrite {
+        guard case .object(let op) = value, case .string(let methodName)? = op["method"], case .string(let path)? = op["path"] else {
+            throw HTTPError(400, "InvalidDocument", "Each operation needs a method and a path.")
+        }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true).map { String($0).removingPercentEncoding ?? String($0) }
+        guard let collection = segments.first, !CollectionName.isReserved(collection), CollectionName.isWellFormed(collection),
+              segments.count <= 2, !(segments.count == 2 && segments[1].hasPrefix("_")) else {
+            throw HTTPError(400, "InvalidDocument", "A batch holds writes to collections: /:collection or /:collection/:id (not \(path)).")
+        }
+        let kind: CollectionWrite.Kind
+        switch (methodName.uppercased(), segments.count) {
+        case ("POST", 1): kind = .create
+        case ("PUT", 2): kind = .replace
+        case ("PATCH", 2): kind = .patch
+        case ("DELETE", 2): kind = .delete
+        default: throw HTTPError(400, "InvalidDocument", "A batch operation is POST /:collection, or PUT, PATCH or DELETE /:collection/:id.")
+        }
+        var entity: JSONObject?
+        switch (kind, op["body"]) {
+        case (.delete, _): entity = nil
+        case (_, .object(let o)?): entity = o
+        default: throw HTTPError(400, "InvalidDocument", "A \(methodName.uppercased()) operation needs a JSON object body.")
+        }
+        var headers = Headers()
+        if let auth = batch.headers["Authorization"] { headers.add("Authorization", auth) }
+        if case .object(let given)? = op["headers"] {
+            for (name, value) in given {
+                guard ["if-match", "if-none-match"].contains(name.lowercased()), case .string(let v) = value else {
+                    throw HTTPError(400, "InvalidDocument", "An operation's headers may be If-Match and If-None-Match (strings).")
+                }
+                headers.add(name, v)
+            }
+        }
+        let sub = Request(method: Request.Method(rawValue: methodName.uppercased()) ?? .other, path: path, segments: segments,
+                          query: [:], headers: headers, body: [], requestID: "\(batch.requestID)/\(index)",
+                          remoteAddress: batch.remoteAddress)
+        return CollectionWrite(kind: kind, collection: collection, id: segments.count == 2 ? segments[1] : nil,
+                               request: sub, body: nil, entity: entity ?? (kind == .delete ? nil : JSONObject()))
+    }
+}

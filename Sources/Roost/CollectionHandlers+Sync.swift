@@ -1,0 +1,45 @@
+import EventLoop
+import HTTP
+import JSON
+import Store
+
+/// `GET /:collection/_deltaset`: what changed since a cursor, for offline
+/// clients (see `DocumentReader.delta`).
+extension CollectionHandlers {
+    static let defaultDeltaLimit = 1000
+    static let maxDeltaLimit = 10000
+
+    func deltaset(_ collection: String, _ request: Request, _ out: ResponseWriter, level: AccessScope.Level? = nil) {
+        let access = self.access
+        pools.read(request, out) { reader in
+            let principal = try access.caller(request, reader).principal
+            let scope = AccessScope(principal: principal, level: level ?? access.level(of: collection))
+            let filter = try ListParameters.filter(request)
+            try access.checkHiddenFields(collection, principal, filter: filter, sort: [])
+            let page = try reader.delta(collection, since: try Self.cursor(request), filter: filter, limit: try Self.deltaLimit(request),
+                                        scope: scope, redaction: access.redaction(collection, principal))
+            let deleted = page.deleted.map { id -> String in "{\"_id\":\(JSONWriter.quoted(id))}" }
+            let token = page.cursor.token
+            var response = Response.json(200, "{\"changed\":[\(page.changed.joined(separator: ","))],\"deleted\":[\(deleted.joined(separator: ","))],\"cursor\":\"\(token)\",\"more\":\(page.more)}")
+            response.headers.add("X-Roost-Cursor", token)
+            response.headers.add("Cache-Control", "no-store")
+            return response
+        }
+    }
+
+    static func cursor(_ request: Request) throws -> FeedCursor? {
+        guard let text = request.query["since"], !text.isEmpty else { return nil }
+        guard let cursor = FeedCursor(token: text) else {
+            throw HTTPError(400, "InvalidCursor", "since must be a cursor returned by _deltaset (or an event id of a live stream).")
+        }
+        return cursor
+    }
+
+    static func deltaLimit(_ request: Request) throws -> Int {
+        guard let text = request.query["limit"] else { return defaultDeltaLimit }
+        guard let n = Int(text), (1...maxDeltaLimit).contains(n) else {
+            throw HTTPError(400, "InvalidQuery", "limit must be a whole number from 1 to \(maxDeltaLimit).")
+        }
+        return n
+    }
+}

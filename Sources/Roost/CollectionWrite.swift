@@ -1,0 +1,89 @@
+import HTTP
+import Hooks
+import JSON
+import Jobs
+import Store
+
+/// One write to a collection in its two steps, the same for a single
+/// request and for each operation of a `POST /_batch`:
+///
+/// 1. `prepare`, on a reader thread: who the caller is, that they may write
+///    to the collection at all, and the parsed body. A refused or malformed
+///    write never takes a writer slot.
+/// 2. `apply`, in the writer's transaction: the row is read once and the
+///    caller's access to it checked (404/403) before any hook sees it, then
+///    `If-Match`/`If-None-Match`, then the before hooks around the write
+///    (which also records its change-feed position).
+struct CollectionWrite: Sendable {
+    enum Kind: String, Sendable { case create, replace, patch, delete }
+
+    let kind: Kind
+    let collection: String
+    let id: String?
+    let request: Request
+    /// The raw JSON body (nil for a delete, or when `entity` is given).
+    let body: [UInt8]?
+    /// An already parsed body (batch operations).
+    var entity: JSONObject? = nil
+
+    struct Prepared: Sendable {
+        let scope: AccessScope
+        let entity: JSONObject
+    }
+
+    func prepare(_ access: AccessPolicy, _ reader: DocumentReader) throws -> Prepared {
+        let scope = try access.scope(request, collection, reader)
+        if kind == .create { try scope.checkCreate() } else { try scope.checkCollectionRead() }
+        try access.checkClientWrite(collection, scope.principal)
+        return Prepared(scope: scope, entity: try entity ?? body.map(CollectionHandlers.object) ?? JSONObject())
+    }
+
+    func apply(_ prepared: Prepared, hooks: HookServices, writer: DocumentWriter, pending: LockedBox<AfterContext?>) throws -> Response {
+        let (scope, entity) = (prepared.scope, prepared.entity)
+        switch kind {
+        case .create:
+            try Preconditions.check(request, current: nil)
+            let text = try hooks.run(.beforeCreate, collection, id: nil, entity: entity, request: request,
+                                     scope: scope, writer: writer, pending: pending) { entity in
+                try writer.insert(into: collection, entity, scope: scope)
+            }
+            return Preconditions.entityResponse(201, text)
+        case .replace:
+            let id = self.id!
+            let existing = try writer.replaceableRow(in: collection, id: id, scope: scope)
+            try Preconditions.check(request, current: existing?.document)
+            var created = false
+            let text = try hooks.run(existing == nil ? .beforeCreate : .beforeUpdate, collection, id: id, entity: entity,
+                                     previous: existing?.document, request: request, scope: scope, writer: writer,
+                                     pending: pending) { entity in
+                let result = try writer.replace(in: collection, id: id, entity, existing: existing, scope: scope)
+                created = result.created
+                return result.text
+            }
+            return Preconditions.entityResponse(created ? 201 : 200, text)
+        case .patch:
+            let id = self.id!
+            guard let existing = try writer.existingRow(in: collection, id: id, scope: scope) else { throw notFound(id) }
+            try Preconditions.check(request, current: existing.document)
+            let text = try hooks.run(.beforeUpdate, collection, id: id, entity: entity, isPatch: true, previous: existing.document,
+                                     request: request, scope: scope, writer: writer, pending: pending) { patch in
+                try writer.patch(in: collection, id: id, patch, existing: existing, scope: scope)
+            }
+            return Preconditions.entityResponse(200, text)
+        case .delete:
+            let id = self.id!
+            guard let existing = try writer.existingRow(in: collection, id: id, scope: scope) else { throw notFound(id) }
+            try Preconditions.check(request, current: existing.document)
+            _ = try hooks.run(.beforeDelete, collection, id: id, entity: existing.document, previous: existing.document,
+                              request: request, scope: scope, writer: writer, pending: pending) { _ in
+                try writer.delete(from: collection, id: id, existing: existing)
+                return existing.document.jsonText
+            }
+            return .json(200, "{\"count\":1}")
+        }
+    }
+
+    private func notFound(_ id: String) -> HTTPError {
+        HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
+    }
+}

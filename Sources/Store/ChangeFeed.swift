@@ -1,0 +1,69 @@
+import Foundation
+import JSON
+
+/// The change feed: every committed create, update and delete of an entity,
+/// in any collection (files and the member directory included), gets the
+/// next position in one sequence, written in the same transaction as the
+/// change. The writer is a single thread, so positions are handed out in
+/// commit order, and a reader sees a whole commit's positions or none.
+///
+/// `_changes(seq, coll, id, op, at, prev_acl)`: `seq` is AUTOINCREMENT, so a
+/// position is never used twice, not even after compaction or a crash.
+/// `prev_acl` is the entity's `_acl` before the change (NULL for a create):
+/// what a later reader needs to decide whether it could see the entity at
+/// its cursor, and so may learn that it changed or went away.
+public enum ChangeFeed {
+    public enum Operation: Int64, Sendable {
+        case create = 1, update = 2, delete = 3
+    }
+
+    /// Changes older than this many seconds are compacted (`changes_retention`).
+    public static let defaultRetention: Int64 = 30 * 24 * 3600
+    /// Rows removed per compaction step: one short writer job each.
+    public static let compactionStep = 2000
+
+    static let migration = """
+        CREATE TABLE _changes (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            coll TEXT NOT NULL,
+            id TEXT NOT NULL,
+            op INTEGER NOT NULL,
+            at INTEGER NOT NULL,
+            prev_acl TEXT
+        );
+        CREATE INDEX _changes_coll ON _changes(coll, seq);
+        CREATE TABLE _meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO _meta (key, value) VALUES ('epoch', lower(hex(randomblob(8)))), ('feed_horizon', '0');
+        """
+
+    static var nowMilliseconds: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+}
+
+extension DocumentWriter {
+    /// Adds the change's feed row in the current transaction.
+    func recordChange(_ collection: String, id: String, _ op: ChangeFeed.Operation, previous: JSONObject?) throws {
+        let acl: SQLValue = previous.map { .text(($0["_acl"] ?? .object(JSONObject())).jsonText) } ?? .null
+        try db.prepare("INSERT INTO _changes (coll, id, op, at, prev_acl) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .run([.text(collection), .text(id), .int(op.rawValue), .int(ChangeFeed.nowMilliseconds), acl])
+    }
+
+    /// Removes up to one step of changes older than `retention` seconds and
+    /// moves the horizon past them. Runs as its own short writer job.
+    /// - Returns: how many rows went (call again while it is a full step).
+    public func compactChanges(retention: Int64) throws -> Int {
+        let cutoff = ChangeFeed.nowMilliseconds - retention * 1000
+        guard let last = try db.prepare("""
+            SELECT max(seq), count(*) FROM (SELECT seq FROM _changes WHERE at < ?1 ORDER BY seq LIMIT ?2)
+            """).firstRow([.int(cutoff), .int(Int64(ChangeFeed.compactionStep))], { ($0.isNull(0) ? nil : $0.int(0), $0.int(1)) }),
+              let horizon = last.0 else { return 0 }
+        try db.prepare("DELETE FROM _changes WHERE seq <= ?1").run([.int(horizon)])
+        try db.prepare("UPDATE _meta SET value = ?1 WHERE key = 'feed_horizon'").run([.text(String(horizon))])
+        return Int(last.1)
+    }
+
+    /// Gives the database a new epoch: every cursor handed out before is
+    /// refused from now on (a restored backup's timeline is another one).
+    public func renewFeedEpoch() throws {
+        try db.prepare("UPDATE _meta SET value = lower(hex(randomblob(8))) WHERE key = 'epoch'").run()
+    }
+}

@@ -1,0 +1,104 @@
+import JSON
+
+/// One page of a delta sync.
+public struct DeltaPage: Sendable {
+    /// The current JSON text of each entity that changed and that the caller
+    /// may read and that matches the filter.
+    public let changed: [String]
+    /// Ids the caller could read at the cursor and can no longer see now.
+    public let deleted: [String]
+    public let cursor: FeedCursor
+    /// True when another page follows at once (call again with `cursor`).
+    public let more: Bool
+}
+
+extension DocumentReader {
+    /// What changed in `collection` after `since`, under the caller's rights
+    /// of now, from one read snapshot. Without `since`: everything visible
+    /// now (paged in row order), then a cursor to sync from.
+    ///
+    /// A page holds each entity once, in the order of its latest change, so
+    /// an entity that changes again later shows up in a later page: a client
+    /// that pages on never misses a change, whatever the writers do meanwhile.
+    public func delta(_ collection: String, since: FeedCursor?, filter: JSONValue, limit: Int,
+                      scope: AccessScope, redaction: Redaction? = nil) throws -> DeltaPage {
+        try scope.checkCollectionRead()
+        return try db.readTransaction {
+            let (epoch, horizon) = try feedMeta()
+            let head = try feedHead()
+            if let since {
+                guard since.epoch == epoch, since.level == scope.level.rawValue, since.seq >= horizon, since.seq <= head else {
+                    throw StoreError.expired("The cursor is older than the retained changes, or from another database or permission level; sync again from the start.")
+                }
+            }
+            let table = try tableName(collection)
+            let guarded = scope.readPredicate { _ in "" } != nil
+            let compiler = try table.layout.map { makeCompiler($0, guarded: guarded) } ?? FilterCompiler(dialect: dialect)
+            compiler.useIndexes = compiler.useIndexes && table.layout != nil
+            let compiled = try compiler.compile(filter)
+            guard let tableSQL = table.sql else {
+                return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: epoch, level: scope.level.rawValue, seq: since?.seq ?? head, afterRowID: nil), more: false)
+            }
+            let matching = Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL)
+            let document = redaction?.selectSQL(compiler.bind) ?? "d.doc"
+            if since == nil || since?.afterRowID != nil {
+                // The first full listing, in row order, pinned to the feed position it started at.
+                let start = since?.seq ?? head
+                let after = compiler.bind(.int(since?.afterRowID ?? 0))
+                let rows = try db.withTimeLimit(timeLimit) {
+                    try db.prepare("SELECT d.rid, \(document) FROM \(tableSQL) AS d WHERE d.rid > \(after) AND \(matching) ORDER BY d.rid LIMIT \(limit + 1)")
+                        .rows(compiler.params) { ($0.int(0), $0.text(1)) }
+                }
+                let more = rows.count > limit
+                let page = rows.prefix(limit)
+                let cursor = FeedCursor(epoch: epoch, level: scope.level.rawValue, seq: start, afterRowID: more ? page.last?.0 : nil)
+                return DeltaPage(changed: page.map(\.1), deleted: [], cursor: cursor, more: more)
+            }
+            let from = since!.seq
+            let entries = try db.prepare("""
+                SELECT id, max(seq), min(seq) FROM _changes WHERE coll = ?1 AND seq > ?2 AND seq <= ?3
+                GROUP BY id ORDER BY 2 LIMIT ?4
+                """).rows([.text(collection), .int(from), .int(head), .int(Int64(limit + 1))]) { ($0.text(0), $0.int(1), $0.int(2)) }
+            let more = entries.count > limit
+            let page = Array(entries.prefix(limit))
+            let end = more ? page.last!.1 : head
+            let cursor = FeedCursor(epoch: epoch, level: scope.level.rawValue, seq: end, afterRowID: nil)
+            guard !page.isEmpty else { return DeltaPage(changed: [], deleted: [], cursor: cursor, more: false) }
+            let ids = compiler.bind(.text(JSONValue.array(page.map { .string($0.0) }).jsonText))
+            let current = try db.withTimeLimit(timeLimit) {
+                try db.prepare("SELECT d.id, \(document) FROM \(tableSQL) AS d WHERE d.id IN (SELECT value FROM json_each(\(ids))) AND \(matching)")
+                    .rows(compiler.params) { ($0.text(0), $0.text(1)) }
+            }
+            let shown = Set(current.map(\.0))
+            var deleted: [String] = []
+            for (id, _, first) in page where !shown.contains(id) {
+                // Before its first change after the cursor, could the caller read it?
+                let before = try db.prepare("SELECT prev_acl FROM _changes WHERE seq = ?1").firstRow([.int(first)]) { $0.isNull(0) ? nil : $0.text(0) }
+                guard let aclText = before ?? nil else { continue } // created after the cursor
+                if scope.canRead(acl: (try? JSONParser.parse(aclText))?.objectValue) { deleted.append(id) }
+            }
+            let order = Dictionary(uniqueKeysWithValues: page.enumerated().map { ($1.0, $0) })
+            let changed = current.sorted { order[$0.0, default: 0] < order[$1.0, default: 0] }.map(\.1)
+            return DeltaPage(changed: changed, deleted: deleted, cursor: cursor, more: more)
+        }
+    }
+
+    /// The database's epoch and the feed's horizon (changes at or below it are gone).
+    func feedMeta() throws -> (String, Int64) {
+        let rows = try db.prepare("SELECT key, value FROM _meta WHERE key IN ('epoch', 'feed_horizon')").rows { ($0.text(0), $0.text(1)) }
+        let meta = Dictionary(rows, uniquingKeysWith: { a, _ in a })
+        return (meta["epoch"] ?? "", Int64(meta["feed_horizon"] ?? "0") ?? 0)
+    }
+
+    /// The last position ever handed out (0 before the first change).
+    public func feedHead() throws -> Int64 {
+        try db.prepare("SELECT seq FROM sqlite_sequence WHERE name = '_changes'").firstRow { $0.int(0) } ?? 0
+    }
+
+    /// The table holding `collection`'s entities (nil SQL when nothing was ever written to it).
+    func tableName(_ collection: String) throws -> (sql: String?, layout: CollectionLayout?) {
+        if collection == FileSQL.collection { return ("_files", nil) }
+        let layout = try catalog.layout(collection)
+        return (layout?.table, layout)
+    }
+}
