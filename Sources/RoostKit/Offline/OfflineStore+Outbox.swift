@@ -39,7 +39,7 @@ extension OfflineStore {
             case (200..<300, _):
                 try finish(op, server: try JSONValue.parse(reply.data))
                 report.sent += 1
-            case (409, .create):
+            case (409, .create), (412, .create):
                 // An earlier attempt may have created it before its answer was lost.
                 let server = try await fetch(op.collection, op.id)
                 if let server, server["_acl"]?["creator"]?.stringValue == client.userID {
@@ -67,7 +67,7 @@ extension OfflineStore {
         var headers: [String: String] = [:]
         if let etag = op.ifMatch { headers["If-Match"] = etag }
         switch op.operation {
-        case .create: return client.request("POST", [op.collection], body: body)
+        case .create: return client.request("PUT", [op.collection, op.id], headers: ["If-None-Match": "*"], body: body)
         case .replace: return client.request("PUT", [op.collection, op.id], headers: headers, body: body)
         case .patch: return client.request("PATCH", [op.collection, op.id], headers: headers, body: body)
         case .delete: return client.request("DELETE", [op.collection, op.id], headers: headers)
