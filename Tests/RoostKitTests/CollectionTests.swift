@@ -63,7 +63,7 @@ extension AgainstRoostd {
 
             let alice = try await fx.user("alice")
             let places = alice.collection("locations", of: JSONValue.self)
-            let bad = await #expect(throws: RoostError.self) { try await places.find(Query(Predicate(["$where": "1"]))) }
+            let bad = await #expect(throws: RoostError.self) { try await places.find(Query(Filter(["$where": "1"]))) }
             #expect(bad?.code == .unsupportedOperator || bad?.code == .invalidQuery)
             let reserved = await #expect(throws: RoostError.self) { try await alice.collection("_x", of: JSONValue.self).find() }
             #expect(reserved?.code != nil)

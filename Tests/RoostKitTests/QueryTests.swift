@@ -3,7 +3,7 @@ import Testing
 @testable import RoostKit
 
 @Suite("Query builder") struct QueryBuilder {
-    @Test("predicates produce Roost's MongoDB filters")
+    @Test("filters produce Roost's MongoDB filters")
     func filters() throws {
         #expect((Field("name") == "Park").json == #"{"name":{"$eq":"Park"}}"#)
         #expect((Field("age") >= 18 && Field("age") < 65).json == #"{"$and":[{"age":{"$gte":18}},{"age":{"$lt":65}}]}"#)

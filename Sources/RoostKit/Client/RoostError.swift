@@ -72,27 +72,55 @@ public struct ServerError: Sendable, Equatable {
         /// A code this version of RoostKit does not know, as sent.
         case unknown(String)
 
-        private static let known: [String: Code] = [
-            "InvalidJSON": .invalidJSON, "InvalidDocument": .invalidDocument, "InvalidQuery": .invalidQuery,
-            "UnsupportedOperator": .unsupportedOperator, "InvalidCollectionName": .invalidCollectionName,
-            "ReservedCollectionName": .reservedCollectionName, "BadRequest": .badRequest, "EmptyBody": .emptyBody,
-            "InvalidMultipart": .invalidMultipart, "Unauthorized": .unauthorized, "InvalidToken": .invalidToken,
-            "InvalidCredentials": .invalidCredentials, "Forbidden": .forbidden, "NotFound": .notFound,
-            "MethodNotAllowed": .methodNotAllowed, "Conflict": .conflict, "Gone": .gone,
-            "CursorExpired": .cursorExpired, "PreconditionFailed": .preconditionFailed,
-            "PayloadTooLarge": .payloadTooLarge, "UnsupportedMediaType": .unsupportedMediaType,
-            "RangeNotSatisfiable": .rangeNotSatisfiable, "InvalidImage": .invalidImage,
-            "ImageTooLarge": .imageTooLarge, "TooManyAttempts": .tooManyAttempts, "InternalError": .internalError,
-            "HookFailed": .hookFailed, "HookTimeout": .hookTimeout, "Overloaded": .overloaded,
-            "QueryTimeout": .queryTimeout, "ShuttingDown": .shuttingDown,
+        /// Every known code with its wire name.
+        static let all: [Code] = [
+            .invalidJSON, .invalidDocument, .invalidQuery, .unsupportedOperator, .invalidCollectionName,
+            .reservedCollectionName, .badRequest, .emptyBody, .invalidMultipart, .unauthorized, .invalidToken,
+            .invalidCredentials, .forbidden, .notFound, .methodNotAllowed, .conflict, .gone, .cursorExpired,
+            .preconditionFailed, .payloadTooLarge, .unsupportedMediaType, .rangeNotSatisfiable, .invalidImage,
+            .imageTooLarge, .tooManyAttempts, .internalError, .hookFailed, .hookTimeout, .overloaded, .queryTimeout,
+            .shuttingDown,
         ]
-        private static let names: [Code: String] = Dictionary(uniqueKeysWithValues: known.map { ($1, $0) })
+        private static let byName: [String: Code] = Dictionary(uniqueKeysWithValues: all.map { ($0.rawValue, $0) })
 
-        public init(rawValue: String) { self = Self.known[rawValue] ?? .unknown(rawValue) }
+        public init(rawValue: String) { self = Self.byName[rawValue] ?? .unknown(rawValue) }
 
+        // A switch, not a table: RawRepresentable's == and hash go through rawValue.
         public var rawValue: String {
-            if case .unknown(let s) = self { return s }
-            return Self.names[self] ?? "Unknown"
+            switch self {
+            case .invalidJSON: return "InvalidJSON"
+            case .invalidDocument: return "InvalidDocument"
+            case .invalidQuery: return "InvalidQuery"
+            case .unsupportedOperator: return "UnsupportedOperator"
+            case .invalidCollectionName: return "InvalidCollectionName"
+            case .reservedCollectionName: return "ReservedCollectionName"
+            case .badRequest: return "BadRequest"
+            case .emptyBody: return "EmptyBody"
+            case .invalidMultipart: return "InvalidMultipart"
+            case .unauthorized: return "Unauthorized"
+            case .invalidToken: return "InvalidToken"
+            case .invalidCredentials: return "InvalidCredentials"
+            case .forbidden: return "Forbidden"
+            case .notFound: return "NotFound"
+            case .methodNotAllowed: return "MethodNotAllowed"
+            case .conflict: return "Conflict"
+            case .gone: return "Gone"
+            case .cursorExpired: return "CursorExpired"
+            case .preconditionFailed: return "PreconditionFailed"
+            case .payloadTooLarge: return "PayloadTooLarge"
+            case .unsupportedMediaType: return "UnsupportedMediaType"
+            case .rangeNotSatisfiable: return "RangeNotSatisfiable"
+            case .invalidImage: return "InvalidImage"
+            case .imageTooLarge: return "ImageTooLarge"
+            case .tooManyAttempts: return "TooManyAttempts"
+            case .internalError: return "InternalError"
+            case .hookFailed: return "HookFailed"
+            case .hookTimeout: return "HookTimeout"
+            case .overloaded: return "Overloaded"
+            case .queryTimeout: return "QueryTimeout"
+            case .shuttingDown: return "ShuttingDown"
+            case .unknown(let s): return s
+            }
         }
 
         /// The code a bare status implies when the body has none.

@@ -11,7 +11,7 @@ import Foundation
 /// ```
 public struct Query: Sendable, Hashable {
     /// The filter, if any.
-    public var predicate: Predicate?
+    public var filter: Filter?
     /// Sort keys in order, `1` ascending, `-1` descending.
     public var sort: [SortKey] = []
     /// At most this many (server default 100, at most 1000).
@@ -29,11 +29,11 @@ public struct Query: Sendable, Hashable {
         public let ascending: Bool
     }
 
-    /// Everything, or only what matches `predicate`.
-    public init(_ predicate: Predicate? = nil) { self.predicate = predicate }
+    /// Everything, or only what matches `filter`.
+    public init(_ filter: Filter? = nil) { self.filter = filter }
 
     /// Adds a condition (joined to any earlier one with `&&`).
-    public func filter(_ p: Predicate) -> Query { var q = self; q.predicate = q.predicate.map { $0 && p } ?? p; return q }
+    public func and(_ f: Filter) -> Query { var q = self; q.filter = q.filter.map { $0 && f } ?? f; return q }
     /// Adds a sort key after the earlier ones.
     public func sorted(by path: String, ascending: Bool = true) -> Query {
         var q = self; q.sort.append(SortKey(path: path, ascending: ascending)); return q
@@ -56,7 +56,7 @@ public struct Query: Sendable, Hashable {
     /// The URL parameters of this query.
     var parameters: [(String, String)] {
         var out: [(String, String)] = []
-        if let predicate { out.append(("query", predicate.json)) }
+        if let filter { out.append(("query", filter.json)) }
         if let sortJSON { out.append(("sort", sortJSON)) }
         if let limit { out.append(("limit", String(limit))) }
         if let skip { out.append(("skip", String(skip))) }

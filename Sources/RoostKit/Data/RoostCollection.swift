@@ -18,9 +18,9 @@ public struct RoostCollection<Model: Codable & Sendable>: Sendable {
         try await client.call("GET", [name], query: query.parameters).decode([Entity<Model>].self)
     }
 
-    /// How many documents match `predicate` (`GET /:collection/_count`).
-    public func count(_ predicate: Predicate? = nil) async throws -> Int {
-        let q = Query(predicate).parameters
+    /// How many documents match `filter` (`GET /:collection/_count`).
+    public func count(_ filter: Filter? = nil) async throws -> Int {
+        let q = Query(filter).parameters
         return try await client.call("GET", [name, "_count"], query: q).decode(CountReply.self).count
     }
 

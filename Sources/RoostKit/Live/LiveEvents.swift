@@ -23,7 +23,7 @@ public struct LiveEvents: AsyncSequence, Sendable {
 
     let client: RoostClient
     let collection: String
-    let predicate: Predicate?
+    let filter: Filter?
     let lastEventID: String?
     let reconnect: ReconnectPolicy
 
@@ -39,7 +39,7 @@ public struct LiveEvents: AsyncSequence, Sendable {
         var delay = reconnect.initialDelay
         while !Task.isCancelled {
             do {
-                var request = client.request("GET", [collection, "_live"], query: predicate.map { [("query", $0.json)] } ?? [])
+                var request = client.request("GET", [collection, "_live"], query: filter.map { [("query", $0.json)] } ?? [])
                 request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
                 request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
                 if let lastID { request.setValue(lastID, forHTTPHeaderField: "Last-Event-ID") }
@@ -89,14 +89,14 @@ public struct ReconnectPolicy: Sendable, Hashable {
 }
 
 extension RoostClient {
-    /// The live changes of `collection`, optionally only of documents matching `predicate`.
+    /// The live changes of `collection`, optionally only of documents matching `filter`.
     ///
     /// - Parameters:
     ///   - lastEventID: resume after this event (from an earlier ``LiveEvent/id``).
     ///   - reconnect: how to reconnect after a drop.
-    public func live(_ collection: String, predicate: Predicate? = nil, lastEventID: String? = nil,
+    public func live(_ collection: String, filter: Filter? = nil, lastEventID: String? = nil,
                      reconnect: ReconnectPolicy = ReconnectPolicy()) -> LiveEvents {
-        LiveEvents(client: self, collection: collection, predicate: predicate, lastEventID: lastEventID, reconnect: reconnect)
+        LiveEvents(client: self, collection: collection, filter: filter, lastEventID: lastEventID, reconnect: reconnect)
     }
 }
 
@@ -104,7 +104,7 @@ extension OfflineStore {
     /// The live changes of a mirrored collection, each applied to the mirror
     /// before it is yielded, so reads see it as soon as the app does.
     public nonisolated func liveUpdates(_ collection: String) -> AsyncThrowingStream<LiveEvent, Error> {
-        let events = client.live(collection, predicate: mirrors[collection]?.predicate)
+        let events = client.live(collection, filter: mirrors[collection]?.filter)
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Geo predicates on local copies: `$geoWithin` `$box` and `$nearSphere`
+/// Geo filters on local copies: `$geoWithin` `$box` and `$nearSphere`
 /// on points stored as `[lng, lat]` or GeoJSON points, distances in metres.
 enum GeoMath {
     static let earthRadius = 6_378_100.0

@@ -9,14 +9,14 @@ extension OfflineStore {
     /// Documents with queued writes are left alone. A server without
     /// `_deltaset` (404) is read whole instead (``pullWhole(_:_:)``).
     func pull(_ mirror: Mirror, _ report: inout SyncReport) async throws {
-        let filter = mirror.predicate?.json ?? "{}"
+        let filter = mirror.filter?.json ?? "{}"
         var cursor = try db.query("SELECT cursor FROM sync_state WHERE collection = ? AND filter = ?",
                                   [.text(mirror.name), .text(filter)]).first?[0].text
         var fresh = cursor == nil, resynced = false
         while true {
             var query: [(String, String)] = [("limit", "500")]
             if let cursor { query.append(("since", cursor)) }
-            if let p = mirror.predicate { query.append(("query", p.json)) }
+            if let p = mirror.filter { query.append(("query", p.json)) }
             let reply = try await client.raw(client.request("GET", [mirror.name, "_deltaset"], query: query))
             if reply.status == 410, !resynced {
                 (cursor, fresh, resynced) = (nil, true, true)
@@ -53,7 +53,7 @@ extension OfflineStore {
         var all: [JSONValue] = []
         let page = 1000
         while true {
-            var query = Query(mirror.predicate).sorted(by: "_id").limit(page).skip(all.count)
+            var query = Query(mirror.filter).sorted(by: "_id").limit(page).skip(all.count)
             query.resolve = []
             let rows = try await client.call("GET", [mirror.name], query: query.parameters).decode([JSONValue].self)
             all += rows

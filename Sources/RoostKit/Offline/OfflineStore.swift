@@ -89,7 +89,7 @@ public actor OfflineStore {
 
     /// The local documents matching `query`, filtered, sorted and paged here.
     func find(_ collection: String, _ query: Query) throws -> [JSONValue] {
-        let filter = query.predicate?.document ?? [:]
+        let filter = query.filter?.document ?? [:]
         let matcher = LocalMatcher(filter: filter)
         var rows = try documents(collection).filter { try matcher.matches($0) }
         if query.sort.isEmpty, let (path, operand) = GeoMath.nearClause(filter) {
@@ -179,10 +179,10 @@ public struct Mirror: Sendable, Hashable {
     /// The collection.
     public let name: String
     /// Only documents matching this are mirrored (all visible ones when nil).
-    public let predicate: Predicate?
+    public let filter: Filter?
 
-    public init(_ name: String, predicate: Predicate? = nil) {
+    public init(_ name: String, filter: Filter? = nil) {
         self.name = name
-        self.predicate = predicate
+        self.filter = filter
     }
 }
