@@ -8,12 +8,20 @@ APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-confi
 APT_PACKAGES += libsystemd-dev systemd
 # libcurl for webhook delivery (HTTP/HTTPS POSTs from worker threads).
 APT_PACKAGES += libcurl4-openssl-dev
-# OpenSSL libcrypto for SHA-256 of uploads (SHA extensions).
+# OpenSSL: libcrypto for SHA-256 of uploads (SHA extensions), libssl for the
+# HTTPS listeners (through libevent_openssl, which libevent-dev ships).
 APT_PACKAGES += libssl-dev
+# The TLS tests' real peers: the openssl command (test CA, s_client) and curl.
+APT_PACKAGES += openssl curl
+# A real reverse proxy in front of roostd in the tests (started by the test on
+# loopback with its own config; the package's own service is not used).
+APT_PACKAGES += nginx
 # zlib for PNG chunk CRCs in the upload check.
 APT_PACKAGES += zlib1g-dev
 # jemalloc replaces glibc's malloc in roostd (cross-thread buffers; Sources/Daemon/Allocator.swift).
 APT_PACKAGES += libjemalloc-dev
+# Debian's chromium and its driver for the admin console's browser tests (Selenium; tests/python/test_console.py).
+APT_PACKAGES += chromium chromium-driver
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3

@@ -21,6 +21,10 @@ let package = Package(
         .systemLibrary(name: "CEvent", pkgConfig: "libevent"),
         // evhttp connections that read large bodies in few system calls.
         .target(name: "CEventShim", dependencies: ["CEvent"]),
+        // HTTPS listeners: evhttp connections as OpenSSL bufferevents, and a
+        // TLS context that SIGHUP can swap (libevent_openssl, libssl).
+        .target(name: "CEventTLS", dependencies: ["CEvent"],
+                linkerSettings: [.linkedLibrary("event_openssl"), .linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
@@ -42,11 +46,14 @@ let package = Package(
         .target(name: "JSON"),
         .target(name: "HTTP", dependencies: ["JSON"]),
         .target(name: "Jobs", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "HTTP", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
         .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCrypto", "CZlib", "HTTP", "Store", "Jobs", "JSON", .product(name: "Logging", package: "swift-log")]),
+
+        // Online backups: database snapshot, file store, manifest, verification, restore.
+        .target(name: "Backup", dependencies: ["CCrypto", "CFileShim", "Files", "Store"]),
 
         // The business-logic hook registry (knows nothing of users or messages).
         .target(name: "Hooks", dependencies: ["JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
@@ -61,9 +68,12 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
 
+        // The admin console's HTML, CSS and JavaScript, compiled in (served at /_/).
+        .target(name: "Console", dependencies: ["HTTP"]),
+
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files", "Hooks", "Webhooks",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup", "Console",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -81,13 +91,16 @@ let package = Package(
         .executableTarget(name: "RoostChat", dependencies: ["RoostKit"], path: "Examples/RoostChat"),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "AuthTests", dependencies: ["Auth"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "HTTP"]),
         .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),
         .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),
+        .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoostKitTests", dependencies: ["RoostKit", "roostd"]),
+        .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6]

@@ -39,3 +39,7 @@ int roost_link_unnamed(int fd, const char *path) {
     snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
     return linkat(AT_FDCWD, self, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 }
+
+int roost_syncfs(int fd) {
+    return syncfs(fd);
+}

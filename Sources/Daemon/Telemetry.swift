@@ -19,11 +19,35 @@ public enum Telemetry {
     public static func bootstrap() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = latencyBuckets
-        MetricsSystem.bootstrap(factory)
+        // LiveCounters keeps readable totals for the admin console's stats.
+        MetricsSystem.bootstrap(MultiplexMetricsHandler(factories: [factory, LiveCounters.shared]))
         // Registered now so they read 0 before anything happens; the file
         // upload and webhook code increment them through these helpers.
         _ = thumbnailsGenerated()
         for outcome in webhookOutcomes { _ = webhookDeliveries(outcome: outcome) }
+        _ = backupGauges()
+        _ = live()
+        for outcome in ["success", "failure"] { _ = backups(outcome: outcome) }
+    }
+
+    /// The last successful backup: `roost_backup_last_success_timestamp_seconds`
+    /// (Unix time), `roost_backup_duration_seconds` and `roost_backup_size_bytes`.
+    public static func backupGauges() -> (lastSuccess: Metrics.Gauge, duration: Metrics.Gauge, size: Metrics.Gauge) {
+        (Metrics.Gauge(label: "roost_backup_last_success_timestamp_seconds"), Metrics.Gauge(label: "roost_backup_duration_seconds"),
+         Metrics.Gauge(label: "roost_backup_size_bytes"))
+    }
+
+    /// `roost_backups_total{outcome=success|failure}`.
+    public static func backups(outcome: String) -> Metrics.Counter {
+        Metrics.Counter(label: "roost_backups_total", dimensions: [("outcome", outcome)])
+    }
+
+    /// Live streams: `roost_live_streams` open now, `roost_live_events_sent_total`,
+    /// `roost_live_slow_disconnects_total` (clients dropped for falling behind) and
+    /// `roost_live_lag_seconds`, from a change's commit to its event handed to the connection.
+    public static func live() -> (streams: Metrics.Gauge, events: Metrics.Counter, slow: Metrics.Counter, lag: Metrics.Timer) {
+        (Metrics.Gauge(label: "roost_live_streams"), Metrics.Counter(label: "roost_live_events_sent_total"),
+         Metrics.Counter(label: "roost_live_slow_disconnects_total"), Metrics.Timer(label: "roost_live_lag_seconds"))
     }
 
     /// `roost_thumbnails_generated_total`.

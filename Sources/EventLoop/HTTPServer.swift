@@ -1,5 +1,6 @@
 import CEvent
 import CEventShim
+import CEventTLS
 import Foundation
 import HTTP
 import Logging
@@ -7,6 +8,10 @@ import Logging
 /// evhttp on every loop. Each address is a group of listening sockets: one
 /// per loop (SO_REUSEPORT, so the kernel spreads connections), or a single
 /// inherited socket that every loop accepts from.
+///
+/// TLS groups get a second evhttp per loop whose connections are OpenSSL
+/// bufferevents (evhttp chooses the bufferevent per evhttp, not per socket);
+/// both hand requests to the same handler, and TLS responses carry HSTS.
 ///
 /// The handler runs on the loop thread that parsed the request. It must not
 /// block: it either answers at once or queues the work and answers later
@@ -21,61 +26,93 @@ public final class HTTPServer: @unchecked Sendable {
     private let logger: Logger
     private var states: [LoopState] = []
     private let idPrefix: String
+    private let trustedProxies: TrustedProxies
 
     /// Per-loop state, touched only on that loop's thread.
     final class LoopState: @unchecked Sendable {
         let loop: EventLoop
-        let http: OpaquePointer
-        var bound: [OpaquePointer] = []
+        var fronts: [Front] = []
         var inFlight = 0
         var nextID: UInt64 = 0
         unowned let server: HTTPServer
-        init(loop: EventLoop, http: OpaquePointer, server: HTTPServer) {
+        init(loop: EventLoop, server: HTTPServer) {
             self.loop = loop
-            self.http = http
             self.server = server
+        }
+    }
+
+    /// One evhttp of a loop (plain or TLS) and the sockets it accepts from.
+    final class Front: @unchecked Sendable {
+        let http: OpaquePointer
+        /// The HSTS value for its responses: set only on a TLS front.
+        let hsts: String?
+        var bound: [OpaquePointer] = []
+        unowned let state: LoopState
+        init(http: OpaquePointer, hsts: String?, state: LoopState) {
+            self.http = http
+            self.hsts = hsts
+            self.state = state
         }
     }
 
     /// - Parameters:
     ///   - maxBodyBytes: evhttp's hard cap; larger bodies are refused before they are read.
+    ///   - tlsSockets: groups that speak HTTPS with `tls`.
+    ///   - trustedProxies: peers whose forwarding header names the client (`Request.remoteAddress`).
     ///   - observer: sees every finished request, on its loop; keep it cheap.
-    public init(loops: [EventLoop], sockets: [[ListeningSocket]], maxBodyBytes: Int, logger: Logger,
+    public init(loops: [EventLoop], sockets: [[ListeningSocket]], tlsSockets: [[ListeningSocket]] = [], tls: TLSContext? = nil,
+                maxBodyBytes: Int, logger: Logger, trustedProxies: TrustedProxies = .none,
                 observer: Observer? = nil, handler: @escaping Handler) {
         self.handler = handler
+        self.trustedProxies = trustedProxies
         self.observer = observer
         self.logger = logger
         idPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
         for loop in loops {
-            guard let http = evhttp_new(loop.base) else { fatalError("evhttp_new failed") }
-            let methods = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_PUT.rawValue
-                | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue | EVHTTP_REQ_PATCH.rawValue
-                | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue  // the router answers them with a JSON 405
-            evhttp_set_allowed_methods(http, UInt16(methods))
-            evhttp_set_max_body_size(http, Int(maxBodyBytes))
-            evhttp_set_max_headers_size(http, 64 * 1024)
-            evhttp_set_timeout(http, 60)
-            evhttp_set_default_content_type(http, "application/json; charset=utf-8")
-            // Upload bodies in a few reads instead of 4 KiB each.
-            roost_http_use_large_io(http)
-            let state = LoopState(loop: loop, http: http, server: self)
+            let state = LoopState(loop: loop, server: self)
             states.append(state)
-            evhttp_set_gencb(http, { req, ctx in
-                guard let req, let ctx else { return }
-                let state = Unmanaged<LoopState>.fromOpaque(ctx).takeUnretainedValue()
-                state.server.dispatch(req, state)
-            }, Unmanaged.passUnretained(state).toOpaque())
-            for group in sockets where !group.isEmpty {
-                // Each loop takes its own socket of the group (or a copy of the
-                // only one), so each listener closes its descriptor independently.
-                let copy = dup(group[loop.index % group.count].fd)
-                if let b = evhttp_accept_socket_with_handle(http, copy) { state.bound.append(b) }
+            state.fronts.append(Self.front(state, groups: sockets, tls: nil, maxBodyBytes: maxBodyBytes))
+            if let tls, !tlsSockets.isEmpty {
+                state.fronts.append(Self.front(state, groups: tlsSockets, tls: tls, maxBodyBytes: maxBodyBytes))
             }
         }
     }
 
+    /// An evhttp on `state`'s loop accepting from its socket of each group.
+    private static func front(_ state: LoopState, groups: [[ListeningSocket]], tls: TLSContext?, maxBodyBytes: Int) -> Front {
+        guard let http = evhttp_new(state.loop.base) else { fatalError("evhttp_new failed") }
+        let methods = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_PUT.rawValue
+            | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue | EVHTTP_REQ_PATCH.rawValue
+            | EVHTTP_REQ_TRACE.rawValue | EVHTTP_REQ_CONNECT.rawValue  // the router answers them with a JSON 405
+        evhttp_set_allowed_methods(http, UInt16(methods))
+        evhttp_set_max_body_size(http, Int(maxBodyBytes))
+        evhttp_set_max_headers_size(http, 64 * 1024)
+        evhttp_set_timeout(http, 60)
+        evhttp_set_default_content_type(http, "application/json; charset=utf-8")
+        if let tls {
+            roost_http_use_tls(http, tls.handle)
+        } else {
+            // Upload bodies in a few reads instead of 4 KiB each (plain sockets only:
+            // it reads the socket itself).
+            roost_http_use_large_io(http)
+        }
+        let front = Front(http: http, hsts: tls?.hsts, state: state)
+        evhttp_set_gencb(http, { req, ctx in
+            guard let req, let ctx else { return }
+            let front = Unmanaged<Front>.fromOpaque(ctx).takeUnretainedValue()
+            front.state.server.dispatch(req, front.state, hsts: front.hsts)
+        }, Unmanaged.passUnretained(front).toOpaque())
+        for group in groups where !group.isEmpty {
+            // Each loop takes its own socket of the group (or a copy of the
+            // only one), so each listener closes its descriptor independently.
+            let copy = dup(group[state.loop.index % group.count].fd)
+            if let b = evhttp_accept_socket_with_handle(http, copy) { front.bound.append(b) }
+        }
+        return front
+    }
+
     /// Turns an evhttp request into a `Request` and calls the handler.
-    private func dispatch(_ req: OpaquePointer, _ state: LoopState) {
+    private func dispatch(_ req: OpaquePointer, _ state: LoopState, hsts: String?) {
         state.inFlight += 1
         let started = observer == nil ? 0 : Self.monotonicNanoseconds()
         let method: Request.Method
@@ -107,19 +144,20 @@ public final class HTTPServer: @unchecked Sendable {
         evhttp_connection_get_peer(evhttp_request_get_connection(req), &peer, &peerPort)
         let request = Request(method: method, path: path, segments: Self.segments(path), query: query,
                               headers: headers, body: body, requestID: requestID,
-                              remoteAddress: peer.map { String(cString: $0) } ?? "")
+                              remoteAddress: trustedProxies.clientAddress(peer: peer.map { String(cString: $0) } ?? "", headers: headers))
         let trace = observer == nil ? nil : RequestTrace(request: request, started: started)
         let writer = ResponseWriter(loop: state.loop, server: self, handle: RequestHandle(pointer: req), requestID: requestID,
-                                    trace: trace)
+                                    trace: trace, hsts: hsts)
         handler(request, writer)
     }
 
     /// Writes the response; on the request's loop only.
-    func reply(_ handle: RequestHandle, _ response: Response, requestID: String, loop: EventLoop, trace: RequestTrace?) {
+    func reply(_ handle: RequestHandle, _ response: Response, requestID: String, loop: EventLoop, trace: RequestTrace?, hsts: String?) {
         let req = handle.pointer
         let out = evhttp_request_get_output_headers(req)
         for h in response.headers { evhttp_add_header(out, h.name, h.value) }
         evhttp_add_header(out, "X-Request-Id", requestID)
+        if let hsts { evhttp_add_header(out, "Strict-Transport-Security", hsts) }
         let buffer = evbuffer_new()
         response.body.withUnsafeBytes { bytes in
             if let base = bytes.baseAddress, bytes.count > 0 { evbuffer_add(buffer, base, bytes.count) }
@@ -141,6 +179,17 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// A streamed reply has begun: the request no longer counts as in flight
+    /// and is logged now, with the status it started with. Loop thread only.
+    func streamStarted(status: Int, requestID: String, loop: EventLoop, trace: RequestTrace?) {
+        states[loop.index].inFlight -= 1
+        if let observer, let trace {
+            observer(CompletedRequest(method: trace.method, path: trace.path, segments: trace.segments, status: status,
+                                      durationNanoseconds: Self.monotonicNanoseconds() &- trace.started,
+                                      requestID: requestID, remoteAddress: trace.remoteAddress, loopIndex: loop.index))
+        }
+    }
+
     @inline(__always)
     static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()
@@ -152,8 +201,10 @@ public final class HTTPServer: @unchecked Sendable {
     public func stopAccepting() {
         for state in states {
             state.loop.execute {
-                for b in state.bound { evhttp_del_accept_socket(state.http, b) }
-                state.bound.removeAll()
+                for front in state.fronts {
+                    for b in front.bound { evhttp_del_accept_socket(front.http, b) }
+                    front.bound.removeAll()
+                }
             }
         }
     }

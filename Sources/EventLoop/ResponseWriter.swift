@@ -10,14 +10,17 @@ public struct ResponseWriter: Sendable {
     public let requestID: String
     /// What the access log needs at reply time; nil when no observer is set.
     let trace: RequestTrace?
+    /// `Strict-Transport-Security` for a request that came over TLS.
+    let hsts: String?
 
     /// Sends `response`. Call exactly once.
     public func send(_ response: Response) {
         if loop.inLoop {
-            server.reply(handle, response, requestID: requestID, loop: loop, trace: trace)
+            server.reply(handle, response, requestID: requestID, loop: loop, trace: trace, hsts: hsts)
         } else {
             let server = self.server, handle = self.handle, requestID = self.requestID, loop = self.loop, trace = self.trace
-            loop.execute { server.reply(handle, response, requestID: requestID, loop: loop, trace: trace) }
+            let hsts = self.hsts
+            loop.execute { server.reply(handle, response, requestID: requestID, loop: loop, trace: trace, hsts: hsts) }
         }
     }
 }

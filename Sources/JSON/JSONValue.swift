@@ -59,8 +59,17 @@ public enum JSONValue: Sendable, Equatable {
 }
 
 /// A JSON object: an ordered list of members with unique keys.
+///
+/// Writing a key that is already there replaces its value in place (so a
+/// parsed object with a duplicate key keeps the first position and the last
+/// value). Past `indexThreshold` members a hashed index of positions sits
+/// beside the list, so lookups and writes cost O(1) and parsing an object
+/// of n keys costs O(n), not O(n²); small objects keep a linear scan.
 public struct JSONObject: Sendable, Equatable, Sequence {
     public private(set) var members: [(key: String, value: JSONValue)]
+    /// Each key's position in `members`, once there are more than `indexThreshold`.
+    private var positions: [String: Int]?
+    static let indexThreshold = 16
 
     public init(_ members: [(key: String, value: JSONValue)] = []) {
         self.members = []
@@ -72,14 +81,38 @@ public struct JSONObject: Sendable, Equatable, Sequence {
     public var isEmpty: Bool { members.isEmpty }
     public var keys: [String] { members.map(\.key) }
 
+    private func position(of key: String) -> Int? {
+        if let positions { return positions[key] }
+        return members.firstIndex { $0.key == key }
+    }
+
+    /// Rebuilds the index from `members` when it is large enough to need one.
+    private mutating func reindex() {
+        guard members.count > Self.indexThreshold else { positions = nil; return }
+        var index: [String: Int] = [:]
+        index.reserveCapacity(members.count)
+        for (i, m) in members.enumerated() { index[m.key] = i }
+        positions = index
+    }
+
     /// Reads or writes a member. Writing nil removes it; writing a new key appends it.
     public subscript(key: String) -> JSONValue? {
-        get { members.first(where: { $0.key == key })?.value }
+        get { position(of: key).map { members[$0].value } }
         set {
-            if let i = members.firstIndex(where: { $0.key == key }) {
-                if let newValue { members[i].value = newValue } else { members.remove(at: i) }
+            if let i = position(of: key) {
+                if let newValue {
+                    members[i].value = newValue
+                } else {
+                    members.remove(at: i)
+                    reindex()
+                }
             } else if let newValue {
                 members.append((key, newValue))
+                if positions != nil {
+                    positions![key] = members.count - 1
+                } else if members.count > Self.indexThreshold {
+                    reindex()
+                }
             }
         }
     }
@@ -88,6 +121,7 @@ public struct JSONObject: Sendable, Equatable, Sequence {
     public mutating func prepend(_ key: String, _ value: JSONValue) {
         members.removeAll { $0.key == key }
         members.insert((key, value), at: 0)
+        reindex()
     }
 
     public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {

@@ -19,11 +19,9 @@ struct AccountHandlers: Sendable {
     let decoyHash: String
 
     static let users = AccessPolicy.usersCollection
-    /// Failed log-ins allowed per window before blocking: per account, per address.
-    static let accountAllowance: Int64 = 5
-    static let addressAllowance: Int64 = 50
-    static let failureWindow: Int64 = 15 * 60
-    static let maxBlock: Int64 = 15 * 60
+    /// A log-in body is two short strings; larger ones are refused on the loop,
+    /// where they are parsed.
+    static let maxLoginBody = 16 * 1024
 
     init(pools: StorePools, collections: CollectionHandlers, access: AccessPolicy, hasher: PasswordHasher, sessionLifetime: Int64) {
         self.pools = pools
@@ -50,6 +48,9 @@ struct AccountHandlers: Sendable {
             pools.write(request, out) { writer in
                 let id = writer.newID()
                 try writer.addCredentials(userID: id, username: username, passwordHash: hash)
+                let now = Authenticator.now
+                try writer.rememberLoginAddress(userID: id, address: LoginThrottle.addressKey(request.remoteAddress), now: now,
+                                                forgetBefore: now - LoginThrottle.knownFor)
                 var document = fields
                 document["_id"] = .string(id)
                 let text = try writer.insert(into: Self.users, document, scope: AccessScope(principal: .user(id), level: .shared))
@@ -60,41 +61,66 @@ struct AccountHandlers: Sendable {
     }
 
     /// `POST /login`: a new session for the right password; 429 when throttled.
+    ///
+    /// Three steps: the writer counts the attempt against the throttle
+    /// (`LoginThrottle`) before any hash runs, a hash thread checks the
+    /// password, and for the right one the writer gives the counts back and
+    /// creates the session.
     func logIn(_ request: Request, _ out: ResponseWriter) {
         guard let body = collections.checkBody(request, out) else { return }
-        let (hasher, pools, lifetime, decoy) = (self.hasher, self.pools, sessionLifetime, decoyHash)
-        pools.hashing(request, out) { reader in
-            let fields = try CollectionHandlers.object(body)
-            guard case .string(let username)? = fields["username"], case .string(let password)? = fields["password"] else {
-                throw HTTPError(400, "InvalidDocument", "Send {\"username\": …, \"password\": …}.")
+        guard body.count <= Self.maxLoginBody else { return out.send(HTTPError.tooLarge(limit: Self.maxLoginBody).response) }
+        let fields: JSONObject
+        do { fields = try CollectionHandlers.object(body) } catch { return out.send(StorePools.respond(request, pools.logger) { throw error }) }
+        guard case .string(let username)? = fields["username"], case .string(let password)? = fields["password"] else {
+            return out.send(HTTPError(400, "InvalidDocument", "Send {\"username\": …, \"password\": …}.").response)
+        }
+        let now = Authenticator.now
+        let decision = LockedBox<LoginThrottle.Decision?>(nil)
+        let pools = self.pools, logger = pools.logger
+        let accepted = pools.writer.submit(StorePools.WriteJob(operation: { writer in
+            decision.set(try LoginThrottle.reserve(writer, username: username, remote: request.remoteAddress, now: now))
+            return Response(status: 204)
+        }, completion: { result in
+            switch (result, decision.get()) {
+            case (.failure(let error), _):
+                out.send(StorePools.respond(request, logger) { throw error })
+            case (.success, .refused(let wait)?):
+                out.send(HTTPError(429, "TooManyAttempts", "Too many failed log-ins; wait before trying again.",
+                                   headers: Headers([("Retry-After", "\(wait)")])).response)
+            case (.success, .granted(let reservation)?):
+                checkPassword(request, out, password: password, reservation: reservation)
+            case (.success, nil):
+                out.send(HTTPError.overloaded().response)
             }
-            let accountKey = "account:" + username.lowercased()
-            let addressKey = "address:" + request.remoteAddress
-            let now = Authenticator.now
-            if let wait = try reader.loginBlockedFor(keys: [accountKey, addressKey], now: now) {
-                throw HTTPError(429, "TooManyAttempts", "Too many failed log-ins; wait before trying again.",
-                                headers: Headers([("Retry-After", "\(wait)")]))
+        }))
+        if !accepted { out.send(HTTPError.overloaded().response) }
+    }
+
+    /// The hash step of a log-in whose attempt is counted; on the right password, the session.
+    private func checkPassword(_ request: Request, _ out: ResponseWriter, password: String, reservation: LoginThrottle.Reservation) {
+        let (hasher, pools, lifetime, decoy, hooks) = (self.hasher, self.pools, sessionLifetime, decoyHash, collections.hooks)
+        let accepted = pools.hashers.submit { _ in
+            // Unknown usernames check the decoy, so timing reveals nothing.
+            let stored = reservation.stored
+            guard hasher.verify(password, against: stored?.passwordHash ?? decoy), let stored else {
+                return out.send(HTTPError(401, "InvalidCredentials", "The username or password is incorrect.").response)
             }
-            let stored = try reader.credentials(username: username)
-            let valid = hasher.verify(password, against: stored?.passwordHash ?? decoy) && stored != nil
             // afterLogin hooks run once the new session has committed.
-            let pending = LockedBox<AfterContext?>(nil)
-            let hooks = collections.hooks
+            let pending = HookServices.Pending([])
             pools.write(request, out, committed: hooks.committed(pending)) { writer in
-                guard valid, let stored else {
-                    try writer.recordLoginFailure(keys: [(accountKey, Self.accountAllowance), (addressKey, Self.addressAllowance)],
-                                                  now: now, window: Self.failureWindow, maxBlock: Self.maxBlock)
-                    // Returned, not thrown: a throw would roll back the recorded failure.
-                    return HTTPError(401, "InvalidCredentials", "The username or password is incorrect.").response
-                }
-                try writer.clearLoginFailures(key: accountKey)
+                let now = Authenticator.now
+                try LoginThrottle.succeeded(writer, reservation, userID: stored.userID, now: now)
                 let text = try writer.document(in: Self.users, id: stored.userID) ?? "{}"
                 let response = try Self.signedIn(writer, userID: stored.userID, userText: text, lifetime: lifetime)
-                pending.set(AfterContext(event: .afterLogin, collection: Self.users, actor: stored.userID, requestID: request.requestID,
-                                         entity: (try? JSONParser.parse(text))?.objectValue ?? JSONObject()))
+                pending.set([AfterContext(event: .afterLogin, collection: Self.users, actor: stored.userID, requestID: request.requestID,
+                                         entity: (try? JSONParser.parse(text))?.objectValue ?? JSONObject())])
                 return .json(200, response)
             }
-            return nil
+        }
+        if !accepted {
+            // No password was checked: the attempt is not counted.
+            pools.background { try LoginThrottle.refund($0, reservation) }
+            out.send(HTTPError.overloaded(retryAfter: 2).response)
         }
     }
 
@@ -103,7 +129,8 @@ struct AccountHandlers: Sendable {
         guard let token = request.bearerToken else {
             return out.send(HTTPError(401, "Unauthorized", "Send the session token as Authorization: Bearer <token>.").response)
         }
-        pools.write(request, out) { writer in
+        let pools = self.pools
+        pools.write(request, out, committed: { pools.sessionsRevoked.get()?() }) { writer in
             guard try writer.deleteSession(tokenHash: SessionToken.hash(token)) else {
                 throw HTTPError(401, "InvalidToken", "The session token is invalid, expired or already revoked.")
             }

@@ -42,9 +42,8 @@ struct BatchHandler: Sendable {
     func handle(_ request: Request, _ out: ResponseWriter) {
         guard let body = collections.checkBody(request, out) else { return }
         let (access, hooks, logger) = (collections.access, collections.hooks, self.logger)
-        let pending = (0..<Self.maxOperations).map { _ in LockedBox<AfterContext?>(nil) }
-        let committed: @Sendable () -> Void = { for box in pending { hooks.committed(box)() } }
-        collections.pools.write(request, out, committed: committed, prepare: { reader in
+        let pending = HookServices.Pending([])
+        collections.pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
             let writes = try Self.operations(body, request)
             return try writes.enumerated().map { index, write in
                 do { return (write, try write.prepare(access, reader)) } catch {
@@ -55,7 +54,7 @@ struct BatchHandler: Sendable {
             var results: [String] = []
             for (index, (write, step)) in prepared.enumerated() {
                 let response: Response
-                do { response = try write.apply(step, hooks: hooks, writer: writer, pending: pending[index]) } catch {
+                do { response = try write.apply(step, hooks: hooks, writer: writer, pending: pending) } catch {
                     throw Failure(index: index, inner: StorePools.respond(request, logger) { throw error })
                 }
                 let text = String(decoding: response.body, as: UTF8.self)

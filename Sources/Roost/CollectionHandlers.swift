@@ -82,7 +82,7 @@ struct CollectionHandlers: Sendable {
 
     /// One write: prepared on a reader, applied in the writer's group commit.
     private func submit(_ write: CollectionWrite, _ out: ResponseWriter) {
-        let (access, hooks, pending) = (self.access, self.hooks, LockedBox<AfterContext?>(nil))
+        let (access, hooks, pending) = (self.access, self.hooks, HookServices.Pending([]))
         pools.write(write.request, out, committed: hooks.committed(pending), prepare: { reader in
             try write.prepare(access, reader)
         }) { writer, prepared in

@@ -38,12 +38,12 @@ struct CollectionWrite: Sendable {
         return Prepared(scope: scope, entity: try entity ?? body.map(CollectionHandlers.object) ?? JSONObject())
     }
 
-    func apply(_ prepared: Prepared, hooks: HookServices, writer: DocumentWriter, pending: LockedBox<AfterContext?>) throws -> Response {
+    func apply(_ prepared: Prepared, hooks: HookServices, writer: DocumentWriter, pending: HookServices.Pending) throws -> Response {
         let (scope, entity) = (prepared.scope, prepared.entity)
         switch kind {
         case .create:
             try Preconditions.check(request, current: nil)
-            let text = try hooks.run(.beforeCreate, collection, id: nil, entity: entity, request: request,
+            let text = try hooks.run(.beforeCreate, collection, id: nil, entity: entity, requestID: request.requestID,
                                      scope: scope, writer: writer, pending: pending) { entity in
                 try writer.insert(into: collection, entity, scope: scope)
             }
@@ -54,7 +54,7 @@ struct CollectionWrite: Sendable {
             try Preconditions.check(request, current: existing?.document)
             var created = false
             let text = try hooks.run(existing == nil ? .beforeCreate : .beforeUpdate, collection, id: id, entity: entity,
-                                     previous: existing?.document, request: request, scope: scope, writer: writer,
+                                     previous: existing?.document, requestID: request.requestID, scope: scope, writer: writer,
                                      pending: pending) { entity in
                 let result = try writer.replace(in: collection, id: id, entity, existing: existing, scope: scope)
                 created = result.created
@@ -66,7 +66,7 @@ struct CollectionWrite: Sendable {
             guard let existing = try writer.existingRow(in: collection, id: id, scope: scope) else { throw notFound(id) }
             try Preconditions.check(request, current: existing.document)
             let text = try hooks.run(.beforeUpdate, collection, id: id, entity: entity, isPatch: true, previous: existing.document,
-                                     request: request, scope: scope, writer: writer, pending: pending) { patch in
+                                     requestID: request.requestID, scope: scope, writer: writer, pending: pending) { patch in
                 try writer.patch(in: collection, id: id, patch, existing: existing, scope: scope)
             }
             return Preconditions.entityResponse(200, text)
@@ -75,7 +75,7 @@ struct CollectionWrite: Sendable {
             guard let existing = try writer.existingRow(in: collection, id: id, scope: scope) else { throw notFound(id) }
             try Preconditions.check(request, current: existing.document)
             _ = try hooks.run(.beforeDelete, collection, id: id, entity: existing.document, previous: existing.document,
-                              request: request, scope: scope, writer: writer, pending: pending) { _ in
+                              requestID: request.requestID, scope: scope, writer: writer, pending: pending) { _ in
                 try writer.delete(from: collection, id: id, existing: existing)
                 return existing.document.jsonText
             }

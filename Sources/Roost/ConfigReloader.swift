@@ -1,12 +1,13 @@
 import Daemon
+import EventLoop
 import Foundation
 import Jobs
 import Logging
 
 /// SIGHUP: re-reads the configuration off the event loop, applies what can
 /// change at run time (log level, collection permissions, private user
-/// fields) and logs what changed and what needs a restart. Reloads run one
-/// at a time.
+/// fields, the TLS certificate and key) and logs what changed and what needs
+/// a restart. Reloads run one at a time.
 final class ConfigReloader: @unchecked Sendable {
     private let lock = NSLock()
     private var current: RoostConfig
@@ -14,15 +15,17 @@ final class ConfigReloader: @unchecked Sendable {
     private let settings: ReloadableSettings
     private let level: LogLevelBox?
     private let notifier: SystemdNotifier
+    private let tls: TLSContext?
     private let logger: Logger
 
     init(config: RoostConfig, load: @escaping @Sendable () throws -> RoostConfig, settings: ReloadableSettings,
-         level: LogLevelBox?, notifier: SystemdNotifier, logger: Logger) {
+         level: LogLevelBox?, notifier: SystemdNotifier, tls: TLSContext? = nil, logger: Logger) {
         current = config
         self.load = load
         self.settings = settings
         self.level = level
         self.notifier = notifier
+        self.tls = tls
         self.logger = logger
     }
 
@@ -44,6 +47,7 @@ final class ConfigReloader: @unchecked Sendable {
             return []
         }
         var changes = settings.apply(new)
+        if let change = reloadTLS(new) { changes.append(change) }
         let newLevel = Logger.Level(rawValue: new.logLevel)
         if let level, let newLevel, level.level != newLevel {
             changes.insert("log_level: \(level.level) → \(newLevel)", at: 0)
@@ -59,5 +63,18 @@ final class ConfigReloader: @unchecked Sendable {
         }
         if let level, let newLevel { level.set(newLevel) }
         return changes
+    }
+
+    /// Reads the certificate and key again (renewals keep their paths), for
+    /// new connections; a pair that does not load keeps the running one.
+    private func reloadTLS(_ new: RoostConfig) -> String? {
+        guard let tls, let certificate = new.tls.certificate, let key = new.tls.key else { return nil }
+        do {
+            try tls.reload(certificate: certificate, key: key)
+            return "tls: \(tls.summary)"
+        } catch {
+            logger.error("TLS certificate reload failed; keeping the running certificate", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 }

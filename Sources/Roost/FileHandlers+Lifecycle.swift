@@ -1,3 +1,4 @@
+import Backup
 import Files
 import Foundation
 import Logging
@@ -17,10 +18,11 @@ extension FileHandlers {
 
     /// Starts libvips, the upload and thumbnail pools, and the thumbnail job
     /// scan that resumes jobs a crash cut short.
-    static func start(config: RoostConfig, pools: StorePools, access: AccessPolicy, logger: Logger) throws -> FileHandlers {
+    static func start(config: RoostConfig, pools: StorePools, access: AccessPolicy, removals: DeferredRemovals,
+                      logger: Logger) throws -> FileHandlers {
         let scheduler = ThumbnailScheduler(config: config, pools: pools, logger: logger)
         try scheduler.start()
-        let handlers = FileHandlers(pools: pools, access: access, config: config, thumbnails: scheduler, logger: logger)
+        let handlers = FileHandlers(pools: pools, access: access, config: config, thumbnails: scheduler, removals: removals, logger: logger)
         try handlers.uploads.start()
         scheduler.rescan()
         return handlers

@@ -1,3 +1,4 @@
+import Backup
 import EventLoop
 import Files
 import Foundation
@@ -25,14 +26,18 @@ struct FileHandlers: Sendable {
     let level: AccessScope.Level
     let ids = DocumentID()
     let logger: Logger
+    /// Unlinks deleted files' bytes, or keeps them while a backup runs.
+    let removals: DeferredRemovals
 
     /// Extra room a multipart body may take around its file part.
     static let multipartSlack = 64 * 1024
 
     static let collection = "files"
 
-    init(pools: StorePools, access: AccessPolicy, config: RoostConfig, thumbnails: ThumbnailScheduler, logger: Logger) {
+    init(pools: StorePools, access: AccessPolicy, config: RoostConfig, thumbnails: ThumbnailScheduler, removals: DeferredRemovals,
+         logger: Logger) {
         self.pools = pools
+        self.removals = removals
         self.access = access
         self.thumbnails = thumbnails
         self.logger = logger
@@ -160,18 +165,17 @@ struct FileHandlers: Sendable {
     /// `DELETE /files/:id`: the row goes in the group commit, then the bytes.
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
-        let (handlers, layout, logger, access, level) = (self, self.layout, self.logger, self.access, self.level)
+        let (handlers, layout, logger, access, level, removals) = (self, self.layout, self.logger, self.access, self.level, self.removals)
         let job = StorePools.WriteJob(operation: { writer in
             let scope = AccessScope(principal: try access.caller(request, writer).principal, level: level)
             try writer.deleteFile(id: id, scope: scope)
             return .json(200, "{\"count\":1}")
         }, completion: { result in
             if case .success = result {
-                // After COMMIT: a crash before these unlinks leaves files the sweep removes.
-                let remove: @Sendable () -> Void = {
-                    unlink(layout.objectPath(id))
-                    try? FileManager.default.removeItem(atPath: layout.thumbDirectory(id))
-                }
+                // After COMMIT: a crash before these unlinks leaves files the
+                // sweep removes. While a backup runs they wait (its snapshot
+                // may have been taken before this delete).
+                let remove: @Sendable () -> Void = { removals.remove([layout.objectPath(id), layout.thumbDirectory(id)]) }
                 if !handlers.uploads.submit({ _ in remove() }) { remove() }
             }
             out.send(StorePools.respond(request, logger) { try result.get() })

@@ -11,6 +11,8 @@ final class GracefulShutdown: @unchecked Sendable {
     private let logger: Logger
     /// Told when shutdown begins (sd_notify `STOPPING=1`, readiness off).
     var onBegin: (String) -> Void = { _ in }
+    /// False while something else still has bytes to hand the loops (live streams' last chunks).
+    var settled: () -> Bool = { true }
     private var started = false
     private var ticks = 0
     /// Loops (other than 0) that have been told to stop; guarded by `lock`.
@@ -39,6 +41,7 @@ final class GracefulShutdown: @unchecked Sendable {
     private func check() {
         ticks += 1
         let overdue = ticks > Self.deadlineSeconds
+        guard settled() || overdue else { return }
         for loop in loops.dropFirst() {
             loop.execute { [self] in
                 let pending = server.inFlight(on: loop)

@@ -10,33 +10,50 @@ enum HTMLPages {
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(HTMLEscape.escape(title))</title><style>\(style)</style></head><body>\(body)</body></html>"
     }
 
+    /// Columns of the table view; a document's other fields share one last cell.
+    static let maxColumns = 100
+
+    /// A table of `documents`, one column per field in order of first
+    /// appearance. It costs time linear in the documents' size: at most
+    /// `maxColumns` columns, each cell found by the object's hashed index,
+    /// and any further fields written as JSON in a final "…" cell.
     static func table(collection: String, documents: [String]) -> String {
         var rows: [JSONObject] = []
         var columns: [String] = []
         var seen: Set<String> = []
+        var overflow = false
         for text in documents {
             guard case .object(let o) = (try? JSONParser.parse(text)) ?? .null else { continue }
             rows.append(o)
-            for key in o.keys where seen.insert(key).inserted { columns.append(key) }
+            for key in o.keys where !seen.contains(key) {
+                guard columns.count < maxColumns else { overflow = true; break }
+                seen.insert(key)
+                columns.append(key)
+            }
         }
         var html = "<h1>\(HTMLEscape.escape(collection))</h1><p>\(rows.count) document(s)</p><table><thead><tr>"
         for c in columns { html += "<th>\(HTMLEscape.escape(c))</th>" }
+        if overflow { html += "<th>…</th>" }
         html += "</tr></thead><tbody>"
         for row in rows {
             html += "<tr>"
-            for c in columns {
-                let cell: String
-                switch row[c] {
-                case .none: cell = ""
-                case .string(let s): cell = s
-                case .some(let v): cell = v.jsonText
-                }
-                html += "<td>\(HTMLEscape.escape(cell))</td>"
+            for c in columns { html += "<td>\(HTMLEscape.escape(cell(row[c])))</td>" }
+            if overflow {
+                let rest = JSONObject(row.members.filter { !seen.contains($0.key) })
+                html += "<td>\(rest.isEmpty ? "" : HTMLEscape.escape(rest.jsonText))</td>"
             }
             html += "</tr>"
         }
         html += "</tbody></table>"
         return page(title: "\(collection) · Roost", body: html)
+    }
+
+    static func cell(_ value: JSONValue?) -> String {
+        switch value {
+        case .none: return ""
+        case .string(let s): return s
+        case .some(let v): return v.jsonText
+        }
     }
 
     static func home(version: String, listen: [String], startedAt: String, collections: [(name: String, count: Int)]) -> String {

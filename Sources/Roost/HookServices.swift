@@ -22,14 +22,19 @@ final class HookServices: Sendable {
         after = AfterHookQueue(registry: registry, logger: logger)
     }
 
+    /// After contexts a write (and the writes its hooks made) queue for after COMMIT.
+    typealias Pending = LockedBox<[AfterContext]>
+
     /// Runs `write` (which stores the entity it is given and returns the
     /// stored JSON text) inside the before chain of `event`. A refusal
     /// becomes the client's error; the caller's savepoint undoes everything.
+    /// Every write of an entity takes this path, the built-in ones (sign-up,
+    /// profiles, threads) as much as a client's.
     func run(_ event: HookEvent, _ collection: String, id: String?, entity: JSONObject, isPatch: Bool = false,
-             previous: JSONObject? = nil, request: Request, scope: AccessScope, writer: DocumentWriter,
-             pending: LockedBox<AfterContext?>, write: (JSONObject) throws -> String) throws -> String {
+             previous: JSONObject? = nil, requestID: String, scope: AccessScope, writer: DocumentWriter,
+             pending: Pending, write: (JSONObject) throws -> String) throws -> String {
         let context = WriteContext(event: event, collection: collection, id: id, actor: scope.principal.userID,
-                                   privileged: scope.principal == .admin, requestID: request.requestID, work: writer,
+                                   privileged: scope.principal == .admin, requestID: requestID, work: writer,
                                    entity: entity, isPatch: isPatch, previous: previous)
         var text = ""
         do {
@@ -41,16 +46,16 @@ final class HookServices: Sendable {
             throw HTTPError(refusal.status, refusal.code, refusal.message)
         }
         if let next = event.after, registry.hasAfterHooks(next, collection) {
-            pending.set(AfterContext(event: next, collection: collection, actor: scope.principal.userID,
-                                     requestID: request.requestID, entity: context.stored ?? JSONObject()))
+            pending.set(pending.get() + [AfterContext(event: next, collection: collection, actor: scope.principal.userID,
+                                                      requestID: requestID, entity: context.stored ?? JSONObject())])
         }
         return text
     }
 
     /// What to do once the write's transaction committed.
-    func committed(_ pending: LockedBox<AfterContext?>) -> @Sendable () -> Void {
+    func committed(_ pending: Pending) -> @Sendable () -> Void {
         { [self] in
-            if let context = pending.get() { after.dispatch(context) }
+            for context in pending.get() { after.dispatch(context) }
             notifyOutbox()
         }
     }
@@ -65,12 +70,14 @@ final class HookServices: Sendable {
 
 /// Builds the registry with Roost's built-in hooks, then the operator's.
 enum BuiltInHooks {
+    /// - Parameter services: the `HookServices` built on this registry, for
+    ///   built-in hooks that write other entities (set once it exists).
     static func registry(config: RoostConfig, settings: ReloadableSettings, outboxDirty: LockedBox<Bool>,
-                         logger: Logger) -> HookRegistry<DocumentWriter> {
+                         services: LockedBox<HookServices?> = LockedBox(nil), logger: Logger) -> HookRegistry<DocumentWriter> {
         let registry = HookRegistry<DocumentWriter>(defaultBudget: .milliseconds(config.hookBudgetMilliseconds), logger: logger)
         if config.messaging.enabled {
             MessagingHooks(threads: config.messaging.threads, messages: config.messaging.messages, settings: settings,
-                           outboxDirty: outboxDirty).register(into: registry)
+                           outboxDirty: outboxDirty, services: services).register(into: registry)
         }
         WebhookOutboxHook(outboxDirty: outboxDirty).register(into: registry)
         OperatorHooks.register(into: registry)

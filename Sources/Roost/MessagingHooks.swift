@@ -21,12 +21,14 @@ struct MessagingHooks: Sendable {
     let messages: String
     let settings: ReloadableSettings
     let outboxDirty: LockedBox<Bool>
+    /// The hook path the thread writes take (so they fire `threads.*` hooks and webhooks too).
+    let services: LockedBox<HookServices?>
 
     static let users = AccessPolicy.usersCollection
     static let maxRecipients = 100
 
     func register(into registry: HookRegistry<DocumentWriter>) {
-        let (threads, messages, settings, dirty) = (self.threads, self.messages, self.settings, outboxDirty)
+        let (threads, messages, settings, dirty, services) = (self.threads, self.messages, self.settings, outboxDirty, self.services)
         registry.before(.beforeCreate, collection: messages, id: "messaging.sender", priority: -300, source: "built-in") { ctx, next in
             try Self.checkParticipants(ctx)
             try next()
@@ -45,7 +47,7 @@ struct MessagingHooks: Sendable {
         }
         registry.before(.beforeCreate, collection: messages, id: "messaging.thread", priority: -100, source: "built-in") { ctx, next in
             try next()
-            try Self.upsertThread(ctx, threads: threads, messages: messages)
+            try Self.upsertThread(ctx, threads: threads, messages: messages, services: services.get())
         }
         registry.before(.beforeCreate, collection: messages, id: "messaging.push", priority: -50, source: "built-in") { ctx, next in
             try next()
@@ -135,7 +137,7 @@ struct MessagingHooks: Sendable {
     }
 
     /// Creates the thread, or points its `lastMessage` at the new message.
-    static func upsertThread(_ ctx: WriteContext<DocumentWriter>, threads: String, messages: String) throws {
+    static func upsertThread(_ ctx: WriteContext<DocumentWriter>, threads: String, messages: String, services: HookServices?) throws {
         guard let message = ctx.stored, case .string(let messageID)? = message["_id"],
               case .string(let threadID)? = message["threadId"] else { return }
         let (sender, recipients) = try participants(message)
@@ -145,6 +147,12 @@ struct MessagingHooks: Sendable {
         ref["_collection"] = .string(messages)
         ref["_id"] = .string(messageID)
         let writer = ctx.work
+        // Through the hook path like any write (no after hooks of its own: the message's run after its commit).
+        func write(_ event: HookEvent, _ entity: JSONObject, isPatch: Bool, previous: JSONObject?, _ body: (JSONObject) throws -> String) throws {
+            guard let services else { _ = try body(entity); return }
+            _ = try services.run(event, threads, id: threadID, entity: entity, isPatch: isPatch, previous: previous,
+                                 requestID: ctx.requestID, scope: .system, writer: writer, pending: HookServices.Pending([]), write: body)
+        }
         if let text = try writer.document(in: threads, id: threadID), case .object(let thread) = try JSONParser.parse(text) {
             let acl = thread["_acl"]?.objectValue ?? JSONObject()
             var lists = JSONObject()
@@ -156,7 +164,9 @@ struct MessagingHooks: Sendable {
             patch["lastMessage"] = .object(ref)
             patch["lastMessageAt"] = message["_createdAt"] ?? .null
             patch["_acl"] = .object(lists)
-            _ = try writer.patch(in: threads, id: threadID, patch, scope: .system)
+            try write(.beforeUpdate, patch, isPatch: true, previous: thread) { patch in
+                try writer.patch(in: threads, id: threadID, patch, scope: .system)
+            }
         } else {
             var thread = JSONObject()
             thread["_id"] = .string(threadID)
@@ -170,7 +180,9 @@ struct MessagingHooks: Sendable {
             // The server makes the thread: the sender is its creator, and its
             // id (the participants') is not limited to the sender's namespace.
             let principal: AccessScope.Principal = ctx.actor.map { .user($0) } ?? .admin
-            _ = try writer.insert(into: threads, thread, scope: AccessScope(principal: principal, level: .shared))
+            try write(.beforeCreate, thread, isPatch: false, previous: nil) { thread in
+                try writer.insert(into: threads, thread, scope: AccessScope(principal: principal, level: .shared))
+            }
         }
     }
 

@@ -89,6 +89,9 @@ final class ReloadableSettings: @unchecked Sendable {
         check("messaging", \.messaging)
         check("webhooks", \.webhooks)
         check("hook_budget_ms", \.hookBudgetMilliseconds)
+        check("trusted_proxies", \.trustedProxies)
+        check("forwarded_header", \.forwardedHeader)
+        check("tls.hsts", \.tls.hsts)
         let indexes = { (c: RoostConfig) in c.collections.mapValues { $0.indexes.map(\.description).sorted() }.filter { !$0.value.isEmpty } }
         if indexes(old) != indexes(new) { names.append("collections.*.indexes") }
         return names

@@ -23,7 +23,14 @@ public struct RoostConfig: Sendable {
         public var indexes: [IndexSpec] = []
     }
 
+    /// `host:port` (plain HTTP) or `https://host:port` (TLS, with `tls`).
     public var listen: [String] = ["127.0.0.1:8080"]
+    /// The certificate and key of the TLS listeners, and HSTS.
+    public var tls = TLS()
+    /// Peers (addresses or CIDRs) whose `forwardedHeader` names the client.
+    public var trustedProxies: [String] = []
+    /// `X-Forwarded-For` or `Forwarded`: the one header the trusted proxies write.
+    public var forwardedHeader = "X-Forwarded-For"
     public var dataDir = "./roost-data"
     public var loops = ProcessInfo.processInfo.activeProcessorCount
     public var readers = ProcessInfo.processInfo.activeProcessorCount
@@ -41,6 +48,12 @@ public struct RoostConfig: Sendable {
     public var sessionLifetime = 30 * 24 * 3600
     /// Seconds the change feed keeps each change (delta sync and live resume reach this far back).
     public var changesRetention = 30 * 24 * 3600
+    /// Seconds between heartbeat comments on a live stream.
+    public var liveHeartbeat = 15
+    /// Unsent bytes a live stream may hold before its slow client is disconnected.
+    public var liveBufferBytes = 1 << 20
+    /// Open live streams past which new ones get 503.
+    public var liveMaxConnections = 10_000
     /// Argon2id cost for passwords (libsodium's named levels).
     public var passwordCost: PasswordHasher.Cost = .interactive
     /// How many password hashes may run at once (each takes the cost's memory).
@@ -75,6 +88,8 @@ public struct RoostConfig: Sendable {
     public var webhooks = Webhooks()
     /// The time budget of a hook, in milliseconds.
     public var hookBudgetMilliseconds = 250
+    /// Scheduled and on-demand backups.
+    public var backups = Backups()
 
     public init() {}
 
@@ -111,6 +126,10 @@ public struct RoostConfig: Sendable {
                 try applyMessaging(value)
             } else if key == "webhooks" {
                 try applyWebhooks(value)
+            } else if key == "backups" {
+                try applyBackups(value)
+            } else if key == "tls" {
+                try applyTLS(value, source: path)
             } else if key == "collections" {
                 guard let map = value as? [String: Any] else { throw Invalid("collections must be a mapping of collection names") }
                 for (name, spec) in map { collections[name] = try Self.collection(name, spec) }
@@ -129,9 +148,11 @@ public struct RoostConfig: Sendable {
 
     static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
                              "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime", "changes_retention",
+                             "live_heartbeat", "live_buffer_bytes", "live_max_connections",
                              "password_cost", "hash_concurrency", "admin_token",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
-                             "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms"]
+                             "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms",
+                             "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
@@ -143,7 +164,7 @@ public struct RoostConfig: Sendable {
         }
         switch key {
         case "listen":
-            if let list = value as? [Any] { listen = list.map { "\($0)" } } else {
+            if let list = value as? [Any] { listen = try list.map { try Self.listenEntry($0, source: source) } } else {
                 listen = "\(value)".split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
             }
             guard !listen.isEmpty else { throw Invalid("\(source): listen needs at least one host:port") }
@@ -168,6 +189,9 @@ public struct RoostConfig: Sendable {
             defaultPermission = p
         case "session_lifetime": sessionLifetime = try int(1, 10 * 365 * 24 * 3600)
         case "changes_retention": changesRetention = try int(60, 10 * 365 * 24 * 3600)
+        case "live_heartbeat": liveHeartbeat = try int(1, 3600)
+        case "live_buffer_bytes": liveBufferBytes = try int(4096, 1 << 30)
+        case "live_max_connections": liveMaxConnections = try int(0, 1_000_000)
         case "hash_concurrency": hashConcurrency = try int(1, 64)
         case "password_cost":
             guard let c = PasswordHasher.Cost(rawValue: "\(value)") else { throw Invalid("\(source): password_cost must be interactive, moderate or sensitive") }
@@ -194,7 +218,7 @@ public struct RoostConfig: Sendable {
             guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): files_permission must be public, shared, private or readonly") }
             filesPermission = p
         default:
-            throw Invalid("\(source): unknown setting \"\(key)\"")
+            guard try setNetwork(key, value, source: source) else { throw Invalid("\(source): unknown setting \"\(key)\"") }
         }
     }
 

@@ -1,4 +1,5 @@
 import Auth
+import Backup
 import Daemon
 import EventLoop
 import Foundation
@@ -15,7 +16,7 @@ import Webhooks
 /// Threads: loop 0 runs on the caller's thread, loops 1… on their own;
 /// `readers` reader threads; one writer thread.
 public final class RoostServer {
-    public static let version = "0.1.0"
+    public static let version = "0.2.0"
 
     let config: RoostConfig
     let logger: Logger
@@ -32,6 +33,10 @@ public final class RoostServer {
         EventLoop.prepareProcess()
         try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
         let lock = try DataDirectoryLock(directory: config.dataDir)
+        try BackupRestorer.checkNotInterrupted(dataDir: config.dataDir)
+        // Tested (never waited for) before anything that would take away what a running backup copies.
+        let backupHold = try BackupHold(dataDir: config.dataDir)
+        let removals = DeferredRemovals(hold: backupHold)
         let databasePath = config.dataDir + "/roost.db"
 
         let writer = try DocumentWriter(path: databasePath, synchronous: config.durability == .power ? "FULL" : "NORMAL",
@@ -40,21 +45,23 @@ public final class RoostServer {
         for (name, collection) in config.collections.sorted(by: { $0.key < $1.key }) {
             try writer.applyIndexes(Set(collection.indexes), on: name)
         }
-        try FileHandlers.sweep(config: config, writer: writer, logger: logger)
+        if try backupHold.ifNoBackup({ try FileHandlers.sweep(config: config, writer: writer, logger: logger) }) == nil {
+            logger.notice("a backup is running: the file store sweep waits for the next start")
+        }
         try writer.syncConfigWebhookEndpoints(config.webhooks.endpoints)
 
         let pools = StorePools(databasePath: databasePath, writer: writer, config: config, logger: logger)
         try pools.start()
         let checkpointer = Checkpointer(path: databasePath, logger: logger)
+        checkpointer.mayRestart = { !backupHold.isBackupRunning }
         checkpointer.start()
         let compactor = FeedCompactor(pools: pools, retention: Int64(config.changesRetention), logger: logger)
         compactor.start()
 
-        // Socket activation: systemd holds the sockets, so a restart refuses no connection.
-        let sockets: [[ListeningSocket]] = services.inheritedSockets.isEmpty
-            ? try config.listen.map { try ListeningSocket.bindGroup($0, count: config.loops) }
-            : services.inheritedSockets.map { [ListeningSocket.inherited(fd: $0)] }
-        let addresses = sockets.compactMap { $0.first?.description }
+        let tls = try Self.tlsContext(config, logger: logger)
+        let listeners = try bindListeners(tls: tls != nil)
+        let sockets = listeners.filter { !$0.tls }.map(\.sockets), tlsSockets = listeners.filter(\.tls).map(\.sockets)
+        let addresses = listeners.compactMap { l in l.sockets.first.map { (l.tls ? "https://" : "") + $0.description } }
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
         let lifetime = Int64(config.sessionLifetime)
         let settings = ReloadableSettings(config)
@@ -63,40 +70,57 @@ public final class RoostServer {
             settings: settings,
             renew: { hash in pools.background { try $0.renewSession(tokenHash: hash, now: Authenticator.now, lifetime: lifetime) } })
         let outboxDirty = LockedBox(false)
-        let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty, logger: logger),
+        let hookServices = LockedBox<HookServices?>(nil)
+        let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty,
+                                                                 services: hookServices, logger: logger),
                                  outboxDirty: outboxDirty, logger: logger)
+        hookServices.set(hooks)
         try hooks.after.start()
         let deliveries = try startWebhookDelivery(databasePath: databasePath, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
         let handlers = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access, hooks: hooks)
-        let files = try FileHandlers.start(config: config, pools: pools, access: access, logger: logger)
+        let files = try FileHandlers.start(config: config, pools: pools, access: access, removals: removals, logger: logger)
+        let backups = BackupService(settings: config.backups, dataDir: config.dataDir, removals: removals, logger: logger)
+        backups.start()
         let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
                                        hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
         let state = ServerState()
-        let router = Router(collections: handlers, batch: BatchHandler(collections: handlers, logger: logger), accounts: accounts, files: files,
+        let stats = ConsoleStats(pools: pools, files: files, databasePath: databasePath, logger: logger)
+        stats.start()
+        let hub = LiveHub(databasePath: databasePath, access: access, filesLevel: files.level, config: config, logger: logger)
+        try hub.start()
+        pools.afterCommit.set { hub.wake() }
+        pools.sessionsRevoked.set { hub.sessionsChanged() }
+        let live = LiveHandlers(pools: pools, access: access, hub: hub)
+        let router = Router(collections: handlers, batch: BatchHandler(collections: handlers, logger: logger), live: live,
+                            accounts: accounts, files: files,
                             push: PushHandlers(pools: pools, collections: handlers, access: access),
-                            admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks), pools: pools,
+                            admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks),
+                            backups: BackupHandlers(service: backups, pools: pools, access: access), pools: pools,
                             info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()),
-                            metrics: MetricsEndpoint(pools: pools), state: state)
+                            metrics: MetricsEndpoint(pools: pools), state: state,
+                            console: ConsoleAdminHandlers(pools: pools, access: access, stats: stats, logs: .shared))
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
         let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
-        let server = HTTPServer(loops: loops, sockets: sockets, maxBodyBytes: evhttpCap, logger: logger,
-                                observer: Self.observer(services.accessLog)) { request, out in
+        let server = HTTPServer(loops: loops, sockets: sockets, tlsSockets: tlsSockets, tls: tls, maxBodyBytes: evhttpCap, logger: logger,
+                                trustedProxies: try config.proxies(), observer: Self.observer(services.accessLog)) { request, out in
             router.handle(request, out)
         }
-        for group in sockets { for s in group { close(s.fd) } }
+        for listener in listeners { for s in listener.sockets { close(s.fd) } }
 
         let shutdown = GracefulShutdown(loops: loops, server: server, logger: logger)
         loops[0].onSignal(SIGTERM) { shutdown.begin(reason: "SIGTERM") }
         loops[0].onSignal(SIGINT) { shutdown.begin(reason: "SIGINT") }
         let notifier = services.notifier
+        shutdown.settled = { hub.drained }
         shutdown.onBegin = { reason in
+            hub.shutdown() // streams end cleanly; clients resume with Last-Event-ID after the restart
             state.beginDraining()
             notifier.stopping(status: "Stopping (\(reason)): finishing in-flight requests")
         }
         if let load = services.reloadConfig {
             let reloader = ConfigReloader(config: config, load: load, settings: settings, level: services.logLevel,
-                                          notifier: notifier, logger: logger)
+                                          notifier: notifier, tls: tls, logger: logger)
             loops[0].onSignal(SIGHUP) { reloader.begin() }
         }
         let watchdog = startWatchdog(loops)
@@ -123,7 +147,9 @@ public final class RoostServer {
 
         notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
         compactor.stop()
+        stats.stop()
         files.shutdown()
+        backups.stop()
         deliveries.shutdown()
         hooks.after.shutdown()
         pools.shutdown()

@@ -1,3 +1,4 @@
+import Console
 import EventLoop
 import HTTP
 import Store
@@ -7,14 +8,17 @@ import Store
 struct Router: Sendable {
     let collections: CollectionHandlers
     let batch: BatchHandler
+    let live: LiveHandlers
     let accounts: AccountHandlers
     let files: FileHandlers
     let push: PushHandlers
     let admin: WebhookHandlers
+    let backups: BackupHandlers
     let pools: StorePools
     let info: ServerInfo
     let metrics: MetricsEndpoint
     let state: ServerState
+    let console: ConsoleAdminHandlers
 
     func handle(_ request: Request, _ out: ResponseWriter) {
         let s = request.segments
@@ -52,6 +56,10 @@ struct Router: Sendable {
                 return out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
             }
             out.send(metrics.respond())
+        case _ where s[0] == "events" && s.count == 1:
+            request.method == .get ? live.events(request, out) : out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
+        case _ where s[0] == "files" && s.count == 2 && s[1] == "_live" && request.method == .get:
+            live.collection("files", request, out)
         case _ where s[0] == "_batch" && s.count == 1:
             request.method == .post ? batch.handle(request, out) : out.send(HTTPError.methodNotAllowed(request.method, allow: "POST").response)
         case _ where s[0] == "files" && s.count == 2 && s[1] == "_deltaset" && request.method == .get:
@@ -62,6 +70,12 @@ struct Router: Sendable {
             routeUsers(request, out)
         case _ where s[0] == "push":
             push.route(request, out)
+        case _ where s[0] == "admin" && s.count == 2 && s[1] == "backups":
+            backups.route(request, out)
+        case _ where s[0] == "_":
+            out.send(ConsoleSite.response(for: request))
+        case _ where ConsoleAdminHandlers.handles(s):
+            console.route(request, out)
         case _ where s[0] == "admin":
             admin.route(request, out)
         case _ where s[0] == "login" && s.count == 1:
@@ -84,6 +98,7 @@ struct Router: Sendable {
         case (1, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, POST").response)
         case (2, .get) where s[1] == "_count": collections.count(users, request, out)
         case (2, .get) where s[1] == "_deltaset": collections.deltaset(users, request, out)
+        case (2, .get) where s[1] == "_live": live.collection(users, request, out)
         case (2, .get) where s[1] == "me": accounts.me(request, out)
         case (2, .get): collections.get(users, s[1], request, out)
         case (2, .put): accounts.update(s[1], request, out, merge: false)
@@ -113,6 +128,8 @@ struct Router: Sendable {
         case (2, .get) where s[1] == "_count": collections.count(name, request, out)
         case (2, _) where s[1] == "_count": out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
         case (2, .get) where s[1] == "_deltaset": collections.deltaset(name, request, out)
+        case (2, .get) where s[1] == "_live": live.collection(name, request, out)
+        case (2, _) where s[1] == "_live": out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
         case (2, _) where s[1] == "_deltaset": out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
         case (2, .get): collections.get(name, s[1], request, out)
         case (2, .put): collections.replace(name, s[1], request, out)

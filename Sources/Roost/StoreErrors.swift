@@ -19,8 +19,11 @@ extension HTTPError {
             if e.isQueryTooLarge {
                 return HTTPError(400, "InvalidQuery", "The query is too large for the database; split it into smaller ones.")
             }
+            if e.isQueryTooDeep {
+                return HTTPError(400, "InvalidQuery", "The query nests too deeply for the database; use fewer levels of $elemMatch, $not, $and and $or inside one another.")
+            }
             if e.isRegexLimit {
-                return HTTPError(400, "InvalidQuery", "A $regex needed too much backtracking and was stopped; simplify the pattern (avoid nested repetition such as (a|aa)+).")
+                return HTTPError(400, "RegexTooComplex", "A $regex needed too much backtracking or memory and was stopped; simplify the pattern (avoid nested repetition such as (a|aa)+).")
             }
             if e.isInterrupted {
                 return HTTPError(503, "QueryTimeout", "The query ran past its time limit and was stopped; narrow it or index the fields it filters on.",

@@ -28,6 +28,10 @@ final class StorePools: Sendable {
     /// How long an idle reader yields and looks for work before it sleeps.
     static let readerSpin: Duration = .microseconds(100)
     let logger: Logger
+    /// Runs on the writer thread after each commit that changed something (wakes live streams).
+    let afterCommit: LockedBox<(@Sendable () -> Void)?>
+    /// Called after a commit that revoked sessions (log-out): live streams end.
+    let sessionsRevoked = LockedBox<(@Sendable () -> Void)?>(nil)
 
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
         self.logger = logger
@@ -53,6 +57,8 @@ final class StorePools: Sendable {
         hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency, nice: 10,
                              maxWait: Self.maxHashWait, logger: logger, makeContext: { try DocumentReader(path: databasePath) },
                              run: { reader, jobs in for job in jobs { job(reader) } })
+        let afterCommit = LockedBox<(@Sendable () -> Void)?>(nil)
+        self.afterCommit = afterCommit
         let box = LockedBox<DocumentWriter?>(documentWriter)
         let batches = Telemetry.writeCommits()
         writer = WorkerPool(name: "writer", threads: 1, capacity: config.queueCapacity, batchSize: config.writeBatch, logger: logger,
@@ -64,6 +70,9 @@ final class StorePools: Sendable {
                             run: { writer, jobs in
                                 let started = monotonicNanoseconds()
                                 let results = writer.commitBatch(jobs.map { $0.operation })
+                                if results.contains(where: { if case .success = $0 { return true } else { return false } }) {
+                                    afterCommit.get()?()
+                                }
                                 commitTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
                                 batches.commits.increment()
                                 batches.operations.increment(by: Int64(jobs.count))
@@ -106,7 +115,9 @@ final class StorePools: Sendable {
 
     /// Runs `body` on a reader thread. It returns a response, or nil when it
     /// handed the request on (to the writer or the hash pool) and that will answer.
-    func readStep(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
+    /// - Returns: false when the queue was full (503 already sent).
+    @discardableResult
+    func readStep(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) -> Bool {
         let logger = self.logger
         let accepted = readers.submit { reader in
             do {
@@ -116,6 +127,7 @@ final class StorePools: Sendable {
             }
         }
         if !accepted { out.send(HTTPError.overloaded().response) }
+        return accepted
     }
 
     /// Runs `body` on a reader thread and sends its response; 503 if the queue is full.

@@ -84,7 +84,7 @@ struct WebhookHandlers: Sendable {
 
     func writeAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
         let access = self.access
-        pools.write(request, out, committed: hooks.committed(.init(nil))) { writer in
+        pools.write(request, out, committed: hooks.committed(.init([]))) { writer in
             try Self.requireAdmin(try access.caller(request, writer).principal)
             return try body(writer)
         }

@@ -12,7 +12,7 @@ public struct CredentialRecord: Sendable {
     public let passwordHash: String
 }
 
-/// SQL for accounts, sessions and log-in throttling, shared by the reader
+/// SQL for accounts and sessions, shared by the reader
 /// and the writer connections. Times are Unix seconds.
 enum AccountSQL {
     static func session(_ db: SQLiteConnection, tokenHash: String, now: Int64) throws -> SessionRecord? {
@@ -29,16 +29,6 @@ enum AccountSQL {
         try db.prepare("SELECT user_id, username, password_hash FROM _credentials WHERE user_id = ?1")
             .firstRow([.text(userID)]) { CredentialRecord(userID: $0.text(0), username: $0.text(1), passwordHash: $0.text(2)) }
     }
-
-    /// Seconds until the most blocked of `keys` may try again, or nil.
-    static func blockedFor(_ db: SQLiteConnection, keys: [String], now: Int64) throws -> Int64? {
-        var longest: Int64 = 0
-        for key in keys {
-            let until = try db.prepare("SELECT blocked_until FROM _login_failures WHERE key = ?1").firstRow([.text(key)]) { $0.int(0) } ?? 0
-            longest = max(longest, until - now)
-        }
-        return longest > 0 ? longest : nil
-    }
 }
 
 extension DocumentReader {
@@ -52,10 +42,6 @@ extension DocumentReader {
 
     public func credentials(userID: String) throws -> CredentialRecord? {
         try AccountSQL.credentials(db, userID: userID)
-    }
-
-    public func loginBlockedFor(keys: [String], now: Int64) throws -> Int64? {
-        try AccountSQL.blockedFor(db, keys: keys, now: now)
     }
 }
 
@@ -108,28 +94,5 @@ extension DocumentWriter {
     public func deleteCredentials(userID: String) throws {
         try db.prepare("DELETE FROM _credentials WHERE user_id = ?1").run([.text(userID)])
         try deleteSessions(userID: userID, keeping: nil)
-    }
-
-    /// Counts a failed log-in against each key; past `allowed` failures in
-    /// `window` seconds the key is blocked, doubling each further failure.
-    public func recordLoginFailure(keys: [(key: String, allowed: Int64)], now: Int64, window: Int64, maxBlock: Int64) throws {
-        for (key, allowed) in keys {
-            let row = try db.prepare("SELECT failures, window_start FROM _login_failures WHERE key = ?1").firstRow([.text(key)]) { ($0.int(0), $0.int(1)) }
-            var failures: Int64 = 1, start = now
-            if let (f, s) = row, now - s < window { failures = f + 1; start = s }
-            // The allowance-th failure blocks: 2 s, then doubling per failure.
-            let over = failures - allowed + 1
-            let blocked = over > 0 ? now + min(maxBlock, Int64(1) << min(over, 20)) : 0
-            try db.prepare("INSERT INTO _login_failures (key, failures, window_start, blocked_until) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO UPDATE SET failures = ?2, window_start = ?3, blocked_until = ?4")
-                .run([.text(key), .int(failures), .int(start), .int(blocked)])
-        }
-    }
-
-    public func clearLoginFailures(key: String) throws {
-        try db.prepare("DELETE FROM _login_failures WHERE key = ?1").run([.text(key)])
-    }
-
-    public func loginBlockedFor(keys: [String], now: Int64) throws -> Int64? {
-        try AccountSQL.blockedFor(db, keys: keys, now: now)
     }
 }

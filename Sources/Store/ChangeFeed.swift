@@ -7,11 +7,13 @@ import JSON
 /// change. The writer is a single thread, so positions are handed out in
 /// commit order, and a reader sees a whole commit's positions or none.
 ///
-/// `_changes(seq, coll, id, op, at, prev_acl)`: `seq` is AUTOINCREMENT, so a
+/// `_changes(seq, coll, id, op, at, prev_doc)`: `seq` is AUTOINCREMENT, so a
 /// position is never used twice, not even after compaction or a crash.
-/// `prev_acl` is the entity's `_acl` before the change (NULL for a create):
-/// what a later reader needs to decide whether it could see the entity at
-/// its cursor, and so may learn that it changed or went away.
+/// `prev_doc` is the entity as it was before the change (NULL for a
+/// create): the tombstone of a delete. From it a later reader decides
+/// whether it could see (and match) the entity at its cursor, and so may
+/// learn that it changed or went away; and the entity as committed by a
+/// change is the `prev_doc` of the entity's next change (or the row now).
 public enum ChangeFeed {
     public enum Operation: Int64, Sendable {
         case create = 1, update = 2, delete = 3
@@ -29,7 +31,7 @@ public enum ChangeFeed {
             id TEXT NOT NULL,
             op INTEGER NOT NULL,
             at INTEGER NOT NULL,
-            prev_acl TEXT
+            prev_doc TEXT
         );
         CREATE INDEX _changes_coll ON _changes(coll, seq);
         CREATE TABLE _meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,9 +44,9 @@ public enum ChangeFeed {
 extension DocumentWriter {
     /// Adds the change's feed row in the current transaction.
     func recordChange(_ collection: String, id: String, _ op: ChangeFeed.Operation, previous: JSONObject?) throws {
-        let acl: SQLValue = previous.map { .text(($0["_acl"] ?? .object(JSONObject())).jsonText) } ?? .null
-        try db.prepare("INSERT INTO _changes (coll, id, op, at, prev_acl) VALUES (?1, ?2, ?3, ?4, ?5)")
-            .run([.text(collection), .text(id), .int(op.rawValue), .int(ChangeFeed.nowMilliseconds), acl])
+        try db.prepare("INSERT INTO _changes (coll, id, op, at, prev_doc) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .run([.text(collection), .text(id), .int(op.rawValue), .int(ChangeFeed.nowMilliseconds),
+                  previous.map { .text($0.jsonText) } ?? .null])
     }
 
     /// Removes up to one step of changes older than `retention` seconds and

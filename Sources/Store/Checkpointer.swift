@@ -23,6 +23,11 @@ public final class Checkpointer: @unchecked Sendable {
     /// the checkpoint waits for writers and restarts the WAL.
     public var walLimit: Int64 = Checkpointer.defaultWALLimit
 
+    /// Asked before each RESTART: false (a backup is reading one long
+    /// snapshot) keeps to PASSIVE, since RESTART would hold the writer back
+    /// while it waits for that reader.
+    public var mayRestart: @Sendable () -> Bool = { true }
+
     public init(path: String, interval: TimeInterval = 0.5, logger: Logger) {
         self.path = path
         self.interval = interval
@@ -56,7 +61,7 @@ public final class Checkpointer: @unchecked Sendable {
                     // keeps the file's blocks for reuse; TRUNCATE would free them
                     // and have every later commit allocate them again.)
                     let frames = try connection.prepare("PRAGMA wal_checkpoint(PASSIVE)").firstRow { $0.int(1) } ?? 0
-                    if frames * frameBytes > walLimit { try connection.exec("PRAGMA wal_checkpoint(RESTART)") }
+                    if frames * frameBytes > walLimit && mayRestart() { try connection.exec("PRAGMA wal_checkpoint(RESTART)") }
                 } catch {
                     logger.warning("background checkpoint failed", metadata: ["error": "\(error)"])
                 }

@@ -26,8 +26,9 @@ extension DocumentReader {
         return try db.readTransaction {
             let (epoch, horizon) = try feedMeta()
             let head = try feedHead()
+            let tag = scope.level.rawValue + "@" + collection
             if let since {
-                guard since.epoch == epoch, since.level == scope.level.rawValue, since.seq >= horizon, since.seq <= head else {
+                guard since.epoch == epoch, since.level == tag, since.seq >= horizon, since.seq <= head else {
                     throw StoreError.expired("The cursor is older than the retained changes, or from another database or permission level; sync again from the start.")
                 }
             }
@@ -37,7 +38,7 @@ extension DocumentReader {
             compiler.useIndexes = compiler.useIndexes && table.layout != nil
             let compiled = try compiler.compile(filter)
             guard let tableSQL = table.sql else {
-                return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: epoch, level: scope.level.rawValue, seq: since?.seq ?? head, afterRowID: nil), more: false)
+                return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: epoch, level: tag, seq: since?.seq ?? head, afterRowID: nil), more: false)
             }
             let matching = Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL)
             let document = redaction?.selectSQL(compiler.bind) ?? "d.doc"
@@ -51,7 +52,9 @@ extension DocumentReader {
                 }
                 let more = rows.count > limit
                 let page = rows.prefix(limit)
-                let cursor = FeedCursor(epoch: epoch, level: scope.level.rawValue, seq: start, afterRowID: more ? page.last?.0 : nil)
+                // After the listing, the first sync judges deletes by every state since it began (rows
+                // created meanwhile may have been listed).
+                let cursor = FeedCursor(epoch: epoch, level: tag, seq: start, afterRowID: more ? page.last?.0 : nil, base: start)
                 return DeltaPage(changed: page.map(\.1), deleted: [], cursor: cursor, more: more)
             }
             let from = since!.seq
@@ -62,7 +65,8 @@ extension DocumentReader {
             let more = entries.count > limit
             let page = Array(entries.prefix(limit))
             let end = more ? page.last!.1 : head
-            let cursor = FeedCursor(epoch: epoch, level: scope.level.rawValue, seq: end, afterRowID: nil)
+            let base = since!.base ?? from
+            let cursor = FeedCursor(epoch: epoch, level: tag, seq: end, afterRowID: nil, base: more ? base : nil)
             guard !page.isEmpty else { return DeltaPage(changed: [], deleted: [], cursor: cursor, more: false) }
             let ids = compiler.bind(.text(JSONValue.array(page.map { .string($0.0) }).jsonText))
             let current = try db.withTimeLimit(timeLimit) {
@@ -70,12 +74,27 @@ extension DocumentReader {
                     .rows(compiler.params) { ($0.text(0), $0.text(1)) }
             }
             let shown = Set(current.map(\.0))
+            // Gone from view: reported when the caller could read it at the
+            // cursor; while a sync is paged (or just after a listing), when
+            // it could read any state the entity had since the sync began,
+            // which a previous page may have sent.
             var deleted: [String] = []
-            for (id, _, first) in page where !shown.contains(id) {
-                // Before its first change after the cursor, could the caller read it?
-                let before = try db.prepare("SELECT prev_acl FROM _changes WHERE seq = ?1").firstRow([.int(first)]) { $0.isNull(0) ? nil : $0.text(0) }
-                guard let aclText = before ?? nil else { continue } // created after the cursor
-                if scope.canRead(acl: (try? JSONParser.parse(aclText))?.objectValue) { deleted.append(id) }
+            let hidden = page.map(\.0).filter { !shown.contains($0) }
+            if !hidden.isEmpty {
+                let list = JSONValue.array(hidden.map { .string($0) }).jsonText
+                let states = try db.prepare("""
+                    SELECT id, prev_doc FROM _changes WHERE coll = ?1 AND seq > ?2 AND seq <= ?3
+                    AND id IN (SELECT value FROM json_each(?4)) ORDER BY seq
+                    """).rows([.text(collection), .int(since!.base ?? from), .int(head), .text(list)]) {
+                        ($0.text(0), $0.isNull(1) ? nil : $0.text(1))
+                    }
+                var judged = Set<String>(), known = Set<String>()
+                for (id, text) in states where !judged.contains(id) {
+                    if since!.base == nil { judged.insert(id) } // only the state at the cursor counts
+                    guard let text, case .object(let old)? = try? JSONParser.parse(text) else { continue }
+                    if scope.canRead(acl: old["_acl"]?.objectValue) { known.insert(id); judged.insert(id) }
+                }
+                deleted = hidden.filter(known.contains)
             }
             let order = Dictionary(uniqueKeysWithValues: page.enumerated().map { ($1.0, $0) })
             let changed = current.sorted { order[$0.0, default: 0] < order[$1.0, default: 0] }.map(\.1)
@@ -84,7 +103,7 @@ extension DocumentReader {
     }
 
     /// The database's epoch and the feed's horizon (changes at or below it are gone).
-    func feedMeta() throws -> (String, Int64) {
+    public func feedMeta() throws -> (epoch: String, horizon: Int64) {
         let rows = try db.prepare("SELECT key, value FROM _meta WHERE key IN ('epoch', 'feed_horizon')").rows { ($0.text(0), $0.text(1)) }
         let meta = Dictionary(rows, uniquingKeysWith: { a, _ in a })
         return (meta["epoch"] ?? "", Int64(meta["feed_horizon"] ?? "0") ?? 0)

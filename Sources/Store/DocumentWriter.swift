@@ -243,10 +243,13 @@ public final class DocumentWriter {
         case .object(let o):
             for (key, child) in o {
                 if key.hasPrefix("$") { throw StoreError.invalid("Field names cannot start with '$' (found \"\(key)\").") }
+                if key.utf8.contains(0) { throw StoreError.invalid(JSONValue.nulRefusal) }
                 try checkKeys(child, depth: depth + 1)
             }
         case .array(let a):
             for child in a { try checkKeys(child, depth: depth + 1) }
+        case .string(let text) where text.utf8.contains(0):
+            throw StoreError.invalid(JSONValue.nulRefusal)
         default:
             return
         }

@@ -4,7 +4,8 @@ public enum PathStep: Sendable, Equatable {
     case index(Int)
 }
 
-/// A dotted field path such as `address.city` or `dim_cm.1`, validated.
+/// A dotted field path such as `address.city` or `dim_cm.1`, validated: at
+/// most `QueryLimits.maxPathParts` parts, none empty or starting with `$`.
 public struct FieldPath: Sendable, Equatable, Hashable, CustomStringConvertible {
     public let components: [String]
 
@@ -12,6 +13,9 @@ public struct FieldPath: Sendable, Equatable, Hashable, CustomStringConvertible 
         let parts = dotted.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !dotted.isEmpty, parts.allSatisfy({ !$0.isEmpty }) else {
             throw .invalid("The field path \"\(dotted)\" is empty or has an empty component.")
+        }
+        guard parts.count <= QueryLimits.maxPathParts else {
+            throw .invalid("The field path \"\(QueryLimits.excerpt(dotted))\" has \(parts.count) parts; at most \(QueryLimits.maxPathParts) are allowed.")
         }
         for p in parts {
             if p.hasPrefix("$") { throw .invalid("The field path \"\(dotted)\" has a component starting with '$'.") }

@@ -4,9 +4,11 @@ extension FilterCompiler {
     /// An operator object such as `{"$gt": 5, "$lt": 10}`: every operator must hold.
     func compileOperators(_ ops: JSONObject, path: ArraySlice<String>, root: ValueRef,
                           expand: Bool, depth: Int) throws(QueryError) -> String {
-        guard depth < Self.maxDepth else { throw .invalid("The query is nested too deeply.") }
+        try checkDepth(depth)
         let dotted = path.joined(separator: ".")
         let fieldPath = path.isEmpty ? nil : try FieldPath(dotted)
+        // A condition costs one per part of its path: SQL grows with both.
+        let weight = max(1, path.count)
         var clauses: [String] = []
         let regexOptions = ops["$options"]
         if regexOptions != nil && ops["$regex"] == nil { throw .invalid("$options needs a $regex beside it.") }
@@ -30,6 +32,7 @@ extension FilterCompiler {
             guard op.hasPrefix("$") else {
                 throw .invalid("Operators and field names cannot be mixed in the condition on \"\(dotted)\" (found \"\(op)\").")
             }
+            try count(weight)
             switch op {
             case "$eq":
                 if let p = fieldPath, let indexed = indexedEquality(p, [arg]) { clauses.append(indexed); continue }
@@ -43,6 +46,9 @@ extension FilterCompiler {
                 clauses.append(any(predicate))
             case "$in", "$nin":
                 guard case .array(let values) = arg else { throw .invalid("\(op) needs an array.") }
+                guard values.count <= QueryLimits.maxListValues else {
+                    throw .invalid("\(op) may list at most \(QueryLimits.maxListValues) values.")
+                }
                 let positive: String
                 if values.isEmpty {
                     positive = "0"
@@ -73,6 +79,7 @@ extension FilterCompiler {
             case "$all":
                 guard case .array(let values) = arg else { throw .invalid("$all needs an array.") }
                 if values.isEmpty { clauses.append("0"); continue }
+                try count((values.count - 1) * weight)
                 for value in values {
                     if case .object(let o) = value, o.members.first?.key == "$elemMatch" {
                         clauses.append(try compileOperators(o, path: path, root: root, expand: expand, depth: depth + 1))
@@ -109,6 +116,7 @@ extension FilterCompiler {
                 })
             case "$type":
                 let names: [JSONValue] = arg.arrayValue ?? [arg]
+                try count(max(0, names.count - 1) * weight)
                 var predicates: [(ValueRef) -> String] = []
                 for name in names { predicates.append(try typePredicate(name)) }
                 clauses.append(any { ref in "(" + predicates.map { $0(ref) }.joined(separator: " OR ") + ")" })
@@ -186,9 +194,7 @@ extension FilterCompiler {
             }
             flags = o
         }
-        guard RegexFunction.isValid(source, flags: flags) else {
-            throw .invalid("The regular expression \"\(source)\" does not compile.")
-        }
+        try RegexFunction.validate(source, flags: flags)
         return { ref in
             let match = self.dialect.regexMatch(value: self.valueOf(ref), pattern: self.bind(.text(source)), flags: self.bind(.text(flags)))
             return "(\(self.dialect.isString(self.typeOf(ref))) AND \(match))"

@@ -36,7 +36,8 @@ public final class FilterCompiler {
     /// Whether an indexed path has ever held an array (its index is multikey).
     /// Only a path that has not may combine range bounds into one index range.
     public var isMultikey: (String) -> Bool = { _ in true }
-    static let maxDepth = 32
+    /// Conditions compiled so far, against `QueryLimits.maxConditions`.
+    var conditions = 0
 
     /// The SQL expression holding the document's JSON text.
     public static let documentColumn = "d.doc"
@@ -53,10 +54,25 @@ public final class FilterCompiler {
         guard case .object(let object) = filter else {
             throw .invalid("The query must be a JSON object, not \(filter.typeName).")
         }
+        if filter.containsNUL { throw .invalid(JSONValue.nulRefusal) }
         let sql = try compileObject(object, root: .path(base: Self.documentColumn, steps: []), depth: 0)
         let parts = indexParts[sql]
         let streamable = parts.flatMap { $0.count == 1 && orderedIndexParts.contains($0[0]) ? $0[0] : nil }
         return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: parts, streamable: streamable)
+    }
+
+    func checkDepth(_ depth: Int) throws(QueryError) {
+        guard depth < QueryLimits.maxDepth else {
+            throw .invalid("The query nests $and, $or, $nor, $not and $elemMatch more than \(QueryLimits.maxDepth) deep.")
+        }
+    }
+
+    /// Counts `n` more conditions against `QueryLimits.maxConditions`.
+    func count(_ n: Int = 1) throws(QueryError) {
+        conditions += n
+        guard conditions <= QueryLimits.maxConditions else {
+            throw .invalid("The query has more than \(QueryLimits.maxConditions) conditions (operators and $all values, each counted once per part of its field path); split it into smaller queries.")
+        }
     }
 
     func bind(_ value: SQLValue) -> String {
@@ -85,7 +101,7 @@ public final class FilterCompiler {
 
     /// A document-level filter: every member must hold.
     func compileObject(_ object: JSONObject, root: ValueRef, depth: Int) throws(QueryError) -> String {
-        guard depth < Self.maxDepth else { throw .invalid("The query is nested too deeply.") }
+        try checkDepth(depth)
         var clauses: [String] = []
         for (key, value) in object {
             switch key {
@@ -114,7 +130,8 @@ public final class FilterCompiler {
     /// `(a AND b …)`, remembering when every part is an index look-up.
     func conjunction(_ clauses: [String]) -> String {
         guard !clauses.isEmpty else { return "1" }
-        let sql = "(" + clauses.joined(separator: " AND ") + ")"
+        // A long chain (many `$all` values) as a balanced tree: SQLite's expression depth is 1000.
+        let sql = clauses.count > 64 ? Self.balanced(clauses, "AND") : "(" + clauses.joined(separator: " AND ") + ")"
         let parts = clauses.map { indexParts[$0] }
         if parts.allSatisfy({ $0 != nil }) { indexParts[sql] = parts.flatMap { $0! } }
         return sql
@@ -132,6 +149,7 @@ public final class FilterCompiler {
         if case .object(let ops) = condition, let first = ops.members.first, first.key.hasPrefix("$") {
             return try compileOperators(ops, path: path.components[...], root: root, expand: true, depth: depth)
         }
+        try count(path.components.count)
         return try equality(path, condition, root: root)
     }
 
@@ -141,47 +159,53 @@ public final class FilterCompiler {
         return anyValue(root, path.components[...], expand: true) { self.equals($0, value) }
     }
 
-    /// SQL true when some value reached along `path` from `root` satisfies `predicate`.
+    /// SQL true when some value reached along `path` from `root`, a document,
+    /// satisfies `predicate`.
     ///
-    /// - Parameter expand: also try the elements when the final value is an array.
-    func anyValue(_ root: ValueRef, _ path: ArraySlice<String>, expand: Bool,
-                  rootIsObject: Bool = true, _ predicate: (ValueRef) -> String) -> String {
-        guard let key = path.first else {
-            let own = predicate(root)
-            guard expand else { return own }
-            let alias = nextAlias()
-            let type = typeOf(root)
-            let from = dialect.elements(of: root, alias: alias, bind: bind)
-            let inner = predicate(.element(alias: alias))
-            return "(\(own) OR (\(dialect.isArray(type)) AND EXISTS (SELECT 1 FROM \(from) WHERE \(inner))))"
-        }
-        let rest = path.dropFirst()
-        let viaKey = anyValue(root.child(.key(key)), rest, expand: expand, rootIsObject: false, predicate)
-        if rootIsObject { return viaKey }
+    /// The first key is a plain lookup. The rest of the path is walked by
+    /// `SQLDialect.walk`, whose rows are every value it reaches, so the SQL
+    /// grows linearly with the path and `predicate` is used at most twice.
+    ///
+    /// - Parameter expand: also try the elements when the final value is an
+    ///   array (not for one reached by position at the end of the path).
+    func anyValue(_ root: ValueRef, _ path: ArraySlice<String>, expand: Bool, _ predicate: (ValueRef) -> String) -> String {
+        guard let first = path.first else { return leaf(root, expand: expand, gate: nil, predicate) }
+        let start = root.child(.key(first))
+        let steps = path.dropFirst().map { PathWalkStep(key: $0, index: FieldPath.isArrayIndex($0) ? Int($0) : nil) }
+        guard !steps.isEmpty else { return leaf(start, expand: expand, gate: nil, predicate) }
+        // Two steps run faster as two nested one-step walks than as the
+        // recursive form; nesting stays shallow, as SQLite's parser needs.
+        let walks = steps.count == 2 ? [[steps[0]], [steps[1]]] : [steps]
+        return walked(start, walks[...], expand: expand, predicate)
+    }
 
-        let parentType = typeOf(root)
-        var alternatives = ["((\(parentType) IS NULL OR NOT (\(dialect.isArray(parentType)))) AND \(viaKey))"]
-        // Through an array of documents: the key in each element, where a
-        // missing key counts as missing (null), as in MongoDB's
-        // null_query_semantics.js. A numeric key also picks by position (below).
-        let numeric = FieldPath.isArrayIndex(key)
+    /// `EXISTS` over the rows of the first walk, then the next from each of them.
+    private func walked(_ ref: ValueRef, _ walks: ArraySlice<[PathWalkStep]>, expand: Bool,
+                        _ predicate: (ValueRef) -> String) -> String {
+        guard let steps = walks.first else { return "0" }
         let alias = nextAlias()
-        let isArrayAgain = dialect.isArray(typeOf(root))
-        let from = dialect.elements(of: root, alias: alias, bind: bind)
-        let elementType = dialect.isObject("\(alias).type")
-        let inElement = ValueRef.element(alias: alias).child(.key(key))
-        let viaElements = anyValue(inElement, rest, expand: expand, rootIsObject: false, predicate)
-        alternatives.append("(\(isArrayAgain) AND EXISTS (SELECT 1 FROM \(from) WHERE \(elementType) AND \(viaElements)))")
-        if numeric, let index = Int(key) {
-            // A position past the end reaches nothing (not a missing value), and
-            // an array reached by position at the end of the path is not expanded.
-            let isArrayThird = dialect.isArray(typeOf(root))
-            let positional = root.child(.index(index))
-            let exists = "\(typeOf(positional)) IS NOT NULL"
-            let viaIndex = anyValue(positional, rest, expand: rest.isEmpty ? false : expand, rootIsObject: false, predicate)
-            alternatives.append("(\(isArrayThird) AND \(exists) AND \(viaIndex))")
+        let from = dialect.walk(from: ref, steps: steps, alias: alias, bind: bind)
+        let rest = walks.dropFirst()
+        let inner: String
+        if rest.isEmpty {
+            let gate = steps.last?.index != nil && expand ? "\(alias).expand" : nil
+            inner = leaf(.element(alias: alias), expand: expand, gate: gate, predicate)
+        } else {
+            inner = walked(.element(alias: alias), rest, expand: expand, predicate)
         }
-        return "(" + alternatives.joined(separator: " OR ") + ")"
+        return "EXISTS (SELECT 1 FROM \(from) WHERE \(inner))"
+    }
+
+    /// `predicate` on the value itself or, with `expand` (and `gate`, a
+    /// column that must be true), on any element when it is an array.
+    func leaf(_ ref: ValueRef, expand: Bool, gate: String?, _ predicate: (ValueRef) -> String) -> String {
+        let own = predicate(ref)
+        guard expand else { return own }
+        let alias = nextAlias()
+        let from = dialect.elements(of: ref, alias: alias, bind: bind)
+        let inner = predicate(.element(alias: alias))
+        let gated = gate.map { "\($0) AND " } ?? ""
+        return "(\(own) OR (\(gated)\(dialect.isArray(typeOf(ref))) AND EXISTS (SELECT 1 FROM \(from) WHERE \(inner))))"
     }
 
     /// SQL true when the value at `ref` equals `literal`, with MongoDB's type rules.

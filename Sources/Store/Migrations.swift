@@ -124,6 +124,19 @@ public enum Migrations {
             for id in ids { try db.exec("DROP INDEX IF EXISTS x_\(id)_rid") }
         }),
         Migration(6, ChangeFeed.migration),
+        // The log-in throttle: addresses each account has logged in from (they
+        // are spared the per-address and per-account limits), and an index to
+        // prune stale counters.
+        Migration(7, """
+            CREATE TABLE _login_known (
+                user_id TEXT NOT NULL,
+                address TEXT NOT NULL,
+                last_success INTEGER NOT NULL,
+                PRIMARY KEY (user_id, address)
+            );
+            CREATE INDEX _login_known_age ON _login_known(last_success);
+            CREATE INDEX _login_failures_window ON _login_failures(window_start);
+            """),
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -2,7 +2,7 @@ import JSON
 
 /// MongoDB's path rules evaluated in Swift, for building index entries.
 ///
-/// These mirror `FilterCompiler.anyValue` exactly: an index entry exists for
+/// These mirror `FilterCompiler.anyValue` (and `SQLDialect.walk`) exactly: an index entry exists for
 /// a value if and only if the compiled SQL would consider that value.
 enum PathValues {
     /// The values a condition on `path` looks at in `document`.

@@ -5,13 +5,25 @@ import CSQLite
 /// MongoDB's `$regex` inside SQL, with PCRE2 (the engine MongoDB uses).
 ///
 /// Compiled patterns are cached per statement through SQLite's auxiliary
-/// data. Matching runs under PCRE2's match and depth limits, so a
-/// catastrophic pattern fails the query with an error instead of pinning a
-/// worker thread.
+/// data. Patterns are bounded before they compile (`QueryLimits`: length,
+/// capture groups, and PCRE2's parenthesis nesting), and every match runs
+/// under PCRE2's match, depth and heap limits, so a catastrophic pattern
+/// fails the query with `limitMessage` (400 `RegexTooComplex` upstream)
+/// instead of pinning a worker thread or taking gigabytes of memory.
+/// Patterns and subjects are passed with their byte lengths: a NUL is data.
 enum RegexFunction {
     static let matchLimit: UInt32 = 1_000_000
     static let depthLimit: UInt32 = 10_000
+    /// PCRE2 keeps its backtracking frames on the heap; each holds every
+    /// capture, so this bounds memory whatever the pattern. In KiB.
+    static let heapLimitKiB: UInt32 = 4_096
+    static let parensNestLimit: UInt32 = 32
     static let limitMessage = "regular expression needs too much backtracking"
+
+    /// Why a pattern is refused before it reaches SQL.
+    enum Refusal: Error {
+        case tooLong, tooManyGroups, invalid
+    }
 
     /// A compiled pattern and its match data, freed with the statement.
     final class Compiled {
@@ -19,18 +31,29 @@ enum RegexFunction {
         let matchData: OpaquePointer
         let context: OpaquePointer
 
-        init?(pattern: String, flags: String) {
+        init(pattern: UnsafeBufferPointer<UInt8>, flags: String) throws(Refusal) {
+            guard pattern.count <= QueryLimits.maxRegexBytes else { throw .tooLong }
             var errorCode: Int32 = 0
             var errorOffset = 0
-            let bytes = Array(pattern.utf8)
-            guard let code = pcre2_compile_8(bytes, bytes.count, RegexFunction.options(flags), &errorCode, &errorOffset, nil) else {
-                return nil
+            let compileContext = pcre2_compile_context_create_8(nil)
+            defer { pcre2_compile_context_free_8(compileContext) }
+            pcre2_set_parens_nest_limit_8(compileContext, RegexFunction.parensNestLimit)
+            guard let code = pcre2_compile_8(pattern.baseAddress ?? RegexFunction.empty, pattern.count, RegexFunction.options(flags),
+                                             &errorCode, &errorOffset, compileContext) else {
+                throw .invalid
+            }
+            var captures: UInt32 = 0
+            pcre2_pattern_info_8(code, UInt32(PCRE2_INFO_CAPTURECOUNT), &captures)
+            guard captures <= QueryLimits.maxRegexGroups else {
+                pcre2_code_free_8(code)
+                throw .tooManyGroups
             }
             self.code = code
             matchData = pcre2_match_data_create_from_pattern_8(code, nil)
             context = pcre2_match_context_create_8(nil)
             pcre2_set_match_limit_8(context, RegexFunction.matchLimit)
             pcre2_set_depth_limit_8(context, RegexFunction.depthLimit)
+            pcre2_set_heap_limit_8(context, RegexFunction.heapLimitKiB)
         }
 
         deinit {
@@ -48,6 +71,19 @@ enum RegexFunction {
         }
     }
 
+    /// A valid pointer for an empty pattern or subject (SQLite gives NULL for "").
+    nonisolated(unsafe) static let empty: UnsafePointer<UInt8> = {
+        let p = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+        p.initialize(to: 0)
+        return UnsafePointer(p)
+    }()
+
+    /// The bytes of a text argument, NULs included.
+    static func bytes(_ value: OpaquePointer?) -> UnsafeBufferPointer<UInt8> {
+        let start = sqlite3_value_text(value)
+        return UnsafeBufferPointer(start: start, count: start == nil ? 0 : Int(sqlite3_value_bytes(value)))
+    }
+
     static func register(on db: OpaquePointer) {
         sqlite3_create_function_v2(db, "regexp", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { ctx, argc, argv in
             guard let ctx, let argv, argc == 3 else { return }
@@ -56,9 +92,8 @@ enum RegexFunction {
             if let aux = sqlite3_get_auxdata(ctx, 0) {
                 compiled = Unmanaged<Compiled>.fromOpaque(aux).takeUnretainedValue()
             } else {
-                let pattern = String(cString: sqlite3_value_text(argv[0]))
-                let flags = sqlite3_value_text(argv[2]).map { String(cString: $0) } ?? ""
-                guard let made = Compiled(pattern: pattern, flags: flags) else {
+                let flags = String(decoding: RegexFunction.bytes(argv[2]), as: UTF8.self)
+                guard let made = try? Compiled(pattern: RegexFunction.bytes(argv[0]), flags: flags) else {
                     sqlite3_result_error(ctx, "invalid regular expression", -1)
                     return
                 }
@@ -67,9 +102,8 @@ enum RegexFunction {
                     if let p { Unmanaged<Compiled>.fromOpaque(p).release() }
                 }
             }
-            guard let text = sqlite3_value_text(argv[1]) else { sqlite3_result_int(ctx, 0); return }
-            let length = Int(sqlite3_value_bytes(argv[1]))
-            guard let result = compiled.matches(text, length) else {
+            let subject = RegexFunction.bytes(argv[1])
+            guard let result = compiled.matches(subject.baseAddress ?? RegexFunction.empty, subject.count) else {
                 sqlite3_result_error(ctx, RegexFunction.limitMessage, -1)
                 return
             }
@@ -87,8 +121,25 @@ enum RegexFunction {
         return o
     }
 
-    /// Validates a pattern before it reaches SQL, so a bad one is a 400.
-    public static func isValid(_ pattern: String, flags: String) -> Bool {
-        Compiled(pattern: pattern, flags: flags) != nil
+    /// Checks a pattern before it reaches SQL, so a bad one is a 400 that names the limit.
+    static func validate(_ pattern: String, flags: String) throws(QueryError) {
+        var pattern = pattern
+        let refusal: Refusal? = pattern.withUTF8 { bytes in
+            do throws(Refusal) {
+                _ = try Compiled(pattern: bytes, flags: flags)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        switch refusal {
+        case nil: return
+        case .tooLong?:
+            throw .invalid("A $regex pattern may be at most \(QueryLimits.maxRegexBytes) bytes long.")
+        case .tooManyGroups?:
+            throw .invalid("A $regex pattern may hold at most \(QueryLimits.maxRegexGroups) capture groups; use (?:…) for grouping.")
+        case .invalid?:
+            throw .invalid("The regular expression \"\(QueryLimits.excerpt(pattern))\" does not compile (or nests parentheses more than \(parensNestLimit) deep).")
+        }
     }
 }

@@ -6,6 +6,13 @@ public indirect enum ValueRef: Sendable {
     case element(alias: String)
 }
 
+/// One key of a dotted path past its first, with its array position when
+/// the key is numeric (`tags.0` means the field "0" or the first element).
+public struct PathWalkStep: Sendable {
+    public let key: String
+    public let index: Int?
+}
+
 /// The SQL a database needs to express JSON queries.
 ///
 /// The filter compiler speaks only through this seam, so a PostgreSQL dialect
@@ -19,6 +26,15 @@ public protocol SQLDialect: Sendable {
     func valueOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String
     /// A FROM item iterating the elements of the array `ref`, named `alias`.
     func elements(of ref: ValueRef, alias: String, bind: (SQLValue) -> String) -> String
+    /// A FROM item, named `alias`, whose rows `(type, value, expand)` are the
+    /// values reached from `ref` along `steps`, by MongoDB's rules at each
+    /// step: the key of a value that is not an array (missing, a row with a
+    /// NULL type, when the value is no document); in an array, the key of
+    /// each element that is a document (missing ones too) and, for a numeric
+    /// key, the element at `index` if there is one. `expand` is false for a
+    /// value reached by position at the last step. Its rows are
+    /// `.element(alias:)` values. The SQL grows linearly with `steps`.
+    func walk(from ref: ValueRef, steps: [PathWalkStep], alias: String, bind: (SQLValue) -> String) -> String
     /// The number of elements of the array `ref`.
     func arrayLength(_ ref: ValueRef, bind: (SQLValue) -> String) -> String
     /// A boolean: `value` matches the regular expression.
@@ -38,7 +54,18 @@ extension ValueRef {
     func child(_ step: PathStep) -> ValueRef {
         switch self {
         case .path(let base, let steps): return .path(base: base, steps: steps + [step])
-        case .element(let alias): return .path(base: "\(alias).value", steps: [step])
+        case .element(let alias): return .path(base: Self.json(ofRow: alias), steps: [step])
         }
+    }
+
+    /// The value of iteration row `alias` where a JSON function may read it.
+    ///
+    /// A row's value is JSON text only for containers; a string row holds
+    /// plain text, which would make a JSON function fail. Conditions on the
+    /// row's type are no guard: SQLite may propagate `type = 'array'` into
+    /// other terms and evaluate those first. So the text is checked itself,
+    /// and anything that is not JSON reads as SQL NULL (no value).
+    static func json(ofRow alias: String) -> String {
+        "CASE WHEN json_valid(\(alias).value) THEN \(alias).value END"
     }
 }

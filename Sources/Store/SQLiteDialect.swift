@@ -36,7 +36,7 @@ public struct SQLiteDialect: SQLDialect {
         switch ref {
         case .path(let base, let steps):
             return steps.isEmpty ? "json_each(\(base)) AS \(alias)" : "json_each(\(base), \(bind(.text(Self.jsonPath(steps))))) AS \(alias)"
-        case .element(let outer): return "json_each(\(outer).value) AS \(alias)"
+        case .element(let outer): return "json_each(\(ValueRef.json(ofRow: outer))) AS \(alias)"
         }
     }
 
@@ -44,7 +44,7 @@ public struct SQLiteDialect: SQLDialect {
         switch ref {
         case .path(let base, let steps):
             return steps.isEmpty ? "json_array_length(\(base))" : "json_array_length(\(base), \(bind(.text(Self.jsonPath(steps)))))"
-        case .element(let alias): return "json_array_length(\(alias).value)"
+        case .element(let alias): return "json_array_length(\(ValueRef.json(ofRow: alias)))"
         }
     }
 

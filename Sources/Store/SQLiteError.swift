@@ -19,6 +19,11 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
             || message.contains("too many terms")
     }
 
+    /// True when the SQL nests deeper than SQLite's parser can take (its
+    /// stack holds about 100 entries): deeply nested `$elemMatch`, `$not`,
+    /// `$and` or `$or`.
+    public var isQueryTooDeep: Bool { message.contains("parser stack overflow") }
+
     /// True when a time limit interrupted the statement.
     public var isInterrupted: Bool { code & 0xFF == SQLITE_INTERRUPT }
 

@@ -26,11 +26,29 @@ public final class SQLiteStatement {
             case .null: rc = sqlite3_bind_null(handle, index)
             case .int(let v): rc = sqlite3_bind_int64(handle, index, v)
             case .double(let v): rc = sqlite3_bind_double(handle, index, v)
-            case .text(let v): rc = sqlite3_bind_text(handle, index, v, -1, Self.transient)
+            case .text(let v): rc = Self.bindText(handle, index, v)
             }
             guard rc == SQLITE_OK else { throw connection.lastError(rc) }
         }
     }
+
+    /// Binds `text` with its byte length: a NUL inside it is data, so SQL
+    /// sees exactly the string Swift checked (`-1` would stop at the NUL).
+    private static func bindText(_ handle: OpaquePointer, _ index: Int32, _ text: String) -> Int32 {
+        var text = text
+        return text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                // An empty buffer may have no address, and NULL would bind SQL NULL.
+                sqlite3_bind_text(handle, index, chars.baseAddress ?? Self.emptyText, Int32(chars.count), Self.transient)
+            }
+        }
+    }
+
+    nonisolated(unsafe) private static let emptyText: UnsafePointer<CChar> = {
+        let p = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
+        p.initialize(to: 0)
+        return UnsafePointer(p)
+    }()
 
     /// Steps once. Returns true while a row is available.
     public func step() throws -> Bool {

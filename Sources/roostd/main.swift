@@ -10,7 +10,7 @@ struct RoostCommand: ParsableCommand {
         commandName: "roostd",
         abstract: "Roost, a self-hosted mobile backend.",
         version: RoostServer.version,
-        subcommands: [Serve.self, CheckConfig.self, Hooks.self],
+        subcommands: [Serve.self, CheckConfig.self, Hooks.self, TakeBackup.self, Restore.self, VerifyBackup.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -54,7 +54,8 @@ struct Serve: ParsableCommand {
         }
         // The journal under systemd (or when configured), else readable stderr lines.
         let level = LogLevelBox(Logger.Level(rawValue: config.logLevel) ?? .info)
-        let sink = DaemonLogging.sink(for: DaemonLogging.Target(rawValue: config.logTarget) ?? .auto)
+        // Every entry is also kept in LogRing.shared for the admin console's log view.
+        let sink = RecordingLogSink(DaemonLogging.sink(for: DaemonLogging.Target(rawValue: config.logTarget) ?? .auto))
         DaemonLogging.bootstrap(sink: sink, level: level)
         Telemetry.bootstrap()
         let logger = Logger(label: "roostd")
@@ -85,6 +86,7 @@ struct CheckConfig: ParsableCommand {
     func run() throws {
         let c = try options.load()
         print("listen: \(c.listen)\ndata_dir: \(c.dataDir)\nloops: \(c.loops)\nreaders: \(c.readers)\ndurability: \(c.durability.rawValue)\ndefault_permission: \(c.defaultPermission.rawValue)\npassword_cost: \(c.passwordCost.rawValue)\nadmin_token: \(c.adminToken == nil ? "unset" : "set")")
+        print("tls: \(c.tls.isConfigured ? "certificate \(c.tls.certificate ?? ""), key \(c.tls.key ?? "")" : "off")\ntrusted_proxies: \(c.trustedProxies) (\(c.forwardedHeader))")
         for (name, collection) in c.collections.sorted(by: { $0.key < $1.key }) {
             print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description))")
         }
@@ -100,6 +102,72 @@ struct Hooks: ParsableCommand {
     func run() throws {
         let config = try options.load()
         print(RoostServer.hookListing(config: config, logger: Logger(label: "roostd")))
+    }
+}
+
+struct TakeBackup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "backup",
+        abstract: "Take an online, verified backup of the data directory into a backups directory (the daemon may keep serving).")
+
+    @OptionGroup var options: ConfigOptions
+
+    @Option(name: .long, help: "The backups directory (default: backups.dir).")
+    var to: String?
+
+    @Option(name: .customLong("max-rate"), help: "Bytes per second to copy at most, e.g. 50M.")
+    var maxRate: String?
+
+    @Option(name: .long, help: "Complete backups to keep in the directory (default: all).")
+    var keep: Int?
+
+    func run() throws {
+        do {
+            let rate = try maxRate.map { text in
+                guard let r = RoostConfig.bytes(text), r > 0 else { throw ValidationError("--max-rate must be bytes per second, such as 50M") }
+                return r
+            }
+            print(try BackupCommands.backup(config: try options.load(), to: to, maxRate: rate, keep: keep))
+        } catch let e as ValidationError { throw e } catch {
+            FileHandle.standardError.write(Data("roostd backup: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct Restore: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Restore a backup into a data directory (roostd must be stopped). The backup is verified first.")
+
+    @Option(name: .long, help: "A backup, or a backups directory (its newest backup).")
+    var from: String
+
+    @Option(name: .customLong("data-dir"), help: "The data directory to restore into.")
+    var dataDir: String
+
+    @Flag(name: .long, help: "Replace Roost's files in a data directory that is not empty.")
+    var force = false
+
+    func run() throws {
+        do { print(try BackupCommands.restore(from: from, dataDir: dataDir, force: force)) } catch {
+            FileHandle.standardError.write(Data("roostd restore: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct VerifyBackup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify-backup",
+        abstract: "Check a backup (or every backup in a directory): manifest, integrity_check, every file's SHA-256.")
+
+    @Argument(help: "A backup or a backups directory.")
+    var dir: String
+
+    func run() throws {
+        let (ok, text) = BackupCommands.verify(dir)
+        print(text)
+        if !ok { throw ExitCode(1) }
     }
 }
 

@@ -15,7 +15,15 @@ Checks:
     every row of `_files` has its file in files/objects/<ab>/<id>;
   - restart after every kill works; thumbnail jobs cut short finish;
   - at the end, after a clean SIGTERM stop: integrity ok, no file without its
-    row, no row without its file, no temporary files left.
+    row, no row without its file, no temporary files left;
+  - the change feed (feed.py): a delta-sync client of the drill collection and
+    the files lives through every kill; after each restart `_deltaset` since
+    the cursor it took before the load holds every write of the cycle and a
+    write made after the restart, its replayed copy equals the collection, and
+    in SQL no feed position was reused (`_changes.seq` increasing, the
+    sequence at or above it, rows up to the head at the kill unchanged); at
+    the end, every acknowledged write since the first cursor and a feed row
+    for exactly the stored documents.
 
 Run `python tests/drills/crash.py --cycles 20` (what `make drills` does); it
 prints one summary line. tests/python/test_drills_quick.py runs 3 cycles.
@@ -34,6 +42,7 @@ import urllib.parse
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from common import ADMIN_TOKEN, Client, Roostd, list_all, png, print_report  # noqa: E402
+from feed import FeedCheck  # noqa: E402
 from outage import stored_messages  # noqa: E402
 from webhook_receiver import Receiver, deliveries, sign_up, webhooks_config  # noqa: E402
 
@@ -439,6 +448,7 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
     info = {"kills": 0, "orphans_after_kill": 0, "tmp_after_kill": 0, "restarts": 0, "checked": 0}
     started = time.monotonic()
     daemon = None
+    feed = FeedCheck(COLLECTION, content, same_content, random.Random(rng.random()))
     try:
         for hook in hooks:
             hook.begin(workdir)
@@ -452,12 +462,17 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
                 break
             info["restarts"] += 1
             info["checked"] += _verify(daemon, ledger, verify_next, failures, lost)
+            if cycle > 1:
+                f, l = feed.after_restart(daemon, ledger, cycle)
+                failures += f
+                lost += l
             for hook in hooks:
                 c, f, l = hook.verify(daemon, final=False)
                 info["checked"] += c
                 failures += f
                 lost += l
                 hook.after_start(daemon, cycle)
+            feed.before_load(daemon, ledger, cycle)
             before = set(ledger.files)
             stop = threading.Event()
             threads = [threading.Thread(target=_load, args=(daemon.port, ledger, hooks, random.Random(rng.random()), w,
@@ -478,6 +493,7 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
                 lost.append(f"cycle {cycle}: row {fid} has no file after kill -9")
             if state["misplaced"]:
                 failures.append(f"cycle {cycle}: files outside objects/<ab>/: {state['misplaced'][:3]}")
+            failures += feed.after_kill(daemon.data_dir, cycle)
             info["orphans_after_kill"] += len(state["files"] - state["rows"])
             info["tmp_after_kill"] += len(state["tmp"])
             log(f"cycle {cycle}/{cycles}: kill -9 after {sum(v[0] for v in ledger.counts.values() if isinstance(v, list))} "
@@ -488,6 +504,9 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
                 daemon.start()
                 info["restarts"] += 1
                 info["checked"] += _verify(daemon, ledger, set(ledger.files), failures, lost)
+                f, l = feed.after_restart(daemon, ledger, cycles + 1, final=True)
+                failures += f
+                lost += l
                 images = list(ledger.files)
                 unfinished = _wait_thumbnails(daemon, images, timeout=30 + len(images) * 0.05)
                 if unfinished:
@@ -512,11 +531,13 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
                     failures.append(f"final: {len(orphans)} files without rows after restart: {sorted(orphans)[:3]}")
                 if state["tmp"]:
                     failures.append(f"final: {len(state['tmp'])} temporary files left in files/tmp")
+                failures += feed.after_stop(daemon.data_dir)
                 missing_rows = set(ledger.files) - state["rows"]
                 for fid in sorted(missing_rows):
                     lost.append(f"final: acknowledged upload {fid} has no row")
             except RuntimeError as e:
                 failures.append(f"final restart failed: {e}")
+        info["checked"] += feed.checked
         if ledger.server_errors:
             failures += [f"server error under load: {e}" for e in ledger.server_errors[:20]]
     finally:
@@ -533,7 +554,7 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
             c[kind] = [c.get(kind, [0, 0])[0] + t, c.get(kind, [0, 0])[1] + a]
     acked = sum(v[1] for v in c.values() if isinstance(v, list))
     tried = sum(v[0] for v in c.values() if isinstance(v, list))
-    hook_notes = "".join(f"; {n}" for n in (h.summary() for h in hooks) if n)
+    hook_notes = "".join(f"; {n}" for n in [feed.summary()] + [h.summary() for h in hooks] if n)
     extra = "".join(f", {k} {v[1]}/{v[0]}" for k, v in c.items() if k not in ("create", "update", "upload", "refused"))
     line = (f"crash drill (seed {seed}): {info['kills']} kill -9 cycles, {tried} writes tried, {acked} acknowledged "
             f"(creates {c['create'][1]}/{c['create'][0]}, updates {c['update'][1]}/{c['update'][0]}, "

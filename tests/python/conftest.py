@@ -98,7 +98,9 @@ def roostd():
 
         try:
             wait_until_healthy(base, proc, log_text)
-            yield Roost(base)
+            roost = Roost(base)
+            roost.pid = proc.pid  # for tests that watch the daemon's memory
+            yield roost
         finally:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)

@@ -16,6 +16,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "drills"))
 import crash  # noqa: E402
 import hostile  # noqa: E402
+import live  # noqa: E402
 from common import Roostd, one_request  # noqa: E402
 
 
@@ -25,6 +26,14 @@ def test_crash_drill_loses_nothing(tmp_path):
     assert result["failures"] == [], result["failures"][:10]
     assert result["lost"] == [], result["lost"][:10]
     assert result["acked"] > 0 and result["info"]["kills"] == 3
+
+
+def test_live_drill_exactly_once_to_the_right_users(tmp_path):
+    result = live.run(cycles=2, cycle_seconds=1.5, workdir=tmp_path, log=lambda *_: None)
+    print(result["line"])
+    assert result["failures"] == [], (result["failures"][:10], result["log_tail"])
+    assert result["lost"] == [], result["lost"][:10]
+    assert result["kills"] == 2 and result["expected"] > 500 and result["sessions"] > 30
 
 
 @pytest.fixture()

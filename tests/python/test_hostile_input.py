@@ -4,6 +4,7 @@ status, nothing crashes or hangs, and stored data stays intact."""
 import json
 import random
 import socket
+import time
 import urllib.parse
 
 ERROR_STATUSES = {400, 404, 405, 409, 413, 415, 503}
@@ -104,3 +105,86 @@ def test_catastrophic_regex_does_not_hang(roostd):
     if status != 200:
         assert set(json.loads(body)) == {"error", "description"}
     assert roostd.json("GET", "/healthz")[0] == 200
+
+
+# ---------------------------------------------------------------------------------------------
+# Resource bounds from the hostile review (issue #14): each input once cost seconds, gigabytes
+# or a 500. Limits are documented in README.md ("Limits").
+
+def _query(roostd, collection, flt, **extra):
+    params = "&".join(f"{k}={urllib.parse.quote(v)}" for k, v in extra.items())
+    path = f"/{collection}?query={urllib.parse.quote(json.dumps(flt))}" + (f"&{params}" if params else "")
+    status, _, body = roostd.request("GET", path)
+    return status, json.loads(body)
+
+
+def _rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def test_long_filter_paths_are_linear_and_bounded(roostd):
+    deep = 1
+    for _ in range(19):
+        deep = [{"a": deep}]
+    assert roostd.json("POST", "/deepPaths", {"a": deep})[0] == 201
+    for parts, expected in ((20, 1), (6, 0), (32, 0)):
+        started = time.monotonic()
+        status, body = _query(roostd, "deepPaths", {".".join(["a"] * parts): 1})
+        assert status == 200 and len(body) == expected, (parts, status, body)
+        assert time.monotonic() - started < 2, parts
+    status, body = _query(roostd, "deepPaths", {".".join(["a"] * 33): 1})
+    assert status == 400 and body["error"] == "InvalidQuery" and "32" in body["description"], body
+    status, body = _query(roostd, "deepPaths", {}, sort=json.dumps({".".join(["a"] * 33): 1}))
+    assert status == 400 and body["error"] == "InvalidQuery", body
+    # Nesting SQLite's parser cannot take is a 400, not a 500.
+    condition = {"$eq": 1}
+    for _ in range(12):
+        condition = {"$elemMatch": {"a.b": condition}}
+    status, body = _query(roostd, "deepPaths", {"a": condition})
+    assert status == 400 and body["error"] == "InvalidQuery", body
+
+
+def test_regex_is_bounded_in_size_time_and_memory(roostd):
+    assert roostd.json("POST", "/regexBounds", {"s": "a" * 20_000})[0] == 201
+    before = _rss_kib(roostd.pid)
+    cases = [
+        ("()" * 8000, "InvalidQuery", "1024"),
+        ("(a)" * 65, "InvalidQuery", "64"),
+        ("^(?:(a)|b)*c", "RegexTooComplex", ""),
+        ("^(a?){60}(a|b)*$x", "RegexTooComplex", ""),
+    ]
+    for pattern, error, mentions in cases:
+        started = time.monotonic()
+        status, body = _query(roostd, "regexBounds", {"s": {"$regex": pattern}})
+        assert status == 400 and body["error"] == error and mentions in body["description"], (pattern[:20], body)
+        assert time.monotonic() - started < 3, pattern[:20]
+    assert _rss_kib(roostd.pid) - before < 200 * 1024
+    assert _query(roostd, "regexBounds", {"s": {"$regex": "^a{5}"}}) == (200, _query(roostd, "regexBounds", {})[1])
+
+
+def test_nul_bytes_are_refused_and_never_give_a_500(roostd):
+    status, _, body = roostd.json("POST", "/nulBytes", {"s": "x\u0000y", "t": ["\u0000"]})
+    assert status == 400 and body["error"] == "InvalidDocument", body
+    for flt in ({"s": {"$regex": "(\u0000)"}}, {"s": {"$regex": "x\u0000y"}}, {"s": "x\u0000y"},
+                {"t": {"$in": ["\u0000"]}}):
+        status, body = _query(roostd, "nulBytes", flt)
+        assert status == 400 and body["error"] == "InvalidQuery", (flt, status, body)
+
+
+def test_objects_with_many_keys_parse_and_render_in_linear_time(roostd):
+    doc = {f"k{i}": i for i in range(60_000)}
+    started = time.monotonic()
+    status, _, stored = roostd.json("POST", "/manyKeys", doc)
+    assert status == 201 and time.monotonic() - started < 5
+    started = time.monotonic()
+    status, _, again = roostd.json("GET", "/manyKeys/" + stored["_id"])
+    assert status == 200 and again == stored and time.monotonic() - started < 5
+    started = time.monotonic()
+    status, headers, body = roostd.request("GET", "/manyKeys", headers={"Accept": "text/html"})
+    assert status == 200 and time.monotonic() - started < 5
+    html = body.decode()
+    assert "<th>k0</th>" in html and "k59999" in html

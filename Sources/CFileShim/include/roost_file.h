@@ -20,4 +20,8 @@ int roost_open_unnamed(const char *directory, unsigned int mode);
 /// exists: it never replaces a file.
 int roost_link_unnamed(int fd, const char *path);
 
+/// Flushes everything written to the file system holding `fd` (syncfs(2),
+/// which glibc declares only under _GNU_SOURCE). Returns 0, or -1 with errno.
+int roost_syncfs(int fd);
+
 #endif

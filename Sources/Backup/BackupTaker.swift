@@ -1,0 +1,113 @@
+import Files
+import Foundation
+import Store
+
+/// Takes one online backup of a data directory into a `BackupCatalog`.
+///
+/// 1. Under the catalog's lock, partial directories of crashed runs go.
+/// 2. `BackupHold` is taken shared, then the database is copied from one
+///    read snapshot (`SQLiteBackup`); the writer keeps committing.
+/// 3. The `_files` rows of that copy define which files belong: each
+///    original (immutable) is hard-linked from the previous backup when that
+///    one holds it with the same SHA-256, else copied and hashed; each
+///    thumbnail on disk goes the same way (a missing one is made again on
+///    demand). Deletes committed after the snapshot unlink nothing until
+///    the hold is released, so every file the snapshot names is still there.
+/// 4. The sealed manifest is written; the whole directory is verified
+///    (`BackupVerifier`), synced, and only then renamed from
+///    `.partial-roost-…` to `roost-…`.
+public struct BackupTaker: Sendable {
+    public let dataDir: String
+    public let catalog: BackupCatalog
+    /// Bytes per second to read and write at most (nil: as fast as the disk goes).
+    public var maxRate: Int?
+    /// Complete backups to keep in the catalog (0: all).
+    public var keep = 0
+    /// Checked between chunks: true stops the backup (it throws, leaving nothing).
+    public var isCancelled: @Sendable () -> Bool = { false }
+
+    public init(dataDir: String, catalog: BackupCatalog) {
+        self.dataDir = dataDir
+        self.catalog = catalog
+    }
+
+    /// What one backup did.
+    public struct Outcome: Sendable {
+        public let name: String
+        public let path: String
+        public let manifest: BackupManifest
+        public let linkedFiles: Int
+        public let copiedFiles: Int
+        public let copiedBytes: Int
+        /// Wall time, verification included.
+        public let seconds: Double
+        public let pruned: [String]
+    }
+
+    /// Takes the backup; throws with the reason, leaving nothing that looks complete.
+    public func take() throws -> Outcome {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let lockFD = try catalog.lock()
+        defer { close(lockFD) }
+        catalog.removePartials()
+        let name = BackupCatalog.name(at: Date())
+        let staging = catalog.root + "/" + BackupCatalog.partialPrefix + name
+        let final = catalog.root + "/" + name
+        guard !FileManager.default.fileExists(atPath: final) else { throw BackupError("\(final) already exists") }
+        try FileCopy.makeDirectories(staging)
+        do {
+            var copier = BackupFileCopier(staging: staging, previous: catalog.newest(), pacer: Pacer(bytesPerSecond: maxRate, isCancelled: isCancelled))
+            let (createdAt, files) = try snapshot(into: staging, copier: &copier)
+            let database = try FileCopy.digest(staging + "/" + BackupManifest.databaseName)
+            let copySeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            let manifest = BackupManifest(createdAt: createdAt, seconds: copySeconds,
+                                          database: .init(path: BackupManifest.databaseName, size: database.size, sha256: database.sha256),
+                                          files: files)
+            try Data(manifest.text.utf8).write(to: URL(fileURLWithPath: staging + "/" + BackupManifest.fileName))
+            let report = BackupVerifier.verify(staging)
+            guard report.isOK else {
+                throw BackupError("the new backup failed verification: \(report.problems.prefix(5).joined(separator: "; "))")
+            }
+            try FileCopy.syncFileSystem(of: staging)
+            guard rename(staging, final) == 0 else { throw BackupError("cannot rename \(staging): \(String(cString: strerror(errno)))") }
+            try FileCopy.sync(catalog.root)
+            let pruned = catalog.prune(keep: keep)
+            return Outcome(name: name, path: final, manifest: manifest, linkedFiles: copier.linked, copiedFiles: copier.copied,
+                           copiedBytes: copier.copiedBytes, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
+                           pruned: pruned)
+        } catch {
+            try? FileManager.default.removeItem(atPath: staging)
+            throw error
+        }
+    }
+
+    /// Steps 2 and 3, under the hold: the database copy and the files it names.
+    private func snapshot(into staging: String, copier: inout BackupFileCopier) throws -> (createdAt: String, files: [BackupManifest.Entry]) {
+        let hold = try BackupHold(dataDir: dataDir)
+        try hold.acquireShared()
+        defer { hold.release() }
+        var createdAt = Timestamp.now()
+        let copy = staging + "/" + BackupManifest.databaseName
+        let pacer = copier.pacer
+        _ = try SQLiteBackup.copy(from: dataDir + "/roost.db", to: copy, snapshotTaken: { createdAt = Timestamp.now() },
+                                  progress: { pacer.account($0); return pacer.shouldContinue })
+        try SQLiteBackup.makeStandalone(copy)
+        let layout = FileLayout(dataDir: dataDir)
+        var files: [BackupManifest.Entry] = []
+        for row in try SQLiteBackup.fileRows(copy) {
+            guard pacer.shouldContinue else { throw BackupError("cancelled") }
+            guard FileLayout.isValidID(row.id) else { throw BackupError("file row \"\(row.id)\" has an id Roost does not make") }
+            guard let original = try copier.place(BackupVerifier.objectPath(row.id), from: layout.objectPath(row.id), sha256: row.sha256) else {
+                throw BackupError("file \(row.id) is in the database but its bytes are missing from \(layout.objects)")
+            }
+            files.append(original)
+            let thumbs = layout.thumbDirectory(row.id)
+            let relative = String(FileLayout(dataDir: "").thumbDirectory(row.id).dropFirst())
+            for variant in ((try? FileManager.default.contentsOfDirectory(atPath: thumbs)) ?? []).sorted()
+            where BackupManifest.isSafePath(variant) {
+                if let entry = try copier.place(relative + "/" + variant, from: thumbs + "/" + variant, sha256: nil) { files.append(entry) }
+            }
+        }
+        return (createdAt, files)
+    }
+}

@@ -1,0 +1,61 @@
+import Files
+import Foundation
+import Store
+
+/// Checks a backup directory: the manifest's seal, `PRAGMA integrity_check`
+/// on its database, every listed file present with its size and SHA-256,
+/// and every file row of its database backed by a listed file with the
+/// hash recorded at upload. Reads the backup only.
+public enum BackupVerifier {
+    /// What verification found; `isOK` when nothing.
+    public struct Report: Sendable {
+        public var manifest: BackupManifest?
+        public var problems: [String] = []
+        public var filesChecked = 0
+        public var bytesChecked = 0
+        public var isOK: Bool { manifest != nil && problems.isEmpty }
+    }
+
+    /// The relative path of file `id`'s original, as in a data directory.
+    static func objectPath(_ id: String) -> String { String(FileLayout(dataDir: "").objectPath(id).dropFirst()) }
+
+    /// Verifies the backup at `path`, reading every byte it lists.
+    public static func verify(_ path: String) -> Report {
+        var report = Report()
+        func problem(_ p: String) { if report.problems.count < 100 { report.problems.append(p) } }
+        let manifest: BackupManifest
+        do { manifest = try BackupCatalog.manifest(at: path) } catch {
+            problem("\(error)")
+            return report
+        }
+        report.manifest = manifest
+        for entry in [manifest.database] + manifest.files {
+            do {
+                let found = try FileCopy.digest(path + "/" + entry.path)
+                report.filesChecked += 1
+                report.bytesChecked += found.size
+                if found.size != entry.size || found.sha256 != entry.sha256 {
+                    problem("\(entry.path): \(found.size) bytes with SHA-256 \(found.sha256), the manifest says \(entry.size) bytes with \(entry.sha256)")
+                }
+            } catch {
+                problem("\(entry.path): \(error)")
+            }
+        }
+        let database = path + "/" + BackupManifest.databaseName
+        do {
+            let check = try SQLiteBackup.integrityCheck(database)
+            if check != ["ok"] { problem("integrity_check: \(check.prefix(10).joined(separator: "; "))") }
+            let listed = Dictionary(manifest.files.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+            for row in try SQLiteBackup.fileRows(database) {
+                guard let entry = listed[objectPath(row.id)] else {
+                    problem("file \(row.id) has a row but is not in the backup")
+                    continue
+                }
+                if let sha = row.sha256, sha != entry.sha256 { problem("file \(row.id): its row says SHA-256 \(sha), the backup holds \(entry.sha256)") }
+            }
+        } catch {
+            problem("database: \(error)")
+        }
+        return report
+    }
+}

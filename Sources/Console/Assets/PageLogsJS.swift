@@ -1,0 +1,71 @@
+// The console's page-logs.js: the text between the #""" lines is the file, served as is.
+extension ConsoleAssets {
+    static let pageLogsJS = #"""
+// This daemon's recent log entries, live (polled once a second), filtered
+// by level and request id on the server.
+import { h, clear, alertBox, say, field } from './dom.js';
+import { get, qs } from './api.js';
+
+const LEVELS = ['trace', 'debug', 'info', 'notice', 'warning', 'error', 'critical'];
+const KEEP = 500;
+
+export function mount(main) {
+  let stopped = false;
+  let timer = null;
+  let last = 0;
+  let serial = 0;
+  const level = h('select', { id: 'log-level' }, LEVELS.map((l) => h('option', { value: l, selected: l === 'trace' }, l + (l === 'trace' ? ' (all)' : ' and above'))));
+  const requestID = h('input', { id: 'log-request-id', type: 'text', autocomplete: 'off', class: 'mono', placeholder: 'X-Request-Id' });
+  const live = h('input', { id: 'log-live', type: 'checkbox', checked: true });
+  const error = alertBox('error');
+  const body = h('tbody', { id: 'log-body' });
+  main.append(h('h1', {}, 'Logs'),
+    h('div', { class: 'toolbar' }, field('Level', level), field('Request id', requestID, 'grow'),
+      h('div', { class: 'field' }, h('label', { for: 'log-live' }, 'Live'), live)),
+    error,
+    h('div', { class: 'table-wrap logs' }, h('table', { id: 'log-table' },
+      h('thead', {}, h('tr', {}, ['Time', 'Level', 'Request id', 'Message'].map((t) => h('th', { scope: 'col' }, t)))), body)));
+
+  function row(e) {
+    const fields = Object.entries(e.fields || {}).map(([k, v]) => ` ${k}=${v}`).join('');
+    return h('tr', { 'data-seq': e.seq, 'data-level': e.level },
+      h('td', {}, e.time.slice(11, 23)), h('td', { class: 'level-' + e.level }, e.level),
+      h('td', {}, e.requestId || ''), h('td', {}, `${e.label}: ${e.message}${fields}`));
+  }
+
+  async function poll() {
+    const mine = serial;
+    try {
+      const data = await get('/admin/logs' + qs({ after: last, level: level.value, request_id: requestID.value.trim(), limit: KEEP }));
+      if (stopped || mine !== serial) return;
+      say(error, '');
+      last = data.last;
+      if (data.entries.length) {
+        body.prepend(...data.entries.reverse().map(row));
+        while (body.children.length > KEEP) body.lastChild.remove();
+      }
+      if (!body.children.length) clear(body, h('tr', { class: 'empty' }, h('td', { colspan: 4, class: 'muted' }, 'No entries match.')));
+      else body.querySelectorAll('tr.empty').forEach((r) => r.remove());
+    } catch (e) {
+      if (!stopped) say(error, 'Cannot read the logs: ' + e.message);
+    }
+    if (!stopped && mine === serial && live.checked) timer = setTimeout(poll, 1000);
+  }
+
+  function restart() {
+    serial++;
+    clearTimeout(timer);
+    last = 0;
+    clear(body);
+    poll();
+  }
+  level.addEventListener('change', restart);
+  let typing = null;
+  requestID.addEventListener('input', () => { clearTimeout(typing); typing = setTimeout(restart, 300); });
+  live.addEventListener('change', () => { if (live.checked) { serial++; clearTimeout(timer); poll(); } else clearTimeout(timer); });
+
+  poll();
+  return () => { stopped = true; serial++; clearTimeout(timer); clearTimeout(typing); };
+}
+"""#
+}

@@ -1,0 +1,151 @@
+import Daemon
+import Foundation
+import EventLoop
+import HTTP
+import JSON
+import Logging
+import Store
+
+/// The admin API behind the console (admin token only; any other token is
+/// 403, none or a wrong one 401):
+///
+/// - `GET /admin/stats[?after=<ms>]`: the last five minutes of one-second samples;
+/// - `GET /admin/logs?after=<seq>&level=&request_id=`: recent log entries;
+/// - `GET /admin/collections`: each collection's count, level and indexes;
+/// - `GET /admin/files?limit=&skip=`: file metadata, newest first, with the total;
+/// - `GET|DELETE /admin/users/:id/sessions`, `DELETE /admin/users/:id/sessions/:sid`;
+/// - `POST /admin/webhooks/endpoints/:name/disable`.
+struct ConsoleAdminHandlers: Sendable {
+    let pools: StorePools
+    let access: AccessPolicy
+    let stats: ConsoleStats
+    let logs: LogRing
+
+    /// True for the `/admin/…` paths this type answers (the rest go to `WebhookHandlers`).
+    static func handles(_ s: [String]) -> Bool {
+        guard s.count >= 2, s[0] == "admin" else { return false }
+        switch s[1] {
+        case "stats", "logs", "collections", "files": return s.count == 2
+        case "users": return (s.count == 4 || s.count == 5) && s[3] == "sessions"
+        case "webhooks": return s.count == 5 && s[2] == "endpoints" && s[4] == "disable"
+        default: return false
+        }
+    }
+
+    func route(_ request: Request, _ out: ResponseWriter) {
+        let s = Array(request.segments.dropFirst())
+        let method = request.method == .head ? .get : request.method
+        switch (s[0], method) {
+        case ("stats", .get):
+            let after = Int64(request.query["after"] ?? "") ?? 0
+            let stats = self.stats
+            asAdmin(request, out) { _ in .json(200, stats.json(after: after)) }
+        case ("logs", .get): logEntries(request, out)
+        case ("collections", .get):
+            let access = self.access
+            asAdmin(request, out) { reader in
+                .json(200, JSONValue.array(try reader.collectionDetails().map { c in
+                    var o = JSONObject()
+                    o["name"] = .string(c.name)
+                    o["count"] = .int(Int64(c.count))
+                    o["permission"] = .string(access.level(of: c.name).rawValue)
+                    o["indexes"] = .array(c.indexes.map { .string($0.kind == "geo" ? "\($0.path):geo" : $0.path) })
+                    return .object(o)
+                }).jsonText)
+            }
+        case ("files", .get):
+            let limit = min(max(Int(request.query["limit"] ?? "") ?? 24, 1), 200)
+            let skip = max(Int(request.query["skip"] ?? "") ?? 0, 0)
+            asAdmin(request, out) { reader in
+                let page = try reader.filePage(limit: limit, skip: skip)
+                return .json(200, "{\"total\":\(page.total),\"files\":[" + page.documents.joined(separator: ",") + "]}")
+            }
+        case ("users", .get) where s.count == 3:
+            let user = s[1]
+            asAdmin(request, out) { reader in
+                .json(200, JSONValue.array(try reader.sessions(userID: user, now: Authenticator.now).map { session in
+                    var o = JSONObject()
+                    o["id"] = .string(session.id)
+                    o["createdAt"] = .string(Self.iso(session.createdAt * 1000))
+                    o["lastSeen"] = .string(Self.iso(session.lastSeen * 1000))
+                    o["expiresAt"] = .string(Self.iso(session.expiresAt * 1000))
+                    return .object(o)
+                }).jsonText)
+            }
+        case ("users", .delete):
+            let (user, id) = (s[1], s.count == 4 ? s[3] : nil)
+            asAdminWriting(request, out) { writer in
+                let n = try writer.revokeSessions(userID: user, id: id)
+                if id != nil && n == 0 { throw HTTPError.notFound("No session \(id ?? "") of user \(user).") }
+                return .json(200, "{\"count\":\(n)}")
+            }
+        case ("webhooks", .post):
+            let name = s[2]
+            asAdminWriting(request, out) { writer in
+                guard try writer.setWebhookEndpointDisabled(name: name, reason: "disabled by an admin") else {
+                    throw HTTPError.notFound("No webhook endpoint \"\(name)\".")
+                }
+                return .json(200, "{\"enabled\":false}")
+            }
+        case ("users", _) where s.count == 3:
+            out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, DELETE").response)
+        case ("users", _):
+            out.send(HTTPError.methodNotAllowed(request.method, allow: "DELETE").response)
+        case ("webhooks", _):
+            out.send(HTTPError.methodNotAllowed(request.method, allow: "POST").response)
+        default:
+            out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
+        }
+    }
+
+    /// `GET /admin/logs`: entries after `after`, at `level` or above, of one
+    /// `request_id` when given; `last` is the `after` of the next poll.
+    func logEntries(_ request: Request, _ out: ResponseWriter) {
+        let after = UInt64(request.query["after"] ?? "") ?? 0
+        let levelName = request.query["level"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let level = levelName.map({ Logger.Level(rawValue: $0) }) ?? .trace else {
+            return out.send(HTTPError(400, "InvalidQuery", "level must be trace, debug, info, notice, warning, error or critical.").response)
+        }
+        let requestID = request.query["request_id"]
+        let limit = min(max(Int(request.query["limit"] ?? "") ?? 500, 1), 2000)
+        let logs = self.logs
+        asAdmin(request, out) { _ in
+            let (records, last) = logs.entries(after: after, minimum: level, requestID: requestID, limit: limit)
+            var o = JSONObject()
+            o["last"] = .int(Int64(last))
+            o["entries"] = .array(records.map { r in
+                var e = JSONObject()
+                e["seq"] = .int(Int64(r.seq))
+                e["time"] = .string(Self.iso(r.time))
+                e["level"] = .string(r.level.rawValue)
+                e["label"] = .string(r.label)
+                e["message"] = .string(r.message)
+                e["requestId"] = r.requestID.map { .string($0) } ?? .null
+                e["fields"] = .object(JSONObject(r.fields.map { (key: $0.0, value: JSONValue.string($0.1)) }))
+                return .object(e)
+            })
+            return .json(200, o.jsonText)
+        }
+    }
+
+    static func iso(_ milliseconds: Int64) -> String {
+        Timestamp.format(Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+
+    func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
+        let access = self.access
+        pools.read(request, out) { reader in
+            try WebhookHandlers.requireAdmin(try access.caller(request, reader).principal)
+            var response = try body(reader)
+            response.headers.add("Cache-Control", "no-store")
+            return response
+        }
+    }
+
+    func asAdminWriting(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
+        let access = self.access
+        pools.write(request, out, prepare: { reader in
+            try WebhookHandlers.requireAdmin(try access.caller(request, reader).principal)
+        }) { writer, _ in try body(writer) }
+    }
+}

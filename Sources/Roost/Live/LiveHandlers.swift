@@ -1,0 +1,74 @@
+import EventLoop
+import HTTP
+import JSON
+import Store
+
+/// `GET /events?subscribe=[…]` and `GET /:collection/_live?query=…`: live
+/// updates as Server-Sent Events. The caller is checked on a reader (token
+/// from `Authorization`, or `?access_token=` for browsers' `EventSource`),
+/// then the stream starts on its loop and the `LiveHub` feeds it.
+struct LiveHandlers: Sendable {
+    let pools: StorePools
+    let access: AccessPolicy
+    let hub: LiveHub
+
+    func events(_ request: Request, _ out: ResponseWriter) {
+        subscribe(request, out) { try LiveSubscription.parse(subscribe: request.query["subscribe"]) }
+    }
+
+    func collection(_ name: String, _ request: Request, _ out: ResponseWriter) {
+        subscribe(request, out) { try LiveSubscription.one(name, query: try ListParameters.filter(request)) }
+    }
+
+    private func subscribe(_ raw: Request, _ out: ResponseWriter, _ make: @escaping @Sendable () throws -> LiveSubscription) {
+        let request = Self.withQueryToken(raw)
+        guard hub.reserve() else {
+            return out.send(HTTPError(503, "Overloaded", "Too many live streams are open; try again shortly.",
+                                      headers: Headers([("Retry-After", "5")])).response)
+        }
+        let (access, hub) = (self.access, self.hub)
+        let accepted = pools.readStep(request, out) { reader in
+            do {
+                let caller = try access.caller(request, reader)
+                let subscription = try make()
+                for topic in subscription.topics {
+                    let level = topic.collection == "files" ? hub.filesLevel : access.level(of: topic.collection)
+                    try AccessScope(principal: caller.principal, level: level).checkCollectionRead()
+                    try access.checkHiddenFields(topic.collection, caller.principal, filter: topic.filter, sort: [])
+                    _ = try reader.probe(topic.filter) // a bad filter is a 400 now, not a silent stream
+                }
+                let since = try Self.cursor(request)
+                let headers = Headers([("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
+                                       ("X-Accel-Buffering", "no")])
+                out.stream(headers: headers, timeoutSeconds: Int32(hub.heartbeat * 2 + 30)) { stream in
+                    hub.add(stream: stream, principal: caller.principal, tokenHash: caller.tokenHash,
+                            subscription: subscription, since: since)
+                }
+                return nil
+            } catch {
+                hub.release()
+                throw error
+            }
+        }
+        if !accepted { hub.release() }
+    }
+
+    /// `Last-Event-ID` (a reconnecting `EventSource`) or `?since=`.
+    static func cursor(_ request: Request) throws -> FeedCursor? {
+        guard let text = request.headers["Last-Event-ID"] ?? request.query["since"], !text.isEmpty else { return nil }
+        guard let cursor = FeedCursor(token: text) else {
+            throw HTTPError(400, "InvalidCursor", "Last-Event-ID (or since) must be an event id this server sent.")
+        }
+        return cursor
+    }
+
+    /// Browsers' `EventSource` cannot set headers: `?access_token=` stands in
+    /// for `Authorization: Bearer` (the access log never shows query strings).
+    static func withQueryToken(_ request: Request) -> Request {
+        guard request.headers["Authorization"] == nil, let token = request.query["access_token"], !token.isEmpty else { return request }
+        var headers = request.headers
+        headers.add("Authorization", "Bearer " + token)
+        return Request(method: request.method, path: request.path, segments: request.segments, query: request.query,
+                       headers: headers, body: request.body, requestID: request.requestID, remoteAddress: request.remoteAddress)
+    }
+}

@@ -1,0 +1,341 @@
+import Daemon
+import EventLoop
+import Foundation
+import JSON
+import Jobs
+import Logging
+import Store
+
+/// Fans the change feed out to live streams. One thread reads the feed after
+/// each group commit (woken by the writer), decides in memory which
+/// subscriber may see each change (its `_acl` and the collection's level,
+/// then the subscriber's filter on the document itself) and hands every
+/// loop its bytes in one `execute` per batch. Neither the writer nor a loop
+/// ever waits on a client; a client that falls `bufferLimit` bytes behind is
+/// dropped and resumes with `Last-Event-ID`.
+///
+/// Every subscriber has a feed position: it gets exactly the changes after
+/// it, in commit order. A new stream that resumes from an older position
+/// catches up from the feed on this thread before it joins the live ones.
+final class LiveHub: @unchecked Sendable {
+    final class Subscriber: @unchecked Sendable {
+        let id: Int
+        /// Loop-confined: touched only through `stream.loop.execute`.
+        let stream: ResponseStream
+        let principal: AccessScope.Principal
+        let tokenHash: String?
+        let subscription: LiveSubscription
+        let since: FeedCursor?
+        // Hub thread only:
+        var position: Int64 = 0
+
+        init(id: Int, stream: ResponseStream, principal: AccessScope.Principal, tokenHash: String?,
+             subscription: LiveSubscription, since: FeedCursor?) {
+            self.id = id
+            self.stream = stream
+            self.principal = principal
+            self.tokenHash = tokenHash
+            self.subscription = subscription
+            self.since = since
+        }
+    }
+
+    let databasePath: String
+    let access: AccessPolicy
+    let filesLevel: AccessScope.Level
+    let heartbeat: Double
+    let bufferLimit: Int
+    let maxStreams: Int
+    let logger: Logger
+    let metrics = Telemetry.live()
+
+    // Guarded by `condition`.
+    private let condition = NSCondition()
+    private var added: [Subscriber] = []
+    private var removed: [Int] = []
+    private var woken = false
+    private var stopped = false
+    private var nextID = 0
+    private var open = 0
+    private var checkSessions = false
+    private var stoppedAt: Date?
+
+    // Hub thread only.
+    private var subscribers: [Int: Subscriber] = [:]
+    private var head: Int64 = 0
+    private var epoch = ""
+    private var probes: [String: FilterProbe] = [:]
+    private var outgoing: [Int: (EventLoop, [(ResponseStream, [UInt8])])] = [:]
+    private var lastBeat = Date()
+    private var reader: DocumentReader?
+
+    static let batch = 1000
+
+    init(databasePath: String, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
+        self.databasePath = databasePath
+        self.access = access
+        self.filesLevel = filesLevel
+        heartbeat = Double(config.liveHeartbeat)
+        bufferLimit = config.liveBufferBytes
+        maxStreams = config.liveMaxConnections
+        self.logger = logger
+    }
+
+    func start() throws {
+        let reader = try DocumentReader(path: databasePath)
+        epoch = try reader.feedMeta().epoch
+        head = try reader.feedHead()
+        self.reader = reader
+        NamedThread.start("live-fanout") { [self] in run(self.reader!) }
+    }
+
+    /// Reserves a slot for a new stream; false past `live_max_connections`.
+    func reserve() -> Bool {
+        condition.lock(); defer { condition.unlock() }
+        guard !stopped, open < maxStreams else { return false }
+        open += 1
+        return true
+    }
+
+    /// Gives back a slot reserved for a stream that never started.
+    func release() {
+        condition.lock(); open -= 1; condition.unlock()
+    }
+
+    /// Adds a started stream (on its loop); it is removed when it closes.
+    func add(stream: ResponseStream, principal: AccessScope.Principal, tokenHash: String?,
+             subscription: LiveSubscription, since: FeedCursor?) {
+        condition.lock()
+        nextID += 1
+        let subscriber = Subscriber(id: nextID, stream: stream, principal: principal, tokenHash: tokenHash,
+                                    subscription: subscription, since: since)
+        added.append(subscriber)
+        condition.signal()
+        condition.unlock()
+        stream.setOnClose { [self] in
+            condition.lock()
+            removed.append(subscriber.id)
+            open -= 1
+            condition.signal()
+            condition.unlock()
+        }
+    }
+
+    /// After each group commit: there may be new changes.
+    func wake() {
+        condition.lock(); woken = true; condition.signal(); condition.unlock()
+    }
+
+    /// Ends every stream (clients reconnect and resume) and stops the thread.
+    func shutdown() {
+        condition.lock(); stopped = true; stoppedAt = Date(); condition.signal(); condition.unlock()
+    }
+
+    /// After `shutdown`: every stream has ended and its last chunk had a moment to leave.
+    var drained: Bool {
+        condition.lock(); defer { condition.unlock() }
+        return open == 0 && Date().timeIntervalSince(stoppedAt ?? .distantPast) > 0.3
+    }
+
+    // MARK: - The fan-out thread
+
+    private func run(_ reader: DocumentReader) {
+        while true {
+            condition.lock()
+            while !woken && added.isEmpty && removed.isEmpty && !stopped {
+                if !condition.wait(until: Date().addingTimeInterval(1)) { break }
+            }
+            let (newOnes, gone, stop, check, streams) = (added, removed, stopped, checkSessions, open)
+            added.removeAll(); removed.removeAll(); woken = false; checkSessions = false
+            condition.unlock()
+            metrics.streams.record(streams)
+            for id in gone { subscribers[id] = nil }
+            if stop { return closeAll(newOnes) }
+            do {
+                for subscriber in newOnes { try admit(subscriber, reader) }
+                let more = try fanOut(reader)
+                try catchUp(reader)
+                if check || Date().timeIntervalSince(lastBeat) >= heartbeat { try beat(reader) }
+                flush()
+                if more { wake() }
+            } catch {
+                flush()
+                logger.warning("live fan-out failed; retrying", metadata: ["error": "\(error)"])
+                Thread.sleep(forTimeInterval: 0.2)
+                wake()
+            }
+        }
+    }
+
+    /// A new stream: from its cursor when the feed still holds it, else a
+    /// `reset` (resync) and live from now.
+    private func admit(_ subscriber: Subscriber, _ reader: DocumentReader) throws {
+        subscribers[subscriber.id] = subscriber
+        send(subscriber, ServerSentEvent.preamble(retryMilliseconds: 2000))
+        let horizon = try reader.feedMeta().horizon
+        if let since = subscriber.since {
+            if since.epoch == epoch, since.seq >= horizon, since.seq <= max(head, try reader.feedHead()) {
+                subscriber.position = since.seq
+                return
+            }
+            send(subscriber, ServerSentEvent.encode(id: token(head), kind: .reset,
+                                                    data: "{\"reason\":\"The cursor is older than the retained changes or from another database; sync again.\"}"))
+        }
+        subscriber.position = head
+    }
+
+    /// New changes for every subscriber that is live (at the hub's position).
+    /// - Returns: true when a full batch was read (more may wait).
+    private func fanOut(_ reader: DocumentReader) throws -> Bool {
+        let (changes, _) = try reader.changes(after: head, limit: Self.batch)
+        guard !changes.isEmpty else { return false }
+        let live = subscribers.values.filter { $0.position == head }
+        deliver(changes, to: live)
+        head = changes.last!.seq
+        for subscriber in live { subscriber.position = head }
+        return changes.count == Self.batch
+    }
+
+    /// Subscribers behind the hub (resumed from an older cursor) read their
+    /// own backlog, one batch per round, up to the hub's position.
+    private func catchUp(_ reader: DocumentReader) throws {
+        var behind = false
+        for subscriber in subscribers.values where subscriber.position < head {
+            let (changes, _) = try reader.changes(after: subscriber.position, limit: Self.batch)
+            let due = changes.filter { $0.seq <= head }
+            deliver(due, to: [subscriber])
+            subscriber.position = due.count == changes.count && changes.count < Self.batch ? head : (due.last?.seq ?? head)
+            behind = behind || subscriber.position < head
+        }
+        if behind { wake() }
+    }
+
+    private func deliver(_ changes: [FeedChange], to subscribers: [Subscriber]) {
+        guard !subscribers.isEmpty else { return }
+        let now = ChangeFeedClock.milliseconds
+        for change in changes {
+            let parsed = ParsedChange(change)
+            for subscriber in subscribers {
+                guard let bytes = event(change, parsed, for: subscriber) else { continue }
+                send(subscriber, bytes)
+                metrics.events.increment()
+                metrics.lag.recordMilliseconds(max(0, now - change.at))
+            }
+        }
+    }
+
+    /// The event `change` makes for `subscriber`, if any.
+    private func event(_ change: FeedChange, _ parsed: ParsedChange, for subscriber: Subscriber) -> [UInt8]? {
+        let topics = subscriber.subscription.topics.filter { $0.collection == change.collection }
+        guard !topics.isEmpty else { return nil }
+        let level = change.collection == "files" ? filesLevel : access.level(of: change.collection)
+        let scope = AccessScope(principal: subscriber.principal, level: level)
+        func sees(_ text: String?, _ acl: JSONObject?) -> Bool {
+            guard let text, scope.canRead(acl: acl) else { return false }
+            return topics.contains { probe($0.key, $0.filter)?.matches(text, id: change.id) ?? false }
+        }
+        let before = change.operation == .create ? false : sees(change.before, parsed.beforeACL)
+        let after = change.operation == .delete ? false : sees(change.after, parsed.afterACL)
+        let kind: ServerSentEvent.Kind
+        switch (change.operation, before, after) {
+        case (.create, _, true): kind = .create
+        case (.delete, true, _): kind = .delete
+        case (.update, true, true): kind = .update
+        case (.update, false, true): kind = .enter
+        case (.update, true, false): kind = .leave
+        default: return nil
+        }
+        let entity = after ? visibleEntity(change, parsed, for: subscriber.principal) : nil
+        return ServerSentEvent.encode(id: token(change.seq), kind: kind,
+                                      data: ServerSentEvent.data(collection: change.collection, id: change.id, entity: entity))
+    }
+
+    /// The entity as the subscriber may see it: others' private profile fields removed.
+    private func visibleEntity(_ change: FeedChange, _ parsed: ParsedChange, for principal: AccessScope.Principal) -> String? {
+        guard let redaction = access.redaction(change.collection, principal), redaction.exceptID != change.id,
+              var object = parsed.after, !redaction.fields.isEmpty else { return change.after }
+        for field in redaction.fields { object[field] = nil }
+        return object.jsonText
+    }
+
+    private func probe(_ key: String, _ filter: JSONValue) -> FilterProbe? {
+        if let known = probes[key] { return known }
+        guard probes.count < 10_000 else { probes.removeAll(); return probe(key, filter) }
+        let made = try? reader?.probe(filter)
+        probes[key] = made
+        return made
+    }
+
+    private func token(_ seq: Int64) -> String {
+        FeedCursor(epoch: epoch, level: "live", seq: seq, afterRowID: nil).token
+    }
+
+    /// Heartbeats, and the end of streams whose session expired or was revoked.
+    private func beat(_ reader: DocumentReader) throws {
+        lastBeat = Date()
+        var valid: [String: Bool] = [:]
+        for subscriber in subscribers.values {
+            if let hash = subscriber.tokenHash {
+                if valid[hash] == nil { valid[hash] = try reader.session(tokenHash: hash, now: Authenticator.now) != nil }
+                if valid[hash] == false {
+                    subscribers[subscriber.id] = nil
+                    let stream = subscriber.stream
+                    stream.loop.execute { stream.finish() }
+                    continue
+                }
+            }
+            send(subscriber, ServerSentEvent.heartbeat)
+        }
+    }
+
+    /// A session was revoked (log-out): check the streams' sessions now, from any thread.
+    func sessionsChanged() {
+        condition.lock(); checkSessions = true; condition.signal(); condition.unlock()
+    }
+
+    private func send(_ subscriber: Subscriber, _ bytes: [UInt8]) {
+        let loop = subscriber.stream.loop
+        outgoing[loop.index, default: (loop, [])].1.append((subscriber.stream, bytes))
+    }
+
+    /// Hands each loop its bytes: one `execute` per loop per round.
+    private func flush() {
+        let limit = bufferLimit, slow = metrics.slow
+        for (_, (loop, items)) in outgoing where !items.isEmpty {
+            loop.execute {
+                for (stream, bytes) in items where stream.isOpen {
+                    if let pending = stream.write(bytes), pending > limit {
+                        stream.abort()
+                        slow.increment()
+                    }
+                }
+            }
+        }
+        outgoing.removeAll(keepingCapacity: true)
+    }
+
+    private func closeAll(_ pending: [Subscriber]) {
+        flush()
+        for subscriber in Array(subscribers.values) + pending {
+            let stream = subscriber.stream
+            stream.loop.execute { stream.finish() }
+        }
+        subscribers.removeAll()
+    }
+}
+
+/// The `_acl`s (and the committed entity) of a change, parsed once for all subscribers.
+struct ParsedChange {
+    let beforeACL: JSONObject?
+    let after: JSONObject?
+    var afterACL: JSONObject? { after?["_acl"]?.objectValue }
+
+    init(_ change: FeedChange) {
+        beforeACL = change.before.flatMap { (try? JSONParser.parse($0))?.objectValue?["_acl"]?.objectValue }
+        after = change.after.flatMap { (try? JSONParser.parse($0))?.objectValue }
+    }
+}
+
+enum ChangeFeedClock {
+    static var milliseconds: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+}

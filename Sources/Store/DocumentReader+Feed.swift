@@ -1,0 +1,105 @@
+import JSON
+
+/// One committed change, as live streams deliver it.
+public struct FeedChange: Sendable {
+    public let seq: Int64
+    public let collection: String
+    public let id: String
+    public let operation: ChangeFeed.Operation
+    /// When it committed, in milliseconds since 1970.
+    public let at: Int64
+    /// The entity before the change (nil for a create).
+    public let before: String?
+    /// The entity as this change committed it (nil for a delete).
+    public let after: String?
+}
+
+extension DocumentReader {
+    /// Up to `limit` changes after `seq`, in order, each with the entity
+    /// before and as committed: the `after` of a change is the `before` of
+    /// the entity's next change, or the row as it is now when none followed.
+    public func changes(after seq: Int64, limit: Int) throws -> (changes: [FeedChange], head: Int64) {
+        try db.readTransaction {
+            let head = try feedHead()
+            let rows = try db.prepare("""
+                SELECT seq, coll, id, op, at, prev_doc FROM _changes WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3
+                """).rows([.int(seq), .int(head), .int(Int64(limit))]) {
+                (seq: $0.int(0), coll: $0.text(1), id: $0.text(2), op: ChangeFeed.Operation(rawValue: $0.int(3)) ?? .update,
+                 at: $0.int(4), before: $0.isNull(5) ? nil : $0.text(5))
+            }
+            let end = rows.last?.seq ?? seq
+            var next: [String: String?] = [:] // key: the entity's state after the last change seen so far (walking backwards)
+            var out: [FeedChange] = []
+            out.reserveCapacity(rows.count)
+            for row in rows.reversed() {
+                let key = row.coll + "\u{0}" + row.id
+                let after: String?
+                if row.op == .delete {
+                    after = nil
+                } else if let known = next[key] {
+                    after = known
+                } else {
+                    after = try committedState(row.coll, row.id, after: end, head: head)
+                }
+                next[key] = .some(row.before)
+                out.append(FeedChange(seq: row.seq, collection: row.coll, id: row.id, operation: row.op, at: row.at,
+                                      before: row.before, after: after))
+            }
+            return (out.reversed(), head)
+        }
+    }
+
+    /// The entity as of the feed position `end`: the `before` of its first
+    /// change after `end`, else the row now.
+    func committedState(_ collection: String, _ id: String, after end: Int64, head: Int64) throws -> String? {
+        if end < head, let later = try db.prepare("""
+            SELECT prev_doc FROM _changes WHERE coll = ?1 AND seq > ?2 AND id = ?3 ORDER BY seq LIMIT 1
+            """).firstRow([.text(collection), .int(end), .text(id)], { $0.isNull(0) ? Optional<String>.none : $0.text(0) }) {
+            return later
+        }
+        guard let table = try tableName(collection).sql else { return nil }
+        return try db.prepare("SELECT doc FROM \(table) WHERE id = ?1").firstRow([.text(id)]) { $0.text(0) }
+    }
+
+    /// A filter compiled once and evaluated on single documents in memory:
+    /// the same SQL the compiler makes for a list, run on a bound JSON text
+    /// instead of a table, so live events match exactly what a list would.
+    public func probe(_ filter: JSONValue) throws -> FilterProbe {
+        let compiler = FilterCompiler(dialect: dialect)
+        compiler.useIndexes = false
+        let compiled = try compiler.compile(filter)
+        let n = compiled.params.count
+        let sql = "SELECT CASE WHEN (\(compiled.whereSQL)) THEN 1 ELSE 0 END FROM (SELECT ?\(n + 1) AS doc, ?\(n + 2) AS id, 0 AS rid, "
+            + "json_extract(?\(n + 1), '$._createdAt') AS created_at, json_extract(?\(n + 1), '$._updatedAt') AS updated_at) AS d"
+        return FilterProbe(db: db, sql: sql, params: compiled.params, matchesAll: filter.objectValue?.isEmpty ?? false)
+    }
+}
+
+/// See `DocumentReader.probe`. Used on the thread of the reader that made it.
+public final class FilterProbe {
+    let db: SQLiteConnection
+    let sql: String
+    let params: [SQLValue]
+    /// `{}`: every document matches, no evaluation needed.
+    public let matchesAll: Bool
+
+    init(db: SQLiteConnection, sql: String, params: [SQLValue], matchesAll: Bool) {
+        self.db = db
+        self.sql = sql
+        self.params = params
+        self.matchesAll = matchesAll
+    }
+
+    /// Whether the document `text` (with `_id` `id`) matches. A filter that
+    /// fails on it (a regex past its limits) does not match.
+    public func matches(_ text: String, id: String) -> Bool {
+        if matchesAll { return true }
+        do {
+            return try db.withTimeLimit(0.05) {
+                try db.prepare(sql).firstRow(params + [.text(text), .text(id)]) { $0.int(0) != 0 } ?? false
+            }
+        } catch {
+            return false
+        }
+    }
+}

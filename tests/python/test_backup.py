@@ -1,0 +1,167 @@
+"""Backups you can restore: writers and uploads run; a backup is taken mid-load
+(`roostd backup` beside the serving daemon) and one through
+`POST /admin/backups`; a second CLI backup is kill -9ed mid-way and must not
+look complete; the daemon is kill -9ed, the data directory deleted, the good
+backup restored; the restored daemon passes integrity_check, holds every
+write acknowledged before the backup began, and serves every file (and its
+thumbnail) with its hash."""
+
+import hashlib
+import json
+import pathlib
+import shutil
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+
+from daemon_support import BINARY, Daemon, clean_env
+from test_files import png
+
+TOKEN = "backup-admin-token-0123456789abcdef0123456789"
+ADMIN = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def config(tmp):
+    return (f"default_permission: public\nfiles_permission: public\nadmin_token: {TOKEN}\nthumbnail_workers: 1\n"
+            f"backups:\n  dir: {tmp}/scheduled\n  keep: 2\n")
+
+
+def roostd(*args, timeout=120):
+    return subprocess.run([str(BINARY), *map(str, args)], env=clean_env(), capture_output=True, text=True, timeout=timeout)
+
+
+class Load:
+    """Writers creating notes and one uploader, each remembering what was
+    acknowledged and when (monotonic), until stopped."""
+
+    def __init__(self, daemon, images):
+        self.daemon, self.images = daemon, images
+        self.notes, self.files = [], []   # (acknowledged_at, id, body or sha256)
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.threads = [threading.Thread(target=self.writer, args=(w,)) for w in range(3)]
+        self.threads.append(threading.Thread(target=self.uploader))
+
+    def writer(self, w):
+        n = 0
+        while not self.stop.is_set():
+            n += 1
+            body = {"w": w, "n": n, "pad": "x" * 200}
+            try:
+                status, _, raw = self.daemon.request("POST", "/notes", json.dumps(body))
+            except OSError:
+                continue
+            if status == 201:
+                with self.lock:
+                    self.notes.append((time.monotonic(), json.loads(raw)["_id"], body))
+
+    def uploader(self):
+        k = 0
+        while not self.stop.is_set():
+            image = self.images[k % len(self.images)]
+            k += 1
+            try:
+                status, _, raw = self.daemon.request("POST", "/files", image, {"Content-Type": "image/png"})
+            except OSError:
+                continue
+            if status == 201:
+                with self.lock:
+                    self.files.append((time.monotonic(), json.loads(raw)["_id"], hashlib.sha256(image).hexdigest()))
+            time.sleep(0.05)
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=30)
+
+    def before(self, instant):
+        with self.lock:
+            return [n for n in self.notes if n[0] < instant], [f for f in self.files if f[0] < instant]
+
+
+def wait_for(predicate, timeout=30, step=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return False
+
+
+def test_backup_under_load_restores_everything_acknowledged_before_it(tmp_path):
+    images = [png(160 + 13 * i, 120 + 7 * i, i + 1) for i in range(6)]
+    daemon = Daemon(tmp_path, config=config(tmp_path)).wait_ready()
+    good, torn = tmp_path / "good", tmp_path / "torn"
+    try:
+        with Load(daemon, images) as load:
+            assert wait_for(lambda: len(load.before(time.monotonic())[1]) >= 4 and len(load.notes) >= 200, timeout=60)
+            began = time.monotonic()
+            taken = roostd("backup", "--config", daemon.config, "--data-dir", daemon.data_dir, "--to", good)
+            assert taken.returncode == 0, taken.stderr
+            assert "verified" in taken.stdout
+            notes, files = load.before(began)
+
+            status, _, raw = daemon.request("POST", "/admin/backups?wait=true", headers=ADMIN, timeout=120)
+            assert status == 201, raw
+            assert json.loads(raw)["verified"] is True
+            status, _, raw = daemon.request("GET", "/admin/backups", headers=ADMIN)
+            listing = json.loads(raw)
+            assert status == 200 and [b["state"] for b in listing["backups"]] == ["verified"], listing
+            assert daemon.request("GET", "/admin/backups")[0] == 401
+            assert daemon.request("POST", "/admin/backups")[0] == 401
+
+            # A second backup, slowed down, is killed mid-way: nothing of it may look complete.
+            slow = subprocess.Popen([str(BINARY), "backup", "--config", str(daemon.config), "--data-dir", str(daemon.data_dir),
+                                     "--to", str(torn), "--max-rate", "32K"], env=clean_env(),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                assert wait_for(lambda: any((p / "roost.db").exists() for p in torn.glob(".partial-*")), timeout=30)
+                time.sleep(0.5)
+                assert slow.poll() is None, "the slowed backup finished before it could be killed"
+            finally:
+                slow.send_signal(signal.SIGKILL)
+                slow.wait()
+        assert not list(torn.glob("roost-*")), list(torn.iterdir())
+        assert roostd("verify-backup", torn).returncode != 0
+        refused = roostd("restore", "--from", torn, "--data-dir", tmp_path / "never")
+        assert refused.returncode != 0 and "no complete backup" in refused.stderr
+
+        metrics = daemon.request("GET", "/metrics")[2].decode()
+        last = [l for l in metrics.splitlines() if l.startswith("roost_backup_last_success_timestamp_seconds ")]
+        assert last and float(last[0].split()[1]) > 0, metrics
+    finally:
+        daemon.kill()
+
+    verified = roostd("verify-backup", good)
+    assert verified.returncode == 0, verified.stdout
+    shutil.rmtree(daemon.data_dir)
+    restored = roostd("restore", "--from", good, "--data-dir", daemon.data_dir)
+    assert restored.returncode == 0, restored.stderr
+    again = roostd("restore", "--from", good, "--data-dir", daemon.data_dir)
+    assert again.returncode != 0 and "--force" in again.stderr
+
+    with sqlite3.connect(f"file:{daemon.data_dir}/roost.db?mode=ro", uri=True) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+    back = Daemon(tmp_path, config=None, data_dir=daemon.data_dir).wait_ready()
+    try:
+        assert len(notes) >= 200 and len(files) >= 4
+        for _, note_id, body in notes:
+            status, _, raw = back.request("GET", f"/notes/{note_id}")
+            assert status == 200, (note_id, raw)
+            doc = json.loads(raw)
+            assert {k: doc[k] for k in body} == body
+        for _, file_id, sha in files:
+            status, _, raw = back.request("GET", f"/files/{file_id}")
+            assert status == 200 and hashlib.sha256(raw).hexdigest() == sha, file_id
+            status, headers, raw = back.request("GET", f"/files/{file_id}/thumbnail?size=128")
+            assert status == 200 and raw and headers.get("Content-Type", "").startswith("image/"), (file_id, status)
+    finally:
+        back.stop()

@@ -1,0 +1,413 @@
+"""The admin console at /_/ in a real browser: Debian's chromium, headless,
+driven by Selenium. Every test fails on a JavaScript error or a CSP
+violation in the browser's console, and screenshots of every page go to
+tests/python/artifacts/console/."""
+
+import json
+import pathlib
+import shutil
+import tempfile
+import threading
+import time
+import urllib.request
+
+import pytest
+
+from test_files import png
+from webhook_support import ADMIN, SECRET, Roostd, free_port
+
+selenium = pytest.importorskip("selenium")
+from selenium import webdriver  # noqa: E402
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.select import Select  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+ARTIFACTS = pathlib.Path(__file__).resolve().parent / "artifacts" / "console"
+
+if not (pathlib.Path(CHROMIUM).exists() and pathlib.Path(CHROMEDRIVER).exists()):
+    pytest.skip("needs Debian's chromium and chromium-driver (make deps installs them)", allow_module_level=True)
+
+# Webhooks to a closed loopback port, retried once after 0.2 s: dead at once.
+CONFIG = f"""password_cost: interactive
+admin_token: {ADMIN}
+default_permission: shared
+files_permission: shared
+thumbnail_workers: 1
+webhooks:
+  retry_schedule: [0.2]
+  timeout: 1
+  endpoints:
+    - name: closed-port
+      url: http://127.0.0.1:{free_port()}/hook
+      secret: {SECRET}
+      events: [notes.created]
+"""
+
+
+@pytest.fixture(scope="module")
+def roost():
+    with tempfile.TemporaryDirectory(prefix="roost-console-") as tmp:
+        daemon = Roostd(tmp, CONFIG).start()
+        try:
+            yield daemon
+        finally:
+            daemon.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800", "--disable-dev-shm-usage"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=webdriver.ChromeService(CHROMEDRIVER), options=options)
+    viewport(driver, 1280, 800)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def viewport(driver, width, height, mobile=False):
+    """Emulates exactly this viewport (a desktop window has a minimum width)."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
+
+
+def console_errors(driver, expected_statuses=()):
+    """Severe browser-console entries (JavaScript errors, CSP violations),
+    except the network lines of responses a test provoked on purpose."""
+    bad = []
+    for entry in driver.get_log("browser"):
+        if entry["level"] != "SEVERE":
+            continue
+        message = entry["message"]
+        if "Failed to load resource" in message and any(f"status of {s} " in message for s in expected_statuses):
+            continue
+        bad.append(message)
+    return bad
+
+
+def wait(driver, predicate, timeout=10):
+    return WebDriverWait(driver, timeout, poll_frequency=0.1,
+                         ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: predicate(d))
+
+
+def css(driver, selector):
+    return driver.find_element(By.CSS_SELECTOR, selector)
+
+
+def visible_text(driver, selector):
+    try:
+        found = driver.find_elements(By.CSS_SELECTOR, selector)
+        return found[0].text if found and found[0].is_displayed() else ""
+    except StaleElementReferenceException:  # re-rendered meanwhile: look again
+        return ""
+
+
+def shot(driver, name):
+    driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
+
+
+def sign_in(driver, roost, token=ADMIN):
+    driver.get("about:blank")  # a fresh page, so no element of the last one is found
+    driver.get(roost.base + "/_/")
+    field = wait(driver, lambda d: d.find_element(By.ID, "token"))
+    field.clear()
+    field.send_keys(token)
+    css(driver, "#signin-button").click()
+
+
+def go(driver, page):
+    driver.execute_script("location.hash = arguments[0]", "#/" + page)
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'nav a[data-page="{page.split("/")[0]}"][aria-current="page"]'))
+
+
+@pytest.fixture(scope="module")
+def signed_in(browser, roost):
+    sign_in(browser, roost)
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, 'nav a[data-page="dashboard"]'))
+    return browser
+
+
+def test_wrong_or_missing_token_shows_sign_in_and_reveals_nothing(browser, roost):
+    browser.get(roost.base + "/_/")
+    wait(browser, lambda d: d.find_elements(By.ID, "token"))
+    assert not browser.find_elements(By.CSS_SELECTOR, "nav")
+    sign_in(browser, roost, token="not-the-admin-token-but-long-enough-000")
+    wait(browser, lambda d: "refused" in visible_text(d, "#signin-error"))
+    assert not browser.find_elements(By.CSS_SELECTOR, "nav")
+    assert browser.execute_script("return sessionStorage.getItem('roost.adminToken')") is None
+    shot(browser, "signin-refused")
+    # A user's token is refused too.
+    _, user_token = roost.sign_up("mallory")
+    sign_in(browser, roost, token=user_token)
+    wait(browser, lambda d: "refused" in visible_text(d, "#signin-error"))
+    assert not browser.find_elements(By.CSS_SELECTOR, "nav")
+    assert console_errors(browser, expected_statuses=(401, 403)) == []
+
+
+@pytest.mark.parametrize("method,path", [
+    ("GET", "/admin/stats"), ("GET", "/admin/logs"), ("GET", "/admin/collections"), ("GET", "/admin/files"),
+    ("GET", "/admin/users/u1/sessions"), ("DELETE", "/admin/users/u1/sessions"),
+    ("DELETE", "/admin/users/u1/sessions/0123456789abcdef"), ("POST", "/admin/webhooks/endpoints/closed-port/disable"),
+    ("GET", "/admin/hooks"), ("GET", "/admin/webhooks/endpoints"), ("GET", "/admin/webhooks/deliveries"),
+])
+def test_every_admin_endpoint_refuses_other_tokens(roost, method, path):
+    _, user_token = roost.sign_up(f"eve{abs(hash((method, path))) % 10**8}")
+    assert roost.call(method, path)[0] == 401
+    assert roost.call(method, path, token="wrong-token-wrong-token-wrong-token")[0] == 401
+    status, body = roost.call(method, path, token=user_token)
+    assert status == 403 and body["error"] == "Forbidden"
+
+
+def test_page_and_assets_have_cache_headers_and_a_strict_policy(roost):
+    with urllib.request.urlopen(roost.base + "/_/") as r:
+        html = r.read().decode()
+        assert r.headers["Cache-Control"] == "no-cache"
+        csp = r.headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp and "unsafe-inline" not in csp
+    src = html.split('src="')[1].split('"')[0]
+    assert src.startswith("/_/assets/") and src.endswith("/app.js")
+    with urllib.request.urlopen(roost.base + src) as r:
+        assert r.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+        assert r.headers["Content-Type"].startswith("text/javascript")
+
+
+def test_dashboard_numbers_change_under_load(signed_in, roost):
+    driver = signed_in
+    go(driver, "dashboard")
+    wait(driver, lambda d: "Updated" in d.find_element(By.ID, "stats-updated").text)
+    stop = threading.Event()
+
+    def load():
+        while not stop.is_set():
+            try:
+                urllib.request.urlopen(roost.base + "/healthz", timeout=2).read()
+            except OSError:
+                pass
+
+    threads = [threading.Thread(target=load, daemon=True) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        def busy(d):
+            text = d.find_element(By.CSS_SELECTOR, '[data-value="requestsPerSecond"]').text.replace(",", "")
+            return text not in ("–", "") and float(text) >= 50
+        wait(driver, busy, timeout=15)
+        wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, '[data-metric="requestsPerSecond"] path.line').get_attribute("d"))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    shot(driver, "dashboard")
+    # The README's picture (docs/console.png is a copy of this one, kept small).
+    viewport(driver, 960, 600)
+    try:
+        time.sleep(1.2)
+        shot(driver, "readme-dashboard")
+    finally:
+        viewport(driver, 1280, 800)
+    assert console_errors(driver) == []
+
+
+def open_records(driver, collection):
+    go(driver, "records/" + collection)
+    wait(driver, lambda d: "Rows" in d.find_element(By.ID, "page-range").text)
+
+
+def set_editor(driver, value):
+    area = css(driver, "#record-json")
+    driver.execute_script("arguments[0].value = ''", area)
+    area.send_keys(value)
+
+
+def test_records_create_edit_conflict_filter_sort_and_delete(signed_in, roost):
+    driver = signed_in
+    for n in range(3):
+        assert roost.call("POST", "/notes", {"title": f"seed {n}", "n": n + 10}, token=ADMIN)[0] == 201
+    open_records(driver, "notes")
+    # Create.
+    css(driver, "#new-record").click()
+    set_editor(driver, '{"_id": "console-1", "title": "from the console", "n": 1}')
+    css(driver, "#acl-read").send_keys("reader-1, reader-2")
+    css(driver, "#save-record").click()
+    wait(driver, lambda d: visible_text(d, "#editor-status") == "Created.")
+    status, doc = roost.call("GET", "/notes/console-1", token=ADMIN)
+    assert status == 200 and doc["title"] == "from the console" and doc["_acl"]["read"] == ["reader-1", "reader-2"]
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-id="console-1"]'))
+    # Edit.
+    set_editor(driver, '{"title": "edited", "n": 2}')
+    css(driver, "#save-record").click()
+    wait(driver, lambda d: visible_text(d, "#editor-status") == "Saved.")
+    assert roost.call("GET", "/notes/console-1", token=ADMIN)[1]["title"] == "edited"
+    shot(driver, "records-editor")
+    # A concurrent edit: the console's save must not overwrite it.
+    assert roost.call("PATCH", "/notes/console-1", {"title": "changed elsewhere"}, token=ADMIN)[0] == 200
+    set_editor(driver, '{"title": "stale edit", "n": 3}')
+    css(driver, "#save-record").click()
+    wait(driver, lambda d: "Conflict" in visible_text(d, "#conflict"))
+    assert roost.call("GET", "/notes/console-1", token=ADMIN)[1]["title"] == "changed elsewhere"
+    shot(driver, "records-conflict")
+    css(driver, "#reload-record").click()
+    wait(driver, lambda d: "changed elsewhere" in d.find_element(By.ID, "record-json").get_attribute("value"))
+    # Filter: a compiler error shows inline, a good filter narrows the rows.
+    box = css(driver, "#filter")
+    box.send_keys('{"n": {"$where": 1}}')
+    wait(driver, lambda d: "UnsupportedOperator" in visible_text(d, "#filter-error") or "$where" in visible_text(d, "#filter-error"))
+    shot(driver, "records-filter-error")
+    box.clear()
+    box.send_keys('{"n": {"$gte": 11}}')
+    wait(driver, lambda d: visible_text(d, "#filter-error") == "" and len(d.find_elements(By.CSS_SELECTOR, "#records-table tbody tr[data-id]")) == 2)
+    # Sort by a column, descending on the second click.
+    css(driver, 'button[data-sort="n"]').click()
+    wait(driver, lambda d: css(d, 'button[data-sort="n"]').find_element(By.XPATH, "..").get_attribute("aria-sort") == "ascending")
+    css(driver, 'button[data-sort="n"]').click()
+    wait(driver, lambda d: css(d, 'button[data-sort="n"]').find_element(By.XPATH, "..").get_attribute("aria-sort") == "descending")
+    ids = [r.get_attribute("data-id") for r in driver.find_elements(By.CSS_SELECTOR, "#records-table tbody tr[data-id]")]
+    titles = [roost.call("GET", f"/notes/{i}", token=ADMIN)[1]["n"] for i in ids]
+    assert titles == sorted(titles, reverse=True)
+    shot(driver, "records")
+    box.clear()
+    box.send_keys("{}")
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#records-table tbody tr[data-id]")) == 4)
+    # Delete (two clicks: Delete, then Confirm delete).
+    css(driver, 'button[data-open="console-1"]').click()
+    wait(driver, lambda d: "console-1" in d.find_element(By.ID, "editor-title").text)
+    css(driver, "#delete-record").click()
+    css(driver, "#delete-record").click()
+    wait(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, 'tr[data-id="console-1"]'))
+    assert roost.call("GET", "/notes/console-1", token=ADMIN)[0] == 404
+    assert console_errors(driver, expected_statuses=(400, 412)) == []
+
+
+def test_collections_and_hooks_pages(signed_in, roost):
+    driver = signed_in
+    go(driver, "collections")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-collection="notes"]'))
+    shot(driver, "collections")
+    go(driver, "hooks")
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#hooks-table tbody tr")) >= 1
+         and "Loading" not in d.find_element(By.ID, "hooks-table").text)
+    shot(driver, "hooks")
+    assert console_errors(driver) == []
+
+
+def test_upload_an_image_and_see_its_thumbnail(signed_in, roost, tmp_path):
+    driver = signed_in
+    go(driver, "files")
+    image = tmp_path / "console-test.png"
+    image.write_bytes(png(300, 200, 7))
+    css(driver, "#upload-input").send_keys(str(image))
+    css(driver, "#upload-button").click()
+    wait(driver, lambda d: "Uploaded" in visible_text(d, "#files-status"))
+    thumb = wait(driver, lambda d: [i for i in d.find_elements(By.CSS_SELECTOR, "img[data-thumb]")
+                                    if d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", i)], timeout=20)[0]
+    assert driver.execute_script("return arguments[0].naturalWidth", thumb) == 128
+    tile = css(driver, f'article[data-file="{thumb.get_attribute("data-thumb")}"]')
+    assert "300×200" in tile.text and "image/png" in tile.text and "console-test.png" in tile.text
+    shot(driver, "files")
+    assert console_errors(driver) == []
+
+
+def test_retry_a_dead_webhook_delivery(signed_in, roost):
+    driver = signed_in
+    assert roost.call("POST", "/notes", {"title": "to a closed port"}, token=ADMIN)[0] == 201
+    deadline = time.monotonic() + 15
+    while not roost.call("GET", "/admin/webhooks/deliveries?status=dead", token=ADMIN)[1] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    dead = roost.call("GET", "/admin/webhooks/deliveries?status=dead", token=ADMIN)[1]
+    assert dead, "no delivery went dead"
+    rid = dead[0]["id"]
+    attempts = dead[0]["attempts"]
+    go(driver, "webhooks")
+    Select(css(driver, "#delivery-status")).select_by_value("dead")
+    retry = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, f'button[data-retry="{rid}"]'))
+    css(driver, f'button[data-details="{rid}"]').click()
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#attempts-table tbody tr")) == attempts)
+    shot(driver, "webhooks")
+    retry.click()
+    wait(driver, lambda d: "queued again" in visible_text(d, "#webhooks-status"))
+    # A re-queued delivery starts counting again from 0; its first attempt after the retry is new.
+    first_before = dead[0]["updatedAt"]
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        d = roost.call("GET", f"/admin/webhooks/deliveries/{rid}", token=ADMIN)[1]
+        if d["attempts"] >= 1 and d["attemptLog"][0]["at"] > first_before:
+            break
+        time.sleep(0.1)
+    assert d["attempts"] >= 1 and d["attemptLog"][0]["at"] > first_before, f"the retried delivery was not attempted again: {d}"
+    # Disable, enable, and add an endpoint whose secret shows once.
+    css(driver, 'button[data-disable="closed-port"]').click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'button[data-enable="closed-port"]'))
+    assert roost.call("GET", "/admin/webhooks/endpoints", token=ADMIN)[1][0]["enabled"] is False
+    css(driver, 'button[data-enable="closed-port"]').click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'button[data-disable="closed-port"]'))
+    css(driver, "#endpoint-name").send_keys("second")
+    css(driver, "#endpoint-url").send_keys("http://127.0.0.1:9/hook")
+    css(driver, "#endpoint-events").send_keys("notes.deleted")
+    css(driver, "#add-endpoint").click()
+    wait(driver, lambda d: visible_text(d, "#secret-value").startswith("whsec_"))
+    assert console_errors(driver) == []
+
+
+def test_users_sessions_revoke_and_logs(signed_in, roost):
+    driver = signed_in
+    user_id, user_token = roost.sign_up("carol")
+    go(driver, "users")
+    css(driver, "#user-search").send_keys("caro")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-user="{user_id}"]'))
+    css(driver, f'tr[data-user="{user_id}"] button').click()
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#sessions-table tr[data-session]")) == 1)
+    shot(driver, "users")
+    css(driver, "#revoke-all").click()
+    wait(driver, lambda d: "Revoked 1" in visible_text(d, "#users-status"))
+    assert roost.call("GET", "/users/me", token=user_token)[0] == 401
+    # Logs, filtered by one request id.
+    req = urllib.request.Request(roost.base + "/healthz", headers={"X-Request-Id": "console-log-check-42"})
+    urllib.request.urlopen(req).read()
+    go(driver, "logs")
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#log-body tr[data-seq]")) > 3)
+    shot(driver, "logs")
+    css(driver, "#log-request-id").send_keys("console-log-check-42")
+    wait(driver, lambda d: (rows := d.find_elements(By.CSS_SELECTOR, "#log-body tr[data-seq]")) and len(rows) == 1
+         and "/healthz" in rows[0].text)
+    assert console_errors(driver) == []
+
+
+def test_every_page_on_a_phone_screen(signed_in, roost):
+    driver = signed_in
+    viewport(driver, 390, 844, mobile=True)
+    try:
+        for page in ("dashboard", "collections", "records/notes", "files", "users", "webhooks", "hooks", "logs"):
+            go(driver, page)
+            time.sleep(0.6)
+            width, wide = driver.execute_script("""return [document.documentElement.scrollWidth,
+                [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1
+                  && !e.closest('.table-wrap, .sidebar nav')).slice(0, 5).map((e) => e.tagName + '#' + e.id + '.' + e.className)]""")
+            assert width <= 390, f"{page} scrolls sideways at 390 px ({width}): {wide}"
+            shot(driver, "phone-" + page.replace("/", "-"))
+    finally:
+        viewport(driver, 1280, 800)
+    assert console_errors(driver) == []
+
+
+def test_keyboard_reaches_navigation_and_sign_out(signed_in, roost):
+    driver = signed_in
+    go(driver, "dashboard")
+    body = css(driver, "body")
+    names = []
+    for _ in range(12):
+        body = driver.switch_to.active_element
+        body.send_keys("\t")
+        active = driver.switch_to.active_element
+        names.append(active.get_attribute("data-page") or active.get_attribute("id"))
+    assert "records" in names and "signout" in names
+    unlabelled = driver.execute_script("""
+        return [...document.querySelectorAll('input, select, textarea')].filter(
+          (e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map((e) => e.id)""")
+    assert unlabelled == []
