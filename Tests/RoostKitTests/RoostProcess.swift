@@ -41,14 +41,15 @@ final class KitRoostProcess: @unchecked Sendable {
         try start(extraArguments: extraArguments)
     }
 
-    /// (Re)starts the daemon on the same data directory.
+    /// (Re)starts the daemon on the same data directory (and, on a restart, the same port).
     func start(extraArguments: [String] = []) throws {
         logPath = dataDir.appendingPathComponent("roostd-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: logPath.path, contents: nil)
         let logHandle = try FileHandle(forWritingTo: logPath)
         process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
-        var args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir.appendingPathComponent("data").path]
+        // A restart keeps the port, so clients reconnect to the same address.
+        var args = ["serve", "--listen", port > 0 ? "127.0.0.1:\(port)" : "127.0.0.1:0", "--data-dir", dataDir.appendingPathComponent("data").path]
         args += ["--config", configPath.path]
         process.arguments = args + extraArguments
         // Other suites in this process set systemd's variables for their fakes;

@@ -95,22 +95,25 @@ extension OfflineStore {
     /// Applies one live event to the mirror: creates, updates and entries are
     /// stored, deletes and departures removed (documents with queued writes
     /// are left alone); `reset` resyncs the collection from scratch.
+    ///
+    /// The event's id is not used as the mirror's delta cursor: the server
+    /// answers `_deltaset?since=<live event id>` with 410 `CursorExpired`
+    /// (the id is a live-stream cursor), which would force a full resync.
     public func apply(_ event: LiveEvent) async throws {
-        guard mirrors[event.collection] != nil || event.kind == .reset else { return }
+        guard let mirror = mirrors[event.collection] else { return }
+        if event.kind == .reset {
+            try db.execute("DELETE FROM sync_state WHERE collection = ?", [.text(mirror.name)])
+            var report = SyncReport()
+            return try await pull(mirror, &report)
+        }
+        guard try !hasPending(event.collection, event.entityID) else { return }
         switch event.kind {
         case .create, .update, .enter:
-            guard let entity = event.entity, try !hasPending(event.collection, event.entityID) else { return }
-            try store(event.collection, event.entityID, entity)
+            if let entity = event.entity { try store(event.collection, event.entityID, entity) }
         case .delete, .leave:
-            guard try !hasPending(event.collection, event.entityID) else { return }
             try remove(event.collection, event.entityID)
-        case .reset:
-            let names = mirrors[event.collection] != nil ? [event.collection] : Array(mirrors.keys)
-            try db.execute("DELETE FROM sync_state WHERE collection IN (SELECT value FROM json_each(?))",
-                           [.text(JSONValue.array(names.map { .string($0) }).jsonText)])
-            var report = SyncReport()
-            for name in names { try await pull(mirrors[name]!, &report) }
-        default: return
+        default:
+            break
         }
     }
 }
