@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "Roost",
-    platforms: [.macOS(.v13)],
+    // iOS for RoostKit (async URLSession, NSLock.withLock); the daemon itself is Linux-first.
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "roostd", targets: ["roostd"]),
         // The Swift client library for apps (iOS, macOS, Linux): Foundation and SQLite only.
@@ -99,7 +100,7 @@ let package = Package(
         .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "RoostKitTests", dependencies: ["RoostKit", "roostd"]),
+        .testTarget(name: "RoostKitTests", dependencies: ["RoostKit", "roostd", "RoostChat"]),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],

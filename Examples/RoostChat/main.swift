@@ -34,6 +34,9 @@ let usage = """
     $ROOSTCHAT_HOME or ~/.roostchat.
     """
 
+/// Writes a line at once, unbuffered, also into a pipe (so `listen` output is never held back).
+func print(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 var args = Array(CommandLine.arguments.dropFirst())
 @MainActor func option(_ name: String) -> String? {
     guard let i = args.firstIndex(of: name), i + 1 < args.count else { return nil }
