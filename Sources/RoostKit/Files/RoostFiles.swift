@@ -75,8 +75,9 @@ public struct FileMeta: Codable, Sendable, Hashable, Identifiable {
     public let sha256: String
     /// The multipart file name, when there was one.
     public let name: String?
-    /// Image dimensions.
+    /// Image width in pixels.
     public let width: Int?
+    /// Image height in pixels.
     public let height: Int?
     /// The path of the bytes, `/files/:id`.
     public let url: String

@@ -19,6 +19,7 @@ import FoundationNetworking
 /// }
 /// ```
 public struct LiveEvents: AsyncSequence, Sendable {
+    /// Each change as it commits.
     public typealias Element = LiveEvent
 
     let client: RoostClient
@@ -77,8 +78,12 @@ public struct LiveEvents: AsyncSequence, Sendable {
 /// How ``LiveEvents`` reconnects after a drop: the first wait, doubling up to
 /// the maximum, and how long a silent connection is kept.
 public struct ReconnectPolicy: Sendable, Hashable {
+    /// Seconds to wait before the first reconnect (reset after each successful connection).
     public var initialDelay: Double
+    /// The longest wait between reconnects.
     public var maximumDelay: Double
+    /// Seconds a connection may stay silent before it is dropped and reopened
+    /// (the server sends a heartbeat every 15 s by default).
     public var idleTimeout: Double
 
     public init(initialDelay: Double = 0.25, maximumDelay: Double = 30, idleTimeout: Double = 300) {

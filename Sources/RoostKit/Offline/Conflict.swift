@@ -65,8 +65,9 @@ public struct SyncReport: Sendable, Hashable {
     public var conflicts = 0
     /// Writes still queued (the server was unreachable or busy).
     public var pending = 0
-    /// Documents changed and deleted in the mirrors.
+    /// Documents changed in the mirrors.
     public var changed = 0
+    /// Documents deleted from the mirrors.
     public var deleted = 0
     /// Full resyncs after `CursorExpired`.
     public var resyncs = 0

@@ -181,6 +181,7 @@ public struct Mirror: Sendable, Hashable {
     /// Only documents matching this are mirrored (all visible ones when nil).
     public let filter: Filter?
 
+    /// Mirrors `name`, all of it or only what matches `filter`.
     public init(_ name: String, filter: Filter? = nil) {
         self.name = name
         self.filter = filter
