@@ -3,9 +3,12 @@ import PackageDescription
 
 let package = Package(
     name: "Roost",
-    platforms: [.macOS(.v13)],
+    // iOS for RoostKit (async URLSession, NSLock.withLock); the daemon itself is Linux-first.
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "roostd", targets: ["roostd"]),
+        // The Swift client library for apps (iOS, macOS, Linux): Foundation and SQLite only.
+        .library(name: "RoostKit", targets: ["RoostKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -82,6 +85,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // The client library: Foundation (FoundationNetworking on Linux) and SQLite only.
+        // On Apple platforms SQLite3 is importable; elsewhere it comes through CSQLite.
+        .target(name: "RoostKit", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
+        // A command-line chat client on RoostKit (see Examples/RoostChat/README.md).
+        .executableTarget(name: "RoostChat", dependencies: ["RoostKit"], path: "Examples/RoostChat"),
+
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AuthTests", dependencies: ["Auth"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", .product(name: "Logging", package: "swift-log")]),
@@ -91,6 +100,7 @@ let package = Package(
         .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files"]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "RoostKitTests", dependencies: ["RoostKit", "roostd", "RoostChat"]),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],

@@ -1,0 +1,189 @@
+import Foundation
+
+/// An offline-first local mirror of chosen collections, in its own SQLite file.
+///
+/// - Reads (``OfflineCollection/find(_:)``, ``OfflineCollection/get(_:)``) come
+///   from the local copy and never wait for the network.
+/// - Writes change the local copy at once and go, in the same local
+///   transaction, into a durable outbox. ``sync()`` sends them in order, each
+///   conditional on the version the local copy had (`If-Match`); a refusal
+///   because the document changed goes to the ``ConflictResolver`` (by
+///   default the server's copy wins and the local one is kept in
+///   ``conflicts()``). The outbox survives the app being killed.
+/// - ``sync()`` then pulls each mirror's changes with the server's delta sync
+///   (`GET /:collection/_deltaset`), applying each page's changes and deletes in
+///   one local transaction; after `CursorExpired` it resyncs from scratch.
+///   Documents with queued writes keep their local copy until those are sent.
+///
+/// Use one store file per signed-in user.
+///
+/// ```swift
+/// let store = try OfflineStore(client: roost, url: dir.appendingPathComponent("alice.sqlite"),
+///                              mirrors: [Mirror("messages"), Mirror("locations")])
+/// let messages = await store.collection("messages", of: Message.self)
+/// try await messages.create(Message(recipientId: bob, text: "hi"))   // works offline
+/// try await store.sync()                                            // when online
+/// ```
+public actor OfflineStore {
+    /// The client the store syncs through.
+    public nonisolated let client: RoostClient
+    /// The collections mirrored, by name.
+    public nonisolated let mirrors: [String: Mirror]
+    let db: SQLiteDatabase
+    var resolver: ConflictResolver = { _ in .keepServer }
+    var running: Task<SyncReport, Error>?
+
+    /// Opens (or creates) the store at `url`.
+    ///
+    /// - Parameters:
+    ///   - client: the server connection, signed in for non-public collections.
+    ///   - url: the SQLite file (created with its directory if missing).
+    ///   - mirrors: the collections to keep locally.
+    public init(client: RoostClient, url: URL, mirrors: [Mirror]) throws {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        self.client = client
+        self.mirrors = Dictionary(mirrors.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        db = try SQLiteDatabase(path: url.path)
+        for statement in Self.schema { try db.execute(statement) }
+    }
+
+    static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS entities (collection TEXT NOT NULL, id TEXT NOT NULL, body BLOB NOT NULL,
+            PRIMARY KEY (collection, id)) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, collection TEXT NOT NULL, id TEXT NOT NULL,
+            op TEXT NOT NULL, body BLOB, if_match TEXT, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT)
+        """,
+        "CREATE INDEX IF NOT EXISTS outbox_entity ON outbox (collection, id)",
+        "CREATE TABLE IF NOT EXISTS sync_state (collection TEXT PRIMARY KEY, filter TEXT NOT NULL, cursor TEXT)",
+        """
+        CREATE TABLE IF NOT EXISTS conflicts (seq INTEGER PRIMARY KEY AUTOINCREMENT, collection TEXT NOT NULL, id TEXT NOT NULL,
+            op TEXT NOT NULL, local BLOB, server BLOB, reason TEXT NOT NULL, at TEXT NOT NULL)
+        """,
+    ]
+
+    /// Sets the conflict resolver (the default keeps the server's copy).
+    public func setConflictResolver(_ resolver: @escaping ConflictResolver) { self.resolver = resolver }
+
+    /// A typed view of a mirrored collection.
+    public nonisolated func collection<Model: Codable & Sendable>(_ name: String, of type: Model.Type = Model.self) -> OfflineCollection<Model> {
+        OfflineCollection(store: self, name: name)
+    }
+
+    // MARK: - Local reads
+
+    /// Every local copy in `collection` (with queued changes applied).
+    func documents(_ collection: String) throws -> [JSONValue] {
+        try db.query("SELECT body FROM entities WHERE collection = ?", [.text(collection)]).compactMap { row in
+            row[0].data.flatMap { try? JSONValue.parse($0) }
+        }
+    }
+
+    /// The local copy of one document.
+    func document(_ collection: String, _ id: String) throws -> JSONValue? {
+        try db.query("SELECT body FROM entities WHERE collection = ? AND id = ?", [.text(collection), .text(id)])
+            .first?[0].data.flatMap { try? JSONValue.parse($0) }
+    }
+
+    /// The local documents matching `query`, filtered, sorted and paged here.
+    func find(_ collection: String, _ query: Query) throws -> [JSONValue] {
+        let filter = query.filter?.document ?? [:]
+        let matcher = LocalMatcher(filter: filter)
+        var rows = try documents(collection).filter { try matcher.matches($0) }
+        if query.sort.isEmpty, let (path, operand) = GeoMath.nearClause(filter) {
+            let parts = path.split(separator: ".").map(String.init)[...]
+            func d(_ v: JSONValue) -> Double { (try? GeoMath.near(operand, LocalMatcher.resolve(v, parts))) ?? .infinity }
+            rows.sort { d($0) < d($1) }
+        } else {
+            let keys = query.sort.isEmpty ? [Query.SortKey(path: "_id", ascending: true)] : query.sort
+            rows.sort { a, b in
+                for key in keys {
+                    let parts = key.path.split(separator: ".").map(String.init)[...]
+                    let order = LocalMatcher.compareForSort(LocalMatcher.resolve(a, parts).first ?? nil,
+                                                            LocalMatcher.resolve(b, parts).first ?? nil)
+                    if order != .orderedSame { return (order == .orderedAscending) == key.ascending }
+                }
+                return false
+            }
+        }
+        let start = min(query.skip ?? 0, rows.count)
+        let end = query.limit.map { min(start + $0, rows.count) } ?? rows.count
+        return Array(rows[start..<end])
+    }
+
+    // MARK: - Local writes (each with its outbox row, in one transaction)
+
+    /// A new id for a document made offline: `<user id>:<UUID>` when signed in
+    /// (what private collections require; harmless elsewhere), else a UUID.
+    nonisolated func newID() -> String {
+        let uuid = UUID().uuidString.lowercased()
+        return client.userID.map { "\($0):\(uuid)" } ?? uuid
+    }
+
+    func write(_ collection: String, _ id: String, _ operation: PendingWrite.Operation, body: JSONValue?, newLocal: JSONValue?) throws {
+        try db.transaction {
+            let current = try document(collection, id)
+            let base = current?["_updatedAt"]?.stringValue.map { "\"\($0)\"" }
+            if let newLocal {
+                try db.execute("INSERT OR REPLACE INTO entities (collection, id, body) VALUES (?, ?, ?)",
+                               [.text(collection), .text(id), .blob(try newLocal.jsonData())])
+            } else {
+                try db.execute("DELETE FROM entities WHERE collection = ? AND id = ?", [.text(collection), .text(id)])
+            }
+            try db.execute("INSERT INTO outbox (collection, id, op, body, if_match) VALUES (?, ?, ?, ?, ?)",
+                           [.text(collection), .text(id), .text(operation.rawValue),
+                            try body.map { .blob(try $0.jsonData()) } ?? .null, SQLiteValue(operation == .create ? nil : base)])
+        }
+    }
+
+    // MARK: - Outbox and conflicts
+
+    /// The writes waiting to be sent, oldest first.
+    public func pendingWrites() throws -> [PendingWrite] {
+        try db.query("SELECT seq, collection, id, op, body, if_match FROM outbox ORDER BY seq").map(Self.pending)
+    }
+
+    static func pending(_ row: [SQLiteValue]) -> PendingWrite {
+        PendingWrite(sequence: row[0].integer ?? 0, collection: row[1].text ?? "", id: row[2].text ?? "",
+                     operation: PendingWrite.Operation(rawValue: row[3].text ?? "") ?? .replace,
+                     body: row[4].data.flatMap { try? JSONValue.parse($0) }, ifMatch: row[5].text)
+    }
+
+    /// Conflicts kept for the app to show, oldest first.
+    public func conflicts() throws -> [RecordedConflict] {
+        try db.query("SELECT seq, collection, id, op, local, server, reason FROM conflicts ORDER BY seq").map { row in
+            RecordedConflict(sequence: row[0].integer ?? 0,
+                             conflict: Conflict(collection: row[1].text ?? "", id: row[2].text ?? "",
+                                                operation: PendingWrite.Operation(rawValue: row[3].text ?? "") ?? .replace,
+                                                local: row[4].data.flatMap { try? JSONValue.parse($0) },
+                                                server: row[5].data.flatMap { try? JSONValue.parse($0) }),
+                             reason: row[6].text ?? "")
+        }
+    }
+
+    /// Forgets a recorded conflict once the app has shown or handled it.
+    public func dismissConflict(_ sequence: Int64) throws {
+        try db.execute("DELETE FROM conflicts WHERE seq = ?", [.integer(sequence)])
+    }
+
+    func hasPending(_ collection: String, _ id: String) throws -> Bool {
+        !(try db.query("SELECT 1 FROM outbox WHERE collection = ? AND id = ? LIMIT 1", [.text(collection), .text(id)]).isEmpty)
+    }
+}
+
+/// A collection the ``OfflineStore`` keeps locally, optionally only the
+/// documents matching a filter.
+public struct Mirror: Sendable, Hashable {
+    /// The collection.
+    public let name: String
+    /// Only documents matching this are mirrored (all visible ones when nil).
+    public let filter: Filter?
+
+    /// Mirrors `name`, all of it or only what matches `filter`.
+    public init(_ name: String, filter: Filter? = nil) {
+        self.name = name
+        self.filter = filter
+    }
+}
