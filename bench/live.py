@@ -8,7 +8,7 @@
    ("t": µs since the epoch); each subscriber's receipt is compared with it, so the latency
    is write-to-client (the POST's own time included: an upper bound of commit-to-client).
    Delivered events/s = events received / span from the first to the last receipt (after
-   waiting for the deliveries to stop, at most 20 s). Rounds alternate roostd, PocketBase.
+   waiting for the deliveries to end: all in, none for 5 s, or --drain seconds). Rounds alternate roostd, PocketBase.
 2. Idle streams (roostd): IDLE streams held open to /items/_live; roostd's RSS before and
    with them, and GET by id (wrk -t2 -c50, bench/lua/get.lua) without and with them, in
    interleaved rounds.
@@ -163,14 +163,17 @@ def fanout_round(label, exe, server_pid, port, stream_path, write_path, a, pb_su
     cpu0 = B.proc_cpu_ticks(server_pid)
     steal0 = B.machine_ticks()
     w = writer(port, write_path, a.rate, a.seconds)
-    # wait for the deliveries to stop (at most 20 s)
-    last, still, t_end = -1, 0, time.monotonic() + 20
+    # wait for the deliveries to end: all expected events in, or none for 5 s, or --drain seconds
+    expected = w["sent"] * int(client.ready[1])
+    last, still, t_end = -1, 0, time.monotonic() + a.drain
     while time.monotonic() < t_end:
         time.sleep(0.5)
         c = client.cmd("COUNT", "COUNT")
+        if c["events"] >= expected:
+            break
         if c["events"] == last:
             still += 1
-            if still >= 3:
+            if still >= 10:
                 break
         else:
             still = 0
@@ -210,6 +213,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--duration", default="10s")
     ap.add_argument("--port", type=int, default=18480)
+    ap.add_argument("--drain", type=float, default=60, help="seconds to wait for deliveries after the writes")
     ap.add_argument("--skip-pb", action="store_true")
     ap.add_argument("--skip-idle", action="store_true")
     ap.add_argument("--skip-fanout", action="store_true")
