@@ -30,7 +30,7 @@ extension CollectionHandlers {
     static func cursor(_ request: Request) throws -> FeedCursor? {
         guard let text = request.query["since"], !text.isEmpty else { return nil }
         guard let cursor = FeedCursor(token: text) else {
-            throw HTTPError(400, "InvalidCursor", "since must be a cursor returned by _deltaset (or an event id of a live stream).")
+            throw HTTPError(400, "InvalidCursor", "since must be a cursor returned by _deltaset of this collection.")
         }
         return cursor
     }
