@@ -1,3 +1,4 @@
+import RoostTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -18,12 +19,12 @@ final class Fixture: @unchecked Sendable {
             permission: private
         """
 
-    let server: KitRoostProcess
+    let server: RoostProcess
     let baseURL: URL
     let scratch: URL
 
     init(config: String = Fixture.config) throws {
-        server = try KitRoostProcess(config: config)
+        server = try RoostProcess(config: config)
         baseURL = URL(string: server.baseURL)!
         scratch = server.dataDir.appendingPathComponent("clients")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)

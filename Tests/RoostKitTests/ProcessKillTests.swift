@@ -1,3 +1,4 @@
+import RoostTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -54,7 +55,7 @@ extension AgainstRoostd {
             let bound = withUnsafeMutablePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) == 0 && getsockname(fd, $0, &size) == 0 }
             }
-            guard bound, listen(fd, 16) == 0 else { throw KitRoostProcess.Failure("blackhole socket failed") }
+            guard bound, listen(fd, 16) == 0 else { throw RoostProcess.Failure("blackhole socket failed") }
             return (fd, Int(UInt16(bigEndian: address.sin_port)))
         }
 

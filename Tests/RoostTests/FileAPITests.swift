@@ -1,3 +1,4 @@
+import RoostTestSupport
 import Files
 import Foundation
 import Testing

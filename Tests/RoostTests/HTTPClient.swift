@@ -1,3 +1,4 @@
+import RoostTestSupport
 import Foundation
 
 /// One HTTP exchange with a running roostd.

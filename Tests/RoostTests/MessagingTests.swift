@@ -1,3 +1,4 @@
+import RoostTestSupport
 import Foundation
 import Testing
 

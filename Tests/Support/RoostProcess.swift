@@ -1,4 +1,3 @@
-// A copy of Tests/RoostTests/RoostProcess.swift (test targets cannot share sources).
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -6,17 +5,17 @@ import FoundationNetworking
 
 /// A real `roostd` started for one test: its own data directory, a free
 /// port picked by the kernel (`--listen 127.0.0.1:0`), and its stderr in a file.
-final class KitRoostProcess: @unchecked Sendable {
-    let dataDir: URL
-    let configPath: URL
-    private(set) var process: Process
-    private(set) var port = 0
-    private(set) var logPath: URL
+public final class RoostProcess: @unchecked Sendable {
+    public let dataDir: URL
+    public let configPath: URL
+    public private(set) var process: Process
+    public private(set) var port = 0
+    public private(set) var logPath: URL
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// The built daemon: `$ROOSTD`, else beside the test bundle, else `.build/debug`.
-    static var binary: String {
+    public static var binary: String {
         if let env = ProcessInfo.processInfo.environment["ROOSTD"] { return env }
         let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("roostd").path
         if FileManager.default.isExecutableFile(atPath: beside) { return beside }
@@ -25,8 +24,8 @@ final class KitRoostProcess: @unchecked Sendable {
     }
 
     /// Starts a daemon, optionally with a YAML config, and waits until it listens.
-    init(config: String? = nil, dataDir: URL? = nil, extraArguments: [String] = []) throws {
-        let dir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("roostkit-test-\(UUID().uuidString)")
+    public init(config: String? = nil, dataDir: URL? = nil, extraArguments: [String] = []) throws {
+        let dir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("roost-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         self.dataDir = dir
         // The core API tests run without accounts: collections they do not
@@ -42,7 +41,7 @@ final class KitRoostProcess: @unchecked Sendable {
     }
 
     /// (Re)starts the daemon on the same data directory (and, on a restart, the same port).
-    func start(extraArguments: [String] = []) throws {
+    public func start(extraArguments: [String] = []) throws {
         logPath = dataDir.appendingPathComponent("roostd-\(UUID().uuidString).log")
         FileManager.default.createFile(atPath: logPath.path, contents: nil)
         let logHandle = try FileHandle(forWritingTo: logPath)
@@ -76,17 +75,17 @@ final class KitRoostProcess: @unchecked Sendable {
         throw Failure("roostd did not start: \(self.log())")
     }
 
-    func log() -> String { (try? String(contentsOf: logPath, encoding: .utf8)) ?? "" }
+    public func log() -> String { (try? String(contentsOf: logPath, encoding: .utf8)) ?? "" }
 
     /// Graceful stop (SIGTERM), waiting for exit.
-    func stop() {
+    public func stop() {
         guard process.isRunning else { return }
         process.terminate()
         process.waitUntilExit()
     }
 
     /// `kill -9`: no chance to flush or checkpoint.
-    func crash() {
+    public func crash() {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
@@ -97,8 +96,8 @@ final class KitRoostProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(at: dataDir)
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-        init(_ d: String) { description = d }
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(_ d: String) { description = d }
     }
 }
