@@ -18,11 +18,14 @@ final class ConsoleStats: @unchecked Sendable {
     let files: FileHandlers
     let databasePath: String
     let logger: Logger
+    /// Open live streams (the LiveHub's count).
+    let liveStreams: @Sendable () -> Int
     private let condition = NSCondition()
     private var stopped = false
     private var history: [(t: Int64, sample: JSONObject)] = []
 
-    init(pools: StorePools, files: FileHandlers, databasePath: String, logger: Logger) {
+    init(pools: StorePools, files: FileHandlers, databasePath: String, liveStreams: @escaping @Sendable () -> Int, logger: Logger) {
+        self.liveStreams = liveStreams
         self.pools = pools
         self.files = files
         self.databasePath = databasePath
@@ -91,6 +94,7 @@ final class ConsoleStats: @unchecked Sendable {
         o["groupCommitBatch"] = commits > 0 ? .double((Double(operations) / Double(commits) * 10).rounded() / 10) : .null
         o["thumbnailBacklog"] = .int(Int64(files.thumbnails.pool.depth + files.thumbnails.pool.busyThreads))
         o["webhookBacklog"] = (try? reader?.pendingDeliveryCount()).flatMap { $0 }.map { .int(Int64($0)) } ?? .null
+        o["liveStreams"] = .int(Int64(liveStreams()))
         o["rssBytes"] = Self.residentBytes().map { .int($0) } ?? .null
         return o
     }

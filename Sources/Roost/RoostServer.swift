@@ -85,10 +85,11 @@ public final class RoostServer {
         let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
                                        hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
         let state = ServerState()
-        let stats = ConsoleStats(pools: pools, files: files, databasePath: databasePath, logger: logger)
-        stats.start()
         let hub = LiveHub(databasePath: databasePath, access: access, filesLevel: files.level, config: config, logger: logger)
         try hub.start()
+        let stats = ConsoleStats(pools: pools, files: files, databasePath: databasePath,
+                                 liveStreams: { hub.openStreams }, logger: logger)
+        stats.start()
         pools.afterCommit.set { hub.wake() }
         pools.sessionsRevoked.set { hub.sessionsChanged() }
         let live = LiveHandlers(pools: pools, access: access, hub: hub)

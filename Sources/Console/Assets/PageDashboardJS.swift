@@ -19,6 +19,7 @@ const METRICS = [
   ['commitsPerSecond', 'Group commits / s', (v) => fmt.number(v)],
   ['groupCommitBatch', 'Group-commit batch (writes per commit)', (v) => fmt.number(v)],
   ['rssBytes', 'Resident memory', fmt.bytes],
+  ['liveStreams', 'Open live streams', (v) => fmt.number(v)],
   ['webhookBacklog', 'Webhook backlog', (v) => fmt.number(v)],
   ['thumbnailBacklog', 'Thumbnail backlog', (v) => fmt.number(v)],
 ];

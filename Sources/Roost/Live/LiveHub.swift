@@ -99,6 +99,12 @@ final class LiveHub: @unchecked Sendable {
         return true
     }
 
+    /// Live streams open (or being opened) now.
+    var openStreams: Int {
+        condition.lock(); defer { condition.unlock() }
+        return open
+    }
+
     /// Gives back a slot reserved for a stream that never started.
     func release() {
         condition.lock(); open -= 1; condition.unlock()
