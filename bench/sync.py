@@ -32,6 +32,7 @@ import sys
 import threading
 import time
 
+sys.dont_write_bytecode = True  # no bench/__pycache__ churn from importing benchlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
 from seed import entity  # noqa: E402

@@ -32,6 +32,12 @@ extension DocumentReader {
                     throw StoreError.expired("The cursor is older than the retained changes, or from another database or permission level; sync again from the start.")
                 }
             }
+            // The common case, nothing new: answered without compiling the filter or touching the table.
+            if let since, since.afterRowID == nil, try db.prepare("SELECT 1 FROM _changes WHERE coll = ?1 AND seq > ?2 LIMIT 1")
+                .firstRow([.text(collection), .int(since.seq)], { _ in true }) == nil {
+                _ = try FilterCompiler(dialect: dialect).compile(filter) // a bad filter is still a 400
+                return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: epoch, level: tag, seq: head, afterRowID: nil), more: false)
+            }
             let table = try tableName(collection)
             let guarded = scope.readPredicate { _ in "" } != nil
             let compiler = try table.layout.map { makeCompiler($0, guarded: guarded) } ?? FilterCompiler(dialect: dialect)

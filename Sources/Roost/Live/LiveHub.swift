@@ -70,8 +70,11 @@ final class LiveHub: @unchecked Sendable {
     private var outgoing: [Int: (EventLoop, [(ResponseStream, [UInt8])])] = [:]
     private var lastBeat = Date()
     private var reader: DocumentReader?
+    /// Where each subscriber's bytes sit in `outgoing` this round.
+    private var slot: [Int: Int] = [:]
 
-    static let batch = 1000
+    /// Changes per round: small enough that loops get bytes while the next round is built.
+    static let batch = 200
 
     init(databasePath: String, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
         self.databasePath = databasePath
@@ -197,6 +200,11 @@ final class LiveHub: @unchecked Sendable {
     /// New changes for every subscriber that is live (at the hub's position).
     /// - Returns: true when a full batch was read (more may wait).
     private func fanOut(_ reader: DocumentReader) throws -> Bool {
+        // Nobody is listening: move the position without reading the changes.
+        guard !subscribers.isEmpty else {
+            head = try reader.feedHead()
+            return false
+        }
         let (changes, _) = try reader.changes(after: head, limit: Self.batch)
         guard !changes.isEmpty else { return false }
         let live = subscribers.values.filter { $0.position == head }
@@ -268,9 +276,13 @@ final class LiveHub: @unchecked Sendable {
         case (.update, true, false): kind = .leave
         default: return nil
         }
-        let entity = after ? visibleEntity(change, parsed, for: subscriber.principal) : nil
-        return ServerSentEvent.encode(id: token(change.seq), kind: kind,
-                                      data: ServerSentEvent.data(collection: change.collection, id: change.id, entity: entity))
+        // Most subscribers see the same bytes for a change: made once per kind and view.
+        let redacted = after && access.redaction(change.collection, subscriber.principal).map { !$0.fields.isEmpty && $0.exceptID != change.id } == true
+        return parsed.encoded(kind, redacted: redacted) {
+            let entity = after ? visibleEntity(change, parsed, for: subscriber.principal) : nil
+            return ServerSentEvent.encode(id: token(change.seq), kind: kind,
+                                          data: ServerSentEvent.data(collection: change.collection, id: change.id, entity: entity))
+        }
     }
 
     /// The entity as the subscriber may see it: others' private profile fields removed.
@@ -316,9 +328,16 @@ final class LiveHub: @unchecked Sendable {
         condition.lock(); checkSessions = true; condition.signal(); condition.unlock()
     }
 
+    /// Queues bytes for a subscriber; a round's bytes for one stream go out as one chunk.
     private func send(_ subscriber: Subscriber, _ bytes: [UInt8]) {
         let loop = subscriber.stream.loop
-        outgoing[loop.index, default: (loop, [])].1.append((subscriber.stream, bytes))
+        if outgoing[loop.index] == nil { outgoing[loop.index] = (loop, []) }
+        if let at = slot[subscriber.id] {
+            outgoing[loop.index]!.1[at].1 += bytes
+        } else {
+            slot[subscriber.id] = outgoing[loop.index]!.1.count
+            outgoing[loop.index]!.1.append((subscriber.stream, bytes))
+        }
     }
 
     /// Hands each loop its bytes: one `execute` per loop per round.
@@ -328,9 +347,8 @@ final class LiveHub: @unchecked Sendable {
             loop.execute {
                 // Slow: what earlier rounds handed a stream is still unsent past the
                 // limit (judged once per round, before this round's bytes).
-                var checked = Set<ObjectIdentifier>()
                 for (stream, bytes) in items where stream.isOpen {
-                    if checked.insert(ObjectIdentifier(stream)).inserted, stream.pending > limit {
+                    if stream.pending > limit {
                         stream.abort()
                         slow.increment()
                         continue
@@ -340,6 +358,7 @@ final class LiveHub: @unchecked Sendable {
             }
         }
         outgoing.removeAll(keepingCapacity: true)
+        slot.removeAll(keepingCapacity: true)
     }
 
     private func closeAll(_ pending: [Subscriber]) {
@@ -352,15 +371,25 @@ final class LiveHub: @unchecked Sendable {
     }
 }
 
-/// The `_acl`s (and the committed entity) of a change, parsed once for all subscribers.
-struct ParsedChange {
+/// The `_acl`s (and the committed entity) of a change, parsed once for all
+/// subscribers, and its encoded events, made once per kind and view.
+final class ParsedChange {
     let beforeACL: JSONObject?
     let after: JSONObject?
     var afterACL: JSONObject? { after?["_acl"]?.objectValue }
+    private var events: [String: [UInt8]] = [:]
 
     init(_ change: FeedChange) {
         beforeACL = change.before.flatMap { (try? JSONParser.parse($0))?.objectValue?["_acl"]?.objectValue }
         after = change.after.flatMap { (try? JSONParser.parse($0))?.objectValue }
+    }
+
+    func encoded(_ kind: ServerSentEvent.Kind, redacted: Bool, _ make: () -> [UInt8]) -> [UInt8] {
+        let key = kind.rawValue + (redacted ? "/redacted" : "")
+        if let known = events[key] { return known }
+        let bytes = make()
+        events[key] = bytes
+        return bytes
     }
 }
 
