@@ -84,6 +84,21 @@ struct CollectionHandlers: Sendable {
     /// One write: prepared on a reader, applied in the writer's group commit.
     private func submit(_ write: CollectionWrite, _ out: ResponseWriter) {
         let (access, hooks, pending) = (self.access, self.hooks, HookServices.Pending([]))
+        // An anonymous write (no credentials: nothing to look up) with a small
+        // body is checked here and parsed in the writer's job, saving the
+        // reader hop; access is still settled before the body is parsed or a
+        // writer slot is taken.
+        if write.request.headers["Authorization"] == nil, (write.body?.count ?? 0) <= CollectionWrite.inlineBodyLimit {
+            let scope = AccessScope(principal: .anonymous, level: access.level(of: write.collection))
+            do {
+                try write.checkAccess(scope, access)
+            } catch {
+                return out.send(StorePools.respond(write.request, pools.logger) { throw error })
+            }
+            return pools.write(write.request, out, committed: hooks.committed(pending)) { writer in
+                try write.apply(try write.prepared(scope), hooks: hooks, writer: writer, pending: pending)
+            }
+        }
         pools.write(write.request, out, committed: hooks.committed(pending), prepare: { reader in
             try write.prepare(access, reader)
         }) { writer, prepared in

@@ -31,11 +31,24 @@ struct CollectionWrite: Sendable {
         let entity: JSONObject
     }
 
+    /// Bodies up to this size from callers with no credentials are parsed in
+    /// the writer's job (their access needs no look-up); larger ones on a reader.
+    static let inlineBodyLimit = 64 * 1024
+
     func prepare(_ access: AccessPolicy, _ reader: DocumentReader) throws -> Prepared {
         let scope = try access.scope(request, collection, reader)
+        try checkAccess(scope, access)
+        return try prepared(scope)
+    }
+
+    /// What the caller may do to the collection at all, before any body is parsed.
+    func checkAccess(_ scope: AccessScope, _ access: AccessPolicy) throws {
         if kind == .create { try scope.checkCreate() } else { try scope.checkCollectionRead() }
         try access.checkClientWrite(collection, scope.principal)
-        return Prepared(scope: scope, entity: try entity ?? body.map(CollectionHandlers.object) ?? JSONObject())
+    }
+
+    func prepared(_ scope: AccessScope) throws -> Prepared {
+        Prepared(scope: scope, entity: try entity ?? body.map(CollectionHandlers.object) ?? JSONObject())
     }
 
     func apply(_ prepared: Prepared, hooks: HookServices, writer: DocumentWriter, pending: HookServices.Pending) throws -> Response {
