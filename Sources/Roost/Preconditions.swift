@@ -10,19 +10,9 @@ enum Preconditions {
     /// The ETag of a stored entity's JSON text (its `_updatedAt`, the last
     /// field the writer puts in every document), or nil when it has none.
     static func etag(ofJSON text: String) -> String? {
-        let key = Array("\"_updatedAt\":\"".utf8)
-        let bytes = Array(text.utf8)
-        guard bytes.count > key.count else { return nil }
-        var at = bytes.count - key.count
-        while at >= 0 {
-            if bytes[at] == key[0], Array(bytes[at..<(at + key.count)]) == key {
-                let start = at + key.count
-                guard let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
-                return "\"" + String(decoding: bytes[start..<end], as: UTF8.self) + "\""
-            }
-            at -= 1
-        }
-        return nil
+        guard let key = text.range(of: "\"_updatedAt\":\"", options: .backwards),
+              let end = text[key.upperBound...].firstIndex(of: "\"") else { return nil }
+        return "\"" + text[key.upperBound..<end] + "\""
     }
 
     static func etag(of entity: JSONObject?) -> String? {

@@ -54,13 +54,15 @@ extension DocumentWriter {
     /// - Returns: how many rows went (call again while it is a full step).
     public func compactChanges(retention: Int64) throws -> Int {
         let cutoff = ChangeFeed.nowMilliseconds - retention * 1000
-        guard let last = try db.prepare("""
-            SELECT max(seq), count(*) FROM (SELECT seq FROM _changes WHERE at < ?1 ORDER BY seq LIMIT ?2)
-            """).firstRow([.int(cutoff), .int(Int64(ChangeFeed.compactionStep))], { ($0.isNull(0) ? nil : $0.int(0), $0.int(1)) }),
-              let horizon = last.0 else { return 0 }
+        // The oldest step's rows by position (the primary key): bounded work
+        // whether or not anything is old enough, never a scan of the feed.
+        let oldest = try db.prepare("SELECT seq, at FROM _changes ORDER BY seq LIMIT ?1")
+            .rows([.int(Int64(ChangeFeed.compactionStep))]) { ($0.int(0), $0.int(1)) }
+        let expired = oldest.prefix { $0.1 < cutoff }
+        guard let horizon = expired.last?.0 else { return 0 }
         try db.prepare("DELETE FROM _changes WHERE seq <= ?1").run([.int(horizon)])
         try db.prepare("UPDATE _meta SET value = ?1 WHERE key = 'feed_horizon'").run([.text(String(horizon))])
-        return Int(last.1)
+        return expired.count
     }
 
     /// Gives the database a new epoch: every cursor handed out before is

@@ -64,10 +64,10 @@ extension DocumentReader {
                 return DeltaPage(changed: page.map(\.1), deleted: [], cursor: cursor, more: more)
             }
             let from = since!.seq
-            let entries = try db.prepare("""
+            let entries = try db.withTimeLimit(timeLimit) { try db.prepare("""
                 SELECT id, max(seq), min(seq) FROM _changes WHERE coll = ?1 AND seq > ?2 AND seq <= ?3
                 GROUP BY id ORDER BY 2 LIMIT ?4
-                """).rows([.text(collection), .int(from), .int(head), .int(Int64(limit + 1))]) { ($0.text(0), $0.int(1), $0.int(2)) }
+                """).rows([.text(collection), .int(from), .int(head), .int(Int64(limit + 1))]) { ($0.text(0), $0.int(1), $0.int(2)) } }
             let more = entries.count > limit
             let page = Array(entries.prefix(limit))
             let end = more ? page.last!.1 : head
@@ -88,12 +88,12 @@ extension DocumentReader {
             let hidden = page.map(\.0).filter { !shown.contains($0) }
             if !hidden.isEmpty {
                 let list = JSONValue.array(hidden.map { .string($0) }).jsonText
-                let states = try db.prepare("""
+                let states = try db.withTimeLimit(timeLimit) { try db.prepare("""
                     SELECT id, prev_doc FROM _changes WHERE coll = ?1 AND seq > ?2 AND seq <= ?3
                     AND id IN (SELECT value FROM json_each(?4)) ORDER BY seq
                     """).rows([.text(collection), .int(since!.base ?? from), .int(head), .text(list)]) {
                         ($0.text(0), $0.isNull(1) ? nil : $0.text(1))
-                    }
+                    } }
                 var judged = Set<String>(), known = Set<String>()
                 for (id, text) in states where !judged.contains(id) {
                     if since!.base == nil { judged.insert(id) } // only the state at the cursor counts

@@ -95,7 +95,8 @@ public final class FilterProbe {
     public func matches(_ text: String, id: String) -> Bool {
         if matchesAll { return true }
         do {
-            return try db.withTimeLimit(0.05) {
+            // Short: one bad filter must not hold the live fan-out thread.
+            return try db.withTimeLimit(0.01) {
                 try db.prepare(sql).firstRow(params + [.text(text), .text(id)]) { $0.int(0) != 0 } ?? false
             }
         } catch {

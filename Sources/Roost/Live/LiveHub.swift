@@ -72,9 +72,13 @@ final class LiveHub: @unchecked Sendable {
     private var reader: DocumentReader?
     /// Where each subscriber's bytes sit in `outgoing` this round.
     private var slot: [Int: Int] = [:]
+    /// Which resuming stream goes first next round (they take turns).
+    private var catchUpTurn = 0
 
     /// Changes per round: small enough that loops get bytes while the next round is built.
     static let batch = 200
+    /// Changes read per round for all streams that are catching up.
+    static let catchUpBudget = 1000
 
     init(databasePath: String, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
         self.databasePath = databasePath
@@ -220,8 +224,20 @@ final class LiveHub: @unchecked Sendable {
     private func catchUp(_ reader: DocumentReader) throws {
         behind = false
         let now = ChangeFeedClock.milliseconds
-        for subscriber in subscribers.values where subscriber.position < head {
-            let (changes, _) = try reader.changes(after: subscriber.position, limit: Self.batch)
+        // A round reads at most `catchUpBudget` changes for all resuming
+        // streams together, taking them in turn, so many clients resuming from
+        // old cursors slow only themselves, not the live ones.
+        var lagging = subscribers.values.filter { $0.position < head }.sorted { $0.id < $1.id }
+        guard !lagging.isEmpty else { return }
+        let start = catchUpTurn % lagging.count
+        lagging = Array(lagging[start...] + lagging[..<start])
+        catchUpTurn &+= 1
+        var budget = Self.catchUpBudget
+        for subscriber in lagging {
+            guard budget > 0 else { behind = true; break }
+            let limit = min(Self.batch, budget)
+            let (changes, _) = try reader.changes(after: subscriber.position, limit: limit)
+            budget -= max(changes.count, 1)
             var sent = 0, full = false
             for change in changes where change.seq <= head {
                 if let bytes = event(change, ParsedChange(change), for: subscriber) {
@@ -234,7 +250,7 @@ final class LiveHub: @unchecked Sendable {
                 if sent >= bufferLimit / 2 { full = true; break }
             }
             // Every change up to the hub's position was read: it joins the live ones.
-            if !full && (changes.count < Self.batch || (changes.last?.seq ?? 0) > head) {
+            if !full && (changes.count < limit || (changes.last?.seq ?? 0) > head) {
                 subscriber.position = head
             }
             behind = behind || subscriber.position < head
