@@ -22,6 +22,10 @@ struct CollectionHandlers: Sendable {
             let scope = try access.scope(request, collection, reader)
             let find = try ListParameters.find(request)
             try access.checkHiddenFields(collection, scope.principal, filter: find.filter, sort: find.sort.map(\.field))
+            if ListParameters.wantsExplain(request) {
+                guard scope.principal == .admin else { throw HTTPError(403, "Forbidden", "explain=true is for administrators.") }
+                return .json(200, try reader.explain(collection, find, scope: scope).jsonText)
+            }
             let page = try reader.page(collection, find, withTotal: ListParameters.wantsTotal(request), scope: scope,
                                        redaction: access.redaction(collection, scope.principal))
             var documents = page.documents
@@ -32,6 +36,7 @@ struct CollectionHandlers: Sendable {
                 ? .html(200, HTMLPages.table(collection: collection, documents: documents))
                 : .json(200, "[" + documents.joined(separator: ",") + "]")
             if let total = page.total { response.headers.add("X-Total-Count", String(total)) }
+            if let next = page.next { response.headers.add("X-Roost-Next", next) }
             return response
         }
     }

@@ -41,7 +41,17 @@ enum ListParameters {
             }
             find.fields = names
         }
+        if let text = request.query["after"], !text.isEmpty {
+            guard find.skip == 0 else { throw HTTPError(400, "InvalidQuery", "after and skip cannot be combined; after already says where the page starts.") }
+            find.after = text
+        }
         return find
+    }
+
+    /// True when an administrator asked how the list would be read (`explain=true`).
+    static func wantsExplain(_ request: Request) -> Bool {
+        guard let v = request.query["explain"] else { return false }
+        return v == "true" || v == "1"
     }
 
     /// True when the client asked for `X-Total-Count` with `count=true`.

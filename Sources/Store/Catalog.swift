@@ -42,6 +42,7 @@ final class Catalog {
                 doc TEXT NOT NULL
             );
             CREATE INDEX c_\(id)_created ON c_\(id)(created_at);
+            \(Self.updatedIndexSQL(tableID: id));
             CREATE TABLE x_\(id) (path TEXT NOT NULL, k INTEGER NOT NULL, v, rid INTEGER NOT NULL,
                                   PRIMARY KEY (path, k, v, rid)) WITHOUT ROWID;
             """)
@@ -49,4 +50,19 @@ final class Catalog {
         guard let created = try layout(name) else { throw SQLiteError(code: 1, message: "collection \(name) vanished") }
         return created
     }
+
+    /// The index that orders a collection's rows by `_updatedAt`.
+    static func updatedIndexSQL(tableID: Int64) -> String {
+        "CREATE INDEX IF NOT EXISTS c_\(tableID)_updated ON c_\(tableID)(updated_at)"
+    }
+
+    /// The index that orders a collection's rows by the value index `path`,
+    /// in MongoDB's order across types (`SortKey.indexExpressions`), so a
+    /// sort or a range on it reads only the page.
+    static func sortIndexSQL(tableID: Int64, indexID: Int64, path: String) -> String {
+        let (bracket, value) = SortKey.indexExpressions(path, document: "doc")
+        return "CREATE INDEX IF NOT EXISTS \(sortIndexName(tableID: tableID, indexID: indexID)) ON c_\(tableID)(\(bracket), \(value))"
+    }
+
+    static func sortIndexName(tableID: Int64, indexID: Int64) -> String { "c_\(tableID)_s_\(indexID)" }
 }

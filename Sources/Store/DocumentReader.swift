@@ -30,49 +30,70 @@ public final class DocumentReader {
         try page(collection, query, withTotal: false, scope: scope, redaction: redaction).documents
     }
 
-    /// One page of matches and, when asked, the total number of matches,
-    /// both from one snapshot (the total agrees with the page).
+    /// One page of matches, the cursor of the next page when this one is
+    /// full, and, when asked, the total number of matches, all from one
+    /// snapshot (the total agrees with the page).
     public func page(_ collection: String, _ query: FindQuery, withTotal: Bool, scope: AccessScope = .system,
-                     redaction: Redaction? = nil) throws -> (documents: [String], total: Int?) {
+                     redaction: Redaction? = nil) throws -> ListPage {
         try db.readTransaction {
-            let documents = try findInSnapshot(collection, query, scope: scope, redaction: redaction)
-            let total = withTotal ? try countInSnapshot(collection, filter: query.filter, scope: scope) : nil
-            return (documents, total)
+            var page = try findInSnapshot(collection, query, scope: scope, redaction: redaction)
+            page.total = withTotal ? try countInSnapshot(collection, filter: query.filter, scope: scope) : nil
+            return page
         }
     }
 
-    /// `find` inside a read transaction, so the multikey check and the query see one snapshot.
-    func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope, redaction: Redaction?) throws -> [String] {
+    /// `find` inside a read transaction, so the plan's look-ups and the query see one snapshot.
+    func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope, redaction: Redaction?) throws -> ListPage {
         try scope.checkCollectionRead()
         guard let layout = try catalog.layout(collection) else {
             _ = try FilterCompiler(dialect: dialect).compile(query.filter) // still reject bad filters
-            return []
+            return ListPage(documents: [])
         }
-        let compiler = makeCompiler(layout, guarded: scope.readPredicate({ _ in "" }) != nil)
-        let filter = try compiler.compile(query.filter)
-        var orderBy: [String] = []
-        if let near = filter.nearestFirst, query.sort.isEmpty { orderBy.append("\(near) ASC") }
-        for key in query.sort { orderBy.append(contentsOf: sortTerms(key.field, ascending: key.ascending, compiler)) }
-        orderBy.append("d.rid ASC")
-        let visible = scope.readPredicate(compiler.bind)
-        let document = redaction?.selectSQL(compiler.bind) ?? "d.doc"
-        let select: String
-        if let fields = query.fields {
-            let names = (["_id"] + fields).map { compiler.bind(.text($0)) }.joined(separator: ",")
-            select = "(SELECT json_group_object(key, CASE type WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE value END) FROM json_each(\(document)) WHERE key IN (\(names)))"
-        } else {
-            select = document
+        let plan = try listPlan(layout, query, scope: scope, redaction: redaction)
+        return try db.withTimeLimit(timeLimit) { try run(plan, limit: query.limit, skip: query.skip) }
+    }
+
+    /// Runs `plan`'s segments in order until `limit` rows (after `skip`) are read.
+    func run(_ plan: ListPlan, limit: Int, skip: Int) throws -> ListPage {
+        var documents: [String] = []
+        var last: [SQLValue] = []
+        var skipLeft = skip
+        let limitParam = plan.params.count + 1
+        for i in plan.segments.indices where documents.count < limit {
+            let want = limit - documents.count
+            if skipLeft > 0 && plan.segments.count > 1 {
+                // Skip whole segments by counting them (at most `skipLeft` rows each).
+                let condition = plan.segments[i].condition
+                let n = Int(try db.prepare("SELECT count(*) FROM (SELECT 1 \(plan.from) WHERE \(condition) LIMIT ?\(limitParam))")
+                    .firstRow(plan.params + [.int(Int64(skipLeft))]) { $0.int(0) } ?? 0)
+                if n < skipLeft { skipLeft -= n; continue }
+            }
+            let keyColumns = plan.keyColumns
+            let rows = try db.prepare(plan.sql(i, limitParam: limitParam))
+                .rows(plan.params + [.int(Int64(want)), .int(Int64(skipLeft))]) { row in
+                    (row.text(0), (1...keyColumns).map { row.value(Int32($0)) })
+                }
+            skipLeft = 0
+            documents += rows.map(\.0)
+            if let tail = rows.last { last = tail.1 }
         }
-        let limit = compiler.bind(.int(Int64(query.limit)))
-        let offset = compiler.bind(.int(Int64(query.skip)))
-        let sql: String
-        if visible == nil, let driver = filter.streamable, query.sort.isEmpty, filter.nearestFirst == nil {
-            // Walk the index in row order and stop at the limit.
-            sql = "SELECT \(select) FROM (\(driver)) AS m JOIN \(layout.table) AS d ON d.rid = m.rid ORDER BY m.rid LIMIT \(limit) OFFSET \(offset)"
-        } else {
-            sql = "SELECT \(select) FROM \(layout.table) AS d WHERE \(Self.visibleFirst(visible, filter.whereSQL)) ORDER BY \(orderBy.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)"
+        let next = documents.count == limit && limit > 0 ? KeysetCursor(order: plan.order, values: last).token : nil
+        return ListPage(documents: documents, next: next)
+    }
+
+    /// How a list would be read: the strategy, and each statement with
+    /// SQLite's plan for it (`?explain=true`, for operators).
+    public func explain(_ collection: String, _ query: FindQuery, scope: AccessScope = .system) throws -> JSONValue {
+        try scope.checkCollectionRead()
+        guard let layout = try catalog.layout(collection) else { return .object(JSONObject([("strategy", .string("empty"))])) }
+        let plan = try listPlan(layout, query, scope: scope, redaction: nil)
+        let limitParam = plan.params.count + 1
+        let statements: [JSONValue] = try plan.segments.indices.map { i in
+            let sql = plan.sql(i, limitParam: limitParam)
+            let lines = try db.prepare("EXPLAIN QUERY PLAN " + sql).rows(plan.params + [.int(Int64(query.limit)), .int(0)]) { $0.text(3) }
+            return .object(JSONObject([("sql", .string(sql)), ("plan", .array(lines.map { .string($0) }))]))
         }
-        return try db.withTimeLimit(timeLimit) { try db.prepare(sql).rows(compiler.params) { $0.text(0) } }
+        return .object(JSONObject([("strategy", .string(plan.strategy.rawValue)), ("order", .string(plan.order)), ("statements", .array(statements))]))
     }
 
     /// The number of documents matching `filter`.
@@ -138,21 +159,6 @@ public final class DocumentReader {
         let compiled = try compiler.compile(filter)
         return try db.prepare("EXPLAIN QUERY PLAN SELECT d.doc FROM \(layout.table) AS d WHERE \(compiled.whereSQL)")
             .rows(compiled.params) { $0.text(3) }
-    }
-
-    /// MongoDB's sort order across types: null and missing, numbers, strings,
-    /// objects, arrays, booleans; then the value within its type.
-    func sortTerms(_ field: String, ascending: Bool, _ compiler: FilterCompiler) -> [String] {
-        let direction = ascending ? "ASC" : "DESC"
-        switch field {
-        case "_id": return ["d.id \(direction)"]
-        case "_createdAt": return ["d.created_at \(direction)"]
-        case "_updatedAt": return ["d.updated_at \(direction)"]
-        default:
-            let path = compiler.bind(.text(SQLiteDialect.jsonPath(field.split(separator: ".").map { .key(String($0)) })))
-            let bracket = "CASE json_type(d.doc, \(path)) WHEN 'integer' THEN 2 WHEN 'real' THEN 2 WHEN 'text' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 5 WHEN 'false' THEN 6 WHEN 'true' THEN 6 ELSE 1 END"
-            return ["\(bracket) \(direction)", "json_extract(d.doc, \(path)) \(direction)"]
-        }
     }
 }
 

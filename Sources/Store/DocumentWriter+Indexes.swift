@@ -83,6 +83,7 @@ extension DocumentWriter {
                     try db.exec("DROP TABLE IF EXISTS g_\(layout.tableID)_\(indexID)")
                 } else {
                     try db.prepare("DELETE FROM \(layout.indexTable) WHERE path = ?1").run([.text(spec.path)])
+                    try db.exec("DROP INDEX IF EXISTS \(Catalog.sortIndexName(tableID: layout.tableID, indexID: indexID))")
                 }
                 try db.prepare("DELETE FROM _indexes WHERE id = ?1").run([.int(indexID)])
                 logger.info("dropped index", metadata: ["collection": "\(collection)", "index": "\(spec)"])
@@ -95,6 +96,8 @@ extension DocumentWriter {
                     .run([.int(layout.tableID), .text(spec.path), .text(spec.kind.rawValue)])
                 if spec.kind == .geo {
                     try db.exec("CREATE VIRTUAL TABLE g_\(layout.tableID)_\(db.lastInsertRowID) USING rtree(id, minX, maxX, minY, maxY)")
+                } else {
+                    try db.exec(Catalog.sortIndexSQL(tableID: layout.tableID, indexID: db.lastInsertRowID, path: spec.path))
                 }
             }
             catalog.forget(collection)

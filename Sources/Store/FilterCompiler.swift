@@ -13,6 +13,9 @@ public struct CompiledFilter: Sendable {
     /// most once, in row order (a single-value equality): a list can walk
     /// the index and stop at its limit instead of gathering every match.
     public var streamable: String?
+    /// The index look-ups among the filter's top-level conditions (each
+    /// narrows the whole match): a plan estimates the matches from them.
+    public var drivingParts: [String] = []
 }
 
 /// Compiles MongoDB-style JSON filters to SQL that runs inside the database.
@@ -38,6 +41,8 @@ public final class FilterCompiler {
     public var isMultikey: (String) -> Bool = { _ in true }
     /// Conditions compiled so far, against `QueryLimits.maxConditions`.
     var conditions = 0
+    /// The index look-ups among the top-level conditions.
+    var drivingParts: [String] = []
 
     /// The SQL expression holding the document's JSON text.
     public static let documentColumn = "d.doc"
@@ -58,7 +63,8 @@ public final class FilterCompiler {
         let sql = try compileObject(object, root: .path(base: Self.documentColumn, steps: []), depth: 0)
         let parts = indexParts[sql]
         let streamable = parts.flatMap { $0.count == 1 && orderedIndexParts.contains($0[0]) ? $0[0] : nil }
-        return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: parts, streamable: streamable)
+        return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: parts, streamable: streamable,
+                              drivingParts: drivingParts)
     }
 
     func checkDepth(_ depth: Int) throws(QueryError) {
@@ -124,6 +130,7 @@ public final class FilterCompiler {
                 clauses.append(try compileField(path, condition: value, root: root, depth: depth))
             }
         }
+        if depth == 0 { drivingParts = clauses.compactMap { indexParts[$0] }.flatMap { $0 } }
         return conjunction(clauses)
     }
 

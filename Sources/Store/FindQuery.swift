@@ -12,14 +12,17 @@ public struct FindQuery: Sendable {
     public var skip: Int
     /// Top-level fields to return; `_id` is always included. Nil returns all.
     public var fields: [String]?
+    /// The `after` cursor of the previous page (`ListPage.next`): keyset paging.
+    public var after: String?
 
     public init(filter: JSONValue = .object(JSONObject()), sort: [(field: String, ascending: Bool)] = [],
-                limit: Int = FindQuery.defaultLimit, skip: Int = 0, fields: [String]? = nil) {
+                limit: Int = FindQuery.defaultLimit, skip: Int = 0, fields: [String]? = nil, after: String? = nil) {
         self.filter = filter
         self.sort = sort
         self.limit = limit
         self.skip = skip
         self.fields = fields
+        self.after = after
     }
 
     /// Parses a sort spec such as `{"name":1,"_createdAt":-1}`.

@@ -137,6 +137,15 @@ public enum Migrations {
             CREATE INDEX _login_known_age ON _login_known(last_success);
             CREATE INDEX _login_failures_window ON _login_failures(window_start);
             """),
+        // Sorted pages in O(page): every collection's rows by `_updatedAt`,
+        // and by each declared value index in MongoDB's order across types.
+        Migration(8, "", code: { db in
+            let ids = try db.prepare("SELECT id FROM _collections").rows { $0.int(0) }
+            for id in ids { try db.exec(Catalog.updatedIndexSQL(tableID: id)) }
+            let indexes = try db.prepare("SELECT collection_id, id, path FROM _indexes WHERE kind = 'value'")
+                .rows { ($0.int(0), $0.int(1), $0.text(2)) }
+            for (table, index, path) in indexes { try db.exec(Catalog.sortIndexSQL(tableID: table, indexID: index, path: path)) }
+        }),
     ]
 
     /// Brings the database at `connection` up to the newest version.

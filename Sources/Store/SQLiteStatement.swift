@@ -19,7 +19,10 @@ public final class SQLiteStatement {
     public func bind(_ values: [SQLValue]) throws {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
-        for (i, value) in values.enumerated() {
+        // A statement may use fewer parameters than a plan bound for all of
+        // its statements; the ones past its highest are not its own.
+        let count = Int(sqlite3_bind_parameter_count(handle))
+        for (i, value) in values.prefix(count).enumerated() {
             let index = Int32(i + 1)
             let rc: Int32
             switch value {
@@ -89,6 +92,16 @@ public final class SQLiteStatement {
     public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
     public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    /// The column as a `SQLValue`, keeping its storage class.
+    public func value(_ column: Int32) -> SQLValue {
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL: return .null
+        case SQLITE_INTEGER: return .int(int(column))
+        case SQLITE_FLOAT: return .double(double(column))
+        default: return .text(text(column))
+        }
+    }
 
     public func text(_ column: Int32) -> String {
         guard let p = sqlite3_column_text(handle, column) else { return "" }

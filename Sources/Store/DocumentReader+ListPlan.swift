@@ -1,0 +1,142 @@
+import JSON
+
+extension DocumentReader {
+    /// At most this many index matches, a sorted list gathers its matches
+    /// through the index and sorts them; past it, it walks the sort's index.
+    static let gatherLimit = 2000
+
+    /// Chooses how to read `query` and writes its SQL.
+    ///
+    /// A private read (`guarded`) never walks a value index: the order in
+    /// which it would meet rows the caller cannot read would show in its
+    /// timing. Its filter runs only on visible rows (`visibleFirst`).
+    func listPlan(_ layout: CollectionLayout, _ query: FindQuery, scope: AccessScope, redaction: Redaction?) throws -> ListPlan {
+        let guarded = scope.readPredicate({ _ in "" }) != nil
+        let probe = makeCompiler(layout, guarded: guarded)
+        let probed = try probe.compile(query.filter)
+        let walk = guarded || probed.nearestFirst != nil ? nil : try chooseWalk(layout, query, probed)
+        // A walk filters the rows it meets: its filter must not make SQLite
+        // gather index matches first, so it is compiled without them.
+        let compiler = walk == nil ? probe : makeCompiler(layout, guarded: true)
+        let filter = walk == nil ? probed : try compiler.compile(query.filter)
+        let bind = compiler.bind
+
+        var keys: [SortKey]
+        var order: String
+        if query.sort.isEmpty, let near = filter.nearestFirst {
+            keys = [SortKey(bracket: nil, value: near, ascending: true, indexed: false)]
+            order = "~near"
+        } else if query.sort.isEmpty, let walk {
+            keys = [SortKey.make(walk.field, ascending: true, layout: layout, bind: bind)]
+            order = "~\(walk.field):1"
+        } else {
+            keys = query.sort.map { SortKey.make($0.field, ascending: $0.ascending, layout: walk == nil ? nil : layout, bind: bind) }
+            order = query.sort.map { "\($0.field):\($0.ascending ? 1 : -1)" }.joined(separator: ",")
+        }
+        let ridAscending = keys.first?.ascending ?? true
+        let flat = keys.flatMap { k in k.expressions.map { (sql: $0, ascending: k.ascending) } } + [(sql: "d.rid", ascending: ridAscending)]
+        let cursor = try query.after.map { token throws(QueryError) in try KeysetCursor(token: token, order: order, count: flat.count) }
+        let marks = cursor?.values.map { bind($0) }
+
+        let visible = scope.readPredicate(bind)
+        let document = redaction?.selectSQL(bind) ?? "d.doc"
+        var select = document
+        if let fields = query.fields {
+            let names = (["_id"] + fields).map { bind(.text($0)) }.joined(separator: ",")
+            select = "(SELECT json_group_object(key, CASE type WHEN 'true' THEN json('true') WHEN 'false' THEN json('false') ELSE value END) FROM json_each(\(document)) WHERE key IN (\(names)))"
+        }
+        let columns = ([select] + flat.map(\.sql)).joined(separator: ", ")
+        func plan(_ strategy: ListPlan.Strategy, from: String, _ segments: [ListPlan.Segment]) -> ListPlan {
+            ListPlan(strategy: strategy, head: "SELECT \(columns) \(from)", from: from, segments: segments,
+                     params: compiler.params, keyColumns: flat.count, order: order)
+        }
+        let table = "FROM \(layout.table) AS d"
+
+        if let walk, let first = keys.first {
+            let range = walk.range.map { r in (r.bracket, r.bounds.map { "\(first.value) \($0.op) \(bind($0.value))" }) }
+            let segments = Self.walkSegments(first, rest: Array(flat.dropFirst(first.expressions.count)), range: range,
+                                             cursor: marks, cursorValues: cursor?.values, filter: filter.whereSQL)
+            return plan(.walk, from: table, segments)
+        }
+        if visible == nil, let driver = filter.streamable, query.sort.isEmpty, filter.nearestFirst == nil {
+            let condition = marks.map { "m.rid > \($0[0])" } ?? "1"
+            return plan(.lookup, from: "FROM (\(driver)) AS m JOIN \(layout.table) AS d ON d.rid = m.rid",
+                        [.init(condition: condition, orderBy: "m.rid")])
+        }
+        let keyset = marks.map { " AND " + ListPlan.after(flat, $0) } ?? ""
+        let condition = Self.visibleFirst(visible, "(\(filter.whereSQL))\(keyset)")
+        return plan(.scan, from: table, [.init(condition: condition, orderBy: ListPlan.orderBy(flat))])
+    }
+
+    /// The walk a list takes, if an index can deliver its order: the first
+    /// sort key's index (unless the filter's own index look-ups find few
+    /// rows: gathering those and sorting them is cheaper), or, unsorted, the
+    /// index of its only indexed condition when that is a range.
+    func chooseWalk(_ layout: CollectionLayout, _ query: FindQuery, _ probed: CompiledFilter) throws -> (field: String, range: RangeBounds?)? {
+        let builtIn: Set<String> = ["_id", "_createdAt", "_updatedAt"]
+        let members = query.filter.objectValue?.members.map(\.key) ?? []
+        let indexed = members.filter { $0 == "_id" || layout.indexedPaths.contains($0) }
+        if let first = query.sort.first {
+            guard builtIn.contains(first.field) || layout.indexedPaths.contains(first.field) else { return nil }
+            // Another indexed condition may narrow the matches far below a walk's reach.
+            if indexed.contains(where: { $0 != first.field }), !probed.drivingParts.isEmpty,
+               try fewestMatches(probed) <= Self.gatherLimit { return nil }
+            let range = builtIn.contains(first.field) || isMultikey(layout, first.field) ? nil : RangeBounds(query.filter, field: first.field)
+            return (first.field, range)
+        }
+        guard indexed.count == 1, indexed[0] != "_id", !isMultikey(layout, indexed[0]),
+              let range = RangeBounds(query.filter, field: indexed[0]) else { return nil }
+        return (indexed[0], range)
+    }
+
+    /// The fewest rows one of the filter's top-level index look-ups yields, counted up to `gatherLimit + 1`.
+    func fewestMatches(_ compiled: CompiledFilter) throws -> Int {
+        var fewest = Int.max
+        for part in compiled.drivingParts {
+            let sql = "SELECT count(*) FROM (\(part) LIMIT \(Self.gatherLimit + 1))"
+            let n = Int(try db.prepare(sql).firstRow(compiled.params) { $0.int(0) } ?? 0)
+            fewest = min(fewest, n)
+            if fewest <= Self.gatherLimit { break }
+        }
+        return fewest
+    }
+
+    func isMultikey(_ layout: CollectionLayout, _ path: String) -> Bool {
+        makeCompiler(layout).isMultikey(path)
+    }
+}
+
+extension DocumentReader {
+    /// The segments of an index walk on `first`: with a cursor, the rest of
+    /// its tie, then the rest of its bracket, then each later bracket;
+    /// without, each bracket in the key's direction. `range` (a bracket and
+    /// conditions on the key's value) narrows them to the filter's range.
+    static func walkSegments(_ first: SortKey, rest: [(sql: String, ascending: Bool)], range: (Int64, [String])?,
+                             cursor marks: [String]?, cursorValues: [SQLValue]?, filter: String) -> [ListPlan.Segment] {
+        let rangeTerms = range?.1 ?? []
+        let byValue = ListPlan.orderBy([(sql: first.value, ascending: first.ascending)] + rest)
+        func segment(_ conditions: [String], _ orderBy: String) -> ListPlan.Segment {
+            .init(condition: (conditions + rangeTerms + ["(\(filter))"]).joined(separator: " AND "), orderBy: orderBy)
+        }
+        var brackets: [Int64] = range.map { [$0.0] } ?? [1, 2, 3, 4, 5, 6]
+        if !first.ascending { brackets.reverse() }
+        guard let marks, let values = cursorValues else {
+            guard let bracket = first.bracket else { return [segment([], byValue)] }
+            return brackets.map { segment(["\(bracket) = \($0)"], byValue) }
+        }
+        let n = first.expressions.count
+        var same: [String] = []
+        if let bracket = first.bracket { same.append("\(bracket) = \(marks[0])") }
+        let tie = values[n - 1] == .null ? "\(first.value) IS NULL" : "\(first.value) = \(marks[n - 1])"
+        var segments = [segment(same + [tie, ListPlan.after(rest, Array(marks[n...]))], ListPlan.orderBy(rest))]
+        if values[n - 1] != .null {
+            segments.append(segment(same + ["\(first.value) \(first.ascending ? ">" : "<") \(marks[n - 1])"], byValue))
+        }
+        if let bracket = first.bracket, case .int(let current) = values[0] {
+            for b in brackets where first.ascending ? b > current : b < current {
+                segments.append(segment(["\(bracket) = \(b)"], byValue))
+            }
+        }
+        return segments
+    }
+}

@@ -1,0 +1,13 @@
+/// One page of a list: the documents' JSON texts in order, the `after`
+/// cursor of the next page (when this one is full), and the total when asked.
+public struct ListPage: Sendable {
+    public var documents: [String]
+    public var next: String?
+    public var total: Int?
+
+    public init(documents: [String], next: String? = nil, total: Int? = nil) {
+        self.documents = documents
+        self.next = next
+        self.total = total
+    }
+}
