@@ -35,6 +35,13 @@ public struct RoostConfig: Sendable {
     public var loops = ProcessInfo.processInfo.activeProcessorCount
     public var readers = ProcessInfo.processInfo.activeProcessorCount
     public var queueCapacity = 4096
+    /// Milliseconds a read may run on a reader thread; past it, it starts
+    /// over on a slow reader, so long scans never take every reader.
+    public var readSliceMs = 200
+    /// Threads that run the reads that outgrew their slice.
+    public var slowReaders = 1
+    /// Seconds a read may run at all (a slow reader's limit); past it, 503 `QueryTimeout`.
+    public var queryTimeLimit = 10.0
     public var writeBatch = 256
     public var durability: Durability = .process
     public var maxBodyBytes = 1 << 20
@@ -152,7 +159,8 @@ public struct RoostConfig: Sendable {
                              "password_cost", "hash_concurrency", "admin_token",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms",
-                             "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header"]
+                             "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
+                             "read_slice_ms", "slow_readers", "query_time_limit"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
@@ -172,6 +180,13 @@ public struct RoostConfig: Sendable {
         case "loops": loops = try int(1, 64)
         case "readers": readers = try int(1, 256)
         case "queue_capacity": queueCapacity = try int(1, 1_000_000)
+        case "read_slice_ms": readSliceMs = try int(10, 600_000)
+        case "slow_readers": slowReaders = try int(1, 64)
+        case "query_time_limit":
+            guard let seconds = (value as? Double) ?? (value as? Int).map(Double.init) ?? Double("\(value)"), seconds >= 0.05, seconds <= 3600 else {
+                throw Invalid("\(source): query_time_limit must be a number of seconds from 0.05 to 3600")
+            }
+            queryTimeLimit = seconds
         case "write_batch": writeBatch = try int(1, 10_000)
         case "max_body_bytes": maxBodyBytes = try int(1024, 1 << 30)
         case "durability":

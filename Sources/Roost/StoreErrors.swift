@@ -26,7 +26,7 @@ extension HTTPError {
                 return HTTPError(400, "RegexTooComplex", "A $regex needed too much backtracking or memory and was stopped; simplify the pattern (avoid nested repetition such as (a|aa)+).")
             }
             if e.isInterrupted {
-                return HTTPError(503, "QueryTimeout", "The query ran past its time limit and was stopped; narrow it or index the fields it filters on.",
+                return HTTPError(503, "QueryTimeout", "The query ran past its time limit (query_time_limit) and was stopped; narrow it, page it with after=, or index the fields it filters and sorts on.",
                                  headers: Headers([("Retry-After", "1")]))
             }
             return .internalError("The database reported an error; the request changed nothing.")

@@ -17,6 +17,10 @@ final class StorePools: Sendable {
     }
 
     let readers: WorkerPool<DocumentReader, ReadJob>
+    /// Reads that ran past their slice on a reader start over here, on a few
+    /// threads with the full time limit: long scans queue among themselves
+    /// while every other read keeps its latency.
+    let slowReaders: WorkerPool<DocumentReader, ReadJob>
     let writer: WorkerPool<DocumentWriter, WriteJob>
     /// Password hashing: few threads, because each hash takes the Argon2id
     /// cost's memory; each has a reader connection for credential look-ups.
@@ -42,7 +46,11 @@ final class StorePools: Sendable {
         // (most so on a virtual machine with CPU steal).
         readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity,
                              spinBeforeSleep: Self.readerSpin, logger: logger,
-                             makeContext: { try DocumentReader(path: databasePath) },
+                             makeContext: {
+                                 let reader = try DocumentReader(path: databasePath)
+                                 reader.timeLimit = Double(config.readSliceMs) / 1000
+                                 return reader
+                             },
                              run: { reader, jobs in
                                  for job in jobs {
                                      let started = monotonicNanoseconds()
@@ -50,6 +58,19 @@ final class StorePools: Sendable {
                                      readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
                                  }
                              })
+        slowReaders = WorkerPool(name: "slow-reader", threads: config.slowReaders, capacity: 16 * config.slowReaders, logger: logger,
+                                 makeContext: {
+                                     let reader = try DocumentReader(path: databasePath)
+                                     reader.timeLimit = config.queryTimeLimit
+                                     return reader
+                                 },
+                                 run: { reader, jobs in
+                                     for job in jobs {
+                                         let started = monotonicNanoseconds()
+                                         job(reader)
+                                         readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
+                                     }
+                                 })
         // A short queue that also refuses a log-in expected to wait past
         // `maxHashWait`: it gets 503 + Retry-After instead of timing out. Hash
         // threads run at a lower priority, so the event loops and readers stay
@@ -82,6 +103,7 @@ final class StorePools: Sendable {
 
     func start() throws {
         try readers.start()
+        try slowReaders.start()
         try writer.start()
         try hashers.start()
     }
@@ -91,6 +113,7 @@ final class StorePools: Sendable {
     func shutdown() {
         hashers.shutdown(discardingQueued: true)
         readers.shutdown(discardingQueued: true)
+        slowReaders.shutdown(discardingQueued: true)
         writer.shutdown()
     }
 
@@ -118,10 +141,11 @@ final class StorePools: Sendable {
     /// - Returns: false when the queue was full (503 already sent).
     @discardableResult
     func readStep(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) -> Bool {
-        let logger = self.logger
-        let accepted = readers.submit { reader in
+        let accepted = readers.submit { [self] reader in
             do {
                 if let response = try body(reader) { out.send(response) }
+            } catch where Self.ranPastSlice(error) {
+                slowRead(request, out, body)
             } catch {
                 out.send(Self.respond(request, logger) { throw error })
             }
@@ -132,11 +156,29 @@ final class StorePools: Sendable {
 
     /// Runs `body` on a reader thread and sends its response; 503 if the queue is full.
     func read(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
+        readStep(request, out) { reader in try body(reader) }
+    }
+
+    /// Starts a read over on a slow reader (it outgrew its slice on a reader).
+    private func slowRead(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
         let logger = self.logger
-        let accepted = readers.submit { reader in
-            out.send(Self.respond(request, logger) { try body(reader) })
+        let accepted = slowReaders.submit { reader in
+            do {
+                if let response = try body(reader) { out.send(response) }
+            } catch {
+                out.send(Self.respond(request, logger) { throw error })
+            }
         }
-        if !accepted { out.send(HTTPError.overloaded().response) }
+        if !accepted {
+            out.send(HTTPError(503, "Overloaded", "Too many long-running queries are waiting; try again shortly, or narrow the query or index the fields it sorts and filters on.",
+                               headers: Headers([("Retry-After", "2")])).response)
+        }
+    }
+
+    /// True when a read was stopped at its reader's time slice.
+    static func ranPastSlice(_ error: any Error) -> Bool {
+        if case .database(let db) = StoreError.wrap(error) { return db.isInterrupted }
+        return false
     }
 
     /// Runs `operation` in the writer's next group commit; answers after COMMIT.

@@ -235,3 +235,67 @@ def test_a_cursor_of_another_order_is_refused(world):
     assert_error(d.call("GET", f"/items?limit=5&sort={q({'n': -1})}&after={after}"), 400, "InvalidQuery")
     ids, _ = get_ids(d, f"/items?limit=5&sort={q({'n': 1})}&after={after}")
     assert len(ids) == 5
+
+
+SLOW_CONFIG = f"""
+default_permission: public
+admin_token: {ADMIN_TOKEN}
+readers: 2
+slow_readers: 1
+read_slice_ms: 10
+query_time_limit: 30
+"""
+
+
+def slow_world(extra=""):
+    return running_roostd(SLOW_CONFIG + extra)
+
+
+def fill(d, n):
+    rng = random.Random(7)
+    for start in range(0, n, 100):
+        ops = [{"method": "POST", "path": "/big", "body": {"s": rng.random(), "t": "x" * rng.randint(0, 40)}}
+               for _ in range(start, min(n, start + 100))]
+        assert d.call("POST", "/_batch", {"operations": ops}).status == 200
+
+
+# An unindexed sort under a regex: a full scan of every row, well past a 10 ms slice.
+SLOW_FILTER = {"$or": [{"t": {"$regex": f"{c}x*{c}$"}} for c in "abcdefghijkl"] + [{"t": {"$regex": "xxx$"}}]}
+SLOW_LIST = f"/big?limit=5&sort={q({'s': -1})}&query={q(SLOW_FILTER)}"
+
+
+def test_long_scans_move_to_the_slow_lane_and_other_reads_go_on():
+    import concurrent.futures
+    import time
+    with slow_world() as d:
+        fill(d, 30000)
+        one = d.call("GET", "/big?limit=1").body[0]["_id"]
+        started = time.monotonic()
+        assert d.call("GET", SLOW_LIST).status == 200
+        alone = time.monotonic() - started
+        assert alone > 0.3, f"the scan took only {alone:.3f} s: make it heavier"
+        with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+            scans = [pool.submit(lambda: d.call("GET", SLOW_LIST)) for _ in range(6)]
+            time.sleep(0.1)
+            latencies = []
+            for _ in range(20):
+                t0 = time.monotonic()
+                assert d.call("GET", f"/big/{one}").status == 200
+                latencies.append(time.monotonic() - t0)
+            results = [(f.result(), 0) for f in scans]
+        assert all(r.status == 200 and len(r.body) == 5 for r, _ in results), [r for r, _ in results]
+        # Six scans queue on one slow reader; a GET by id never waits for one
+        # (on two readers they would hold it up for about a scan's time).
+        assert max(latencies) < alone / 2, (alone, latencies)
+        expected = [x["_id"] for x in results[0][0].body]
+        assert all([x["_id"] for x in r.body] == expected for r, _ in results)
+
+
+def test_a_read_past_the_time_limit_is_stopped_with_a_json_503(tmp_path):
+    config = SLOW_CONFIG.replace("query_time_limit: 30", "query_time_limit: 0.05")
+    with running_roostd(config) as d:
+        fill(d, 30000)
+        r = d.call("GET", SLOW_LIST)
+        assert_error(r, 503, "QueryTimeout")
+        assert r.header("Retry-After")
+        assert d.call("GET", "/big?limit=3").status == 200
