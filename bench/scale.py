@@ -90,9 +90,9 @@ def parallel_seed(start, end, per, threads, send):
                 if nxt[0] >= end or errors:
                     return
                 a = nxt[0]
-                nxt[0] = min(end, a + per)
+                b = nxt[0] = min(end, a + per)
             try:
-                send(holder, range(a, nxt[0]))
+                send(holder, range(a, b))
             except Exception as e:  # noqa: BLE001 - reported below
                 with lock:
                     errors.append("%s" % e)
@@ -299,7 +299,7 @@ def build_shapes(size, roost_ids, pb_ids, roost_cursors, keyset_page, rng, pb_ne
                         note="PocketBase: sort=geoDistance(lng,lat,x,y), a full scan (no spatial index)"))
 
     skip = min(30000, (size - 1000) // 20 * 20)
-    shapes.append(Shape("skip", "`?skip=%d&limit=20`" % skip if skip != 30000 else "`?skip=30000&limit=20`", False, 20,
+    shapes.append(Shape("skip", "`?skip=30000&limit=20` (skip = size − 1000 below 31k rows)", False, 20,
                         [RP + "?limit=20&skip=%d" % skip], [PP + "?perPage=20&page=%d" % (skip // 20 + 1) + PB_TAIL],
                         note="offset paging is O(skip) by design; no O(page) target"))
 
@@ -309,7 +309,8 @@ def build_shapes(size, roost_ids, pb_ids, roost_cursors, keyset_page, rng, pb_ne
             continue
         rpaths = [RP + "?limit=20" + ("&sort=" + q(sort) if sort else "") + "&after=" + urllib.parse.quote(c) for c in cur]
         ppaths = [PP + "?perPage=20&page=%d" % (keyset_page + j) + pbsort + PB_TAIL for j in range(len(cur))]
-        label = "keyset page %d%s (`after=`; PocketBase `page=%d`)" % (keyset_page, ', `sort={"n":1}`' if sort else "", keyset_page)
+        label = "keyset page 1000%s (`after=`; PocketBase `page=`; page size/20 − 60 below 21.2k rows)" % (
+            ', `sort={"n":1}`' if sort else "")
         shapes.append(Shape(key, label, True, 20, rpaths, ppaths,
                             check=sorted_by_n() if sort else None, compare=same_n if sort else None))
 
@@ -352,6 +353,64 @@ def walk_cursors(port, sort, page, count):
     return cursors, first_items, time.monotonic() - t0
 
 
+# ---------------------------------------------------------------- kept data (--reuse)
+def start_roostd_keep(binary, port, workdir):
+    """roostd on the data and config a previous run left in workdir (benchlib's start wipes them)."""
+    data = os.path.join(workdir, "roost-data")
+    cfg = os.path.join(workdir, "roost.yaml")
+    p = B.spawn([binary, "serve", "--listen", "127.0.0.1:%d" % port, "--data-dir", data, "--config", cfg],
+                os.path.join(workdir, "roostd-%d.log" % port))
+    B.wait_http(port, "/healthz", p, "roostd", limit=300)
+    return p
+
+
+class PBKeep(B.PB):
+    """PocketBase on the pb_data a previous run left in workdir (benchlib's PB wipes it)."""
+    def __init__(self, port, workdir):
+        self.port = port
+        self.url = "http://127.0.0.1:%d" % port
+        data = os.path.join(workdir, "pb_data")
+        self.proc = B.spawn([B.pb_binary(), "serve", "--http", "127.0.0.1:%d" % port, "--dir", data],
+                            os.path.join(workdir, "pocketbase.log"), cwd=workdir)
+        B.wait_http(port, "/api/health", self.proc, "PocketBase", limit=120)
+        self.token = ""
+        self.token = self.api("POST", "/api/collections/_superusers/auth-with-password",
+                              {"identity": B.PB_EMAIL, "password": B.PB_PASSWORD})["token"]
+
+
+def rebuild_ids(port, pb, workdir):
+    """Writes roost-ids.txt and pb-ids.txt (line i: the id of document "item i") by walking both
+    collections, for kept data from a run that did not write them."""
+    by = {}
+    after = None
+    c = B.conn(port)
+    while True:
+        c.request("GET", RP + "?limit=1000&fields=name" + ("&after=" + urllib.parse.quote(after) if after else ""))
+        r = c.getresponse()
+        page = json.loads(r.read())
+        for d in page:
+            by[int(d["name"].split()[1])] = d["_id"]
+        after = r.getheader("X-Roost-Next")
+        if not after or not page:
+            break
+    ids = [by[i] for i in range(len(by))]
+    with open(os.path.join(workdir, "roost-ids.txt"), "w") as fh:
+        fh.write("\n".join(ids) + "\n")
+    if pb:
+        by, last = {}, ""
+        while True:
+            st, data, _, _ = get(pb.port, PP + "?perPage=1000&skipTotal=1&fields=id,name&sort=id&filter=" + f('id>"%s"' % last))
+            items = data["items"]
+            for d in items:
+                by[int(d["name"].split()[1])] = d["id"]
+            if len(items) < 1000:
+                break
+            last = items[-1]["id"]
+        with open(os.path.join(workdir, "pb-ids.txt"), "w") as fh:
+            fh.write("\n".join(by[i] for i in range(len(by))) + "\n")
+    B.log("rebuilt the id files from the kept data: %d documents" % len(ids))
+
+
 # ---------------------------------------------------------------- main
 def main():
     ap = argparse.ArgumentParser()
@@ -369,6 +428,9 @@ def main():
     ap.add_argument("--pb-batch", type=int, default=1000, help="creates per PocketBase /api/batch (its maxRequests is set to 1000)")
     ap.add_argument("--jsonl", default=os.path.join(B.HERE, "results", "scale.jsonl"))
     ap.add_argument("--workdir", default=os.path.join(B.OUT, "scale"))
+    ap.add_argument("--reuse", action="store_true",
+                    help="start both servers on the data a previous run left in --workdir (and its id files) and "
+                         "grow it from there; e.g. `--sizes 1000000 --reuse --shapes geo_box,near` re-measures 1M without re-seeding")
     a = ap.parse_args()
     a.workdir = os.path.abspath(a.workdir)
     sizes = sorted(int(s) for s in a.sizes.split(","))
@@ -389,42 +451,75 @@ def main():
         jl.flush()
 
     B.log("run %s, roostd %s (%s), sizes %s, load average %s" % (run_id, binary, rev, sizes, B.loadavg()))
-    roost = B.start_roostd(binary, a.port, a.workdir, {COLL: ["n", '"loc:geo"']},
-                           extra_yaml="admin_token: %s\n" % ADMIN_TOKEN)
+    reuse = a.reuse and os.path.exists(os.path.join(a.workdir, "roost-data"))
+    if reuse:
+        roost = start_roostd_keep(binary, a.port, a.workdir)
+    else:
+        roost = B.start_roostd(binary, a.port, a.workdir, {COLL: ["n", '"loc:geo"']},
+                               extra_yaml="admin_token: %s\n" % ADMIN_TOKEN)
     pb = None
     pids = [roost.pid]
     if not a.no_pb:
-        pb = B.PB(a.port + 10, a.workdir)
-        pb.create_collection(COLL, [{"name": "n", "type": "number"}, {"name": "lng", "type": "number"},
-                                    {"name": "lat", "type": "number"}, {"name": "name", "type": "text"}],
-                             indexes=("n", "lng", "lat"))
+        if reuse:
+            pb = PBKeep(a.port + 10, a.workdir)
+        else:
+            pb = B.PB(a.port + 10, a.workdir)
+            pb.create_collection(COLL, [{"name": "n", "type": "number"}, {"name": "lng", "type": "number"},
+                                        {"name": "lat", "type": "number"}, {"name": "name", "type": "text"}],
+                                 indexes=("n", "lng", "lat"))
         pids.append(pb.proc.pid)
-        B.pb_binary()
     pb_version = subprocess.run([B.pb_binary(), "--version"], capture_output=True, text=True).stdout.strip() if pb else ""
     base["pocketbase"] = pb_version
     admin = {"Authorization": "Bearer " + ADMIN_TOKEN}
     roost_ids = [None] * sizes[-1]
     pb_ids = [None] * sizes[-1]
     have = 0
+    if reuse and not os.path.exists(os.path.join(a.workdir, "roost-ids.txt")) and (not wanted or "get" in wanted):
+        rebuild_ids(a.port, pb, a.workdir)
+    if reuse and not os.path.exists(os.path.join(a.workdir, "roost-ids.txt")):
+        st, data, _, _ = get(a.port, RP + "/_count")
+        have = data["count"]
+        B.log("reusing the kept data in %s: %d documents (no id files: GET by id not measured)" % (a.workdir, have))
+    elif reuse:
+        # the kept data: both servers must hold the same first `have` documents as the ids files
+        rid = open(os.path.join(a.workdir, "roost-ids.txt")).read().split()
+        pid = open(os.path.join(a.workdir, "pb-ids.txt")).read().split() if pb else []
+        have = len(rid)
+        if have > sizes[0] or (pb and len(pid) != have):
+            raise SystemExit("--reuse: the kept data holds %d documents (PocketBase %d); sizes must be >= that" % (have, len(pid)))
+        roost_ids[:have] = rid
+        if pb:
+            pb_ids[:have] = pid
+        B.log("reusing the kept data in %s: %d documents" % (a.workdir, have))
     rng = random.Random(22)
     results = []  # (size, shape, roost, pb)
     seeds = []
     pb_near_sort = None
     for size in sizes:
         # ---- grow both collections to `size`
-        secs = seed_roost(a.port, have, size, roost_ids, a.seed_threads)
-        B.log("roostd: seeded %d..%d in %.1fs (%.0f docs/s, /_batch of 100, %d threads)" % (have, size, secs, (size - have) / secs, a.seed_threads))
-        emit({"kind": "seed", "server": "roostd", "from": have, "to": size, "seconds": round(secs, 2),
-              "docs_per_s": round((size - have) / secs), "method": "/_batch x100, %d threads" % a.seed_threads})
-        seeds.append(("roostd", have, size, secs))
-        if pb:
-            secs = seed_pb(pb, have, size, pb_ids, a.pb_seed_threads, a.pb_batch)
-            B.log("PocketBase: seeded %d..%d in %.1fs (%.0f docs/s, /api/batch of %d, %d threads)" % (
-                have, size, secs, (size - have) / secs, a.pb_batch, a.pb_seed_threads))
-            emit({"kind": "seed", "server": "pocketbase", "from": have, "to": size, "seconds": round(secs, 2),
-                  "docs_per_s": round((size - have) / secs), "method": "/api/batch x%d, %d threads" % (a.pb_batch, a.pb_seed_threads)})
-            seeds.append(("PocketBase", have, size, secs))
+        if size > have:
+            secs = seed_roost(a.port, have, size, roost_ids, a.seed_threads)
+            B.log("roostd: seeded %d..%d in %.1fs (%.0f docs/s, /_batch of 100, %d threads)" % (
+                have, size, secs, (size - have) / secs, a.seed_threads))
+            emit({"kind": "seed", "server": "roostd", "from": have, "to": size, "seconds": round(secs, 2),
+                  "docs_per_s": round((size - have) / secs), "method": "/_batch x100, %d threads" % a.seed_threads})
+            seeds.append(("roostd", have, size, secs))
+            if pb:
+                secs = seed_pb(pb, have, size, pb_ids, a.pb_seed_threads, a.pb_batch)
+                B.log("PocketBase: seeded %d..%d in %.1fs (%.0f docs/s, /api/batch of %d, %d threads)" % (
+                    have, size, secs, (size - have) / secs, a.pb_batch, a.pb_seed_threads))
+                emit({"kind": "seed", "server": "pocketbase", "from": have, "to": size, "seconds": round(secs, 2),
+                      "docs_per_s": round((size - have) / secs), "method": "/api/batch x%d, %d threads" % (a.pb_batch, a.pb_seed_threads)})
+                seeds.append(("PocketBase", have, size, secs))
+        else:
+            B.log("both servers already hold %d documents (kept data)" % size)
         have = size
+        if None not in roost_ids[:size]:
+            with open(os.path.join(a.workdir, "roost-ids.txt"), "w") as fh:
+                fh.write("\n".join(roost_ids[:size]) + "\n")
+        if pb and None not in pb_ids[:size]:
+            with open(os.path.join(a.workdir, "pb-ids.txt"), "w") as fh:
+                fh.write("\n".join(pb_ids[:size]) + "\n")
         st, data, _, _ = get(a.port, RP + "/_count")
         if st != 200 or data.get("count") != size:
             raise SystemExit("roostd holds %s documents, expected %d" % (data, size))
