@@ -4,7 +4,10 @@ roostd against PocketBase, both seeded through their APIs with the same document
 
   bench/scale.py [--sizes 10000,100000,1000000] [--duration 5s] [--conns 8] [--threads 2]
                  [--rounds 1] [--shapes a,b,...] [--no-pb] [--port 18380]
-                 [--roostd .build/release/roostd] [--jsonl bench/results/scale.jsonl]
+                 [--roostd .build/release/roostd] [--jsonl bench/results/scale.jsonl] [--reuse]
+
+--reuse starts both servers on the data the previous run left in bench/out/scale/ and measures (or
+grows) it from there: `--sizes 1000000 --reuse --shapes geo_box,near` re-measures 1M without re-seeding.
 
 One collection per server grows from size to size (10k, then 90k more, then 900k more): each
 size is measured on the collection as it stands, so seeding costs 1M documents in all, not 1.11M.
