@@ -61,7 +61,7 @@ public final class DocumentReader {
         let limitParam = plan.params.count + 1
         for i in plan.segments.indices where documents.count < limit {
             let want = limit - documents.count
-            if skipLeft > 0 && plan.segments.count > 1 {
+            if skipLeft > 0 && plan.segments.count > 1 && plan.strategy != .nearest {
                 // Skip whole segments by counting them (at most `skipLeft` rows each).
                 let condition = plan.segments[i].condition
                 let n = Int(try db.prepare("SELECT count(*) FROM (SELECT 1 \(plan.from) WHERE \(condition) LIMIT ?\(limitParam))")
@@ -73,6 +73,10 @@ public final class DocumentReader {
                 .rows(plan.params + [.int(Int64(want)), .int(Int64(skipLeft))]) { row in
                     (row.text(0), (1...keyColumns).map { row.value(Int32($0)) })
                 }
+            if plan.strategy == .nearest {
+                // Each step answers the whole page, or is too narrow and gives way to a wider one.
+                guard rows.count == want || i == plan.segments.count - 1 else { continue }
+            }
             skipLeft = 0
             documents += rows.map(\.0)
             if let tail = rows.last { last = tail.1 }
