@@ -22,6 +22,9 @@ APT_PACKAGES += zlib1g-dev
 APT_PACKAGES += libjemalloc-dev
 # Debian's chromium and its driver for the admin console's browser tests (Selenium; tests/python/test_console.py).
 APT_PACKAGES += chromium chromium-driver
+# promtool, Prometheus's own linter, checks /metrics (tests/python/test_metrics_lint.py). It comes in
+# Debian's prometheus package; installed without recommends, and its service is not used.
+APT_PACKAGES += prometheus
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3

@@ -24,6 +24,7 @@ import argparse
 import http.client
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -219,6 +220,8 @@ def main():
     ap.add_argument("--skip-idle", action="store_true")
     ap.add_argument("--skip-fanout", action="store_true")
     ap.add_argument("--out")
+    ap.add_argument("--no-record", dest="record", action="store_false",
+                    help="do not append the run to bench/results/live.jsonl")
     a = ap.parse_args()
     nofile = B.raise_nofile()
     if not a.skip_idle and nofile < a.idle + 100:
@@ -339,6 +342,16 @@ def main():
     print(text)
     if a.out:
         open(a.out, "w").write(text)
+    if a.record:
+        targets = []
+        for v in verdicts:  # "<target>: **met|missed** (<measured>)"
+            m = re.match(r"(.*): \*\*(met|missed)\*\* \((.*)\)$", v)
+            targets.append({"target": m.group(1), "measured": m.group(3), "verdict": m.group(2)})
+        metrics = {label: {"delivered_per_s": round(r["delivered_per_s"]), "p99_ms": round(r["p99_ms"], 1)}
+                   for label, r in res.items() if not label.endswith(" p99")}
+        metrics["idle_rounds"] = [{"rss_growth_mib": round(r["rss1"] - r["rss0"], 1), "get_alone_rps": round(r["get0"]["rps"]),
+                                   "get_with_streams_rps": round(r["get1"]["rps"])} for r in idle_rows]
+        B.record("live", metrics, targets, text)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,10 @@ struct MetricsEndpoint: Sendable {
     init(pools: StorePools) {
         self.pools = pools
         let names = ["reader", "writer", "hasher"]
-        depth = names.map { Gauge(label: "roost_queue_depth", dimensions: [("queue", $0)]) }
-        capacity = names.map { Gauge(label: "roost_queue_capacity", dimensions: [("queue", $0)]) }
-        busy = names.map { Gauge(label: "roost_worker_busy_threads", dimensions: [("pool", $0)]) }
-        threads = names.map { Gauge(label: "roost_worker_threads", dimensions: [("pool", $0)]) }
+        depth = names.map { Gauge(label: MetricName.queueDepth.name, dimensions: [("queue", $0)]) }
+        capacity = names.map { Gauge(label: MetricName.queueCapacity.name, dimensions: [("queue", $0)]) }
+        busy = names.map { Gauge(label: MetricName.workerBusyThreads.name, dimensions: [("pool", $0)]) }
+        threads = names.map { Gauge(label: MetricName.workerThreads.name, dimensions: [("pool", $0)]) }
     }
 
     func respond() -> Response {

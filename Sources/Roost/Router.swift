@@ -51,6 +51,12 @@ struct Router: Sendable {
             } else {
                 out.send(saturated ? HTTPError.overloaded().response : .json(200, "{\"status\":\"ready\"}"))
             }
+        case _ where s[0] == "openapi.yaml" && s.count == 1:
+            guard request.method == .get || request.method == .head else {
+                return out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
+            }
+            out.send(Response(status: 200, headers: Headers([("Content-Type", "application/yaml; charset=utf-8")]),
+                              body: HTMLPages.openAPIBytes))
         case _ where s[0] == "metrics" && s.count == 1:
             guard request.method == .get || request.method == .head else {
                 return out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
