@@ -82,13 +82,8 @@ def test_schemathesis_all_checks_find_nothing(hostile_daemon, tmp_path):
     print(result["line"])
     assert not result["crashed"]
     assert result["server_errors"] == [], result["server_errors"]
-    # --checks all: the spec and the server agree (hostile.SCHEMATHESIS_CONFIG says what is configured, and why),
-    # except two findings still open (wave three): /users/_deltaset checks its cursor before the caller, so a
-    # made-up `since` without credentials is 400, not 401; and a /_batch body the spec's operation schema
-    # refuses is still accepted in some shape the generator finds. Any other finding fails.
-    open_findings = {"ST203 Missing required header accepted: GET /users/_deltaset",
-                     "ST201 Schema-violating request accepted: POST /_batch"}
-    assert [m for m in result["mismatches"] if m not in open_findings] == [], result["mismatches"]
+    # --checks all: the spec and the server agree (hostile.SCHEMATHESIS_CONFIG says what is configured, and why).
+    assert result["mismatches"] == [], result["mismatches"]
     operations = result["report"]["operations"]
     assert operations["tested"] == operations["total"], result["line"]
     assert result["generated"] > 100
