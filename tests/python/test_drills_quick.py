@@ -1,5 +1,5 @@
-"""The reliability drills of tests/drills at CI size (about 40 s in all):
-3 kill -9 cycles, the hostile corpus, the hostile bounds (small), a short slowloris, a short schemathesis
+"""The reliability drills of tests/drills at CI size (about 50 s in all):
+3 kill -9 cycles, a backup-and-restore under load, the hostile corpus, the hostile bounds (small), a short slowloris, a short schemathesis
 run. `make drills` runs the same code at full size and records the summary
 lines in RELIABILITY.md.
 
@@ -17,6 +17,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "drills"
 import crash  # noqa: E402
 import hostile  # noqa: E402
 import live  # noqa: E402
+import restore  # noqa: E402
 from common import Roostd, one_request  # noqa: E402
 
 
@@ -34,6 +35,17 @@ def test_live_drill_exactly_once_to_the_right_users(tmp_path):
     assert result["failures"] == [], (result["failures"][:10], result["log_tail"])
     assert result["lost"] == [], result["lost"][:10]
     assert result["kills"] == 2 and result["expected"] > 500 and result["sessions"] > 30
+
+
+def test_restore_drill_brings_back_everything_acknowledged_before_the_backup(tmp_path):
+    result = restore.run(writers=2, warmup=1.5, after=0.5, workdir=tmp_path, log=lambda *_: None)
+    print(result["line"])
+    assert result["failures"] == [], (result["failures"][:10], result["log_tail"])
+    assert result["lost"] == [], result["lost"][:10]
+    info = result["info"]
+    assert info["docs"] > 50 and info["uploads"] > 3 and info["files"] >= info["uploads"], info
+    # The restore renews the feed's epoch: every cursor and stream from before is refused.
+    assert info["cursors"] == {"refused": 4, "replayed": 0} and info["streams"] == {"reset": 2, "replayed": 0}, info
 
 
 @pytest.fixture()
