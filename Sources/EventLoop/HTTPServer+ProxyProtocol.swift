@@ -43,12 +43,24 @@ extension HTTPServer {
         return false
     }
 
-    /// The TCP peer of `req`'s connection or, on a PROXY front, the client its header named.
-    static func peer(of req: OpaquePointer, front: Front) -> String {
+    /// The client of `req`: from the TCP peer and its forwarding header, or
+    /// on a PROXY front from the client the PROXY header named (and that
+    /// client's forwarding header, should it be a trusted proxy itself). A
+    /// PROXY header that named nobody (LOCAL, UNKNOWN) leaves the peer, whose
+    /// forwarding header is not read: whoever reached the proxy wrote it.
+    func clientAddress(of req: OpaquePointer, front: Front, headers: Headers) -> String {
         let connection = evhttp_request_get_connection(req)
-        if front.proxied, let connection, let client = front.state.proxiedClients[UnsafeRawPointer(connection)] {
-            return client
+        if front.proxied {
+            guard let connection, let client = front.state.proxiedClients[UnsafeRawPointer(connection)] else {
+                return Self.peer(of: connection)
+            }
+            return trustedProxies.clientAddress(peer: client, headers: headers)
         }
+        return trustedProxies.clientAddress(peer: Self.peer(of: connection), headers: headers)
+    }
+
+    /// The TCP peer of an evhttp connection.
+    static func peer(of connection: OpaquePointer?) -> String {
         var peer: UnsafeMutablePointer<CChar>?
         var port: UInt16 = 0
         evhttp_connection_get_peer(connection, &peer, &port)

@@ -54,7 +54,6 @@ public final class HTTPServer: @unchecked Sendable {
         let http: OpaquePointer
         /// The HSTS value for its responses: set only on a TLS front.
         let hsts: String?
-        let tls: Bool
         /// Whether its connections start with a PROXY header.
         let proxied: Bool
         var bound: [OpaquePointer] = []
@@ -62,7 +61,6 @@ public final class HTTPServer: @unchecked Sendable {
         init(http: OpaquePointer, tls: TLSContext?, proxied: Bool, state: LoopState) {
             self.http = http
             hsts = tls?.hsts
-            self.tls = tls != nil
             self.proxied = proxied
             self.state = state
         }
@@ -164,7 +162,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         let request = Request(method: method, path: path, segments: Self.segments(path), query: query,
                               headers: headers, body: body, requestID: requestID,
-                              remoteAddress: trustedProxies.clientAddress(peer: Self.peer(of: req, front: front), headers: headers))
+                              remoteAddress: clientAddress(of: req, front: front, headers: headers))
         let trace = observer == nil ? nil : RequestTrace(request: request, started: started)
         let writer = ResponseWriter(loop: state.loop, server: self, handle: RequestHandle(pointer: req), requestID: requestID,
                                     trace: trace, hsts: front.hsts)
