@@ -5,7 +5,7 @@ import CEventTLS
 ///
 /// ```swift
 /// ProxyHeader.parse(Array("PROXY TCP4 203.0.113.7 10.0.0.1 51234 443\r\nGET".utf8))
-/// // .header(length: 44, client: "203.0.113.7")
+/// // .header(length: 43, client: "203.0.113.7")
 /// ```
 public enum ProxyHeader: Equatable, Sendable {
     /// A header's beginning; more bytes are needed.

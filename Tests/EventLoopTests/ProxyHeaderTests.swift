@@ -15,7 +15,7 @@ import Testing
         + [0x20, 0x01, 0x0D, 0xB8] + [UInt8](repeating: 0, count: 11) + [1] + [0x04, 0xD2, 0x01, 0xBB]
 
     @Test(arguments: [
-        ("PROXY TCP4 203.0.113.7 10.0.0.1 51234 443\r\nGET / HTTP/1.1\r\n", ProxyHeader.header(length: 44, client: "203.0.113.7")),
+        ("PROXY TCP4 203.0.113.7 10.0.0.1 51234 443\r\nGET / HTTP/1.1\r\n", ProxyHeader.header(length: 43, client: "203.0.113.7")),
         ("PROXY TCP6 2001:db8::9 2001:db8::1 1234 443\r\n", .header(length: 45, client: "2001:db8::9")),
         ("PROXY UNKNOWN\r\n", .header(length: 15, client: nil)),
         ("PROXY UNKNOWN whatever follows\r\n", .header(length: 32, client: nil)),
