@@ -16,6 +16,8 @@ APT_PACKAGES += openssl curl
 # A real reverse proxy in front of roostd in the tests (started by the test on
 # loopback with its own config; the package's own service is not used).
 APT_PACKAGES += nginx
+# nginx's stream module, to send the PROXY protocol in front of roostd in the tests.
+APT_PACKAGES += libnginx-mod-stream
 # zlib for PNG chunk CRCs in the upload check.
 APT_PACKAGES += zlib1g-dev
 # jemalloc replaces glibc's malloc in roostd (cross-thread buffers; Sources/Daemon/Allocator.swift).
