@@ -18,6 +18,9 @@ APT_PACKAGES += openssl curl
 APT_PACKAGES += nginx
 # nginx's stream module, to send the PROXY protocol in front of roostd in the tests.
 APT_PACKAGES += libnginx-mod-stream
+# Caddy (2.6) in front of roostd in the tests, from etc/caddy/Caddyfile (started by the
+# test on loopback, admin API and automatic HTTPS off; the package's own service is not used).
+APT_PACKAGES += caddy
 # zlib for PNG chunk CRCs in the upload check.
 APT_PACKAGES += zlib1g-dev
 # jemalloc replaces glibc's malloc in roostd (cross-thread buffers; Sources/Daemon/Allocator.swift).
