@@ -35,7 +35,7 @@ enum ReferenceReport {
             }
             found += pairs.map { DanglingReference(collection: field.collection, id: $0.0, field: field.field, target: field.target, targetID: $0.1) }
         }
-        return found
+        return found.sorted { ($0.collection, $0.id, $0.field, $0.targetID) < ($1.collection, $1.id, $1.field, $1.targetID) }
     }
 
     /// Every (referencing id, target id) `field` holds in the stored documents.
