@@ -86,9 +86,11 @@ struct CheckConfig: ParsableCommand {
     func run() throws {
         let c = try options.load()
         print("listen: \(c.listen)\ndata_dir: \(c.dataDir)\nloops: \(c.loops)\nreaders: \(c.readers)\ndurability: \(c.durability.rawValue)\ndefault_permission: \(c.defaultPermission.rawValue)\npassword_cost: \(c.passwordCost.rawValue)\nadmin_token: \(c.adminToken == nil ? "unset" : "set")")
+        print("references_max_cascade: \(c.referencesMaxCascade)")
         print("tls: \(c.tls.isConfigured ? "certificate \(c.tls.certificate ?? ""), key \(c.tls.key ?? "")" : "off")\ntrusted_proxies: \(c.trustedProxies) (\(c.forwardedHeader))")
         for (name, collection) in c.collections.sorted(by: { $0.key < $1.key }) {
-            print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description))")
+            let refs = collection.references.map { "\($0.field)->\($0.target)(\($0.onDelete.rawValue))" }
+            print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description)) references=\(refs)")
         }
     }
 }
