@@ -124,7 +124,8 @@ public final class DocumentReader {
             let unique = compiled.streamable != nil || parts.count > 1
             sql = "SELECT count(\(unique ? "*" : "DISTINCT rid")) FROM (" + parts.joined(separator: " INTERSECT ") + ")"
         } else {
-            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL))"
+            let own = scope.visibleRows(layout, compiler.bind).map { "\($0) AND " } ?? ""
+            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(own)\(Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL))"
         }
         return Int(try db.withTimeLimit(timeLimit) { try db.prepare(sql).firstRow(compiler.params) { $0.int(0) } } ?? 0)
     }
