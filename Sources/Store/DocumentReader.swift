@@ -89,7 +89,7 @@ public final class DocumentReader {
     /// SQLite's plan for it (`?explain=true`, for operators).
     public func explain(_ collection: String, _ query: FindQuery, scope: AccessScope = .system) throws -> JSONValue {
         try scope.checkCollectionRead()
-        guard let layout = try catalog.layout(collection) else { return .object(JSONObject([("strategy", .string("empty"))])) }
+        guard let layout = try catalog.layout(collection) else { return .object(JSONObject([("strategy", .string("empty")), ("order", .string("")), ("statements", .array([]))])) }
         let plan = try listPlan(layout, query, scope: scope, redaction: nil)
         let limitParam = plan.params.count + 1
         let statements: [JSONValue] = try plan.segments.indices.map { i in
