@@ -21,6 +21,8 @@ public struct RoostConfig: Sendable {
     public struct Collection: Sendable {
         public var permission: Permission?
         public var indexes: [IndexSpec] = []
+        /// Declared reference fields and what deleting their target does.
+        public var references: [ReferenceSchema.Field] = []
     }
 
     /// `host:port` (plain HTTP) or `https://host:port` (TLS, with `tls`).
@@ -97,6 +99,8 @@ public struct RoostConfig: Sendable {
     public var hookBudgetMilliseconds = 250
     /// Scheduled and on-demand backups.
     public var backups = Backups()
+    /// Most entities one delete may cascade to or nullify (409 past it, nothing changed).
+    public var referencesMaxCascade = ReferenceSchema.defaultMaxCascade
 
     public init() {}
 
@@ -160,7 +164,7 @@ public struct RoostConfig: Sendable {
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms",
                              "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
-                             "read_slice_ms", "slow_readers", "query_time_limit"]
+                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
@@ -216,6 +220,7 @@ public struct RoostConfig: Sendable {
             guard token.utf8.count >= 32 else { throw Invalid("\(source): admin_token must be at least 32 characters") }
             adminToken = token
         case "hook_budget_ms": hookBudgetMilliseconds = try int(1, 600_000)
+        case "references_max_cascade": referencesMaxCascade = try int(1, 1_000_000)
         case "max_upload_bytes": maxUploadBytes = try int(1, 1 << 30)
         case "max_image_pixels": maxImagePixels = try int(1, 1 << 40)
         case "upload_workers": uploadWorkers = try int(1, 256)
@@ -253,6 +258,8 @@ public struct RoostConfig: Sendable {
                 do { c.indexes = try list.map { try IndexSpec(parsing: "\($0)") } } catch {
                     throw Invalid("collections.\(name).indexes: \(error)")
                 }
+            case "references":
+                c.references = try references(name, value)
             default:
                 throw Invalid("collections.\(name): unknown setting \"\(key)\"")
             }

@@ -45,6 +45,8 @@ public final class RoostServer {
         for (name, collection) in config.collections.sorted(by: { $0.key < $1.key }) {
             try writer.applyIndexes(Set(collection.indexes), on: name)
         }
+        let settings = ReloadableSettings(config)
+        try applyReferences(writer, settings: settings)
         if try backupHold.ifNoBackup({ try FileHandlers.sweep(config: config, writer: writer, logger: logger) }) == nil {
             logger.notice("a backup is running: the file store sweep waits for the next start")
         }
@@ -66,7 +68,6 @@ public final class RoostServer {
         }
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
         let lifetime = Int64(config.sessionLifetime)
-        let settings = ReloadableSettings(config)
         let access = AccessPolicy(
             authenticator: Authenticator(adminTokenHash: config.adminToken.map(SessionToken.hash), sessionLifetime: lifetime, logger: logger),
             settings: settings,

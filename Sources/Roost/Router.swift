@@ -123,6 +123,10 @@ struct Router: Sendable {
                                       "\"\(name)\" is reserved for Roost's own endpoints and cannot be used as a collection.").response)
         }
         guard CollectionName.isWellFormed(name) else {
+            // Nothing can live at such a path (`/favicon.ico`): a read is 404; a write says why.
+            if request.method == .get || request.method == .head {
+                return out.send(HTTPError.notFound("Nothing here: \"/\(name)\" is not a collection name (they start with a letter and hold only letters, digits, '_' and '-').").response)
+            }
             return out.send(HTTPError(400, "InvalidCollectionName",
                                       "Collection names start with a letter and hold only letters, digits, '_' and '-' (at most 64).").response)
         }

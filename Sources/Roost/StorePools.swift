@@ -44,33 +44,24 @@ final class StorePools: Sendable {
         // little before it sleeps: under load the next read is usually there
         // by then, and waking a parked thread cost more than the read itself
         // (most so on a virtual machine with CPU steal).
+        let timedReads: @Sendable (DocumentReader, [ReadJob]) -> Void = { reader, jobs in
+            for job in jobs {
+                let started = monotonicNanoseconds()
+                job(reader)
+                readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
+            }
+        }
+        /// A reader connection whose reads stop after `seconds`.
+        let connection = { (seconds: Double) in { @Sendable () throws -> DocumentReader in
+            let reader = try DocumentReader(path: databasePath)
+            reader.timeLimit = seconds
+            return reader
+        } }
         readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity,
                              spinBeforeSleep: Self.readerSpin, logger: logger,
-                             makeContext: {
-                                 let reader = try DocumentReader(path: databasePath)
-                                 reader.timeLimit = Double(config.readSliceMs) / 1000
-                                 return reader
-                             },
-                             run: { reader, jobs in
-                                 for job in jobs {
-                                     let started = monotonicNanoseconds()
-                                     job(reader)
-                                     readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
-                                 }
-                             })
+                             makeContext: connection(Double(config.readSliceMs) / 1000), run: timedReads)
         slowReaders = WorkerPool(name: "slow-reader", threads: config.slowReaders, capacity: 16 * config.slowReaders, logger: logger,
-                                 makeContext: {
-                                     let reader = try DocumentReader(path: databasePath)
-                                     reader.timeLimit = config.queryTimeLimit
-                                     return reader
-                                 },
-                                 run: { reader, jobs in
-                                     for job in jobs {
-                                         let started = monotonicNanoseconds()
-                                         job(reader)
-                                         readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
-                                     }
-                                 })
+                                 makeContext: connection(config.queryTimeLimit), run: timedReads)
         // A short queue that also refuses a log-in expected to wait past
         // `maxHashWait`: it gets 503 + Retry-After instead of timing out. Hash
         // threads run at a lower priority, so the event loops and readers stay

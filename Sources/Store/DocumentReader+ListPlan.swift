@@ -79,7 +79,8 @@ extension DocumentReader {
                         [.init(condition: condition, orderBy: "m.rid")])
         }
         let keyset = marks.map { " AND " + ListPlan.after(flat, $0) } ?? ""
-        let condition = Self.visibleFirst(visible, "(\(filter.whereSQL))\(keyset)")
+        let own = scope.visibleRows(layout, bind).map { "\($0) AND " } ?? ""
+        let condition = own + Self.visibleFirst(visible, "(\(filter.whereSQL))\(keyset)")
         return plan(.scan, from: table, [.init(condition: condition, orderBy: ListPlan.orderBy(flat))])
     }
 

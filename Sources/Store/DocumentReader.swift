@@ -89,7 +89,7 @@ public final class DocumentReader {
     /// SQLite's plan for it (`?explain=true`, for operators).
     public func explain(_ collection: String, _ query: FindQuery, scope: AccessScope = .system) throws -> JSONValue {
         try scope.checkCollectionRead()
-        guard let layout = try catalog.layout(collection) else { return .object(JSONObject([("strategy", .string("empty"))])) }
+        guard let layout = try catalog.layout(collection) else { return .object(JSONObject([("strategy", .string("empty")), ("order", .string("")), ("statements", .array([]))])) }
         let plan = try listPlan(layout, query, scope: scope, redaction: nil)
         let limitParam = plan.params.count + 1
         let statements: [JSONValue] = try plan.segments.indices.map { i in
@@ -124,7 +124,8 @@ public final class DocumentReader {
             let unique = compiled.streamable != nil || parts.count > 1
             sql = "SELECT count(\(unique ? "*" : "DISTINCT rid")) FROM (" + parts.joined(separator: " INTERSECT ") + ")"
         } else {
-            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL))"
+            let own = scope.visibleRows(layout, compiler.bind).map { "\($0) AND " } ?? ""
+            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(own)\(Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL))"
         }
         return Int(try db.withTimeLimit(timeLimit) { try db.prepare(sql).firstRow(compiler.params) { $0.int(0) } } ?? 0)
     }

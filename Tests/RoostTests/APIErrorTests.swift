@@ -38,7 +38,8 @@ import Testing
         Case(description: "live stream without a subscription", method: "GET", path: "/events", status: 400, error: "InvalidQuery"),
         Case(description: "reserved underscore name (GET)", method: "GET", path: "/_hidden", status: 400, error: "ReservedCollectionName"),
         Case(description: "underscore collection name", method: "POST", path: "/_secret", body: "{}", status: 400, error: "ReservedCollectionName"),
-        Case(description: "malformed collection name", method: "GET", path: "/9lives", status: 400, error: "InvalidCollectionName"),
+        Case(description: "malformed collection name in a write", method: "POST", path: "/9lives", status: 400, error: "InvalidCollectionName"),
+        Case(description: "a path that cannot be a collection, read (/favicon.ico)", method: "GET", path: "/favicon.ico", status: 404, error: "NotFound"),
         Case(description: "_id in body differs from URL", method: "PUT", path: "/notes/a", body: "{\"_id\":\"b\"}", status: 400, error: "InvalidDocument"),
     ]
 

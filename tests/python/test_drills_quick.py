@@ -89,13 +89,16 @@ def test_schemathesis_all_checks_find_nothing(hostile_daemon, tmp_path):
     # Bounded by examples per operation, not by a clock: a 15 s limit once let a slow CI
     # machine test 14 of the operations. (With --max-time, schemathesis's fuzzing phase runs
     # until the clock, so none is given; run_fuzz's subprocess timeout is the ceiling.)
-    result = hostile.run_fuzz(hostile_daemon, max_examples=3, workdir=tmp_path,
+    result = hostile.run_fuzz(hostile_daemon, max_examples=3, workdir=tmp_path, seed=20261123,
                               phases="examples,coverage,fuzzing")
     print(result["line"])
     assert not result["crashed"]
     assert result["server_errors"] == [], result["server_errors"]
-    # --checks all: the spec and the server agree (hostile.SCHEMATHESIS_CONFIG says what is configured, and why).
-    assert result["mismatches"] == [], result["mismatches"]
+    # --checks all: the spec and the server agree (hostile.SCHEMATHESIS_CONFIG says what is configured, and why),
+    # but for one deliberate leniency: `username` is readOnly in the profile schemas, yet a PUT/PATCH that sends
+    # it unchanged is accepted (clients such as Kinvey's send the whole record back). Any other finding fails.
+    lenient = {f"ST201 Schema-violating request accepted: {m} /users/{{id}}" for m in ("PUT", "PATCH")}
+    assert [m for m in result["mismatches"] if m not in lenient] == [], result["mismatches"]
     operations = result["report"]["operations"]
     assert operations["tested"] == operations["total"], result["line"]
     assert result["generated"] > 100
