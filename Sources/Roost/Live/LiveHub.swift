@@ -26,17 +26,20 @@ final class LiveHub: @unchecked Sendable {
         let tokenHash: String?
         let subscription: LiveSubscription
         let since: FeedCursor?
+        /// The client's address as the throttles key it; counts against `maxPerAddress`.
+        let address: String
         // Hub thread only:
         var position: Int64 = 0
 
         init(id: Int, stream: ResponseStream, principal: AccessScope.Principal, tokenHash: String?,
-             subscription: LiveSubscription, since: FeedCursor?) {
+             subscription: LiveSubscription, since: FeedCursor?, address: String) {
             self.id = id
             self.stream = stream
             self.principal = principal
             self.tokenHash = tokenHash
             self.subscription = subscription
             self.since = since
+            self.address = address
         }
     }
 
@@ -46,6 +49,7 @@ final class LiveHub: @unchecked Sendable {
     let heartbeat: Double
     let bufferLimit: Int
     let maxStreams: Int
+    let maxPerAddress: Int
     let logger: Logger
     let metrics = Telemetry.live()
 
@@ -57,6 +61,8 @@ final class LiveHub: @unchecked Sendable {
     private var stopped = false
     private var nextID = 0
     private var open = 0
+    /// Open (or opening) streams per client address, for `maxPerAddress`.
+    private var openByAddress: [String: Int] = [:]
     private var checkSessions = false
     private var stoppedAt: Date?
     /// Some subscriber is catching up: come back soon (hub thread only).
@@ -65,11 +71,12 @@ final class LiveHub: @unchecked Sendable {
     // Hub thread only.
     private var subscribers: [Int: Subscriber] = [:]
     private var head: Int64 = 0
-    private var epoch = ""
-    private var probes: [String: FilterProbe] = [:]
+    private(set) var epoch = ""
+    /// Each distinct filter (by its JSON text), compiled once: see `LiveFilter`.
+    var filters: [String: LiveFilter?] = [:]
     private var outgoing: [Int: (EventLoop, [(ResponseStream, [UInt8])])] = [:]
     private var lastBeat = Date()
-    private var reader: DocumentReader?
+    private(set) var reader: DocumentReader?
     /// Where each subscriber's bytes sit in `outgoing` this round.
     private var slot: [Int: Int] = [:]
     /// Which resuming stream goes first next round (they take turns).
@@ -87,6 +94,7 @@ final class LiveHub: @unchecked Sendable {
         heartbeat = Double(config.liveHeartbeat)
         bufferLimit = config.liveBufferBytes
         maxStreams = config.liveMaxConnections
+        maxPerAddress = config.liveMaxPerAddress
         self.logger = logger
     }
 
@@ -98,12 +106,19 @@ final class LiveHub: @unchecked Sendable {
         NamedThread.start("live-fanout") { [self] in run(self.reader!) }
     }
 
-    /// Reserves a slot for a new stream; false past `live_max_connections`.
-    func reserve() -> Bool {
+    /// Why a new stream was refused.
+    enum Refusal { case full, perAddress }
+
+    /// Reserves a slot for a new stream from `address` (a client address as
+    /// the throttles key it): `.full` past `live_max_connections`,
+    /// `.perAddress` past `live_max_per_address`, nil when reserved.
+    func reserve(address: String) -> Refusal? {
         condition.lock(); defer { condition.unlock() }
-        guard !stopped, open < maxStreams else { return false }
+        guard !stopped, open < maxStreams else { return .full }
+        guard openByAddress[address, default: 0] < maxPerAddress else { return .perAddress }
         open += 1
-        return true
+        openByAddress[address, default: 0] += 1
+        return nil
     }
 
     /// Live streams open (or being opened) now.
@@ -112,18 +127,21 @@ final class LiveHub: @unchecked Sendable {
         return open
     }
 
-    /// Gives back a slot reserved for a stream that never started.
-    func release() {
-        condition.lock(); open -= 1; condition.unlock()
+    /// Gives back a slot reserved for a stream that never started, or has ended.
+    func release(address: String) {
+        condition.lock(); defer { condition.unlock() }
+        open -= 1
+        let left = openByAddress[address, default: 1] - 1
+        openByAddress[address] = left > 0 ? left : nil
     }
 
     /// Adds a started stream (on its loop); it is removed when it closes.
     func add(stream: ResponseStream, principal: AccessScope.Principal, tokenHash: String?,
-             subscription: LiveSubscription, since: FeedCursor?) {
+             subscription: LiveSubscription, since: FeedCursor?, address: String) {
         condition.lock()
         nextID += 1
         let subscriber = Subscriber(id: nextID, stream: stream, principal: principal, tokenHash: tokenHash,
-                                    subscription: subscription, since: since)
+                                    subscription: subscription, since: since, address: address)
         added.append(subscriber)
         condition.signal()
         condition.unlock()
@@ -131,6 +149,8 @@ final class LiveHub: @unchecked Sendable {
             condition.lock()
             removed.append(subscriber.id)
             open -= 1
+            let left = openByAddress[subscriber.address, default: 1] - 1
+            openByAddress[subscriber.address] = left > 0 ? left : nil
             condition.signal()
             condition.unlock()
         }
@@ -271,53 +291,7 @@ final class LiveHub: @unchecked Sendable {
         }
     }
 
-    /// The event `change` makes for `subscriber`, if any.
-    private func event(_ change: FeedChange, _ parsed: ParsedChange, for subscriber: Subscriber) -> [UInt8]? {
-        let topics = subscriber.subscription.topics.filter { $0.collection == change.collection }
-        guard !topics.isEmpty else { return nil }
-        let level = change.collection == "files" ? filesLevel : access.level(of: change.collection)
-        let scope = AccessScope(principal: subscriber.principal, level: level)
-        func sees(_ text: String?, _ acl: JSONObject?) -> Bool {
-            guard let text, scope.canRead(acl: acl) else { return false }
-            return topics.contains { probe($0.key, $0.filter)?.matches(text, id: change.id) ?? false }
-        }
-        let before = change.operation == .create ? false : sees(change.before, parsed.beforeACL)
-        let after = change.operation == .delete ? false : sees(change.after, parsed.afterACL)
-        let kind: ServerSentEvent.Kind
-        switch (change.operation, before, after) {
-        case (.create, _, true): kind = .create
-        case (.delete, true, _): kind = .delete
-        case (.update, true, true): kind = .update
-        case (.update, false, true): kind = .enter
-        case (.update, true, false): kind = .leave
-        default: return nil
-        }
-        // Most subscribers see the same bytes for a change: made once per kind and view.
-        let redacted = after && access.redaction(change.collection, subscriber.principal).map { !$0.fields.isEmpty && $0.exceptID != change.id } == true
-        return parsed.encoded(kind, redacted: redacted) {
-            let entity = after ? visibleEntity(change, parsed, for: subscriber.principal) : nil
-            return ServerSentEvent.encode(id: token(change.seq), kind: kind,
-                                          data: ServerSentEvent.data(collection: change.collection, id: change.id, entity: entity))
-        }
-    }
-
-    /// The entity as the subscriber may see it: others' private profile fields removed.
-    private func visibleEntity(_ change: FeedChange, _ parsed: ParsedChange, for principal: AccessScope.Principal) -> String? {
-        guard let redaction = access.redaction(change.collection, principal), redaction.exceptID != change.id,
-              var object = parsed.after, !redaction.fields.isEmpty else { return change.after }
-        for field in redaction.fields { object[field] = nil }
-        return object.jsonText
-    }
-
-    private func probe(_ key: String, _ filter: JSONValue) -> FilterProbe? {
-        if let known = probes[key] { return known }
-        guard probes.count < 10_000 else { probes.removeAll(); return probe(key, filter) }
-        let made = try? reader?.probe(filter)
-        probes[key] = made
-        return made
-    }
-
-    private func token(_ seq: Int64) -> String {
+    func token(_ seq: Int64) -> String {
         FeedCursor(epoch: epoch, level: "live", seq: seq, afterRowID: nil).token
     }
 
@@ -385,30 +359,4 @@ final class LiveHub: @unchecked Sendable {
         }
         subscribers.removeAll()
     }
-}
-
-/// The `_acl`s (and the committed entity) of a change, parsed once for all
-/// subscribers, and its encoded events, made once per kind and view.
-final class ParsedChange {
-    let beforeACL: JSONObject?
-    let after: JSONObject?
-    var afterACL: JSONObject? { after?["_acl"]?.objectValue }
-    private var events: [String: [UInt8]] = [:]
-
-    init(_ change: FeedChange) {
-        beforeACL = change.before.flatMap { (try? JSONParser.parse($0))?.objectValue?["_acl"]?.objectValue }
-        after = change.after.flatMap { (try? JSONParser.parse($0))?.objectValue }
-    }
-
-    func encoded(_ kind: ServerSentEvent.Kind, redacted: Bool, _ make: () -> [UInt8]) -> [UInt8] {
-        let key = kind.rawValue + (redacted ? "/redacted" : "")
-        if let known = events[key] { return known }
-        let bytes = make()
-        events[key] = bytes
-        return bytes
-    }
-}
-
-enum ChangeFeedClock {
-    static var milliseconds: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }
