@@ -17,7 +17,7 @@
                 [--idle 10000] [--rounds 2] [--duration 10s] [--port 18480] [--skip-pb] [--skip-idle]
 
 Both servers start fresh in bench/out/live/; roostd with run.sh's settings plus
-`live_max_connections: 20000`; the open-files limit is raised to the hard limit for the
+`live_max_connections: 20000` and `live_max_per_address: 20000` (every stream comes from 127.0.0.1); the open-files limit is raised to the hard limit for the
 servers and the client (10,000 streams need more than 10,000 descriptors on each side).
 """
 import argparse
@@ -232,7 +232,8 @@ def main():
             raise SystemExit("port %d in use (--port)" % p)
     load_before = B.loadavg()
     roost = B.start_roostd(binary, a.port, work, {COLL: ["category", "n"]},
-                           extra_yaml="live_max_connections: %d\n" % max(20000, a.idle + 1000))
+                           extra_yaml="live_max_connections: %d\nlive_max_per_address: %d\n"
+                           % (max(20000, a.idle + 1000), max(20000, a.idle + 1000)))  # every stream comes from 127.0.0.1
     pb = None
     if not a.skip_pb and not a.skip_fanout:
         pb = B.PB(a.port + 10, work)
@@ -339,6 +340,11 @@ def main():
     print(text)
     if a.out:
         open(a.out, "w").write(text)
+    # Raw numbers, one line per run, beside the Markdown.
+    os.makedirs(os.path.join(B.HERE, "results"), exist_ok=True)
+    with open(os.path.join(B.HERE, "results", "live.jsonl"), "a") as f:
+        f.write(json.dumps({"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "args": vars(a), "load_before": load_before,
+                            "fanout": fan, "idle": idle_rows}, default=str) + "\n")
 
 
 if __name__ == "__main__":

@@ -8,16 +8,12 @@ import Store
 extension LiveHub {
     /// The event `change` makes for `subscriber`, if any.
     func event(_ change: FeedChange, _ parsed: ParsedChange, for subscriber: Subscriber) -> [UInt8]? {
-        let topics = subscriber.subscription.topics.filter { $0.collection == change.collection }
-        guard !topics.isEmpty else { return nil }
-        let level = change.collection == "files" ? filesLevel : access.level(of: change.collection)
-        let scope = AccessScope(principal: subscriber.principal, level: level)
+        let topics = subscriber.topicFilters
+        guard topics.contains(where: { $0.collection == change.collection }) else { return nil }
+        let scope = AccessScope(principal: subscriber.principal, level: parsed.level)
         func sees(after: Bool) -> Bool {
             guard (after ? change.after : change.before) != nil, scope.canRead(acl: after ? parsed.afterACL : parsed.beforeACL) else { return false }
-            return topics.contains { topic in
-                guard let filter = filter(topic) else { return false }
-                return parsed.matches(filter, key: topic.key, after: after)
-            }
+            return topics.contains { $0.collection == change.collection && $0.filter?.matches(parsed, after: after) == true }
         }
         let before = change.operation == .create ? false : sees(after: false)
         let after = change.operation == .delete ? false : sees(after: true)
@@ -50,12 +46,17 @@ extension LiveHub {
     /// A topic's filter, compiled once per distinct filter text (hub thread only).
     func filter(_ topic: LiveSubscription.Topic) -> LiveFilter? {
         if let known = filters[topic.key] { return known }
-        if filters.count >= 10_000 { filters.removeAll() }
+        if filters.count >= 10_000 { filters.removeAll() } // subscribers keep theirs
         let made = LiveFilter.make(topic.filter, reader)
         if let made, !made.inMemory {
             logger.notice("live filter evaluated by the SQL probe", metadata: ["filter": "\(topic.key.prefix(80))"])
         }
         filters[topic.key] = .some(made)
         return made
+    }
+
+    /// The access level of `collection` (a settings lookup: once per change, not per subscriber).
+    func level(of collection: String) -> AccessScope.Level {
+        collection == "files" ? filesLevel : access.level(of: collection)
     }
 }

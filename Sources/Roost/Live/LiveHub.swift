@@ -30,6 +30,10 @@ final class LiveHub: @unchecked Sendable {
         let address: String
         // Hub thread only:
         var position: Int64 = 0
+        /// Each topic's collection and filter, resolved when the stream is admitted.
+        var topicFilters: [(collection: String, filter: LiveFilter?)] = []
+        /// This round's bytes, handed to the loop at the next flush.
+        var buffered: [UInt8] = []
 
         init(id: Int, stream: ResponseStream, principal: AccessScope.Principal, tokenHash: String?,
              subscription: LiveSubscription, since: FeedCursor?, address: String) {
@@ -74,11 +78,10 @@ final class LiveHub: @unchecked Sendable {
     private(set) var epoch = ""
     /// Each distinct filter (by its JSON text), compiled once: see `LiveFilter`.
     var filters: [String: LiveFilter?] = [:]
-    private var outgoing: [Int: (EventLoop, [(ResponseStream, [UInt8])])] = [:]
+    /// Subscribers with bytes `buffered` since the last flush.
+    private var dirty: [Subscriber] = []
     private var lastBeat = Date()
     private(set) var reader: DocumentReader?
-    /// Where each subscriber's bytes sit in `outgoing` this round.
-    private var slot: [Int: Int] = [:]
     /// Which resuming stream goes first next round (they take turns).
     private var catchUpTurn = 0
 
@@ -208,6 +211,7 @@ final class LiveHub: @unchecked Sendable {
     /// `reset` (resync) and live from now.
     private func admit(_ subscriber: Subscriber, _ reader: DocumentReader) throws {
         subscribers[subscriber.id] = subscriber
+        subscriber.topicFilters = subscriber.subscription.topics.map { ($0.collection, filter($0)) }
         send(subscriber, ServerSentEvent.preamble(retryMilliseconds: 2000))
         let horizon = try reader.feedMeta().horizon
         if let since = subscriber.since {
@@ -260,7 +264,7 @@ final class LiveHub: @unchecked Sendable {
             budget -= max(changes.count, 1)
             var sent = 0, full = false
             for change in changes where change.seq <= head {
-                if let bytes = event(change, ParsedChange(change), for: subscriber) {
+                if let bytes = event(change, ParsedChange(change, level: level(of: change.collection)), for: subscriber) {
                     send(subscriber, bytes)
                     sent += bytes.count
                     metrics.events.increment()
@@ -277,18 +281,24 @@ final class LiveHub: @unchecked Sendable {
         }
     }
 
+    /// Builds every live subscriber's events for `changes`. The lag histogram
+    /// takes one sample per change delivered (its events in a round share
+    /// one send time); the events counter is bumped once per round.
     private func deliver(_ changes: [FeedChange], to subscribers: [Subscriber]) {
         guard !subscribers.isEmpty else { return }
         let now = ChangeFeedClock.milliseconds
+        var sent = 0
         for change in changes {
-            let parsed = ParsedChange(change)
+            let parsed = ParsedChange(change, level: level(of: change.collection))
+            let before = sent
             for subscriber in subscribers {
                 guard let bytes = event(change, parsed, for: subscriber) else { continue }
                 send(subscriber, bytes)
-                metrics.events.increment()
-                metrics.lag.recordMilliseconds(max(0, now - change.at))
+                sent += 1
             }
+            if sent > before { metrics.lag.recordMilliseconds(max(0, now - change.at)) }
         }
+        if sent > 0 { metrics.events.increment(by: Int64(sent)) }
     }
 
     func token(_ seq: Int64) -> String {
@@ -320,20 +330,22 @@ final class LiveHub: @unchecked Sendable {
 
     /// Queues bytes for a subscriber; a round's bytes for one stream go out as one chunk.
     private func send(_ subscriber: Subscriber, _ bytes: [UInt8]) {
-        let loop = subscriber.stream.loop
-        if outgoing[loop.index] == nil { outgoing[loop.index] = (loop, []) }
-        if let at = slot[subscriber.id] {
-            outgoing[loop.index]!.1[at].1 += bytes
-        } else {
-            slot[subscriber.id] = outgoing[loop.index]!.1.count
-            outgoing[loop.index]!.1.append((subscriber.stream, bytes))
-        }
+        if subscriber.buffered.isEmpty { dirty.append(subscriber) }
+        subscriber.buffered += bytes
     }
 
     /// Hands each loop its bytes: one `execute` per loop per round.
     private func flush() {
+        guard !dirty.isEmpty else { return }
+        var byLoop: [Int: (EventLoop, [(ResponseStream, [UInt8])])] = [:]
+        for subscriber in dirty {
+            let loop = subscriber.stream.loop
+            byLoop[loop.index, default: (loop, [])].1.append((subscriber.stream, subscriber.buffered))
+            subscriber.buffered = []
+        }
+        dirty.removeAll(keepingCapacity: true)
         let limit = bufferLimit, slow = metrics.slow
-        for (_, (loop, items)) in outgoing where !items.isEmpty {
+        for (_, (loop, items)) in byLoop {
             loop.execute {
                 // Slow: what earlier rounds handed a stream is still unsent past the
                 // limit (judged once per round, before this round's bytes).
@@ -347,8 +359,6 @@ final class LiveHub: @unchecked Sendable {
                 }
             }
         }
-        outgoing.removeAll(keepingCapacity: true)
-        slot.removeAll(keepingCapacity: true)
     }
 
     private func closeAll(_ pending: [Subscriber]) {
