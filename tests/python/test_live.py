@@ -221,6 +221,8 @@ BAD = [
     ("/livePub/_live?query=" + q("{nope"), None),
     ("/livePub/_live?query=" + q('{"a":{"$regex":"("}}'), None),
     ("/livePub/_live?query=" + q('{"a":{"$bogus":1}}'), None),
+    # A list cannot run it (its distance would order rows outside the element), so neither does a stream.
+    ("/livePub/_live?query=" + q('{"a":{"$elemMatch":{"p":{"$nearSphere":[0,0]}}}}'), None),
     ("/users/_live?query=" + q('{"email":"a@example.com"}'), "InvalidQuery"),   # a private profile field
     ("/livePub/_live?since=garbage", "InvalidCursor"),
     ("/livePub/_live?since=" + q("cjF8eHx5"), "InvalidCursor"),
