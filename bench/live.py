@@ -252,6 +252,7 @@ def main():
     ap.add_argument("--skip-idle", action="store_true")
     ap.add_argument("--skip-fanout", action="store_true")
     ap.add_argument("--rss-settle", type=float, default=12, help="seconds before the second RSS reading with the streams open")
+    ap.add_argument("--old-config", action="store_true", help="omit live_max_per_address (binaries older than it)")
     ap.add_argument("--out")
     a = ap.parse_args()
     nofile = B.raise_nofile()
@@ -266,8 +267,9 @@ def main():
             raise SystemExit("port %d in use (--port)" % p)
     load_before = B.loadavg()
     roost = B.start_roostd(binary, a.port, work, {COLL: ["category", "n"]},
-                           extra_yaml="live_max_connections: %d\nlive_max_per_address: %d\n"
-                           % (max(20000, a.idle + 1000), max(20000, a.idle + 1000)))  # every stream comes from 127.0.0.1
+                           extra_yaml="live_max_connections: %d\n" % max(20000, a.idle + 1000)
+                           # every stream comes from 127.0.0.1 (--old-config: a binary from before the setting)
+                           + ("" if a.old_config else "live_max_per_address: %d\n" % max(20000, a.idle + 1000)))
     pb = None
     if not a.skip_pb and not a.skip_fanout:
         pb = B.PB(a.port + 10, work)
