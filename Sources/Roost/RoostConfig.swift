@@ -63,6 +63,8 @@ public struct RoostConfig: Sendable {
     public var liveBufferBytes = 1 << 20
     /// Open live streams past which new ones get 503.
     public var liveMaxConnections = 10_000
+    /// Open live streams one client address may hold (429 past it), so one client cannot take them all.
+    public var liveMaxPerAddress = 100
     /// Argon2id cost for passwords (libsodium's named levels).
     public var passwordCost: PasswordHasher.Cost = .interactive
     /// How many password hashes may run at once (each takes the cost's memory).
@@ -159,7 +161,7 @@ public struct RoostConfig: Sendable {
 
     static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
                              "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime", "changes_retention",
-                             "live_heartbeat", "live_buffer_bytes", "live_max_connections",
+                             "live_heartbeat", "live_buffer_bytes", "live_max_connections", "live_max_per_address",
                              "password_cost", "hash_concurrency", "admin_token",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms",
@@ -211,6 +213,7 @@ public struct RoostConfig: Sendable {
         case "live_heartbeat": liveHeartbeat = try int(1, 3600)
         case "live_buffer_bytes": liveBufferBytes = try int(4096, 1 << 30)
         case "live_max_connections": liveMaxConnections = try int(0, 1_000_000)
+        case "live_max_per_address": liveMaxPerAddress = try int(1, 1_000_000)
         case "hash_concurrency": hashConcurrency = try int(1, 64)
         case "password_cost":
             guard let c = PasswordHasher.Cost(rawValue: "\(value)") else { throw Invalid("\(source): password_cost must be interactive, moderate or sensitive") }
