@@ -140,6 +140,10 @@ extension FilterCompiler {
     func nearSphere(_ path: FieldPath, _ arg: JSONValue, maxDistance: JSONValue?, minDistance: JSONValue?,
                     root: ValueRef) throws(QueryError) -> String {
         guard nearestFirst == nil else { throw .invalid("A query may hold only one $nearSphere.") }
+        // Nearest-first orders whole documents: inside $elemMatch there is no document to order.
+        guard case .path(let base, _) = root, base == Self.documentColumn else {
+            throw .invalid("$nearSphere cannot be used inside $elemMatch or $not; put it at the top of the query.")
+        }
         guard let centre = Self.point(arg) else {
             throw .invalid("$nearSphere needs [lng, lat] or {\"$geometry\": {\"type\": \"Point\", \"coordinates\": [lng, lat]}}.")
         }
