@@ -107,8 +107,11 @@ struct Fixture {
         let report = BackupVerifier.verify(backup.path)
         #expect(!report.isOK, "\(kind)")
         #expect(report.problems.contains { $0.contains(expected) }, "\(kind): \(report.problems)")
-        // The taker's own check (sizes, not bytes) finds all but a changed byte.
-        #expect(BackupVerifier.verify(backup.path, rereading: false).isOK == (kind == "byte changed"), "\(kind)")
+        // The taker's own check (sizes, not bytes) misses bytes changed in
+        // place: integrity_check sees structure only (this damage is in a
+        // page's unused space). Only the re-reading check finds those.
+        let bytesOnly = kind == "byte changed" || kind == "database damaged"
+        #expect(BackupVerifier.verify(backup.path, rereading: false).isOK == bytesOnly, "\(kind)")
     }
 
     /// A copied original must match its upload hash; a linked one its upload size.
