@@ -15,7 +15,8 @@ public enum BackupCommands {
         taker.keep = keep ?? 0
         let o = try taker.take()
         return "backup \(o.path) verified: \(o.manifest.totalBytes) bytes, database and \(o.manifest.files.count) files "
-            + "(\(o.linkedFiles) linked from the previous backup, \(o.copiedFiles) copied), snapshot at \(o.manifest.createdAt), "
+            + "(\(o.linkedFiles) linked from the previous backup, \(o.linkedLiveFiles) from the data directory, "
+            + "\(o.copiedFiles) copied), snapshot at \(o.manifest.createdAt), "
             + String(format: "%.2f s", o.seconds) + (o.pruned.isEmpty ? "" : "; removed \(o.pruned.joined(separator: ", "))")
     }
 
