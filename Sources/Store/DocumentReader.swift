@@ -46,7 +46,8 @@ public final class DocumentReader {
     func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope, redaction: Redaction?) throws -> ListPage {
         try scope.checkCollectionRead()
         guard let layout = try catalog.layout(collection) else {
-            _ = try FilterCompiler(dialect: dialect).compile(query.filter) // still reject bad filters
+            _ = try FilterCompiler(dialect: dialect).compile(query.filter) // still reject bad filters and cursors
+            if let after = query.after { try KeysetCursor.check(token: after) }
             return ListPage(documents: [])
         }
         let plan = try listPlan(layout, query, scope: scope, redaction: redaction)
