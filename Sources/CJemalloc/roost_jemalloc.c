@@ -1,6 +1,7 @@
 #include "roost_jemalloc.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Declared here rather than through jemalloc.h, which would also rename malloc. */
@@ -24,4 +25,18 @@ long roost_jemalloc_dirty_decay_ms(void) {
     size_t length = sizeof value;
     if (mallctl("arenas.dirty_decay_ms", &value, &length, NULL, 0) != 0) return -2;
     return (long)value;
+}
+
+int roost_jemalloc_stats(size_t *allocated, size_t *resident, size_t *metadata, size_t *mapped) {
+    uint64_t epoch = 1;
+    size_t length = sizeof epoch;
+    /* Totals are cached; advancing the epoch refreshes them. */
+    if (mallctl("epoch", &epoch, &length, &epoch, length) != 0) return -1;
+    const char *names[] = {"stats.allocated", "stats.resident", "stats.metadata", "stats.mapped"};
+    size_t *values[] = {allocated, resident, metadata, mapped};
+    for (int i = 0; i < 4; i++) {
+        length = sizeof(size_t);
+        if (mallctl(names[i], values[i], &length, NULL, 0) != 0) return -1;
+    }
+    return 0;
 }

@@ -40,6 +40,7 @@ final class StorePools: Sendable {
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
         self.logger = logger
         let readTimer = Telemetry.sqliteTimer("read"), commitTimer = Telemetry.sqliteTimer("commit")
+        let cache = SQLiteMemory.split(budget: config.sqliteCacheBytes, readers: config.readers + config.slowReaders)
         // Reads take tens of microseconds, so an idle reader keeps looking a
         // little before it sleeps: under load the next read is usually there
         // by then, and waking a parked thread cost more than the read itself
@@ -48,6 +49,7 @@ final class StorePools: Sendable {
                              spinBeforeSleep: Self.readerSpin, logger: logger,
                              makeContext: {
                                  let reader = try DocumentReader(path: databasePath)
+                                 try reader.limitPageCache(bytes: cache.reader)
                                  reader.timeLimit = Double(config.readSliceMs) / 1000
                                  return reader
                              },
@@ -61,6 +63,7 @@ final class StorePools: Sendable {
         slowReaders = WorkerPool(name: "slow-reader", threads: config.slowReaders, capacity: 16 * config.slowReaders, logger: logger,
                                  makeContext: {
                                      let reader = try DocumentReader(path: databasePath)
+                                     try reader.limitPageCache(bytes: cache.reader)
                                      reader.timeLimit = config.queryTimeLimit
                                      return reader
                                  },
@@ -86,6 +89,7 @@ final class StorePools: Sendable {
                             makeContext: {
                                 guard let w = box.get() else { throw StoreError.invalid("the writer connection was already taken") }
                                 box.set(nil)
+                                try w.limitPageCache(bytes: cache.writer)
                                 return w
                             },
                             run: { writer, jobs in
