@@ -10,8 +10,12 @@ int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t ne
 /* jemalloc's options, read at its initialisation (the MALLOC_CONF environment
    variable still overrides them). Freed pages go back to the kernel within
    1 s instead of 10 s: a burst of large buffers (log-ins, image decoding)
-   does not keep the daemon's resident size up for long. */
-const char *malloc_conf = "dirty_decay_ms:1000,muzzy_decay_ms:1000";
+   does not keep the daemon's resident size up for long. jemalloc only acts
+   on that decay when the arena is used again, so a background thread does
+   it: after a burst of writes and large lists, an idle daemon went back to
+   100 MiB in 8 s with it, and stayed at 117 MiB without (docs/MEMORY.md).
+   One such thread is enough. */
+const char *malloc_conf = "dirty_decay_ms:1000,muzzy_decay_ms:1000,background_thread:true,max_background_threads:1";
 
 const char *roost_jemalloc_version(void) {
     const char *version = NULL;
