@@ -39,11 +39,18 @@ extension MetricName {
         "roost_live_slow_disconnects_total", help: "Live streams closed because their client fell too far behind.")
     public static let liveLag = MetricName(
         "roost_live_lag_seconds", help: "Time from a change's commit to its event handed to a live stream's connection.")
+    public static let sqlitePageCache = MetricName(
+        "roost_sqlite_page_cache_bytes", help: "Bytes of SQLite page cache all connections hold, sampled at scrape time (bounded by sqlite_cache_bytes plus a small cache per look-up connection).")
+    public static let allocatorAllocated = MetricName(
+        "roost_allocator_allocated_bytes", help: "Bytes the daemon has allocated through jemalloc, sampled at scrape time.")
+    public static let allocatorResident = MetricName(
+        "roost_allocator_resident_bytes", help: "Bytes of memory jemalloc holds resident, freed pages not yet returned included, sampled at scrape time.")
 
     /// The declarations above, by name: the factory takes each metric's HELP from here.
     static let all: [String: MetricName] = Dictionary(uniqueKeysWithValues: [
         httpRequests, httpRequestDuration, sqliteSeconds, writeCommits, writeOperations, queueDepth, queueCapacity,
         workerBusyThreads, workerThreads, thumbnailsGenerated, webhookDeliveries, backupsTaken, backupLastSuccess,
         backupDuration, backupSize, liveStreams, liveEventsSent, liveSlowDisconnects, liveLag,
+        sqlitePageCache, allocatorAllocated, allocatorResident,
     ].map { ($0.name, $0) })
 }

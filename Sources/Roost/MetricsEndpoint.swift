@@ -1,6 +1,7 @@
 import Daemon
 import HTTP
 import Metrics
+import Store
 
 /// `GET /metrics`: the Prometheus text format. Queue gauges are sampled at
 /// scrape time; request, SQLite, thumbnail and webhook metrics are recorded
@@ -11,6 +12,9 @@ struct MetricsEndpoint: Sendable {
     private let capacity: [Gauge]
     private let busy: [Gauge]
     private let threads: [Gauge]
+    private let memory = (sqlite: Gauge(label: MetricName.sqlitePageCache.name),
+                          allocated: Gauge(label: MetricName.allocatorAllocated.name),
+                          resident: Gauge(label: MetricName.allocatorResident.name))
 
     init(pools: StorePools) {
         self.pools = pools
@@ -32,6 +36,11 @@ struct MetricsEndpoint: Sendable {
             capacity[i].record(s.1)
             busy[i].record(s.2)
             threads[i].record(s.3)
+        }
+        memory.sqlite.record(SQLiteMemory.pageCacheBytes)
+        if let heap = Allocator.stats {
+            memory.allocated.record(heap.allocated)
+            memory.resident.record(heap.resident)
         }
         return Response(status: 200, headers: Headers([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]),
                         body: Telemetry.render())

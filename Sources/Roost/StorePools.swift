@@ -40,6 +40,7 @@ final class StorePools: Sendable {
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
         self.logger = logger
         let readTimer = Telemetry.sqliteTimer("read"), commitTimer = Telemetry.sqliteTimer("commit")
+        let cache = SQLiteMemory.split(budget: config.sqliteCacheBytes, readers: config.readers + config.slowReaders)
         // Reads take tens of microseconds, so an idle reader keeps looking a
         // little before it sleeps: under load the next read is usually there
         // by then, and waking a parked thread cost more than the read itself
@@ -54,6 +55,7 @@ final class StorePools: Sendable {
         /// A reader connection whose reads stop after `seconds`.
         let connection = { (seconds: Double) in { @Sendable () throws -> DocumentReader in
             let reader = try DocumentReader(path: databasePath)
+            try reader.limitPageCache(bytes: cache.reader)
             reader.timeLimit = seconds
             return reader
         } }
@@ -77,6 +79,7 @@ final class StorePools: Sendable {
                             makeContext: {
                                 guard let w = box.get() else { throw StoreError.invalid("the writer connection was already taken") }
                                 box.set(nil)
+                                try w.limitPageCache(bytes: cache.writer)
                                 return w
                             },
                             run: { writer, jobs in
