@@ -16,12 +16,20 @@ APT_PACKAGES += openssl curl
 # A real reverse proxy in front of roostd in the tests (started by the test on
 # loopback with its own config; the package's own service is not used).
 APT_PACKAGES += nginx
+# nginx's stream module, to send the PROXY protocol in front of roostd in the tests.
+APT_PACKAGES += libnginx-mod-stream
+# Caddy (2.6) in front of roostd in the tests, from etc/caddy/Caddyfile (started by the
+# test on loopback, admin API and automatic HTTPS off; the package's own service is not used).
+APT_PACKAGES += caddy
 # zlib for PNG chunk CRCs in the upload check.
 APT_PACKAGES += zlib1g-dev
 # jemalloc replaces glibc's malloc in roostd (cross-thread buffers; Sources/Daemon/Allocator.swift).
 APT_PACKAGES += libjemalloc-dev
 # Debian's chromium and its driver for the admin console's browser tests (Selenium; tests/python/test_console.py).
 APT_PACKAGES += chromium chromium-driver
+# promtool, Prometheus's own linter, checks /metrics (tests/python/test_metrics_lint.py). It comes in
+# Debian's prometheus package; installed without recommends, and its service is not used.
+APT_PACKAGES += prometheus
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3

@@ -78,7 +78,10 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
-        ]),
+        ], plugins: ["EmbedOpenAPI"]),
+        // openapi.yaml compiled into Roost (served at /openapi.yaml): a tool and the build plugin that runs it.
+        .executableTarget(name: "EmbedText"),
+        .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedText"]),
         .executableTarget(name: "roostd", dependencies: [
             "Roost", "Daemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -253,3 +253,24 @@ def q(obj):
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
+
+
+def machine():
+    """'2 cores, <cpu model>, 24 GiB RAM, Linux <kernel>', as run.sh's meta.txt has it."""
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    mem = next((int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal:")), 0)
+    return "%d cores, %s, %.0f GiB RAM, Linux %s" % (os.cpu_count(), cpu, mem / 1048576, os.uname().release)
+
+
+def record(name, metrics, targets, markdown):
+    """Appends one run to bench/results/NAME.jsonl (bench/report.py renders the latest):
+    date, commit, machine, the script's key figures, its targets
+    ([{"target", "measured", "verdict"}]) and the Markdown section it printed."""
+    commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=7"],
+                            capture_output=True, text=True).stdout.strip() or None
+    rec = {"bench": name + ".py", "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "commit": commit,
+           "machine": machine(), "load_before": loadavg(), "metrics": metrics, "targets": targets, "markdown": markdown}
+    path = os.path.join(HERE, "results", name + ".jsonl")
+    with open(path, "a") as f:
+        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    log("recorded in %s" % os.path.relpath(path, ROOT))

@@ -37,6 +37,8 @@ def main():
     ap.add_argument("--seed", type=int, default=20000)
     ap.add_argument("--port", type=int, default=18380)
     ap.add_argument("--out")
+    ap.add_argument("--no-record", dest="record", action="store_false",
+                    help="do not append the run to bench/results/create_ab.jsonl")
     a = ap.parse_args()
     work = os.path.join(B.OUT, "create_ab")
     servers = {}
@@ -106,6 +108,12 @@ def main():
     print(text)
     if a.out:
         open(a.out, "w").write(text)
+    if a.record:
+        B.record("create_ab", {
+            label: {"version": servers[label][3], "best_rps": round(s[0]), "median_rps": round(s[1]), "cpu_us_per_create": round(s[2], 1),
+                    "rounds": [round(r["rps"]) for r in res[label]]} for label, s in summary.items()},
+            [{"target": "the feed costs creates ≤ 10%", "measured": "%+.1f%% creates/s (best), %+.1f%% CPU per create"
+              % (-cost_best, cpu_more), "verdict": "met" if cost_best <= 10 else "missed"}], text)
 
 
 if __name__ == "__main__":

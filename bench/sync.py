@@ -21,7 +21,8 @@ roostd through POST /_batch (100 a request), PocketBase through bench/seed.py (/
   bench/sync.py [--roostd .build/release/roostd] [--n 100000] [--changes 1000] [--deletes 200]
                 [--rounds 3] [--duration 10s] [--port 18280] [--out FILE.md]
 
-Prints a Markdown section (also written to --out).
+Prints a Markdown section (also written to --out) and appends the run to
+bench/results/sync.jsonl (--no-record: not).
 """
 import argparse
 import json
@@ -199,6 +200,8 @@ def main():
     ap.add_argument("--port", type=int, default=18280)
     ap.add_argument("--limit", type=int, default=1000)
     ap.add_argument("--out")
+    ap.add_argument("--no-record", dest="record", action="store_false",
+                    help="do not append the run to bench/results/sync.jsonl")
     a = ap.parse_args()
     binary = B.roostd_binary(a.roostd)
     work = os.path.join(B.OUT, "sync")
@@ -367,6 +370,18 @@ def main():
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)
+    if a.record:
+        B.record("sync", {
+            "methods": {name: {"best_s": round(best[name].seconds, 3), "body_bytes": best[name].body,
+                               "server_cpu_s": round(best[name].server_cpu, 2), "pages": best[name].pages}
+                        for name, _, _ in methods},
+            "get_rps": round(g["rps"]), "empty_delta_rps": round(e["rps"])},
+            [{"target": "delta ≥ 20× less time and bytes than a full refetch",
+              "measured": "%.0f× time, %.0f× bytes" % (ratio_t, ratio_b),
+              "verdict": "met" if ratio_t >= 20 and ratio_b >= 20 else "missed"},
+             {"target": "empty delta costs no more than a GET by id",
+              "measured": "%.0f vs %.0f req/s (%.0f%%)" % (e["rps"], g["rps"], 100 * e["rps"] / g["rps"]),
+              "verdict": "met" if e["rps"] >= g["rps"] * 0.97 else "missed"}], text)
 
 
 if __name__ == "__main__":

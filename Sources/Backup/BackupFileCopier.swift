@@ -1,14 +1,28 @@
 import Foundation
 
-/// Puts one file into a backup being written: a hard link to the previous
-/// backup's copy when that one is known to hold the same bytes, else a
-/// copy hashed on the way.
+/// Puts one file into a backup being written, in the cheapest way that is
+/// known to hold the right bytes:
+///
+/// 1. a hard link to the previous backup's copy, when that one was verified
+///    with the same SHA-256 (originals) or size (thumbnails);
+/// 2. a hard link to the live file itself, when the backup is on the data
+///    directory's file system (originals and thumbnails are written once,
+///    under a temporary name renamed into place, and never changed after);
+/// 3. else a copy, hashed on the way.
+///
+/// A linked original is not read: its size is checked and its SHA-256 is the
+/// one recorded at upload (`roostd verify-backup` reads it back). A copied
+/// original must match that hash. Thumbnails, which have no recorded hash,
+/// are hashed whether linked or copied.
 struct BackupFileCopier {
     let staging: String
     let previousPath: String?
     let previous: [String: BackupManifest.Entry]
     let pacer: Pacer
+    /// Link live files (step 2); off once a link fails across file systems.
+    var linkLive = true
     private(set) var linked = 0
+    private(set) var linkedLive = 0
     private(set) var copied = 0
     private(set) var copiedBytes = 0
     private var directories = Set<String>()
@@ -21,11 +35,12 @@ struct BackupFileCopier {
     }
 
     /// Places the live file `source` at `relative` in the backup.
-    /// - Parameter sha256: the hash recorded at upload (originals): the copy
-    ///   must match it, and a previous backup's entry with it is linked.
-    ///   Without it (thumbnails), the previous entry is linked when the sizes agree.
+    /// - Parameters:
+    ///   - sha256: the hash recorded at upload (originals): a copy must match
+    ///     it, a link is listed with it. Without it (thumbnails), the bytes are hashed.
+    ///   - size: the size recorded at upload, which a linked original must have.
     /// - Returns: the manifest entry; nil when `source` does not exist.
-    mutating func place(_ relative: String, from source: String, sha256: String?) throws -> BackupManifest.Entry? {
+    mutating func place(_ relative: String, from source: String, sha256: String?, size: Int? = nil) throws -> BackupManifest.Entry? {
         let target = staging + "/" + relative
         let directory = (target as NSString).deletingLastPathComponent
         if !directories.contains(directory) {
@@ -40,6 +55,7 @@ struct BackupFileCopier {
                 return entry
             }
         }
+        if linkLive, let entry = try linkFromStore(relative, source, target, sha256: sha256, size: size) { return entry }
         let result: (size: Int, sha256: String)
         do { result = try FileCopy.copy(source, to: target) } catch let e as FileCopy.Failure where e.missing {
             return nil
@@ -51,5 +67,29 @@ struct BackupFileCopier {
         copiedBytes += result.size
         pacer.account(result.size)
         return BackupManifest.Entry(path: relative, size: result.size, sha256: result.sha256)
+    }
+
+    /// Step 2: nil when the live file cannot be linked (then it is copied).
+    private mutating func linkFromStore(_ relative: String, _ source: String, _ target: String,
+                                        sha256: String?, size: Int?) throws -> BackupManifest.Entry? {
+        guard link(source, target) == 0 else {
+            if errno == EXDEV { linkLive = false }
+            return nil
+        }
+        var st = stat()
+        guard stat(target, &st) == 0 else { throw BackupError("cannot stat \(target): \(String(cString: strerror(errno)))") }
+        let entry: BackupManifest.Entry
+        if let sha256 {
+            if let size, size != Int(st.st_size) {
+                throw BackupError("\(source) is \(st.st_size) bytes; its upload recorded \(size) (SHA-256 \(sha256))")
+            }
+            entry = BackupManifest.Entry(path: relative, size: Int(st.st_size), sha256: sha256)
+        } else {
+            let found = try FileCopy.digest(target)
+            pacer.account(found.size)
+            entry = BackupManifest.Entry(path: relative, size: found.size, sha256: found.sha256)
+        }
+        linkedLive += 1
+        return entry
     }
 }

@@ -23,9 +23,15 @@ public enum BackupRestorer {
     }
 
     /// Restores the backup at `backup` into `dataDir`.
-    /// - Parameter force: replace Roost's own files in a non-empty `dataDir`.
+    /// - Parameters:
+    ///   - force: replace Roost's own files in a non-empty `dataDir`.
+    ///   - prepare: runs on the restored database (its path) after every byte
+    ///     is in place and before the marker goes, so that what it does (the
+    ///     change feed's new epoch) is part of the restore: a restore cut
+    ///     short before it ends never starts.
     /// - Returns: the restored backup's manifest.
-    public static func restore(from backup: String, into dataDir: String, force: Bool) throws -> BackupManifest {
+    public static func restore(from backup: String, into dataDir: String, force: Bool,
+                               prepare: (String) throws -> Void = { _ in }) throws -> BackupManifest {
         let report = BackupVerifier.verify(backup)
         guard report.isOK, let manifest = report.manifest else {
             throw BackupError("\(backup) is not a complete, verified backup: \(report.problems.prefix(5).joined(separator: "; "))")
@@ -60,6 +66,7 @@ public enum BackupRestorer {
         guard rename(database + ".restoring", database) == 0 else {
             throw BackupError("cannot rename into \(database): \(String(cString: strerror(errno)))")
         }
+        try prepare(database)
         try FileCopy.syncFileSystem(of: dataDir)
         guard unlink(marker) == 0 else { throw BackupError("cannot remove \(marker): \(String(cString: strerror(errno)))") }
         try FileCopy.sync(dataDir)

@@ -8,14 +8,17 @@ import Store
 /// 2. `BackupHold` is taken shared, then the database is copied from one
 ///    read snapshot (`SQLiteBackup`); the writer keeps committing.
 /// 3. The `_files` rows of that copy define which files belong: each
-///    original (immutable) is hard-linked from the previous backup when that
-///    one holds it with the same SHA-256, else copied and hashed; each
-///    thumbnail on disk goes the same way (a missing one is made again on
-///    demand). Deletes committed after the snapshot unlink nothing until
-///    the hold is released, so every file the snapshot names is still there.
-/// 4. The sealed manifest is written; the whole directory is verified
-///    (`BackupVerifier`), synced, and only then renamed from
-///    `.partial-roost-…` to `roost-…`.
+///    original and thumbnail on disk is hard-linked or copied
+///    (`BackupFileCopier`; a missing thumbnail is made again on demand).
+///    Deletes committed after the snapshot unlink nothing until the hold is
+///    released, so every file the snapshot names is still there.
+/// 4. The copy is hashed once (the manifest's hash is of the bytes on
+///    disk); the sealed manifest is written; the directory is verified
+///    (`BackupVerifier`, sizes rather than re-reading), synced, and only
+///    then renamed from `.partial-roost-…` to `roost-…`.
+///
+/// The calling thread runs at nice `nice` and the lowest best-effort I/O
+/// priority for the while (`BackupPriority`).
 public struct BackupTaker: Sendable {
     public let dataDir: String
     public let catalog: BackupCatalog
@@ -25,6 +28,10 @@ public struct BackupTaker: Sendable {
     public var keep = 0
     /// Checked between chunks: true stops the backup (it throws, leaving nothing).
     public var isCancelled: @Sendable () -> Bool = { false }
+    /// The calling thread's nice value while it backs up (0: unchanged).
+    public var nice: Int32 = 10
+    /// Hard-link live files when the backup shares their file system (off: copy them).
+    public var linkLiveFiles = true
 
     public init(dataDir: String, catalog: BackupCatalog) {
         self.dataDir = dataDir
@@ -36,7 +43,10 @@ public struct BackupTaker: Sendable {
         public let name: String
         public let path: String
         public let manifest: BackupManifest
+        /// Linked from the previous backup.
         public let linkedFiles: Int
+        /// Linked from the data directory (same file system).
+        public let linkedLiveFiles: Int
         public let copiedFiles: Int
         public let copiedBytes: Int
         /// Wall time, verification included.
@@ -46,6 +56,10 @@ public struct BackupTaker: Sendable {
 
     /// Takes the backup; throws with the reason, leaving nothing that looks complete.
     public func take() throws -> Outcome {
+        try BackupPriority.lowered(nice: nice) { try takeNow() }
+    }
+
+    private func takeNow() throws -> Outcome {
         let started = DispatchTime.now().uptimeNanoseconds
         let lockFD = try catalog.lock()
         defer { close(lockFD) }
@@ -57,6 +71,7 @@ public struct BackupTaker: Sendable {
         try FileCopy.makeDirectories(staging)
         do {
             var copier = BackupFileCopier(staging: staging, previous: catalog.newest(), pacer: Pacer(bytesPerSecond: maxRate, isCancelled: isCancelled))
+            copier.linkLive = linkLiveFiles
             let (createdAt, files) = try snapshot(into: staging, copier: &copier)
             let database = try FileCopy.digest(staging + "/" + BackupManifest.databaseName)
             let copySeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
@@ -64,15 +79,17 @@ public struct BackupTaker: Sendable {
                                           database: .init(path: BackupManifest.databaseName, size: database.size, sha256: database.sha256),
                                           files: files)
             try Data(manifest.text.utf8).write(to: URL(fileURLWithPath: staging + "/" + BackupManifest.fileName))
-            let report = BackupVerifier.verify(staging)
+            let report = BackupVerifier.verify(staging, rereading: false)
             guard report.isOK else {
                 throw BackupError("the new backup failed verification: \(report.problems.prefix(5).joined(separator: "; "))")
             }
             try FileCopy.syncFileSystem(of: staging)
             guard rename(staging, final) == 0 else { throw BackupError("cannot rename \(staging): \(String(cString: strerror(errno)))") }
             try FileCopy.sync(catalog.root)
+            FileCopy.dropCache(final + "/" + BackupManifest.databaseName)
             let pruned = catalog.prune(keep: keep)
-            return Outcome(name: name, path: final, manifest: manifest, linkedFiles: copier.linked, copiedFiles: copier.copied,
+            return Outcome(name: name, path: final, manifest: manifest, linkedFiles: copier.linked,
+                           linkedLiveFiles: copier.linkedLive, copiedFiles: copier.copied,
                            copiedBytes: copier.copiedBytes, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
                            pruned: pruned)
         } catch {
@@ -89,20 +106,23 @@ public struct BackupTaker: Sendable {
         var createdAt = Timestamp.now()
         let copy = staging + "/" + BackupManifest.databaseName
         let pacer = copier.pacer
+        let writeback = FileCopy.Writeback(path: copy)
         _ = try SQLiteBackup.copy(from: dataDir + "/roost.db", to: copy, snapshotTaken: { createdAt = Timestamp.now() },
-                                  progress: { pacer.account($0); return pacer.shouldContinue })
+                                  progress: { pacer.account($0); writeback.start(); return pacer.shouldContinue })
         try SQLiteBackup.makeStandalone(copy)
         let layout = FileLayout(dataDir: dataDir)
         var files: [BackupManifest.Entry] = []
         for row in try SQLiteBackup.fileRows(copy) {
             guard pacer.shouldContinue else { throw BackupError("cancelled") }
             guard FileLayout.isValidID(row.id) else { throw BackupError("file row \"\(row.id)\" has an id Roost does not make") }
-            guard let original = try copier.place(BackupVerifier.objectPath(row.id), from: layout.objectPath(row.id), sha256: row.sha256) else {
+            guard let original = try copier.place(BackupVerifier.objectPath(row.id), from: layout.objectPath(row.id), sha256: row.sha256, size: row.size) else {
                 throw BackupError("file \(row.id) is in the database but its bytes are missing from \(layout.objects)")
             }
             files.append(original)
             let thumbs = layout.thumbDirectory(row.id)
             let relative = String(FileLayout(dataDir: "").thumbDirectory(row.id).dropFirst())
+            // Most files have no thumbnails: one access(2) instead of a thrown error each.
+            guard access(thumbs, F_OK) == 0 else { continue }
             for variant in ((try? FileManager.default.contentsOfDirectory(atPath: thumbs)) ?? []).sorted()
             where BackupManifest.isSafePath(variant) {
                 if let entry = try copier.place(relative + "/" + variant, from: thumbs + "/" + variant, sha256: nil) { files.append(entry) }

@@ -24,6 +24,13 @@ public enum FileCopy {
         return try pump(fd, path, into: nil, destination: path)
     }
 
+    /// The size of the file at `path` (stat).
+    public static func size(_ path: String) throws -> Int {
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw fail("cannot stat", path) }
+        return Int(st.st_size)
+    }
+
     /// Copies `source` to the new file `destination` (which must not exist)
     /// and returns the size and SHA-256 of the bytes written. Not fsynced:
     /// the caller syncs the whole backup once.

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -42,4 +43,36 @@ int roost_link_unnamed(int fd, const char *path) {
 
 int roost_syncfs(int fd) {
     return syncfs(fd);
+}
+
+/* From linux/ioprio.h, which Debian 12's headers do not make usable here. */
+#define ROOST_IOPRIO_WHO_PROCESS 1
+#define ROOST_IOPRIO_CLASS_SHIFT 13
+#define ROOST_IOPRIO_CLASS_BE 2
+
+int roost_lower_thread_priority(int nice, int *old_nice, int *old_ioprio) {
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    errno = 0;
+    int before = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (before == -1 && errno != 0) return -1;
+    *old_nice = before;
+    long io = syscall(SYS_ioprio_get, ROOST_IOPRIO_WHO_PROCESS, tid);
+    *old_ioprio = io < 0 ? -1 : (int)io;
+    if (nice > before && setpriority(PRIO_PROCESS, (id_t)tid, nice) != 0) return -1;
+    syscall(SYS_ioprio_set, ROOST_IOPRIO_WHO_PROCESS, tid, (ROOST_IOPRIO_CLASS_BE << ROOST_IOPRIO_CLASS_SHIFT) | 7);
+    return 0;
+}
+
+void roost_restore_thread_priority(int old_nice, int old_ioprio) {
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    setpriority(PRIO_PROCESS, (id_t)tid, old_nice);
+    if (old_ioprio >= 0) syscall(SYS_ioprio_set, ROOST_IOPRIO_WHO_PROCESS, tid, old_ioprio);
+}
+
+int roost_start_writeback(int fd) {
+    return sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
+void roost_drop_cache(int fd) {
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 }

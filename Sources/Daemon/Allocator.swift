@@ -18,4 +18,12 @@ public enum Allocator {
         let value = roost_jemalloc_dirty_decay_ms()
         return value == -2 ? nil : value
     }
+
+    /// jemalloc's totals in bytes, refreshed on each call; nil when jemalloc
+    /// is not the allocator. `resident` includes freed pages not yet returned.
+    public static var stats: (allocated: Int, resident: Int, metadata: Int, mapped: Int)? {
+        var allocated = 0, resident = 0, metadata = 0, mapped = 0
+        guard roost_jemalloc_stats(&allocated, &resident, &metadata, &mapped) == 0 else { return nil }
+        return (allocated, resident, metadata, mapped)
+    }
 }

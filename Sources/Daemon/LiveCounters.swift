@@ -43,8 +43,8 @@ public final class LiveCounters: MetricsFactory, @unchecked Sendable {
         lock.lock(); state.latency.record(nanoseconds); lock.unlock()
     }
 
-    static let requestsLabel = "roost_http_requests_total"
-    static let durationLabel = "roost_http_request_duration_seconds"
+    static let requestsLabel = MetricName.httpRequests.name
+    static let durationLabel = MetricName.httpRequestDuration.name
 
     public func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
         if label == Self.requestsLabel {

@@ -17,8 +17,7 @@ public enum Telemetry {
 
     /// Installs the Prometheus factory as swift-metrics' backend.
     public static func bootstrap() {
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = latencyBuckets
+        let factory = PrometheusHelpFactory(registry: registry, durationBuckets: latencyBuckets)
         // LiveCounters keeps readable totals for the admin console's stats.
         MetricsSystem.bootstrap(MultiplexMetricsHandler(factories: [factory, LiveCounters.shared]))
         // Registered now so they read 0 before anything happens; the file
@@ -33,26 +32,25 @@ public enum Telemetry {
     /// The last successful backup: `roost_backup_last_success_timestamp_seconds`
     /// (Unix time), `roost_backup_duration_seconds` and `roost_backup_size_bytes`.
     public static func backupGauges() -> (lastSuccess: Metrics.Gauge, duration: Metrics.Gauge, size: Metrics.Gauge) {
-        (Metrics.Gauge(label: "roost_backup_last_success_timestamp_seconds"), Metrics.Gauge(label: "roost_backup_duration_seconds"),
-         Metrics.Gauge(label: "roost_backup_size_bytes"))
+        (Metrics.Gauge(label: MetricName.backupLastSuccess.name), Metrics.Gauge(label: MetricName.backupDuration.name), Metrics.Gauge(label: MetricName.backupSize.name))
     }
 
     /// `roost_backups_total{outcome=success|failure}`.
     public static func backups(outcome: String) -> Metrics.Counter {
-        Metrics.Counter(label: "roost_backups_total", dimensions: [("outcome", outcome)])
+        Metrics.Counter(label: MetricName.backupsTaken.name, dimensions: [("outcome", outcome)])
     }
 
     /// Live streams: `roost_live_streams` open now, `roost_live_events_sent_total`,
     /// `roost_live_slow_disconnects_total` (clients dropped for falling behind) and
     /// `roost_live_lag_seconds`, from a change's commit to its event handed to the connection.
     public static func live() -> (streams: Metrics.Gauge, events: Metrics.Counter, slow: Metrics.Counter, lag: Metrics.Timer) {
-        (Metrics.Gauge(label: "roost_live_streams"), Metrics.Counter(label: "roost_live_events_sent_total"),
-         Metrics.Counter(label: "roost_live_slow_disconnects_total"), Metrics.Timer(label: "roost_live_lag_seconds"))
+        (Metrics.Gauge(label: MetricName.liveStreams.name), Metrics.Counter(label: MetricName.liveEventsSent.name),
+         Metrics.Counter(label: MetricName.liveSlowDisconnects.name), Metrics.Timer(label: MetricName.liveLag.name))
     }
 
     /// `roost_thumbnails_generated_total`.
     public static func thumbnailsGenerated() -> Metrics.Counter {
-        Metrics.Counter(label: "roost_thumbnails_generated_total")
+        Metrics.Counter(label: MetricName.thumbnailsGenerated.name)
     }
 
     /// The outcomes `roost_webhook_deliveries_total` is broken down by.
@@ -60,19 +58,19 @@ public enum Telemetry {
 
     /// `roost_webhook_deliveries_total{outcome=…}`.
     public static func webhookDeliveries(outcome: String) -> Metrics.Counter {
-        Metrics.Counter(label: "roost_webhook_deliveries_total", dimensions: [("outcome", outcome)])
+        Metrics.Counter(label: MetricName.webhookDeliveries.name, dimensions: [("outcome", outcome)])
     }
 
     /// `roost_sqlite_seconds{op=…}`: time spent in SQLite per reader job
     /// (`read`) or writer group commit (`commit`).
     public static func sqliteTimer(_ op: String) -> Metrics.Timer {
-        Metrics.Timer(label: "roost_sqlite_seconds", dimensions: [("op", op)])
+        Metrics.Timer(label: MetricName.sqliteSeconds.name, dimensions: [("op", op)])
     }
 
     /// `roost_write_commits_total` and `roost_write_operations_total`: their
     /// ratio is the mean group-commit batch.
     public static func writeCommits() -> (commits: Metrics.Counter, operations: Metrics.Counter) {
-        (Metrics.Counter(label: "roost_write_commits_total"), Metrics.Counter(label: "roost_write_operations_total"))
+        (Metrics.Counter(label: MetricName.writeCommits.name), Metrics.Counter(label: MetricName.writeOperations.name))
     }
 
     /// The Prometheus text exposition of every metric.
@@ -107,8 +105,8 @@ public final class RequestMetrics: @unchecked Sendable {
 
     private func make(_ key: Key) -> (Metrics.Counter, Metrics.Timer) {
         let dimensions = [("method", key.method), ("route", key.route), ("status", String(key.status))]
-        let made = (Metrics.Counter(label: "roost_http_requests_total", dimensions: dimensions),
-                    Metrics.Timer(label: "roost_http_request_duration_seconds", dimensions: dimensions))
+        let made = (Metrics.Counter(label: MetricName.httpRequests.name, dimensions: dimensions),
+                    Metrics.Timer(label: MetricName.httpRequestDuration.name, dimensions: dimensions))
         lock.lock()
         defer { lock.unlock() }
         if let existing = handles[key] { return existing }

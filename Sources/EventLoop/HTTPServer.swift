@@ -12,6 +12,8 @@ import Logging
 /// TLS groups get a second evhttp per loop whose connections are OpenSSL
 /// bufferevents (evhttp chooses the bufferevent per evhttp, not per socket);
 /// both hand requests to the same handler, and TLS responses carry HSTS.
+/// Groups that speak the PROXY protocol get an evhttp of their own too
+/// (`HTTPServer+ProxyProtocol.swift`).
 ///
 /// The handler runs on the loop thread that parsed the request. It must not
 /// block: it either answers at once or queues the work and answers later
@@ -23,10 +25,12 @@ public final class HTTPServer: @unchecked Sendable {
 
     private let handler: Handler
     private let observer: Observer?
-    private let logger: Logger
+    let logger: Logger
     private var states: [LoopState] = []
     private let idPrefix: String
-    private let trustedProxies: TrustedProxies
+    /// evhttp's idle limit per connection.
+    static let idleSeconds: Int32 = 60
+    let trustedProxies: TrustedProxies
 
     /// Per-loop state, touched only on that loop's thread.
     final class LoopState: @unchecked Sendable {
@@ -34,6 +38,10 @@ public final class HTTPServer: @unchecked Sendable {
         var fronts: [Front] = []
         var inFlight = 0
         var nextID: UInt64 = 0
+        /// The client each PROXY connection's header named, by connection key.
+        var proxiedClients: [UnsafeRawPointer: String] = [:]
+        /// What this loop's PROXY fronts call back (made on first use; never freed, like the evhttps).
+        lazy var proxyHooks = HTTPServer.proxyHooks(for: self)
         unowned let server: HTTPServer
         init(loop: EventLoop, server: HTTPServer) {
             self.loop = loop
@@ -46,11 +54,14 @@ public final class HTTPServer: @unchecked Sendable {
         let http: OpaquePointer
         /// The HSTS value for its responses: set only on a TLS front.
         let hsts: String?
+        /// Whether its connections start with a PROXY header.
+        let proxied: Bool
         var bound: [OpaquePointer] = []
         unowned let state: LoopState
-        init(http: OpaquePointer, hsts: String?, state: LoopState) {
+        init(http: OpaquePointer, tls: TLSContext?, proxied: Bool, state: LoopState) {
             self.http = http
-            self.hsts = hsts
+            hsts = tls?.hsts
+            self.proxied = proxied
             self.state = state
         }
     }
@@ -58,9 +69,12 @@ public final class HTTPServer: @unchecked Sendable {
     /// - Parameters:
     ///   - maxBodyBytes: evhttp's hard cap; larger bodies are refused before they are read.
     ///   - tlsSockets: groups that speak HTTPS with `tls`.
+    ///   - proxySockets: plain groups whose connections start with a PROXY
+    ///     protocol header, served only to `trustedProxies`.
     ///   - trustedProxies: peers whose forwarding header names the client (`Request.remoteAddress`).
     ///   - observer: sees every finished request, on its loop; keep it cheap.
     public init(loops: [EventLoop], sockets: [[ListeningSocket]], tlsSockets: [[ListeningSocket]] = [], tls: TLSContext? = nil,
+                proxySockets: [[ListeningSocket]] = [],
                 maxBodyBytes: Int, logger: Logger, trustedProxies: TrustedProxies = .none,
                 observer: Observer? = nil, handler: @escaping Handler) {
         self.handler = handler
@@ -71,15 +85,19 @@ public final class HTTPServer: @unchecked Sendable {
         for loop in loops {
             let state = LoopState(loop: loop, server: self)
             states.append(state)
-            state.fronts.append(Self.front(state, groups: sockets, tls: nil, maxBodyBytes: maxBodyBytes))
+            state.fronts.append(Self.front(state, groups: sockets, tls: nil, proxied: false, maxBodyBytes: maxBodyBytes))
             if let tls, !tlsSockets.isEmpty {
-                state.fronts.append(Self.front(state, groups: tlsSockets, tls: tls, maxBodyBytes: maxBodyBytes))
+                state.fronts.append(Self.front(state, groups: tlsSockets, tls: tls, proxied: false, maxBodyBytes: maxBodyBytes))
+            }
+            if !proxySockets.isEmpty {
+                state.fronts.append(Self.front(state, groups: proxySockets, tls: nil, proxied: true, maxBodyBytes: maxBodyBytes))
             }
         }
     }
 
     /// An evhttp on `state`'s loop accepting from its socket of each group.
-    private static func front(_ state: LoopState, groups: [[ListeningSocket]], tls: TLSContext?, maxBodyBytes: Int) -> Front {
+    private static func front(_ state: LoopState, groups: [[ListeningSocket]], tls: TLSContext?, proxied: Bool,
+                              maxBodyBytes: Int) -> Front {
         guard let http = evhttp_new(state.loop.base) else { fatalError("evhttp_new failed") }
         let methods = EVHTTP_REQ_GET.rawValue | EVHTTP_REQ_POST.rawValue | EVHTTP_REQ_HEAD.rawValue | EVHTTP_REQ_PUT.rawValue
             | EVHTTP_REQ_DELETE.rawValue | EVHTTP_REQ_OPTIONS.rawValue | EVHTTP_REQ_PATCH.rawValue
@@ -87,20 +105,22 @@ public final class HTTPServer: @unchecked Sendable {
         evhttp_set_allowed_methods(http, UInt16(methods))
         evhttp_set_max_body_size(http, Int(maxBodyBytes))
         evhttp_set_max_headers_size(http, 64 * 1024)
-        evhttp_set_timeout(http, 60)
+        evhttp_set_timeout(http, idleSeconds)
         evhttp_set_default_content_type(http, "application/json; charset=utf-8")
-        if let tls {
+        if proxied {
+            roost_http_use_proxy(http, state.proxyHooks)
+        } else if let tls {
             roost_http_use_tls(http, tls.handle)
         } else {
             // Upload bodies in a few reads instead of 4 KiB each (plain sockets only:
             // it reads the socket itself).
             roost_http_use_large_io(http)
         }
-        let front = Front(http: http, hsts: tls?.hsts, state: state)
+        let front = Front(http: http, tls: tls, proxied: proxied, state: state)
         evhttp_set_gencb(http, { req, ctx in
             guard let req, let ctx else { return }
             let front = Unmanaged<Front>.fromOpaque(ctx).takeUnretainedValue()
-            front.state.server.dispatch(req, front.state, hsts: front.hsts)
+            front.state.server.dispatch(req, front)
         }, Unmanaged.passUnretained(front).toOpaque())
         for group in groups where !group.isEmpty {
             // Each loop takes its own socket of the group (or a copy of the
@@ -112,7 +132,8 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Turns an evhttp request into a `Request` and calls the handler.
-    private func dispatch(_ req: OpaquePointer, _ state: LoopState, hsts: String?) {
+    private func dispatch(_ req: OpaquePointer, _ front: Front) {
+        let state = front.state
         state.inFlight += 1
         let started = observer == nil ? 0 : Self.monotonicNanoseconds()
         let method: Request.Method
@@ -139,15 +160,12 @@ public final class HTTPServer: @unchecked Sendable {
             state.nextID &+= 1
             requestID = "\(idPrefix)-\(state.loop.index)-\(String(state.nextID, radix: 16))"
         }
-        var peer: UnsafeMutablePointer<CChar>?
-        var peerPort: UInt16 = 0
-        evhttp_connection_get_peer(evhttp_request_get_connection(req), &peer, &peerPort)
         let request = Request(method: method, path: path, segments: Self.segments(path), query: query,
                               headers: headers, body: body, requestID: requestID,
-                              remoteAddress: trustedProxies.clientAddress(peer: peer.map { String(cString: $0) } ?? "", headers: headers))
+                              remoteAddress: clientAddress(of: req, front: front, headers: headers))
         let trace = observer == nil ? nil : RequestTrace(request: request, started: started)
         let writer = ResponseWriter(loop: state.loop, server: self, handle: RequestHandle(pointer: req), requestID: requestID,
-                                    trace: trace, hsts: hsts)
+                                    trace: trace, hsts: front.hsts)
         handler(request, writer)
     }
 
@@ -211,67 +229,6 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Requests still waiting for their response on `loop`. Loop thread only.
     public func inFlight(on loop: EventLoop) -> Int { states[loop.index].inFlight }
-
-    /// The path's non-empty `/`-separated parts, each percent-decoded.
-    /// Works on the UTF-8 bytes: this runs on the loop for every request.
-    static func segments(_ path: String) -> [String] {
-        var path = path
-        return path.withUTF8 { bytes in
-            var parts: [String] = []
-            var start = 0
-            for i in 0...bytes.count where i == bytes.count || bytes[i] == UInt8(ascii: "/") {
-                if i > start { parts.append(decodedSegment(UnsafeBufferPointer(rebasing: bytes[start..<i]))) }
-                start = i + 1
-            }
-            return parts
-        }
-    }
-
-    private static func decodedSegment(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        let part = String(decoding: bytes, as: UTF8.self)
-        guard bytes.contains(UInt8(ascii: "%")) else { return part }
-        var length = 0
-        guard let decoded = evhttp_uridecode(part, 0, &length) else { return part }
-        defer { free(decoded) }
-        return String(decoding: UnsafeRawBufferPointer(start: decoded, count: length), as: UTF8.self)
-    }
-
-    static func parseQuery(_ raw: UnsafePointer<CChar>?) -> [String: String] {
-        guard let raw, raw.pointee != 0 else { return [:] }
-        let list = UnsafeMutablePointer<evkeyvalq>.allocate(capacity: 1)
-        defer { list.deallocate() }
-        list.pointee.tqh_first = nil
-        list.pointee.tqh_last = UnsafeMutableRawPointer(list).assumingMemoryBound(to: UnsafeMutablePointer<evkeyval>?.self)
-        guard evhttp_parse_query_str(raw, list) == 0 else { evhttp_clear_headers(list); return [:] }
-        defer { evhttp_clear_headers(list) }
-        var out: [String: String] = [:]
-        var node = list.pointee.tqh_first
-        while let n = node {
-            let key = String(cString: n.pointee.key)
-            if out[key] == nil { out[key] = String(cString: n.pointee.value) }
-            node = n.pointee.next.tqe_next
-        }
-        return out
-    }
-
-    static func headers(_ list: UnsafeMutablePointer<evkeyvalq>?) -> Headers {
-        var headers = Headers()
-        var node = list?.pointee.tqh_first
-        while let n = node {
-            headers.add(String(cString: n.pointee.key), String(cString: n.pointee.value))
-            node = n.pointee.next.tqe_next
-        }
-        return headers
-    }
-
-    static func body(_ buffer: OpaquePointer?) -> [UInt8] {
-        guard let buffer else { return [] }
-        let length = evbuffer_get_length(buffer)
-        guard length > 0 else { return [] }
-        return [UInt8](unsafeUninitializedCapacity: length) { storage, initialized in
-            initialized = Int(evbuffer_copyout(buffer, storage.baseAddress, length))
-        }
-    }
 }
 
 /// A request's facts kept from dispatch to reply for the observer: one small

@@ -1,4 +1,5 @@
 import CEvent
+import CEventTLS
 import Foundation
 import HTTP
 
@@ -73,6 +74,7 @@ public final class ResponseStream: @unchecked Sendable {
     private func detach() {
         isOpen = false
         evhttp_connection_set_closecb(connection, nil, nil)
+        roost_proxy_forget(connection)  // the close callback it would have had
         Unmanaged.passUnretained(self).release()
         let handler = onClose
         onClose = nil

@@ -19,12 +19,13 @@ public enum Multipart {
         return nil
     }
 
-    /// The first part that carries a file name, else the first part.
-    /// Returns nil when the body is not well-formed multipart.
+    /// The first part that carries a file name, else the first part named
+    /// `file` (openapi.yaml's field). Returns nil when the body is not
+    /// well-formed multipart or has no such part: form fields alone are no upload.
     public static func filePart(_ body: [UInt8], boundary: String) -> Part? {
         let delimiter = Array(("--" + boundary).utf8)
         guard var position = find(delimiter, in: body, from: 0) else { return nil }
-        var first: Part?
+        var named: Part?
         while true {
             position += delimiter.count
             // "--" after a delimiter ends the body.
@@ -37,20 +38,24 @@ public enum Multipart {
             let data = next >= dataStart ? Array(body[dataStart..<next]) : []
             var contentType: String?
             var filename: String?
+            var fieldName: String?
             for line in head.split(separator: "\r\n") {
                 let pair = line.split(separator: ":", maxSplits: 1)
                 guard pair.count == 2 else { continue }
                 let name = pair[0].trimmingCharacters(in: " \t").lowercased()
                 let value = pair[1].trimmingCharacters(in: " \t")
                 if name == "content-type" { contentType = value }
-                if name == "content-disposition" { filename = parameter("filename", in: value) }
+                if name == "content-disposition" {
+                    filename = parameter("filename", in: value)
+                    fieldName = parameter("name", in: value)
+                }
             }
             let part = Part(bytes: data, contentType: contentType, filename: filename)
             if filename != nil { return part }
-            if first == nil { first = part }
+            if named == nil && fieldName == "file" { named = part }
             position = next + 2
         }
-        return first
+        return named
     }
 
     static func parameter(_ key: String, in value: String) -> String? {

@@ -29,15 +29,21 @@ public enum Vips {
         case jpeg = 0, webp = 1, png = 2, gif = 3
     }
 
-    /// Starts libvips once (VIPS_INIT). Roost parallelises across images
-    /// (one image per pool thread), so each operation gets one thread; the
-    /// operation cache is off because every upload is a different image and
-    /// the cache would only hold memory and file descriptors.
+    /// Starts libvips once (VIPS_INIT); every call below does it first, so
+    /// a daemon that never sees an image never pays for it (its modules pull
+    /// in ImageMagick, poppler, HEIF and more: see docs/MEMORY.md). Roost
+    /// parallelises across images (one image per pool thread), so each
+    /// operation gets one thread; the operation cache is off because every
+    /// upload is a different image and the cache would only hold memory and
+    /// file descriptors.
     public static func start() throws {
-        guard roost_vips_start("roostd", 1, 0, 0) == 0 else { throw Failure(description: "libvips failed to start") }
+        guard started else { throw Failure(description: "libvips failed to start") }
     }
 
-    static func withError<T>(_ body: (UnsafeMutablePointer<CChar>, Int) -> T) -> (T, String) {
+    private static let started = roost_vips_start("roostd", 1, 0, 0) == 0
+
+    static func withError<T>(_ body: (UnsafeMutablePointer<CChar>, Int) -> T) throws -> (T, String) {
+        try start()
         var buffer = [CChar](repeating: 0, count: 512)
         let result = buffer.withUnsafeMutableBufferPointer { body($0.baseAddress!, $0.count) }
         let message = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
@@ -47,7 +53,7 @@ public enum Vips {
     /// Reads the header of the image in `bytes`.
     public static func probe(_ bytes: [UInt8]) throws -> Header {
         var header = roost_vips_header()
-        let (rc, message) = withError { err, n in
+        let (rc, message) = try withError { err, n in
             bytes.withUnsafeBytes { roost_vips_probe($0.baseAddress, $0.count, &header, err, n) }
         }
         guard rc == 0 else { throw Failure(description: message) }
@@ -59,7 +65,7 @@ public enum Vips {
 
     /// Decodes every pixel; throws for corrupt or truncated data.
     public static func validate(_ bytes: [UInt8]) throws {
-        let (rc, message) = withError { err, n in
+        let (rc, message) = try withError { err, n in
             bytes.withUnsafeBytes { roost_vips_validate($0.baseAddress, $0.count, err, n) }
         }
         guard rc == 0 else { throw Failure(description: message) }
@@ -71,7 +77,7 @@ public enum Vips {
         var out: UnsafeMutableRawPointer?
         var length = 0
         var w: Int32 = 0, h: Int32 = 0
-        let (rc, message) = withError { err, n in
+        let (rc, message) = try withError { err, n in
             roost_vips_thumbnail_file(path, Int32(width), Int32(height), crop ? 1 : 0, format.rawValue, Int32(quality),
                                       &out, &length, &w, &h, err, n)
         }
@@ -84,7 +90,7 @@ public enum Vips {
     public static func synthesize(width: Int, height: Int, format: Format) throws -> [UInt8] {
         var out: UnsafeMutableRawPointer?
         var length = 0
-        let (rc, message) = withError { err, n in roost_vips_synthesize(Int32(width), Int32(height), format.rawValue, &out, &length, err, n) }
+        let (rc, message) = try withError { err, n in roost_vips_synthesize(Int32(width), Int32(height), format.rawValue, &out, &length, err, n) }
         guard rc == 0, let out else { throw Failure(description: message) }
         defer { roost_vips_free(out) }
         return Array(UnsafeRawBufferPointer(start: out, count: length))

@@ -68,9 +68,12 @@ extension AccountHandlers {
                 throw HTTPError.notFound("No user with _id \"\(id)\".")
             }
             try Preconditions.check(request, current: existing.document)
+            let cascade = try ReferentialDelete.plan(Self.users, id: id, writer: writer)
             _ = try hooks.run(.beforeDelete, Self.users, id: id, entity: existing.document, previous: existing.document,
                               requestID: request.requestID, scope: scope, writer: writer, pending: pending) { _ in
-                try writer.delete(from: Self.users, id: id, existing: existing)
+                try ReferentialDelete.run(cascade, hooks: hooks, writer: writer, pending: pending, requestID: request.requestID) {
+                    try writer.delete(from: Self.users, id: id, existing: existing)
+                }
                 return existing.document.jsonText
             }
             try writer.deleteCredentials(userID: id)

@@ -15,13 +15,15 @@ public enum BackupCommands {
         taker.keep = keep ?? 0
         let o = try taker.take()
         return "backup \(o.path) verified: \(o.manifest.totalBytes) bytes, database and \(o.manifest.files.count) files "
-            + "(\(o.linkedFiles) linked from the previous backup, \(o.copiedFiles) copied), snapshot at \(o.manifest.createdAt), "
+            + "(\(o.linkedFiles) linked from the previous backup, \(o.linkedLiveFiles) from the data directory, "
+            + "\(o.copiedFiles) copied), snapshot at \(o.manifest.createdAt), "
             + String(format: "%.2f s", o.seconds) + (o.pruned.isEmpty ? "" : "; removed \(o.pruned.joined(separator: ", "))")
     }
 
     /// The backup `path` names: itself when it holds a manifest, else the
     /// newest backup in it (a backups directory).
     static func resolve(_ path: String) throws -> String {
+        if let partial = partialProblem(path) { throw BackupError(partial) }
         if FileManager.default.fileExists(atPath: path + "/" + BackupManifest.fileName) { return path }
         guard let newest = BackupCatalog(root: path).newest() else { throw BackupError("\(path) holds no complete backup") }
         return newest.path
@@ -36,16 +38,26 @@ public enum BackupCommands {
             throw BackupError("\(held); stop roostd before restoring")
         }
         let manifest = try withExtendedLifetime(lock) {
-            let manifest = try BackupRestorer.restore(from: backup, into: dataDir, force: force)
             // A restored database starts a new timeline of the change feed:
             // cursors handed out before (from the backup's future) are refused.
-            let writer = try DocumentWriter(path: dataDir + "/roost.db", ids: DocumentID(), logger: Logger(label: "roost.restore"))
-            try writer.migrate()
-            if case .failure(let error) = writer.commitBatch([{ try $0.renewFeedEpoch() }])[0] { throw error }
-            writer.checkpoint()
-            return manifest
+            // Done before the restore's marker goes, so no restored directory
+            // can start with the old epoch.
+            try BackupRestorer.restore(from: backup, into: dataDir, force: force) { database in
+                let writer = try DocumentWriter(path: database, ids: DocumentID(), logger: Logger(label: "roost.restore"))
+                try writer.migrate()
+                if case .failure(let error) = writer.commitBatch([{ try $0.renewFeedEpoch() }])[0] { throw error }
+                writer.checkpoint()
+            }
         }
         return "restored \(backup) (snapshot at \(manifest.createdAt): \(manifest.totalBytes) bytes, \(manifest.files.count) files) into \(dataDir)"
+    }
+
+    /// Why `path` is not a backup to trust: a `.partial-…` directory was
+    /// never finished (its run may have been killed before it was synced),
+    /// even when what it holds happens to check out.
+    static func partialProblem(_ path: String) -> String? {
+        let name = URL(fileURLWithPath: path).standardizedFileURL.lastPathComponent
+        return name.hasPrefix(BackupCatalog.partialPrefix) ? "\(path) is a partial backup that never finished; use a complete roost-… one" : nil
     }
 
     /// Verifies one backup (or every one in a backups directory); false when any fails.
@@ -55,6 +67,11 @@ public enum BackupCommands {
         guard !paths.isEmpty else { return (false, "\(path): no backup here") }
         var ok = true, lines: [String] = []
         for p in paths {
+            if let partial = partialProblem(p) {
+                ok = false
+                lines.append("\(p): FAILED\n  " + partial)
+                continue
+            }
             let r = BackupVerifier.verify(p)
             ok = ok && r.isOK
             lines.append(r.isOK

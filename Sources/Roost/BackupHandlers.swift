@@ -103,6 +103,7 @@ struct BackupHandlers: Sendable {
         j["bytes"] = .int(Int64(o.manifest.totalBytes))
         j["files"] = .int(Int64(o.manifest.files.count))
         j["linkedFiles"] = .int(Int64(o.linkedFiles))
+        j["linkedLiveFiles"] = .int(Int64(o.linkedLiveFiles))
         j["copiedFiles"] = .int(Int64(o.copiedFiles))
         j["copiedBytes"] = .int(Int64(o.copiedBytes))
         return j

@@ -137,7 +137,7 @@ final class BackupService: @unchecked Sendable {
             Telemetry.backups(outcome: "success").increment()
             logger.info("backup taken and verified", metadata: [
                 "backup": "\(o.path)", "bytes": "\(o.manifest.totalBytes)", "files": "\(o.manifest.files.count)",
-                "linked": "\(o.linkedFiles)", "copied": "\(o.copiedFiles)", "seconds": "\(String(format: "%.3f", o.seconds))",
+                "linked": "\(o.linkedFiles)", "linked_live": "\(o.linkedLiveFiles)", "copied": "\(o.copiedFiles)", "seconds": "\(String(format: "%.3f", o.seconds))",
                 "pruned": "\(o.pruned.count)",
             ])
         case .failure(let error):

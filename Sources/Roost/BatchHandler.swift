@@ -81,13 +81,16 @@ struct BatchHandler: Sendable {
         guard case .object(let op) = value, case .string(let methodName)? = op["method"], case .string(let path)? = op["path"] else {
             throw HTTPError(400, "InvalidDocument", "Each operation needs a method and a path.")
         }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: true).map { String($0).removingPercentEncoding ?? String($0) }
+        // Exactly `/collection` or `/collection/id`: no empty segment, and only the id is percent-decoded.
+        let raw = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let segments = raw.count >= 2 && raw[0].isEmpty && !raw.dropFirst().contains("")
+            ? [raw[1]] + raw.dropFirst(2).map { $0.removingPercentEncoding ?? $0 } : []
         guard let collection = segments.first, !CollectionName.isReserved(collection), CollectionName.isWellFormed(collection),
               segments.count <= 2, !(segments.count == 2 && segments[1].hasPrefix("_")) else {
             throw HTTPError(400, "InvalidDocument", "A batch holds writes to collections: /:collection or /:collection/:id (not \(path)).")
         }
         let kind: CollectionWrite.Kind
-        switch (methodName.uppercased(), segments.count) {
+        switch (methodName, segments.count) {
         case ("POST", 1): kind = .create
         case ("PUT", 2): kind = .replace
         case ("PATCH", 2): kind = .patch
@@ -98,10 +101,13 @@ struct BatchHandler: Sendable {
         switch (kind, op["body"]) {
         case (.delete, _): entity = nil
         case (_, .object(let o)?): entity = o
-        default: throw HTTPError(400, "InvalidDocument", "A \(methodName.uppercased()) operation needs a JSON object body.")
+        default: throw HTTPError(400, "InvalidDocument", "A \(methodName) operation needs a JSON object body.")
         }
         var headers = Headers()
         if let auth = batch.headers["Authorization"] { headers.add("Authorization", auth) }
+        if let given = op["headers"], given.objectValue == nil {
+            throw HTTPError(400, "InvalidDocument", "An operation's headers must be an object such as {\"If-Match\": \"...\"}.")
+        }
         if case .object(let given)? = op["headers"] {
             for (name, value) in given {
                 guard ["if-match", "if-none-match"].contains(name.lowercased()), case .string(let v) = value else {
@@ -110,7 +116,7 @@ struct BatchHandler: Sendable {
                 headers.add(name, v)
             }
         }
-        let sub = Request(method: Request.Method(rawValue: methodName.uppercased()) ?? .other, path: path, segments: segments,
+        let sub = Request(method: Request.Method(rawValue: methodName) ?? .other, path: path, segments: segments,
                           query: [:], headers: headers, body: [], requestID: "\(batch.requestID)/\(index)",
                           remoteAddress: batch.remoteAddress)
         return CollectionWrite(kind: kind, collection: collection, id: segments.count == 2 ? segments[1] : nil,

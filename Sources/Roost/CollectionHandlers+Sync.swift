@@ -14,6 +14,7 @@ extension CollectionHandlers {
         pools.read(request, out) { reader in
             let principal = try access.caller(request, reader).principal
             let scope = AccessScope(principal: principal, level: level ?? access.level(of: collection))
+            try scope.checkCollectionRead() // who may ask comes before what they ask
             let filter = try ListParameters.filter(request)
             try access.checkHiddenFields(collection, principal, filter: filter, sort: [])
             let page = try reader.delta(collection, since: try Self.cursor(request), filter: filter, limit: try Self.deltaLimit(request),

@@ -22,7 +22,7 @@ struct CollectionHandlers: Sendable {
             let scope = try access.scope(request, collection, reader)
             let find = try ListParameters.find(request)
             try access.checkHiddenFields(collection, scope.principal, filter: find.filter, sort: find.sort.map(\.field))
-            if ListParameters.wantsExplain(request) {
+            if try ListParameters.wantsExplain(request) {
                 guard scope.principal == .admin else { throw HTTPError(403, "Forbidden", "explain=true is for administrators.") }
                 return .json(200, try reader.explain(collection, find, scope: scope).jsonText)
             }

@@ -13,7 +13,8 @@ import Store
 /// 2. `apply`, in the writer's transaction: the row is read once and the
 ///    caller's access to it checked (404/403) before any hook sees it, then
 ///    `If-Match`/`If-None-Match`, then the before hooks around the write
-///    (which also records its change-feed position).
+///    (which also records its change-feed position). A delete first plans
+///    what its declared references do (`ReferentialDelete`).
 struct CollectionWrite: Sendable {
     enum Kind: String, Sendable { case create, replace, patch, delete }
 
@@ -87,9 +88,12 @@ struct CollectionWrite: Sendable {
             let id = self.id!
             guard let existing = try writer.existingRow(in: collection, id: id, scope: scope) else { throw notFound(id) }
             try Preconditions.check(request, current: existing.document)
+            let cascade = try ReferentialDelete.plan(collection, id: id, writer: writer)
             _ = try hooks.run(.beforeDelete, collection, id: id, entity: existing.document, previous: existing.document,
                               requestID: request.requestID, scope: scope, writer: writer, pending: pending) { _ in
-                try writer.delete(from: collection, id: id, existing: existing)
+                try ReferentialDelete.run(cascade, hooks: hooks, writer: writer, pending: pending, requestID: request.requestID) {
+                    try writer.delete(from: collection, id: id, existing: existing)
+                }
                 return existing.document.jsonText
             }
             return .json(200, "{\"count\":1}")

@@ -46,7 +46,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
     private let stopped = LockedBox(false)
 
     func start() throws {
-        try Vips.start()
+        // libvips starts at the first image (see `Vips.start`), not here.
         try pool.start()
         // Jobs the pool could not take (full) or that a crash cut short are
         // found again every few seconds.

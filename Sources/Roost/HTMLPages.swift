@@ -56,6 +56,24 @@ enum HTMLPages {
         }
     }
 
+    /// `/openapi.yaml`: the repository's openapi.yaml, compiled in by the EmbedOpenAPI plugin.
+    static let openAPIBytes = Array(OpenAPIDocument.text.utf8)
+
+    /// The API areas the front page lists, each with its main endpoints.
+    static let apiAreas: [(name: String, endpoints: [String])] = [
+        ("Collections", ["GET|POST /:collection?query=&sort=&limit=&skip=&fields=", "GET /:collection/_count",
+                         "GET|PUT|PATCH|DELETE /:collection/:id"]),
+        ("Files", ["POST /files", "GET|DELETE /files/:id", "GET /files/:id/meta", "GET /files/:id/thumbnail?w="]),
+        ("Accounts", ["POST /users", "POST /login", "POST /logout", "GET /users/me", "GET|PUT|PATCH|DELETE /users/:id"]),
+        ("Messaging", ["POST /messages", "GET /threads", "GET /messages?query="]),
+        ("Live updates", ["GET /events?subscribe=", "GET /:collection/_live", "GET /users/_live", "GET /files/_live"]),
+        ("Delta sync", ["GET /:collection/_deltaset?since=", "GET /users/_deltaset", "GET /files/_deltaset"]),
+        ("Batch", ["POST /_batch"]),
+        ("Push", ["GET|POST /push/devices", "DELETE /push/devices/:token"]),
+        ("Webhooks (admin)", ["GET|POST /admin/webhooks/endpoints", "GET /admin/webhooks/deliveries", "GET /admin/hooks"]),
+        ("Admin", ["/_/ (console)", "GET|POST /admin/backups", "GET /metrics", "GET /healthz", "GET /readyz"]),
+    ]
+
     static func home(version: String, listen: [String], startedAt: String, collections: [(name: String, count: Int)]) -> String {
         var html = "<h1>Roost \(HTMLEscape.escape(version))</h1><p>A self-hosted mobile backend. Serving since \(HTMLEscape.escape(startedAt)) on \(HTMLEscape.escape(listen.joined(separator: ", "))).</p>"
         html += "<h2>Collections</h2>"
@@ -69,7 +87,12 @@ enum HTMLPages {
             }
             html += "</tbody></table>"
         }
-        html += "<h2>API</h2><ul><li><code>GET /:collection?query=&amp;sort=&amp;limit=&amp;skip=&amp;fields=</code></li><li><code>GET /:collection/_count</code></li><li><code>POST /:collection</code></li><li><code>GET|PUT|PATCH|DELETE /:collection/:id</code></li><li><code>GET /healthz</code>, <code>GET /readyz</code></li></ul>"
+        html += "<h2>API</h2><p>Every endpoint, its parameters and answers: <a href=\"/openapi.yaml\">/openapi.yaml</a> (OpenAPI 3.1).</p>"
+        html += "<table><thead><tr><th>area</th><th>endpoints</th></tr></thead><tbody>"
+        for area in apiAreas {
+            html += "<tr><td>\(area.name)</td><td>\(area.endpoints.map { "<code>\(HTMLEscape.escape($0))</code>" }.joined(separator: " "))</td></tr>"
+        }
+        html += "</tbody></table>"
         return page(title: "Roost", body: html)
     }
 }

@@ -49,9 +49,12 @@ enum ListParameters {
     }
 
     /// True when an administrator asked how the list would be read (`explain=true`).
-    static func wantsExplain(_ request: Request) -> Bool {
-        guard let v = request.query["explain"] else { return false }
-        return v == "true" || v == "1"
+    static func wantsExplain(_ request: Request) throws -> Bool {
+        switch request.query["explain"] {
+        case nil, "false", "0": return false
+        case "true", "1": return true
+        default: throw HTTPError(400, "InvalidQuery", "explain takes true or false.")
+        }
     }
 
     /// True when the client asked for `X-Total-Count` with `count=true`.

@@ -1,6 +1,7 @@
 import Daemon
 import HTTP
 import Metrics
+import Store
 
 /// `GET /metrics`: the Prometheus text format. Queue gauges are sampled at
 /// scrape time; request, SQLite, thumbnail and webhook metrics are recorded
@@ -11,14 +12,17 @@ struct MetricsEndpoint: Sendable {
     private let capacity: [Gauge]
     private let busy: [Gauge]
     private let threads: [Gauge]
+    private let memory = (sqlite: Gauge(label: MetricName.sqlitePageCache.name),
+                          allocated: Gauge(label: MetricName.allocatorAllocated.name),
+                          resident: Gauge(label: MetricName.allocatorResident.name))
 
     init(pools: StorePools) {
         self.pools = pools
         let names = ["reader", "writer", "hasher"]
-        depth = names.map { Gauge(label: "roost_queue_depth", dimensions: [("queue", $0)]) }
-        capacity = names.map { Gauge(label: "roost_queue_capacity", dimensions: [("queue", $0)]) }
-        busy = names.map { Gauge(label: "roost_worker_busy_threads", dimensions: [("pool", $0)]) }
-        threads = names.map { Gauge(label: "roost_worker_threads", dimensions: [("pool", $0)]) }
+        depth = names.map { Gauge(label: MetricName.queueDepth.name, dimensions: [("queue", $0)]) }
+        capacity = names.map { Gauge(label: MetricName.queueCapacity.name, dimensions: [("queue", $0)]) }
+        busy = names.map { Gauge(label: MetricName.workerBusyThreads.name, dimensions: [("pool", $0)]) }
+        threads = names.map { Gauge(label: MetricName.workerThreads.name, dimensions: [("pool", $0)]) }
     }
 
     func respond() -> Response {
@@ -32,6 +36,11 @@ struct MetricsEndpoint: Sendable {
             capacity[i].record(s.1)
             busy[i].record(s.2)
             threads[i].record(s.3)
+        }
+        memory.sqlite.record(SQLiteMemory.pageCacheBytes)
+        if let heap = Allocator.stats {
+            memory.allocated.record(heap.allocated)
+            memory.resident.record(heap.resident)
         }
         return Response(status: 200, headers: Headers([("Content-Type", "text/plain; version=0.0.4; charset=utf-8")]),
                         body: Telemetry.render())

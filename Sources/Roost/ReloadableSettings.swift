@@ -84,6 +84,7 @@ final class ReloadableSettings: @unchecked Sendable {
         check("session_lifetime", \.sessionLifetime)
         check("password_cost", \.passwordCost)
         check("hash_concurrency", \.hashConcurrency)
+        check("sqlite_cache_bytes", \.sqliteCacheBytes)
         check("admin_token", \.adminToken)
         check("log_target", \.logTarget)
         check("messaging", \.messaging)

@@ -14,13 +14,22 @@ extension RoostConfig {
         public var isConfigured: Bool { certificate != nil && key != nil }
     }
 
-    /// One `listen` entry: `host:port` (plain HTTP) or `https://host:port` (TLS).
+    /// One `listen` entry: `host:port` (plain HTTP) or `https://host:port` (TLS),
+    /// either followed by ` proxy_protocol` when connections start with a
+    /// PROXY protocol header (as nginx spells it).
     public struct Listener: Sendable, Equatable {
         public var address: String
         public var tls: Bool
+        public var proxyProtocol: Bool
 
-        /// Parses `host:port`, `http://host:port` or `https://host:port`.
+        static let proxySuffix = " proxy_protocol"
+
+        /// Parses `host:port`, `http://host:port` or `https://host:port`, each
+        /// optionally followed by ` proxy_protocol`.
         public init(_ text: String) {
+            var text = text.trimmingCharacters(in: .whitespaces)
+            proxyProtocol = text.hasSuffix(Self.proxySuffix)
+            if proxyProtocol { text = String(text.dropLast(Self.proxySuffix.count)).trimmingCharacters(in: .whitespaces) }
             if text.hasPrefix("https://") { address = String(text.dropFirst(8)); tls = true }
             else if text.hasPrefix("http://") { address = String(text.dropFirst(7)); tls = false }
             else { address = text; tls = false }
@@ -28,27 +37,27 @@ extension RoostConfig {
         }
 
         /// How the `listen` list spells it.
-        public var text: String { tls ? "https://" + address : address }
+        public var text: String { (tls ? "https://" + address : address) + (proxyProtocol ? Self.proxySuffix : "") }
     }
 
     /// The `listen` entries, parsed.
     public var listeners: [Listener] { listen.map(Listener.init) }
 
-    /// One `listen` item from YAML: a string, or `{address: host:port, tls: true}`.
+    /// One `listen` item from YAML: a string, or `{address: host:port, tls: true, proxy_protocol: true}`.
     static func listenEntry(_ item: Any, source: String) throws -> String {
         guard let map = item as? [String: Any] else { return "\(item)" }
-        var address: String?, tls = false
+        var address: String?, tls = false, proxyProtocol = false
         for (key, value) in map {
             switch key {
             case "address": address = "\(value)"
-            case "tls":
-                guard let b = value as? Bool else { throw Invalid("\(source): listen[].tls must be true or false") }
-                tls = b
-            default: throw Invalid("\(source): listen: unknown setting \"\(key)\" (use address, tls)")
+            case "tls", "proxy_protocol":
+                guard let b = value as? Bool else { throw Invalid("\(source): listen[].\(key) must be true or false") }
+                if key == "tls" { tls = b } else { proxyProtocol = b }
+            default: throw Invalid("\(source): listen: unknown setting \"\(key)\" (use address, tls, proxy_protocol)")
             }
         }
         guard let address else { throw Invalid("\(source): a listen mapping needs address: host:port") }
-        return (tls ? "https://" : "") + address
+        return (tls ? "https://" : "") + address + (proxyProtocol ? Listener.proxySuffix : "")
     }
 
     /// The `tls:` mapping of the config file.

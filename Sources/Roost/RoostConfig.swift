@@ -21,6 +21,8 @@ public struct RoostConfig: Sendable {
     public struct Collection: Sendable {
         public var permission: Permission?
         public var indexes: [IndexSpec] = []
+        /// Declared reference fields and what deleting their target does.
+        public var references: [ReferenceSchema.Field] = []
     }
 
     /// `host:port` (plain HTTP) or `https://host:port` (TLS, with `tls`).
@@ -61,10 +63,15 @@ public struct RoostConfig: Sendable {
     public var liveBufferBytes = 1 << 20
     /// Open live streams past which new ones get 503.
     public var liveMaxConnections = 10_000
+    /// Open live streams one client address may hold (429 past it), so one client cannot take them all.
+    public var liveMaxPerAddress = 100
     /// Argon2id cost for passwords (libsodium's named levels).
     public var passwordCost: PasswordHasher.Cost = .interactive
     /// How many password hashes may run at once (each takes the cost's memory).
     public var hashConcurrency = 2
+    /// Bytes of SQLite page cache the writer and the readers share (a quarter
+    /// for the writer); other connections keep `SQLiteMemory.lookupCacheBytes` each.
+    public var sqliteCacheBytes = 32 << 20
     /// A bearer token that acts as administrator; nil disables it.
     public var adminToken: String?
     /// User fields that only their owner and admins see.
@@ -97,6 +104,8 @@ public struct RoostConfig: Sendable {
     public var hookBudgetMilliseconds = 250
     /// Scheduled and on-demand backups.
     public var backups = Backups()
+    /// Most entities one delete may cascade to or nullify (409 past it, nothing changed).
+    public var referencesMaxCascade = ReferenceSchema.defaultMaxCascade
 
     public init() {}
 
@@ -155,12 +164,13 @@ public struct RoostConfig: Sendable {
 
     static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
                              "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime", "changes_retention",
-                             "live_heartbeat", "live_buffer_bytes", "live_max_connections",
+                             "live_heartbeat", "live_buffer_bytes", "live_max_connections", "live_max_per_address",
                              "password_cost", "hash_concurrency", "admin_token",
+                             "sqlite_cache_bytes",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms",
                              "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
-                             "read_slice_ms", "slow_readers", "query_time_limit"]
+                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
@@ -207,15 +217,18 @@ public struct RoostConfig: Sendable {
         case "live_heartbeat": liveHeartbeat = try int(1, 3600)
         case "live_buffer_bytes": liveBufferBytes = try int(4096, 1 << 30)
         case "live_max_connections": liveMaxConnections = try int(0, 1_000_000)
+        case "live_max_per_address": liveMaxPerAddress = try int(1, 1_000_000)
         case "hash_concurrency": hashConcurrency = try int(1, 64)
+        case "sqlite_cache_bytes": sqliteCacheBytes = try int(1 << 20, 1 << 40)
         case "password_cost":
-            guard let c = PasswordHasher.Cost(rawValue: "\(value)") else { throw Invalid("\(source): password_cost must be interactive, moderate or sensitive") }
+            guard let c = PasswordHasher.Cost(rawValue: "\(value)") else { throw Invalid("\(source): password_cost must be owasp, interactive, moderate or sensitive") }
             passwordCost = c
         case "admin_token":
             let token = "\(value)"
             guard token.utf8.count >= 32 else { throw Invalid("\(source): admin_token must be at least 32 characters") }
             adminToken = token
         case "hook_budget_ms": hookBudgetMilliseconds = try int(1, 600_000)
+        case "references_max_cascade": referencesMaxCascade = try int(1, 1_000_000)
         case "max_upload_bytes": maxUploadBytes = try int(1, 1 << 30)
         case "max_image_pixels": maxImagePixels = try int(1, 1 << 40)
         case "upload_workers": uploadWorkers = try int(1, 256)
@@ -253,6 +266,8 @@ public struct RoostConfig: Sendable {
                 do { c.indexes = try list.map { try IndexSpec(parsing: "\($0)") } } catch {
                     throw Invalid("collections.\(name).indexes: \(error)")
                 }
+            case "references":
+                c.references = try references(name, value)
             default:
                 throw Invalid("collections.\(name): unknown setting \"\(key)\"")
             }

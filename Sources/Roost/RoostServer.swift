@@ -45,6 +45,8 @@ public final class RoostServer {
         for (name, collection) in config.collections.sorted(by: { $0.key < $1.key }) {
             try writer.applyIndexes(Set(collection.indexes), on: name)
         }
+        let settings = ReloadableSettings(config)
+        try applyReferences(writer, settings: settings)
         if try backupHold.ifNoBackup({ try FileHandlers.sweep(config: config, writer: writer, logger: logger) }) == nil {
             logger.notice("a backup is running: the file store sweep waits for the next start")
         }
@@ -59,12 +61,13 @@ public final class RoostServer {
         compactor.start()
 
         let tls = try Self.tlsContext(config, logger: logger)
+        try Self.checkProxyProtocol(config)
         let listeners = try bindListeners(tls: tls != nil)
-        let sockets = listeners.filter { !$0.tls }.map(\.sockets), tlsSockets = listeners.filter(\.tls).map(\.sockets)
-        let addresses = listeners.compactMap { l in l.sockets.first.map { (l.tls ? "https://" : "") + $0.description } }
+        let addresses = listeners.compactMap { l in
+            l.sockets.first.map { (l.tls ? "https://" : "") + $0.description + (l.proxyProtocol ? RoostConfig.Listener.proxySuffix : "") }
+        }
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
         let lifetime = Int64(config.sessionLifetime)
-        let settings = ReloadableSettings(config)
         let access = AccessPolicy(
             authenticator: Authenticator(adminTokenHash: config.adminToken.map(SessionToken.hash), sessionLifetime: lifetime, logger: logger),
             settings: settings,
@@ -103,7 +106,10 @@ public final class RoostServer {
                             console: ConsoleAdminHandlers(pools: pools, access: access, stats: stats, logs: .shared))
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
         let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
-        let server = HTTPServer(loops: loops, sockets: sockets, tlsSockets: tlsSockets, tls: tls, maxBodyBytes: evhttpCap, logger: logger,
+        let server = HTTPServer(loops: loops, sockets: BoundListener.groups(listeners, tls: false, proxyProtocol: false),
+                                tlsSockets: BoundListener.groups(listeners, tls: true, proxyProtocol: false), tls: tls,
+                                proxySockets: BoundListener.groups(listeners, tls: false, proxyProtocol: true),
+                                maxBodyBytes: evhttpCap, logger: logger,
                                 trustedProxies: try config.proxies(), observer: Self.observer(services.accessLog)) { request, out in
             router.handle(request, out)
         }

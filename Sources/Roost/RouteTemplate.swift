@@ -37,6 +37,7 @@ enum RouteTemplate {
             }
         }
         if first == "_batch" && segments.count == 1 { return "/_batch" }
+        if first == "openapi.yaml" && segments.count == 1 { return "/openapi.yaml" }
         if first == "_" { return "/_/*" }
         if first.hasPrefix("_") { return "/_reserved" }
         switch segments.count {

@@ -51,6 +51,12 @@ struct Router: Sendable {
             } else {
                 out.send(saturated ? HTTPError.overloaded().response : .json(200, "{\"status\":\"ready\"}"))
             }
+        case _ where s[0] == "openapi.yaml" && s.count == 1:
+            guard request.method == .get || request.method == .head else {
+                return out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
+            }
+            out.send(Response(status: 200, headers: Headers([("Content-Type", "application/yaml; charset=utf-8")]),
+                              body: HTMLPages.openAPIBytes))
         case _ where s[0] == "metrics" && s.count == 1:
             guard request.method == .get || request.method == .head else {
                 return out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
@@ -117,6 +123,10 @@ struct Router: Sendable {
                                       "\"\(name)\" is reserved for Roost's own endpoints and cannot be used as a collection.").response)
         }
         guard CollectionName.isWellFormed(name) else {
+            // Nothing can live at such a path (`/favicon.ico`): a read is 404; a write says why.
+            if request.method == .get || request.method == .head {
+                return out.send(HTTPError.notFound("Nothing here: \"/\(name)\" is not a collection name (they start with a letter and hold only letters, digits, '_' and '-').").response)
+            }
             return out.send(HTTPError(400, "InvalidCollectionName",
                                       "Collection names start with a letter and hold only letters, digits, '_' and '-' (at most 64).").response)
         }

@@ -40,37 +40,30 @@ final class StorePools: Sendable {
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
         self.logger = logger
         let readTimer = Telemetry.sqliteTimer("read"), commitTimer = Telemetry.sqliteTimer("commit")
+        let cache = SQLiteMemory.split(budget: config.sqliteCacheBytes, readers: config.readers + config.slowReaders)
         // Reads take tens of microseconds, so an idle reader keeps looking a
         // little before it sleeps: under load the next read is usually there
         // by then, and waking a parked thread cost more than the read itself
         // (most so on a virtual machine with CPU steal).
+        let timedReads: @Sendable (DocumentReader, [ReadJob]) -> Void = { reader, jobs in
+            for job in jobs {
+                let started = monotonicNanoseconds()
+                job(reader)
+                readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
+            }
+        }
+        /// A reader connection whose reads stop after `seconds`.
+        let connection = { (seconds: Double) in { @Sendable () throws -> DocumentReader in
+            let reader = try DocumentReader(path: databasePath)
+            try reader.limitPageCache(bytes: cache.reader)
+            reader.timeLimit = seconds
+            return reader
+        } }
         readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity,
                              spinBeforeSleep: Self.readerSpin, logger: logger,
-                             makeContext: {
-                                 let reader = try DocumentReader(path: databasePath)
-                                 reader.timeLimit = Double(config.readSliceMs) / 1000
-                                 return reader
-                             },
-                             run: { reader, jobs in
-                                 for job in jobs {
-                                     let started = monotonicNanoseconds()
-                                     job(reader)
-                                     readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
-                                 }
-                             })
+                             makeContext: connection(Double(config.readSliceMs) / 1000), run: timedReads)
         slowReaders = WorkerPool(name: "slow-reader", threads: config.slowReaders, capacity: 16 * config.slowReaders, logger: logger,
-                                 makeContext: {
-                                     let reader = try DocumentReader(path: databasePath)
-                                     reader.timeLimit = config.queryTimeLimit
-                                     return reader
-                                 },
-                                 run: { reader, jobs in
-                                     for job in jobs {
-                                         let started = monotonicNanoseconds()
-                                         job(reader)
-                                         readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
-                                     }
-                                 })
+                                 makeContext: connection(config.queryTimeLimit), run: timedReads)
         // A short queue that also refuses a log-in expected to wait past
         // `maxHashWait`: it gets 503 + Retry-After instead of timing out. Hash
         // threads run at a lower priority, so the event loops and readers stay
@@ -86,6 +79,7 @@ final class StorePools: Sendable {
                             makeContext: {
                                 guard let w = box.get() else { throw StoreError.invalid("the writer connection was already taken") }
                                 box.set(nil)
+                                try w.limitPageCache(bytes: cache.writer)
                                 return w
                             },
                             run: { writer, jobs in

@@ -86,6 +86,26 @@ public struct AccessScope: Sendable {
         }
     }
 
+    /// A condition that starts a private read from the caller's own rows
+    /// (an index range of `aclTable` that touches no one else's), or nil
+    /// when every row is visible. It narrows; `readPredicate` still guards.
+    func visibleRows(_ layout: CollectionLayout, _ bind: (SQLValue) -> String) -> String? {
+        guard level == .private, case .user(let id) = principal else { return nil }
+        return "d.rid IN (SELECT rid FROM \(layout.aclTable) WHERE uid = \(bind(.text(id))))"
+    }
+
+    /// The users a stored document's `_acl` lets read it: its creator and
+    /// everyone in `read` or `write`.
+    static func readers(of document: JSONObject) -> Set<String> {
+        guard case .object(let acl)? = document["_acl"] else { return [] }
+        var out: Set<String> = []
+        if case .string(let creator)? = acl["creator"] { out.insert(creator) }
+        for list in ["read", "write"] {
+            for case .string(let uid) in acl[list]?.arrayValue ?? [] { out.insert(uid) }
+        }
+        return out
+    }
+
     /// The in-memory twin of `readPredicate`: may this caller read an entity
     /// whose `_acl` is `acl`? (For tombstones and live events: no SQL.)
     public func canRead(acl: JSONObject?) -> Bool {

@@ -45,10 +45,16 @@ final class Catalog {
             \(Self.updatedIndexSQL(tableID: id));
             CREATE TABLE x_\(id) (path TEXT NOT NULL, k INTEGER NOT NULL, v, rid INTEGER NOT NULL,
                                   PRIMARY KEY (path, k, v, rid)) WITHOUT ROWID;
+            \(Self.aclTableSQL(tableID: id));
             """)
         forget(name)
         guard let created = try layout(name) else { throw SQLiteError(code: 1, message: "collection \(name) vanished") }
         return created
+    }
+
+    /// The table of who may read each row (`CollectionLayout.aclTable`).
+    static func aclTableSQL(tableID: Int64) -> String {
+        "CREATE TABLE IF NOT EXISTS a_\(tableID) (uid TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (uid, rid)) WITHOUT ROWID"
     }
 
     /// The index that orders a collection's rows by `_updatedAt`.

@@ -18,4 +18,7 @@ public struct CollectionLayout: Sendable, Equatable {
 
     public var table: String { "c_\(tableID)" }
     public var indexTable: String { "x_\(tableID)" }
+    /// Who may read each row of a private collection: `(uid, rid)` for the
+    /// creator and every user in `_acl.read` or `_acl.write`.
+    public var aclTable: String { "a_\(tableID)" }
 }

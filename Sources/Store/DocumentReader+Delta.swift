@@ -46,7 +46,8 @@ extension DocumentReader {
             guard let tableSQL = table.sql else {
                 return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: epoch, level: tag, seq: since?.seq ?? head, afterRowID: nil), more: false)
             }
-            let matching = Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL)
+            let own = table.layout.flatMap { scope.visibleRows($0, compiler.bind) }.map { "\($0) AND " } ?? ""
+            let matching = own + Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL)
             let document = redaction?.selectSQL(compiler.bind) ?? "d.doc"
             if since == nil || since?.afterRowID != nil {
                 // The first full listing, in row order, pinned to the feed position it started at.

@@ -91,12 +91,13 @@ public final class FilterProbe {
     }
 
     /// Whether the document `text` (with `_id` `id`) matches. A filter that
-    /// fails on it (a regex past its limits) does not match.
-    public func matches(_ text: String, id: String) -> Bool {
+    /// fails on it (a regex past its limits, or past `timeLimit` seconds) does
+    /// not match. The limit is short: one bad filter must not hold the live
+    /// fan-out thread.
+    public func matches(_ text: String, id: String, timeLimit: Double = 0.01) -> Bool {
         if matchesAll { return true }
         do {
-            // Short: one bad filter must not hold the live fan-out thread.
-            return try db.withTimeLimit(0.01) {
+            return try db.withTimeLimit(timeLimit) {
                 try db.prepare(sql).firstRow(params + [.text(text), .text(id)]) { $0.int(0) != 0 } ?? false
             }
         } catch {

@@ -17,8 +17,12 @@ extension DocumentReader {
         let walk = guarded || probed.nearestFirst != nil ? nil : try chooseWalk(layout, query, probed)
         // A walk filters the rows it meets: its filter must not make SQLite
         // gather index matches first, so it is compiled without them.
-        let compiler = walk == nil ? probe : makeCompiler(layout, guarded: true)
-        let filter = walk == nil ? probed : try compiler.compile(query.filter)
+        var compiler = walk == nil ? probe : makeCompiler(layout, guarded: true)
+        if walk == nil, query.sort.isEmpty, probed.streamable == nil, try boxesHoldMany(layout, probed, rows: query.limit + query.skip) {
+            compiler = makeCompiler(layout)
+            compiler.geoPerRow = true
+        }
+        let filter = compiler === probe ? probed : try compiler.compile(query.filter)
         let bind = compiler.bind
 
         var keys: [SortKey]
@@ -58,13 +62,25 @@ extension DocumentReader {
                                              cursor: marks, cursorValues: cursor?.values, filter: filter.whereSQL)
             return plan(.walk, from: table, segments)
         }
+        if visible == nil, query.sort.isEmpty, let nearest = filter.nearest, let distance = filter.nearestFirst {
+            let keyset = marks.map { " AND " + ListPlan.after(flat, $0) } ?? ""
+            let segments = Self.widening(nearest).map { radius -> ListPlan.Segment in
+                guard let radius else { return .init(condition: "(\(filter.whereSQL))\(keyset)", orderBy: ListPlan.orderBy(flat)) }
+                let (minX, maxX, minY, maxY) = FilterCompiler.capBox(centre: nearest.centre, radius: radius / FilterCompiler.earthRadiusMetres)
+                let box = "maxX >= \(bind(.double(minX))) AND minX <= \(bind(.double(maxX))) AND maxY >= \(bind(.double(minY))) AND minY <= \(bind(.double(maxY)))"
+                let condition = "d.rid IN (SELECT id FROM \(nearest.table) WHERE \(box)) AND \(distance) <= \(bind(.double(radius))) AND (\(filter.whereSQL))\(keyset)"
+                return .init(condition: condition, orderBy: ListPlan.orderBy(flat))
+            }
+            return plan(.nearest, from: table, segments)
+        }
         if visible == nil, let driver = filter.streamable, query.sort.isEmpty, filter.nearestFirst == nil {
             let condition = marks.map { "m.rid > \($0[0])" } ?? "1"
             return plan(.lookup, from: "FROM (\(driver)) AS m JOIN \(layout.table) AS d ON d.rid = m.rid",
                         [.init(condition: condition, orderBy: "m.rid")])
         }
         let keyset = marks.map { " AND " + ListPlan.after(flat, $0) } ?? ""
-        let condition = Self.visibleFirst(visible, "(\(filter.whereSQL))\(keyset)")
+        let own = scope.visibleRows(layout, bind).map { "\($0) AND " } ?? ""
+        let condition = own + Self.visibleFirst(visible, "(\(filter.whereSQL))\(keyset)")
         return plan(.scan, from: table, [.init(condition: condition, orderBy: ListPlan.orderBy(flat))])
     }
 
@@ -99,6 +115,37 @@ extension DocumentReader {
             if fewest <= Self.gatherLimit { break }
         }
         return fewest
+    }
+
+    /// True when the filter's `$geoWithin` boxes each hold so many points
+    /// that walking the rows in order and testing each against the R*Tree
+    /// reaches a page sooner than gathering the boxes' points first: when
+    /// `rows / share` (rows walked) is below the points in the box.
+    func boxesHoldMany(_ layout: CollectionLayout, _ compiled: CompiledFilter, rows: Int) throws -> Bool {
+        guard !compiled.geoBoxes.isEmpty, compiled.nearestFirst == nil else { return false }
+        let cap = 50_000
+        var fewest = Int.max
+        for box in compiled.geoBoxes {
+            let n = Int(try db.prepare("SELECT count(*) FROM (\(box) LIMIT \(cap))").firstRow(compiled.params) { $0.int(0) } ?? 0)
+            fewest = min(fewest, n)
+        }
+        let total = Int(try db.prepare("SELECT coalesce(max(rid), 0) FROM \(layout.table)").firstRow { $0.int(0) } ?? 0)
+        return fewest > 0 && Double(fewest) * Double(fewest) > 4 * Double(max(rows, 1)) * Double(total)
+    }
+
+    /// The radii, in metres, of a widening nearest-first search: from 100 m,
+    /// four times wider each step, up to `$maxDistance`; nil is the last
+    /// step, the whole sphere (when no `$maxDistance` bounds it).
+    static func widening(_ search: NearestSearch) -> [Double?] {
+        let whole = Double.pi * FilterCompiler.earthRadiusMetres
+        var radii: [Double?] = []
+        var r = 100.0
+        while r < min(search.maxMetres ?? whole, whole) {
+            radii.append(r)
+            r *= 4
+        }
+        if let max = search.maxMetres, max < whole { radii.append(max) } else { radii.append(nil) }
+        return radii
     }
 
     func isMultikey(_ layout: CollectionLayout, _ path: String) -> Bool {

@@ -46,7 +46,8 @@ public final class DocumentReader {
     func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope, redaction: Redaction?) throws -> ListPage {
         try scope.checkCollectionRead()
         guard let layout = try catalog.layout(collection) else {
-            _ = try FilterCompiler(dialect: dialect).compile(query.filter) // still reject bad filters
+            _ = try FilterCompiler(dialect: dialect).compile(query.filter) // still reject bad filters and cursors
+            if let after = query.after { try KeysetCursor.check(token: after) }
             return ListPage(documents: [])
         }
         let plan = try listPlan(layout, query, scope: scope, redaction: redaction)
@@ -61,7 +62,7 @@ public final class DocumentReader {
         let limitParam = plan.params.count + 1
         for i in plan.segments.indices where documents.count < limit {
             let want = limit - documents.count
-            if skipLeft > 0 && plan.segments.count > 1 {
+            if skipLeft > 0 && plan.segments.count > 1 && plan.strategy != .nearest {
                 // Skip whole segments by counting them (at most `skipLeft` rows each).
                 let condition = plan.segments[i].condition
                 let n = Int(try db.prepare("SELECT count(*) FROM (SELECT 1 \(plan.from) WHERE \(condition) LIMIT ?\(limitParam))")
@@ -73,6 +74,10 @@ public final class DocumentReader {
                 .rows(plan.params + [.int(Int64(want)), .int(Int64(skipLeft))]) { row in
                     (row.text(0), (1...keyColumns).map { row.value(Int32($0)) })
                 }
+            if plan.strategy == .nearest {
+                // Each step answers the whole page, or is too narrow and gives way to a wider one.
+                guard rows.count == want || i == plan.segments.count - 1 else { continue }
+            }
             skipLeft = 0
             documents += rows.map(\.0)
             if let tail = rows.last { last = tail.1 }
@@ -85,7 +90,7 @@ public final class DocumentReader {
     /// SQLite's plan for it (`?explain=true`, for operators).
     public func explain(_ collection: String, _ query: FindQuery, scope: AccessScope = .system) throws -> JSONValue {
         try scope.checkCollectionRead()
-        guard let layout = try catalog.layout(collection) else { return .object(JSONObject([("strategy", .string("empty"))])) }
+        guard let layout = try catalog.layout(collection) else { return .object(JSONObject([("strategy", .string("empty")), ("order", .string("")), ("statements", .array([]))])) }
         let plan = try listPlan(layout, query, scope: scope, redaction: nil)
         let limitParam = plan.params.count + 1
         let statements: [JSONValue] = try plan.segments.indices.map { i in
@@ -120,7 +125,8 @@ public final class DocumentReader {
             let unique = compiled.streamable != nil || parts.count > 1
             sql = "SELECT count(\(unique ? "*" : "DISTINCT rid")) FROM (" + parts.joined(separator: " INTERSECT ") + ")"
         } else {
-            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL))"
+            let own = scope.visibleRows(layout, compiler.bind).map { "\($0) AND " } ?? ""
+            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(own)\(Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL))"
         }
         return Int(try db.withTimeLimit(timeLimit) { try db.prepare(sql).firstRow(compiler.params) { $0.int(0) } } ?? 0)
     }

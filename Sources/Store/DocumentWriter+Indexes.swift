@@ -56,6 +56,13 @@ extension DocumentWriter {
                 try insert.run([.text(entry.path), .int(entry.valueClass.rawValue), entry.value, .int(rowID)])
             }
         }
+        let readersBefore = old.map(AccessScope.readers) ?? [], readersAfter = new.map(AccessScope.readers) ?? []
+        if readersBefore != readersAfter {
+            let delete = try db.prepare("DELETE FROM \(layout.aclTable) WHERE uid = ?1 AND rid = ?2")
+            for uid in readersBefore.subtracting(readersAfter) { try delete.run([.text(uid), .int(rowID)]) }
+            let insert = try db.prepare("INSERT OR IGNORE INTO \(layout.aclTable) (uid, rid) VALUES (?1, ?2)")
+            for uid in readersAfter.subtracting(readersBefore) { try insert.run([.text(uid), .int(rowID)]) }
+        }
         for (path, table) in layout.geoTables {
             let steps = path.split(separator: ".").map(String.init)
             let oldPoint = old.flatMap { PathValues.point(in: $0, path: steps) }

@@ -12,6 +12,10 @@ public final class DocumentWriter {
     let catalog: Catalog
     let ids: DocumentID
     let logger: Logger
+    /// The declared reference fields whose `_refs` rows every write keeps in step.
+    public internal(set) var references = ReferenceSchema.none
+    /// Deletes whose "no reference left" check waits for the end of a cascade.
+    var deferredReferenceChecks: [(String, String)]?
 
     public init(path: String, synchronous: String = "NORMAL", ids: DocumentID, logger: Logger) throws {
         db = try SQLiteConnection(path: path, synchronous: synchronous)
@@ -96,6 +100,7 @@ public final class DocumentWriter {
             throw StoreError.conflict("A document with _id \"\(id)\" already exists in \(collection).")
         }
         try writeIndexEntries(layout, rowID: db.lastInsertRowID, document)
+        try updateReferenceEntries(collection, id: id, from: nil, to: document, scope: scope)
         try recordChange(collection, id: id, .create, previous: nil)
         return text
     }
@@ -139,7 +144,7 @@ public final class DocumentWriter {
         }
         var document = try Self.clientFields(body)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: body["_acl"]))
-        try store(layout, existing, id: id, &document)
+        try store(layout, existing, id: id, &document, scope: scope)
         return (false, document.jsonText)
     }
 
@@ -198,7 +203,7 @@ public final class DocumentWriter {
         }
         var document = try Self.clientFields(merged)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
-        try store(layout, existing, id: id, &document)
+        try store(layout, existing, id: id, &document, scope: scope)
         return document.jsonText
     }
 
@@ -214,11 +219,13 @@ public final class DocumentWriter {
         }
         try db.prepare("DELETE FROM \(layout.table) WHERE rid = ?1").run([.int(existing.rowID)])
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: nil)
+        try updateReferenceEntries(collection, id: id, from: existing.document, to: nil, scope: .system)
+        try checkNotReferenced(collection, id: id)
         try recordChange(collection, id: id, .delete, previous: existing.document)
     }
 
     /// Overwrites the stored row of `existing` with `document`, and moves its index entries.
-    private func store(_ layout: CollectionLayout, _ existing: StoredRow, id: String, _ document: inout JSONObject) throws {
+    private func store(_ layout: CollectionLayout, _ existing: StoredRow, id: String, _ document: inout JSONObject, scope: AccessScope) throws {
         let now = Timestamp.after(existing.document["_updatedAt"]?.stringValue)
         document.prepend("_id", .string(id))
         document["_createdAt"] = .string(existing.createdAt)
@@ -226,6 +233,7 @@ public final class DocumentWriter {
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2 WHERE rid = ?3")
             .run([.text(now), .text(document.jsonText), .int(existing.rowID)])
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: document)
+        try updateReferenceEntries(layout.name, id: id, from: existing.document, to: document, scope: scope)
         try recordChange(layout.name, id: id, .update, previous: existing.document)
     }
 

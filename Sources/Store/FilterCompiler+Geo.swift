@@ -29,7 +29,10 @@ extension FilterCompiler {
         guard useIndexes, let table = layout?.geoTables[path.description] else { return nil }
         // The R*Tree stores 32-bit floats rounded outwards, so a point's entry is a tiny box
         // around it: test overlap, not containment, or points on the edge would be lost.
-        return "\(Self.rowIDColumn) IN (SELECT id FROM \(table) WHERE maxX >= \(bind(.double(minX))) AND minX <= \(bind(.double(maxX))) AND maxY >= \(bind(.double(minY))) AND minY <= \(bind(.double(maxY))))"
+        let box = "maxX >= \(bind(.double(minX))) AND minX <= \(bind(.double(maxX))) AND maxY >= \(bind(.double(minY))) AND minY <= \(bind(.double(maxY)))"
+        geoBoxes.append("SELECT id FROM \(table) WHERE \(box)")
+        if geoPerRow { return "EXISTS (SELECT 1 FROM \(table) WHERE id = \(Self.rowIDColumn) AND \(box))" }
+        return "\(Self.rowIDColumn) IN (SELECT id FROM \(table) WHERE \(box))"
     }
 
     /// The bounding box, in degrees, of a spherical cap of `radius` radians.
@@ -137,6 +140,10 @@ extension FilterCompiler {
     func nearSphere(_ path: FieldPath, _ arg: JSONValue, maxDistance: JSONValue?, minDistance: JSONValue?,
                     root: ValueRef) throws(QueryError) -> String {
         guard nearestFirst == nil else { throw .invalid("A query may hold only one $nearSphere.") }
+        // Nearest-first orders whole documents: inside $elemMatch there is no document to order.
+        guard case .path(let base, _) = root, base == Self.documentColumn else {
+            throw .invalid("$nearSphere cannot be used inside $elemMatch or $not; put it at the top of the query.")
+        }
         guard let centre = Self.point(arg) else {
             throw .invalid("$nearSphere needs [lng, lat] or {\"$geometry\": {\"type\": \"Point\", \"coordinates\": [lng, lat]}}.")
         }
@@ -147,6 +154,9 @@ extension FilterCompiler {
             "\(self.sphereDistance(x, y, centre: centre)) * \(Self.earthRadiusMetres)"
         }
         nearestFirst = distance
+        if useIndexes, let table = layout?.geoTables[path.description] {
+            nearest = NearestSearch(table: table, centre: centre, maxMetres: maxMetres)
+        }
         var clauses = ["\(distance) IS NOT NULL"]
         if let maxMetres {
             clauses.append("\(distance) <= \(bind(.double(maxMetres)))")

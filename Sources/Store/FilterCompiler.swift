@@ -16,6 +16,18 @@ public struct CompiledFilter: Sendable {
     /// The index look-ups among the filter's top-level conditions (each
     /// narrows the whole match): a plan estimates the matches from them.
     public var drivingParts: [String] = []
+    /// The R*Tree subqueries of `$geoWithin` boxes, for estimating how many points a box holds.
+    public var geoBoxes: [String] = []
+    /// The `$nearSphere` search, when the field has a geo index: a list may
+    /// widen a box around the centre step by step instead of measuring every point.
+    public var nearest: NearestSearch?
+}
+
+/// A nearest-first search a list can run as widening boxes on the R*Tree.
+public struct NearestSearch: Sendable {
+    let table: String
+    let centre: (Double, Double)
+    let maxMetres: Double?
 }
 
 /// Compiles MongoDB-style JSON filters to SQL that runs inside the database.
@@ -43,6 +55,11 @@ public final class FilterCompiler {
     var conditions = 0
     /// The index look-ups among the top-level conditions.
     var drivingParts: [String] = []
+    var geoBoxes: [String] = []
+    var nearest: NearestSearch?
+    /// Test a `$geoWithin` box per row (an R*Tree look-up by row id) instead
+    /// of gathering every point in it first: for boxes that hold many points.
+    var geoPerRow = false
 
     /// The SQL expression holding the document's JSON text.
     public static let documentColumn = "d.doc"
@@ -64,7 +81,7 @@ public final class FilterCompiler {
         let parts = indexParts[sql]
         let streamable = parts.flatMap { $0.count == 1 && orderedIndexParts.contains($0[0]) ? $0[0] : nil }
         return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: parts, streamable: streamable,
-                              drivingParts: drivingParts)
+                              drivingParts: drivingParts, geoBoxes: geoBoxes, nearest: nearest)
     }
 
     func checkDepth(_ depth: Int) throws(QueryError) {

@@ -31,13 +31,29 @@ public struct KeysetCursor: Equatable, Sendable {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    /// Parses `token` for the order `order` and `count` values.
-    public init(token: String, order: String, count: Int) throws(QueryError) {
-        let refusal = QueryError.invalid("after is not a cursor of this list's order; start again without after (or with the same sort and query).")
-        guard token.utf8.count <= Self.maxTokenBytes else { throw refusal }
+    /// Checks that `token` is a cursor at all, whatever its order (for a
+    /// list with nothing to page, which must still refuse a made-up one).
+    public static func check(token: String) throws(QueryError) {
+        let parts = try? JSONParser.parse(String(decoding: Self.bytes(token) ?? [], as: UTF8.self))
+        guard case .object(let object)? = parts, case .string(let order)? = object["o"], case .array(let items)? = object["v"] else {
+            throw refusal
+        }
+        _ = try KeysetCursor(token: token, order: order, count: items.count)
+    }
+
+    static let refusal = QueryError.invalid("after is not a cursor of this list's order; start again without after (or with the same sort and query).")
+
+    static func bytes(_ token: String) -> [UInt8]? {
+        guard token.utf8.count <= maxTokenBytes else { return nil }
         var b64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while b64.utf8.count % 4 != 0 { b64 += "=" }
-        guard let data = Data(base64Encoded: b64), let text = String(data: data, encoding: .utf8),
+        return Data(base64Encoded: b64).map { Array($0) }
+    }
+
+    /// Parses `token` for the order `order` and `count` values.
+    public init(token: String, order: String, count: Int) throws(QueryError) {
+        let refusal = Self.refusal
+        guard let bytes = Self.bytes(token), let text = String(validating: bytes, as: UTF8.self),
               case .object(let object)? = try? JSONParser.parse(text),
               object["o"] == .string(order), case .array(let items)? = object["v"], items.count == count else { throw refusal }
         var values: [SQLValue] = []

@@ -10,8 +10,11 @@ import JSON
 /// - `lookup`: one equality's index entries, in row order, stopping at the page.
 /// - `walk`: rows in the order of the index on the first sort key, one type
 ///   bracket per segment, stopping at the page: O(page × log n).
+/// - `nearest`: `$nearSphere` as boxes on the R*Tree, each four times wider,
+///   until one holds the page: the points measured grow with the page, not
+///   the collection. Each segment is a whole answer; the first full one wins.
 struct ListPlan {
-    enum Strategy: String { case scan, lookup = "index-lookup", walk = "index-walk" }
+    enum Strategy: String { case scan, lookup = "index-lookup", walk = "index-walk", nearest = "nearest-widening" }
 
     struct Segment {
         var condition: String

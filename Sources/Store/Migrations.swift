@@ -1,3 +1,4 @@
+import JSON
 import Logging
 
 /// One schema change: SQL, and for changes to the per-collection tables
@@ -145,6 +146,19 @@ public enum Migrations {
             let indexes = try db.prepare("SELECT collection_id, id, path FROM _indexes WHERE kind = 'value'")
                 .rows { ($0.int(0), $0.int(1), $0.text(2)) }
             for (table, index, path) in indexes { try db.exec(Catalog.sortIndexSQL(tableID: table, indexID: index, path: path)) }
+        }),
+        // Private reads start from the caller's own rows: who may read each row.
+        Migration(9, "", code: { db in
+            let ids = try db.prepare("SELECT id FROM _collections").rows { $0.int(0) }
+            for id in ids {
+                try db.exec(Catalog.aclTableSQL(tableID: id))
+                let insert = try db.prepare("INSERT OR IGNORE INTO a_\(id) (uid, rid) VALUES (?1, ?2)")
+                let rows = try db.prepare("SELECT rid, doc FROM c_\(id)").rows { ($0.int(0), $0.text(1)) }
+                for (rid, text) in rows {
+                    guard case .object(let document)? = try? JSONParser.parse(text) else { continue }
+                    for uid in AccessScope.readers(of: document) { try insert.run([.text(uid), .int(rid)]) }
+                }
+            }
         }),
     ]
 

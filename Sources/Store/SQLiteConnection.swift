@@ -10,6 +10,8 @@ public final class SQLiteConnection {
     let handle: OpaquePointer
     private var cache: [String: SQLiteStatement] = [:]
     private static let cacheLimit = 512
+    /// Page-cache bytes this connection last added to `SQLiteMemory.pageCacheBytes`.
+    private var reportedCacheBytes = 0
     /// SQLite's process-wide configuration, applied once before the first open.
     private static let configured: Int32 = roost_sqlite_configure()
 
@@ -47,13 +49,28 @@ public final class SQLiteConnection {
         } else {
             try exec("PRAGMA query_only=1")
         }
-        try exec("PRAGMA cache_size=-16000")
+        try limitPageCache(bytes: SQLiteMemory.lookupCacheBytes)
         try exec("PRAGMA temp_store=MEMORY")
     }
 
     deinit {
         cache.removeAll()
+        SQLiteMemory.record(change: -reportedCacheBytes)
         sqlite3_close_v2(handle)
+    }
+
+    /// Caps the page cache at `bytes` (SQLite rounds to whole pages).
+    public func limitPageCache(bytes: Int) throws {
+        try exec("PRAGMA cache_size=-\(max(1, bytes >> 10))")
+    }
+
+    /// Brings this connection's share of `SQLiteMemory.pageCacheBytes` up to
+    /// date. Called as each statement is prepared: a cheap count, no walk.
+    private func reportCacheUse() {
+        var current: Int32 = 0, highest: Int32 = 0
+        guard sqlite3_db_status(handle, SQLITE_DBSTATUS_CACHE_USED, &current, &highest, 0) == SQLITE_OK else { return }
+        SQLiteMemory.record(change: Int(current) - reportedCacheBytes)
+        reportedCacheBytes = Int(current)
     }
 
     func lastError(_ rc: Int32) -> SQLiteError {
@@ -73,6 +90,7 @@ public final class SQLiteConnection {
 
     /// A cached prepared statement for `sql`.
     public func prepare(_ sql: String) throws -> SQLiteStatement {
+        reportCacheUse()
         if let s = cache[sql] { return s }
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)

@@ -10,7 +10,7 @@ struct RoostCommand: ParsableCommand {
         commandName: "roostd",
         abstract: "Roost, a self-hosted mobile backend.",
         version: RoostServer.version,
-        subcommands: [Serve.self, CheckConfig.self, Hooks.self, TakeBackup.self, Restore.self, VerifyBackup.self],
+        subcommands: [Serve.self, CheckConfig.self, CheckReferences.self, Hooks.self, TakeBackup.self, Restore.self, VerifyBackup.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -86,10 +86,31 @@ struct CheckConfig: ParsableCommand {
     func run() throws {
         let c = try options.load()
         print("listen: \(c.listen)\ndata_dir: \(c.dataDir)\nloops: \(c.loops)\nreaders: \(c.readers)\ndurability: \(c.durability.rawValue)\ndefault_permission: \(c.defaultPermission.rawValue)\npassword_cost: \(c.passwordCost.rawValue)\nadmin_token: \(c.adminToken == nil ? "unset" : "set")")
+        print("references_max_cascade: \(c.referencesMaxCascade)")
         print("tls: \(c.tls.isConfigured ? "certificate \(c.tls.certificate ?? ""), key \(c.tls.key ?? "")" : "off")\ntrusted_proxies: \(c.trustedProxies) (\(c.forwardedHeader))")
         for (name, collection) in c.collections.sorted(by: { $0.key < $1.key }) {
-            print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description))")
+            let refs = collection.references.map { "\($0.field)->\($0.target)(\($0.onDelete.rawValue))" }
+            print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description)) references=\(refs)")
         }
+    }
+}
+
+struct CheckReferences: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-references",
+        abstract: "List the dangling references of the declared reference fields (exit 1 when there are some).")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() throws {
+        let lines: [String]
+        do { lines = try RoostServer.checkReferences(config: try options.load()) } catch {
+            FileHandle.standardError.write(Data("roostd check-references: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        for line in lines { print(line) }
+        FileHandle.standardError.write(Data("\(lines.count) dangling reference\(lines.count == 1 ? "" : "s")\n".utf8))
+        if !lines.isEmpty { throw ExitCode(1) }
     }
 }
 

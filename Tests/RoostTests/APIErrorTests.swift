@@ -30,6 +30,9 @@ import Testing
         Case(description: "bad sort direction", method: "GET", path: "/notes?sort=%7B%22a%22%3A2%7D", status: 400, error: "InvalidQuery"),
         Case(description: "limit above the maximum", method: "GET", path: "/notes?limit=100000", status: 400, error: "InvalidQuery"),
         Case(description: "negative skip", method: "GET", path: "/notes?skip=-1", status: 400, error: "InvalidQuery"),
+        Case(description: "$nearSphere inside $elemMatch", method: "GET", path: "/notes?query=%7B%22a%22%3A%7B%22%24elemMatch%22%3A%7B%22p%22%3A%7B%22%24nearSphere%22%3A%5B0%2C0%5D%7D%7D%7D%7D", status: 400, error: "InvalidQuery"),
+        Case(description: "a made-up after cursor", method: "GET", path: "/notes?after=bm90LWEtY3Vyc29y", status: 400, error: "InvalidQuery"),
+        Case(description: "explain without the admin token", method: "GET", path: "/notes?explain=true", status: 403, error: "Forbidden"),
         Case(description: "missing document", method: "GET", path: "/notes/nope", status: 404, error: "NotFound"),
         Case(description: "patch of a missing document", method: "PATCH", path: "/notes/nope", body: "{}", status: 404, error: "NotFound"),
         Case(description: "delete of a missing document", method: "DELETE", path: "/notes/nope", status: 404, error: "NotFound"),
@@ -38,7 +41,8 @@ import Testing
         Case(description: "live stream without a subscription", method: "GET", path: "/events", status: 400, error: "InvalidQuery"),
         Case(description: "reserved underscore name (GET)", method: "GET", path: "/_hidden", status: 400, error: "ReservedCollectionName"),
         Case(description: "underscore collection name", method: "POST", path: "/_secret", body: "{}", status: 400, error: "ReservedCollectionName"),
-        Case(description: "malformed collection name", method: "GET", path: "/9lives", status: 400, error: "InvalidCollectionName"),
+        Case(description: "malformed collection name in a write", method: "POST", path: "/9lives", status: 400, error: "InvalidCollectionName"),
+        Case(description: "a path that cannot be a collection, read (/favicon.ico)", method: "GET", path: "/favicon.ico", status: 404, error: "NotFound"),
         Case(description: "_id in body differs from URL", method: "PUT", path: "/notes/a", body: "{\"_id\":\"b\"}", status: 400, error: "InvalidDocument"),
     ]
 

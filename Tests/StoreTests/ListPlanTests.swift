@@ -10,7 +10,7 @@ struct ListPlanTests {
         let store = try TestStore()
         try store.index("c", ["n", "g"])
         try store.insert("c", (0..<300).map { i in
-            #"{"n":\#(i % 17),"g":"\#(i % 3)","s":\#(i),"_acl":{"creator":"u\#(i % 2)"}}"#
+            #"{"n":\#(i % 17),"g":"\#(i % 3)","s":\#(i),"_acl":{"read":["u\#(i % 2)"]}}"#
         })
         return store
     }
@@ -37,6 +37,26 @@ struct ListPlanTests {
         let c = Self.cases[i]
         let plan = try store().reader.explain("c", FindQuery(filter: json(c.filter), sort: c.sort, limit: 20), scope: c.scope)
         #expect(plan.objectValue?["strategy"] == .string(c.strategy), "\(c.filter) \(c.sort): \(plan.jsonText)")
+    }
+
+    @Test("a private read starts from the caller's own rows and keeps up with _acl changes")
+    func privateReadsStartFromOwnRows() throws {
+        let s = try store()
+        let me = AccessScope(principal: .user("u1"), level: .private)
+        let plan = try s.reader.explain("c", FindQuery(sort: [("n", true)], limit: 20), scope: me)
+        let lines = plan.objectValue?["statements"]?.arrayValue?.flatMap { $0.objectValue?["plan"]?.arrayValue ?? [] }.compactMap(\.stringValue) ?? []
+        #expect(lines.contains { $0.contains("a_1") }, "\(lines)")
+        #expect(try s.reader.count("c", filter: json("{}"), scope: me) == 150)
+        // u0's row shared with u1, then taken back.
+        let shared = try s.find("c", #"{"s":0}"#)[0]
+        let id = shared["_id"]!.stringValue!
+        let writer = s.writer
+        for read in [#"["u1"]"#, "[]"] {
+            let patch = object(#"{"_acl":{"read":\#(read)}}"#)
+            for r in writer.commitBatch([{ w in try w.patch(in: "c", id: id, patch, scope: .system) }]) { _ = try r.get() }
+            let seen = try s.reader.find("c", FindQuery(filter: json(#"{"s":0}"#)), scope: me).count
+            #expect(seen == (read == "[]" ? 0 : 1))
+        }
     }
 
     @Test("a walk's statements search an index and sort nothing")

@@ -5,8 +5,9 @@ drill failed or lost data. Bounded: about 7 minutes on a 2-core machine.
 Sizes can be lowered for a quick look:
   DRILL_CYCLES=20 DRILL_OUTAGE_MESSAGES=300 DRILL_OUTAGE_LOAD_SECONDS=30 DRILL_OUTAGE_SECONDS=10
   DRILL_SLOW_CONNECTIONS=300 DRILL_SLOW_SECONDS=20 DRILL_BOUNDS_KEYS=85000 DRILL_BOUNDS_VARIANTS=200
-  DRILL_FUZZ_EXAMPLES=100 DRILL_FUZZ_SECONDS=180 DRILL_LIVE_CYCLES=10 DRILL_NO_RECORD=1 (do not touch RELIABILITY.md)
-and some drills run alone: DRILL_ONLY=crash,outage (names: crash outage corpus bounds slowloris fuzz live).
+  DRILL_FUZZ_EXAMPLES=100 DRILL_FUZZ_SECONDS=180 DRILL_LIVE_CYCLES=10 DRILL_RESTORE_WRITERS=3
+  DRILL_RESTORE_SECONDS=5 DRILL_NO_RECORD=1 (do not touch RELIABILITY.md)
+and some drills run alone: DRILL_ONLY=crash,outage (names: crash outage corpus bounds slowloris fuzz live restore).
 """
 
 import os
@@ -19,6 +20,7 @@ import crash  # noqa: E402
 import hostile  # noqa: E402
 import live  # noqa: E402
 import outage  # noqa: E402
+import restore  # noqa: E402
 from common import append_summary  # noqa: E402
 
 
@@ -61,6 +63,9 @@ def main():
          lambda r: (bool(r["server_errors"] or r["crashed"]),
                     r["server_errors"] + r["undeclared_501"] + r["mismatches"] + r["errors"])),
         ("live", lambda: live.run(env_int("DRILL_LIVE_CYCLES", 10), log=lambda m: print(m, file=sys.stderr)),
+         lambda r: (bool(r["failures"] or r["lost"]), r["failures"] + r["lost"])),
+        ("restore", lambda: restore.run(env_int("DRILL_RESTORE_WRITERS", 3), env_int("DRILL_RESTORE_SECONDS", 5),
+                                        log=lambda m: print(m, file=sys.stderr)),
          lambda r: (bool(r["failures"] or r["lost"]), r["failures"] + r["lost"])),
     ]
     only = [n for n in os.environ.get("DRILL_ONLY", "").split(",") if n]

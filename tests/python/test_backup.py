@@ -165,3 +165,55 @@ def test_backup_under_load_restores_everything_acknowledged_before_it(tmp_path):
             assert status == 200 and raw and headers.get("Content-Type", "").startswith("image/"), (file_id, status)
     finally:
         back.stop()
+
+
+def metric_values(daemon):
+    """{name with labels: value} of /metrics."""
+    text = daemon.request("GET", "/metrics")[2].decode()
+    return {line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+            if line and not line.startswith("#")}
+
+
+def test_metrics_and_a_partial_directory_named_by_path_is_refused(tmp_path):
+    """A successful backup sets issue #20's three gauges. A `.partial-` directory is never
+    trusted, even named by its path and even when what it holds checks out (its run may
+    have been killed before it was synced): verify-backup and restore refuse it."""
+    daemon = Daemon(tmp_path, config=config(tmp_path)).wait_ready()
+    try:
+        for n in range(20):
+            assert daemon.request("POST", "/notes", json.dumps({"n": n}))[0] == 201
+        status, _, raw = daemon.request("POST", "/admin/backups?wait=true", headers=ADMIN, timeout=120)
+        assert status == 201, raw
+        name = json.loads(raw)["name"]
+        metrics = metric_values(daemon)
+        assert abs(metrics["roost_backup_last_success_timestamp_seconds"] - time.time()) < 120, metrics
+        assert metrics["roost_backup_duration_seconds"] > 0
+        assert metrics["roost_backup_size_bytes"] == json.loads(raw)["bytes"] > 0
+        assert metrics['roost_backups_total{outcome="success"}'] == 1
+    finally:
+        daemon.stop()
+    good = tmp_path / "scheduled" / name
+    partial = tmp_path / "elsewhere" / f".partial-{name}"
+    shutil.copytree(good, partial)
+    assert roostd("verify-backup", good).returncode == 0
+    for args in (("verify-backup", partial), ("restore", "--from", partial, "--data-dir", tmp_path / "never")):
+        refused = roostd(*args)
+        assert refused.returncode != 0 and "partial" in refused.stdout + refused.stderr, (args, refused)
+    assert not (tmp_path / "never" / "roost.db").exists()
+
+
+def test_a_failed_scheduled_backup_is_logged_at_error_level_with_its_reason(tmp_path):
+    (tmp_path / "blocker").write_text("a file where the backups directory should be\n")
+    cfg = (f"default_permission: public\nadmin_token: {TOKEN}\n"
+           f"backups:\n  dir: {tmp_path}/blocker/backups\n  every: 1s\n")
+    daemon = Daemon(tmp_path, config=cfg).wait_ready()
+    try:
+        line = lambda: next((l for l in daemon.text().splitlines() if "scheduled backup failed" in l), None)  # noqa: E731
+        assert wait_for(lambda: line() is not None, timeout=30), daemon.text()[-2000:]
+        assert " error " in line() and "reason=" in line() and "blocker" in line(), line()
+        metrics = metric_values(daemon)
+        assert metrics.get('roost_backups_total{outcome="failure"}', 0) >= 1, metrics
+        assert metrics.get("roost_backup_last_success_timestamp_seconds", 0) == 0
+        assert daemon.request("GET", "/healthz")[0] == 200
+    finally:
+        daemon.stop()

@@ -1,5 +1,5 @@
-"""The reliability drills of tests/drills at CI size (about 40 s in all):
-3 kill -9 cycles, the hostile corpus, the hostile bounds (small), a short slowloris, a short schemathesis
+"""The reliability drills of tests/drills at CI size (about 50 s in all):
+3 kill -9 cycles, a backup-and-restore under load, the hostile corpus, the hostile bounds (small), a short slowloris, a short schemathesis
 run. `make drills` runs the same code at full size and records the summary
 lines in RELIABILITY.md.
 
@@ -17,6 +17,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "drills"
 import crash  # noqa: E402
 import hostile  # noqa: E402
 import live  # noqa: E402
+import restore  # noqa: E402
 from common import Roostd, one_request  # noqa: E402
 
 
@@ -34,6 +35,17 @@ def test_live_drill_exactly_once_to_the_right_users(tmp_path):
     assert result["failures"] == [], (result["failures"][:10], result["log_tail"])
     assert result["lost"] == [], result["lost"][:10]
     assert result["kills"] == 2 and result["expected"] > 500 and result["sessions"] > 30
+
+
+def test_restore_drill_brings_back_everything_acknowledged_before_the_backup(tmp_path):
+    result = restore.run(writers=2, warmup=1.5, after=0.5, workdir=tmp_path, log=lambda *_: None)
+    print(result["line"])
+    assert result["failures"] == [], (result["failures"][:10], result["log_tail"])
+    assert result["lost"] == [], result["lost"][:10]
+    info = result["info"]
+    assert info["docs"] > 50 and info["uploads"] > 3 and info["files"] >= info["uploads"], info
+    # The restore renews the feed's epoch: every cursor and stream from before is refused.
+    assert info["cursors"] == {"refused": 4, "replayed": 0} and info["streams"] == {"reset": 2, "replayed": 0}, info
 
 
 @pytest.fixture()
@@ -73,15 +85,20 @@ def test_slowloris_keeps_healthz_answering(hostile_daemon):
     assert result["probes"] > 20
 
 
-def test_schemathesis_finds_no_5xx(hostile_daemon, tmp_path):
+def test_schemathesis_all_checks_find_nothing(hostile_daemon, tmp_path):
     # Bounded by examples per operation, not by a clock: a 15 s limit once let a slow CI
     # machine test 14 of the operations. (With --max-time, schemathesis's fuzzing phase runs
     # until the clock, so none is given; run_fuzz's subprocess timeout is the ceiling.)
-    result = hostile.run_fuzz(hostile_daemon, max_examples=3, workdir=tmp_path,
+    result = hostile.run_fuzz(hostile_daemon, max_examples=3, workdir=tmp_path, seed=20261123,
                               phases="examples,coverage,fuzzing")
     print(result["line"])
     assert not result["crashed"]
     assert result["server_errors"] == [], result["server_errors"]
+    # --checks all: the spec and the server agree (hostile.SCHEMATHESIS_CONFIG says what is configured, and why),
+    # but for one deliberate leniency: `username` is readOnly in the profile schemas, yet a PUT/PATCH that sends
+    # it unchanged is accepted (clients such as Kinvey's send the whole record back). Any other finding fails.
+    lenient = {f"ST201 Schema-violating request accepted: {m} /users/{{id}}" for m in ("PUT", "PATCH")}
+    assert [m for m in result["mismatches"] if m not in lenient] == [], result["mismatches"]
     operations = result["report"]["operations"]
     assert operations["tested"] == operations["total"], result["line"]
     assert result["generated"] > 100

@@ -48,6 +48,7 @@ collections:
 """
 
 LIMITS_CONFIG = CONFIG + "live_max_connections: 3\nlive_buffer_bytes: 65536\nsession_lifetime: 3\n"
+PER_ADDRESS_CONFIG = CONFIG + 'live_max_connections: 10\nlive_max_per_address: 2\ntrusted_proxies: ["127.0.0.1"]\n'
 
 
 PASSWORD = "correct horse battery"
@@ -220,6 +221,8 @@ BAD = [
     ("/livePub/_live?query=" + q("{nope"), None),
     ("/livePub/_live?query=" + q('{"a":{"$regex":"("}}'), None),
     ("/livePub/_live?query=" + q('{"a":{"$bogus":1}}'), None),
+    # A list cannot run it (its distance would order rows outside the element), so neither does a stream.
+    ("/livePub/_live?query=" + q('{"a":{"$elemMatch":{"p":{"$nearSphere":[0,0]}}}}'), None),
     ("/users/_live?query=" + q('{"email":"a@example.com"}'), "InvalidQuery"),   # a private profile field
     ("/livePub/_live?since=garbage", "InvalidCursor"),
     ("/livePub/_live?since=" + q("cjF8eHx5"), "InvalidCursor"),
@@ -691,6 +694,50 @@ def test_live_max_connections(limits):
         for s in streams:
             s.close()
     assert _wait_streams(limits, 0)
+
+
+@pytest.fixture(scope="module")
+def per_address(tmp_path_factory):
+    node = _daemon(tmp_path_factory, "live-per-address", PER_ADDRESS_CONFIG)
+    yield node
+    node.stop()
+    node.close()
+
+
+def test_live_max_per_address(per_address):
+    """One client address cannot take every stream: past live_max_per_address
+    it gets 429 (JSON, Retry-After), while other addresses (named by a trusted
+    proxy, as the throttles see them) still get streams, and a closed stream
+    gives its address's slot back."""
+    node = per_address
+    proxied = {"X-Forwarded-For": "203.0.113.7"}
+    direct = [node.stream(live_path("livePub")) for _ in range(2)]
+    via = []
+    try:
+        assert [s.status for s in direct] == [200, 200]
+        third = node.stream(live_path("livePub"))
+        assert_error(third, 429, "TooManyStreams")
+        assert int(third.headers.get("retry-after", "0")) > 0, third.headers
+        via = [node.stream(live_path("livePub"), headers=proxied) for _ in range(2)]
+        assert [s.status for s in via] == [200, 200], [s.body for s in via]
+        assert_error(node.stream(live_path("livePub"), headers=proxied), 429, "TooManyStreams")
+        # A third address is unaffected; refused streams took no slot.
+        other = node.stream(live_path("livePub"), headers={"X-Forwarded-For": "198.51.100.1"})
+        assert other.status == 200
+        other.close()
+        assert _wait_streams(node, 4)
+        # The streams still work, and a freed slot returns to its address.
+        r = node.api().request("POST", "/livePub", {"n": 1})
+        assert r.status == 201
+        assert all(s.wait_events(1) for s in direct + via)
+        direct.pop().close()
+        assert _wait_streams(node, 3)
+        direct.append(node.stream(live_path("livePub")))
+        assert direct[-1].status == 200, "a freed per-address slot was not given back"
+    finally:
+        for s in direct + via:
+            s.close()
+    assert _wait_streams(node, 0)
 
 
 def test_slow_client_is_dropped_while_others_keep_up(limits):

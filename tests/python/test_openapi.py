@@ -18,6 +18,7 @@ SPEC_PATH = pathlib.Path(__file__).resolve().parent / ".." / ".." / "openapi.yam
 # HEAD is answered like GET and is implied by GET in OpenAPI's eyes.
 SERVED = [
     ("/", "get"),
+    ("/openapi.yaml", "get"),
     ("/healthz", "get"),
     ("/readyz", "get"),
     ("/metrics", "get"),
@@ -113,7 +114,7 @@ def test_access_responses_are_described(spec):
     assert "Retry-After" in responses["TooManyAttempts"]["headers"]
     assert "429" in spec["paths"]["/login"]["post"]["responses"]
     for path, methods in spec["paths"].items():
-        if path in ("/", "/healthz", "/readyz", "/metrics"):
+        if path in ("/", "/openapi.yaml", "/healthz", "/readyz", "/metrics"):
             continue
         for method, op in methods.items():
             if method not in HTTP_METHODS or (path, method) == ("/users", "post"):
@@ -361,3 +362,33 @@ def test_live_file_access_errors_are_documented(spec):
         assert call("GET", f"/files/{fid}/meta", "/files/{id}/meta", token=bob).status == 200
         assert call("DELETE", f"/files/{fid}", "/files/{id}", token=bob).status == 403
         assert call("DELETE", f"/files/{fid}", "/files/{id}", token=alice).status == 200
+
+
+# The API areas the status page lists, each by an endpoint it must name.
+AREAS = [("Collections", "/:collection/_count"), ("Files", "/files/:id/thumbnail"), ("Accounts", "POST /login"),
+         ("Messaging", "POST /messages"), ("Live updates", "GET /events?subscribe="), ("Delta sync", "_deltaset?since="),
+         ("Batch", "POST /_batch"), ("Push", "/push/devices"), ("Webhooks (admin)", "/admin/webhooks/endpoints"),
+         ("Admin", "/_/ (console)")]
+
+
+@pytest.mark.parametrize("area,endpoint", AREAS)
+def test_status_page_lists_every_api_area(roostd, area, endpoint):
+    status, headers, raw = roostd.request("GET", "/")
+    page = raw.decode()
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert f"<td>{area}</td>" in page
+    assert endpoint.replace("&", "&amp;") in page
+    assert '<a href="/openapi.yaml">' in page
+
+
+def test_status_page_and_spec_carry_one_version(roostd, spec):
+    status, _, raw = roostd.request("GET", "/")
+    assert status == 200 and f"<h1>Roost {spec['info']['version']}</h1>" in raw.decode()
+
+
+def test_daemon_serves_the_repository_openapi_yaml(roostd):
+    status, headers, raw = roostd.request("GET", "/openapi.yaml")
+    assert status == 200 and headers["Content-Type"].startswith("application/yaml")
+    assert raw == SPEC_PATH.read_bytes()
+    status, _, _ = roostd.request("POST", "/openapi.yaml", raw_body=b"")
+    assert status == 405

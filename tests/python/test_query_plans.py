@@ -112,6 +112,8 @@ def world():
             ops = []
             for i in range(start, min(DOCS, start + 100)):
                 doc = {"i": i, "g": rng.choice("abcde"), "s": rng.randint(0, 50)}
+                if rng.random() < 0.9:
+                    doc["loc"] = [rng.uniform(-10, 10), rng.uniform(40, 50)]
                 for field, arrays in (("n", False), ("m", True)):
                     v = random_value(rng, arrays)
                     if v is not KeyError:
@@ -181,6 +183,8 @@ def test_every_plan_answers_what_the_reference_orders(world, sort, flt, page):
     ([("s", 1)], None, "scan"),
     ([("n", 1)], {"g": "c"}, "scan"),       # few matches: gathered through g's index, then sorted
     (None, {"g": "c"}, "index-lookup"),
+    (None, {"loc": {"$nearSphere": [0, 45]}}, "nearest-widening"),
+    (None, {"loc": {"$nearSphere": [0, 45], "$maxDistance": 5000}}, "nearest-widening"),
 ])
 def test_explain_names_the_plan_for_admins_only(world, sort, flt, strategy):
     d, _ = world
@@ -299,3 +303,49 @@ def test_a_read_past_the_time_limit_is_stopped_with_a_json_503(tmp_path):
         assert_error(r, 503, "QueryTimeout")
         assert r.header("Retry-After")
         assert d.call("GET", "/big?limit=3").status == 200
+
+
+def metres(a, b):
+    """Great-circle distance as Roost computes it (MongoDB's earth radius)."""
+    import math
+    (x1, y1), (x2, y2) = a, b
+    h = math.sin(math.radians(y2 - y1) / 2) ** 2 + math.cos(math.radians(y1)) * math.cos(math.radians(y2)) * math.sin(math.radians(x2 - x1) / 2) ** 2
+    return 2 * math.asin(min(1, math.sqrt(h))) * 6378100.0
+
+
+GEO_CASES = [
+    ({"loc": {"$nearSphere": [0.5, 45.2]}}, None),
+    ({"loc": {"$nearSphere": [9.9, 49.9]}}, None),
+    ({"loc": {"$nearSphere": [170, -80]}}, None),                     # far from every point: the widest step
+    ({"loc": {"$nearSphere": [0, 45], "$maxDistance": 150000}}, 150000),
+    ({"loc": {"$nearSphere": [0, 45]}, "g": "b"}, None),
+    ({"loc": {"$geoWithin": {"$box": [[-10, 40], [10, 50]]}}}, None),  # a box that holds every point
+    ({"loc": {"$geoWithin": {"$box": [[-1, 44], [1, 46]]}}}, None),
+]
+
+
+@pytest.mark.parametrize("flt,max_metres", GEO_CASES, ids=lambda v: json.dumps(v, separators=(",", ":")))
+@pytest.mark.parametrize("page", [3, 400])
+def test_geo_pages_match_the_reference(world, flt, max_metres, page):
+    d, docs = world
+    cond = flt["loc"]
+    with_loc = [(i, x) for i, x in enumerate(docs) if "loc" in x and all(x.get(k) == v for k, v in flt.items() if k != "loc")]
+    if "$nearSphere" in cond:
+        centre = cond["$nearSphere"]
+        ranked = sorted(((metres(centre, x["loc"]), i, x) for i, x in with_loc), key=lambda t: (t[0], t[1]))
+        expected = [x["_id"] for m, _, x in ranked if max_metres is None or m <= max_metres]
+    else:
+        (x0, y0), (x1, y1) = cond["$geoWithin"]["$box"]
+        expected = [x["_id"] for _, x in with_loc if x0 <= x["loc"][0] <= x1 and y0 <= x["loc"][1] <= y1]
+    whole, _ = get_ids(d, f"/items?limit=1000&query={q(flt)}")
+    assert whole == expected[:1000]
+    seen, after = [], None
+    for _ in range(40):  # the first 40 pages, or all of them
+        ids, after = get_ids(d, f"/items?limit={page}&query={q(flt)}" + (f"&after={after}" if after else ""))
+        seen += ids
+        if not after:
+            break
+    assert seen == (expected if after is None else expected[:len(seen)])
+    for skip in (page, len(expected) // 3):
+        ids, _ = get_ids(d, f"/items?limit={page}&skip={skip}&query={q(flt)}")
+        assert ids == expected[skip:skip + page]

@@ -24,4 +24,24 @@ int roost_link_unnamed(int fd, const char *path);
 /// which glibc declares only under _GNU_SOURCE). Returns 0, or -1 with errno.
 int roost_syncfs(int fd);
 
+/// Lowers the calling thread's CPU priority to nice `nice` and its I/O
+/// priority to the lowest of the best-effort class (ioprio_set(2), which
+/// glibc does not wrap; honoured by the BFQ scheduler, ignored by others).
+/// Stores the previous values in `old_nice` and `old_ioprio` for
+/// `roost_restore_thread_priority`. Returns 0, or -1 with errno.
+int roost_lower_thread_priority(int nice, int *old_nice, int *old_ioprio);
+
+/// Puts back what `roost_lower_thread_priority` saved (raising a nice value
+/// back may be refused without CAP_SYS_NICE; then it stays lowered).
+void roost_restore_thread_priority(int old_nice, int old_ioprio);
+
+/// Starts writing back the dirty pages of `fd` without waiting for them
+/// (sync_file_range(2) with SYNC_FILE_RANGE_WRITE), so that a later fsync
+/// or syncfs finds most of the work done. Returns 0, or -1 with errno.
+int roost_start_writeback(int fd);
+
+/// Tells the kernel the cached pages of `fd` will not be needed again
+/// (posix_fadvise DONTNEED; dirty ones are written back first).
+void roost_drop_cache(int fd);
+
 #endif

@@ -13,4 +13,11 @@ const char *roost_jemalloc_version(void);
 /// cannot be read.
 long roost_jemalloc_dirty_decay_ms(void);
 
+#include <stddef.h>
+
+/// jemalloc's totals in bytes: allocated by the program, resident (pages it
+/// holds, including freed ones not yet returned), its own metadata, and
+/// mapped. Returns 0, or -1 when jemalloc is not the allocator.
+int roost_jemalloc_stats(size_t *allocated, size_t *resident, size_t *metadata, size_t *mapped);
+
 #endif

@@ -22,9 +22,18 @@ struct LiveHandlers: Sendable {
 
     private func subscribe(_ raw: Request, _ out: ResponseWriter, _ make: @escaping @Sendable () throws -> LiveSubscription) {
         let request = Self.withQueryToken(raw)
-        guard hub.reserve() else {
+        // The address as the throttles see it (behind trusted proxies, the forwarded client).
+        let address = LoginThrottle.addressKey(request.remoteAddress)
+        switch hub.reserve(address: address) {
+        case .full?:
             return out.send(HTTPError(503, "Overloaded", "Too many live streams are open; try again shortly.",
                                       headers: Headers([("Retry-After", "5")])).response)
+        case .perAddress?:
+            return out.send(HTTPError(429, "TooManyStreams",
+                                      "This address has \(hub.maxPerAddress) live streams open already (live_max_per_address); close one or try again later.",
+                                      headers: Headers([("Retry-After", "30")])).response)
+        case nil:
+            break
         }
         let (access, hub) = (self.access, self.hub)
         let accepted = pools.readStep(request, out) { reader in
@@ -35,22 +44,22 @@ struct LiveHandlers: Sendable {
                     let level = topic.collection == "files" ? hub.filesLevel : access.level(of: topic.collection)
                     try AccessScope(principal: caller.principal, level: level).checkCollectionRead()
                     try access.checkHiddenFields(topic.collection, caller.principal, filter: topic.filter, sort: [])
-                    _ = try reader.probe(topic.filter) // a bad filter is a 400 now, not a silent stream
+                    _ = try FilterMatcher(topic.filter) // a bad filter is a 400 now, not a silent stream
                 }
                 let since = try Self.cursor(request)
                 let headers = Headers([("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
                                        ("X-Accel-Buffering", "no")])
                 out.stream(headers: headers, timeoutSeconds: Int32(hub.heartbeat * 2 + 30)) { stream in
                     hub.add(stream: stream, principal: caller.principal, tokenHash: caller.tokenHash,
-                            subscription: subscription, since: since)
+                            subscription: subscription, since: since, address: address)
                 }
                 return nil
             } catch {
-                hub.release()
+                hub.release(address: address)
                 throw error
             }
         }
-        if !accepted { hub.release() }
+        if !accepted { hub.release(address: address) }
     }
 
     /// `Last-Event-ID` (a reconnecting `EventSource`) or `?since=`.

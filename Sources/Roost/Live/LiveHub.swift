@@ -18,34 +18,13 @@ import Store
 /// it, in commit order. A new stream that resumes from an older position
 /// catches up from the feed on this thread before it joins the live ones.
 final class LiveHub: @unchecked Sendable {
-    final class Subscriber: @unchecked Sendable {
-        let id: Int
-        /// Loop-confined: touched only through `stream.loop.execute`.
-        let stream: ResponseStream
-        let principal: AccessScope.Principal
-        let tokenHash: String?
-        let subscription: LiveSubscription
-        let since: FeedCursor?
-        // Hub thread only:
-        var position: Int64 = 0
-
-        init(id: Int, stream: ResponseStream, principal: AccessScope.Principal, tokenHash: String?,
-             subscription: LiveSubscription, since: FeedCursor?) {
-            self.id = id
-            self.stream = stream
-            self.principal = principal
-            self.tokenHash = tokenHash
-            self.subscription = subscription
-            self.since = since
-        }
-    }
-
     let databasePath: String
     let access: AccessPolicy
     let filesLevel: AccessScope.Level
     let heartbeat: Double
     let bufferLimit: Int
     let maxStreams: Int
+    let maxPerAddress: Int
     let logger: Logger
     let metrics = Telemetry.live()
 
@@ -57,6 +36,8 @@ final class LiveHub: @unchecked Sendable {
     private var stopped = false
     private var nextID = 0
     private var open = 0
+    /// Open (or opening) streams per client address, for `maxPerAddress`.
+    private var openByAddress: [String: Int] = [:]
     private var checkSessions = false
     private var stoppedAt: Date?
     /// Some subscriber is catching up: come back soon (hub thread only).
@@ -65,13 +46,13 @@ final class LiveHub: @unchecked Sendable {
     // Hub thread only.
     private var subscribers: [Int: Subscriber] = [:]
     private var head: Int64 = 0
-    private var epoch = ""
-    private var probes: [String: FilterProbe] = [:]
-    private var outgoing: [Int: (EventLoop, [(ResponseStream, [UInt8])])] = [:]
+    private(set) var epoch = ""
+    /// Each distinct filter (by its JSON text), compiled once: see `LiveFilter`.
+    var filters: [String: LiveFilter?] = [:]
+    /// Subscribers with bytes `buffered` since the last flush.
+    private var dirty: [Subscriber] = []
     private var lastBeat = Date()
-    private var reader: DocumentReader?
-    /// Where each subscriber's bytes sit in `outgoing` this round.
-    private var slot: [Int: Int] = [:]
+    private(set) var reader: DocumentReader?
     /// Which resuming stream goes first next round (they take turns).
     private var catchUpTurn = 0
 
@@ -87,6 +68,7 @@ final class LiveHub: @unchecked Sendable {
         heartbeat = Double(config.liveHeartbeat)
         bufferLimit = config.liveBufferBytes
         maxStreams = config.liveMaxConnections
+        maxPerAddress = config.liveMaxPerAddress
         self.logger = logger
     }
 
@@ -98,12 +80,19 @@ final class LiveHub: @unchecked Sendable {
         NamedThread.start("live-fanout") { [self] in run(self.reader!) }
     }
 
-    /// Reserves a slot for a new stream; false past `live_max_connections`.
-    func reserve() -> Bool {
+    /// Why a new stream was refused.
+    enum Refusal { case full, perAddress }
+
+    /// Reserves a slot for a new stream from `address` (a client address as
+    /// the throttles key it): `.full` past `live_max_connections`,
+    /// `.perAddress` past `live_max_per_address`, nil when reserved.
+    func reserve(address: String) -> Refusal? {
         condition.lock(); defer { condition.unlock() }
-        guard !stopped, open < maxStreams else { return false }
+        guard !stopped, open < maxStreams else { return .full }
+        guard openByAddress[address, default: 0] < maxPerAddress else { return .perAddress }
         open += 1
-        return true
+        openByAddress[address, default: 0] += 1
+        return nil
     }
 
     /// Live streams open (or being opened) now.
@@ -112,18 +101,21 @@ final class LiveHub: @unchecked Sendable {
         return open
     }
 
-    /// Gives back a slot reserved for a stream that never started.
-    func release() {
-        condition.lock(); open -= 1; condition.unlock()
+    /// Gives back a slot reserved for a stream that never started, or has ended.
+    func release(address: String) {
+        condition.lock(); defer { condition.unlock() }
+        open -= 1
+        let left = openByAddress[address, default: 1] - 1
+        openByAddress[address] = left > 0 ? left : nil
     }
 
     /// Adds a started stream (on its loop); it is removed when it closes.
     func add(stream: ResponseStream, principal: AccessScope.Principal, tokenHash: String?,
-             subscription: LiveSubscription, since: FeedCursor?) {
+             subscription: LiveSubscription, since: FeedCursor?, address: String) {
         condition.lock()
         nextID += 1
         let subscriber = Subscriber(id: nextID, stream: stream, principal: principal, tokenHash: tokenHash,
-                                    subscription: subscription, since: since)
+                                    subscription: subscription, since: since, address: address)
         added.append(subscriber)
         condition.signal()
         condition.unlock()
@@ -131,6 +123,8 @@ final class LiveHub: @unchecked Sendable {
             condition.lock()
             removed.append(subscriber.id)
             open -= 1
+            let left = openByAddress[subscriber.address, default: 1] - 1
+            openByAddress[subscriber.address] = left > 0 ? left : nil
             condition.signal()
             condition.unlock()
         }
@@ -188,6 +182,7 @@ final class LiveHub: @unchecked Sendable {
     /// `reset` (resync) and live from now.
     private func admit(_ subscriber: Subscriber, _ reader: DocumentReader) throws {
         subscribers[subscriber.id] = subscriber
+        subscriber.topicFilters = subscriber.subscription.topics.map { ($0.collection, filter($0)) }
         send(subscriber, ServerSentEvent.preamble(retryMilliseconds: 2000))
         let horizon = try reader.feedMeta().horizon
         if let since = subscriber.since {
@@ -240,7 +235,7 @@ final class LiveHub: @unchecked Sendable {
             budget -= max(changes.count, 1)
             var sent = 0, full = false
             for change in changes where change.seq <= head {
-                if let bytes = event(change, ParsedChange(change), for: subscriber) {
+                if let bytes = event(change, ParsedChange(change, level: level(of: change.collection)), for: subscriber) {
                     send(subscriber, bytes)
                     sent += bytes.count
                     metrics.events.increment()
@@ -257,67 +252,27 @@ final class LiveHub: @unchecked Sendable {
         }
     }
 
+    /// Builds every live subscriber's events for `changes`. The lag histogram
+    /// takes one sample per change delivered (its events in a round share
+    /// one send time); the events counter is bumped once per round.
     private func deliver(_ changes: [FeedChange], to subscribers: [Subscriber]) {
         guard !subscribers.isEmpty else { return }
         let now = ChangeFeedClock.milliseconds
+        var sent = 0
         for change in changes {
-            let parsed = ParsedChange(change)
+            let parsed = ParsedChange(change, level: level(of: change.collection))
+            let before = sent
             for subscriber in subscribers {
                 guard let bytes = event(change, parsed, for: subscriber) else { continue }
                 send(subscriber, bytes)
-                metrics.events.increment()
-                metrics.lag.recordMilliseconds(max(0, now - change.at))
+                sent += 1
             }
+            if sent > before { metrics.lag.recordMilliseconds(max(0, now - change.at)) }
         }
+        if sent > 0 { metrics.events.increment(by: Int64(sent)) }
     }
 
-    /// The event `change` makes for `subscriber`, if any.
-    private func event(_ change: FeedChange, _ parsed: ParsedChange, for subscriber: Subscriber) -> [UInt8]? {
-        let topics = subscriber.subscription.topics.filter { $0.collection == change.collection }
-        guard !topics.isEmpty else { return nil }
-        let level = change.collection == "files" ? filesLevel : access.level(of: change.collection)
-        let scope = AccessScope(principal: subscriber.principal, level: level)
-        func sees(_ text: String?, _ acl: JSONObject?) -> Bool {
-            guard let text, scope.canRead(acl: acl) else { return false }
-            return topics.contains { probe($0.key, $0.filter)?.matches(text, id: change.id) ?? false }
-        }
-        let before = change.operation == .create ? false : sees(change.before, parsed.beforeACL)
-        let after = change.operation == .delete ? false : sees(change.after, parsed.afterACL)
-        let kind: ServerSentEvent.Kind
-        switch (change.operation, before, after) {
-        case (.create, _, true): kind = .create
-        case (.delete, true, _): kind = .delete
-        case (.update, true, true): kind = .update
-        case (.update, false, true): kind = .enter
-        case (.update, true, false): kind = .leave
-        default: return nil
-        }
-        // Most subscribers see the same bytes for a change: made once per kind and view.
-        let redacted = after && access.redaction(change.collection, subscriber.principal).map { !$0.fields.isEmpty && $0.exceptID != change.id } == true
-        return parsed.encoded(kind, redacted: redacted) {
-            let entity = after ? visibleEntity(change, parsed, for: subscriber.principal) : nil
-            return ServerSentEvent.encode(id: token(change.seq), kind: kind,
-                                          data: ServerSentEvent.data(collection: change.collection, id: change.id, entity: entity))
-        }
-    }
-
-    /// The entity as the subscriber may see it: others' private profile fields removed.
-    private func visibleEntity(_ change: FeedChange, _ parsed: ParsedChange, for principal: AccessScope.Principal) -> String? {
-        guard let redaction = access.redaction(change.collection, principal), redaction.exceptID != change.id,
-              var object = parsed.after, !redaction.fields.isEmpty else { return change.after }
-        for field in redaction.fields { object[field] = nil }
-        return object.jsonText
-    }
-
-    private func probe(_ key: String, _ filter: JSONValue) -> FilterProbe? {
-        if let known = probes[key] { return known }
-        guard probes.count < 10_000 else { probes.removeAll(); return probe(key, filter) }
-        let made = try? reader?.probe(filter)
-        probes[key] = made
-        return made
-    }
-
-    private func token(_ seq: Int64) -> String {
+    func token(_ seq: Int64) -> String {
         FeedCursor(epoch: epoch, level: "live", seq: seq, afterRowID: nil).token
     }
 
@@ -346,20 +301,22 @@ final class LiveHub: @unchecked Sendable {
 
     /// Queues bytes for a subscriber; a round's bytes for one stream go out as one chunk.
     private func send(_ subscriber: Subscriber, _ bytes: [UInt8]) {
-        let loop = subscriber.stream.loop
-        if outgoing[loop.index] == nil { outgoing[loop.index] = (loop, []) }
-        if let at = slot[subscriber.id] {
-            outgoing[loop.index]!.1[at].1 += bytes
-        } else {
-            slot[subscriber.id] = outgoing[loop.index]!.1.count
-            outgoing[loop.index]!.1.append((subscriber.stream, bytes))
-        }
+        if subscriber.buffered.isEmpty { dirty.append(subscriber) }
+        subscriber.buffered += bytes
     }
 
     /// Hands each loop its bytes: one `execute` per loop per round.
     private func flush() {
+        guard !dirty.isEmpty else { return }
+        var byLoop: [Int: (EventLoop, [(ResponseStream, [UInt8])])] = [:]
+        for subscriber in dirty {
+            let loop = subscriber.stream.loop
+            byLoop[loop.index, default: (loop, [])].1.append((subscriber.stream, subscriber.buffered))
+            subscriber.buffered = []
+        }
+        dirty.removeAll(keepingCapacity: true)
         let limit = bufferLimit, slow = metrics.slow
-        for (_, (loop, items)) in outgoing where !items.isEmpty {
+        for (_, (loop, items)) in byLoop {
             loop.execute {
                 // Slow: what earlier rounds handed a stream is still unsent past the
                 // limit (judged once per round, before this round's bytes).
@@ -373,8 +330,6 @@ final class LiveHub: @unchecked Sendable {
                 }
             }
         }
-        outgoing.removeAll(keepingCapacity: true)
-        slot.removeAll(keepingCapacity: true)
     }
 
     private func closeAll(_ pending: [Subscriber]) {
@@ -385,30 +340,4 @@ final class LiveHub: @unchecked Sendable {
         }
         subscribers.removeAll()
     }
-}
-
-/// The `_acl`s (and the committed entity) of a change, parsed once for all
-/// subscribers, and its encoded events, made once per kind and view.
-final class ParsedChange {
-    let beforeACL: JSONObject?
-    let after: JSONObject?
-    var afterACL: JSONObject? { after?["_acl"]?.objectValue }
-    private var events: [String: [UInt8]] = [:]
-
-    init(_ change: FeedChange) {
-        beforeACL = change.before.flatMap { (try? JSONParser.parse($0))?.objectValue?["_acl"]?.objectValue }
-        after = change.after.flatMap { (try? JSONParser.parse($0))?.objectValue }
-    }
-
-    func encoded(_ kind: ServerSentEvent.Kind, redacted: Bool, _ make: () -> [UInt8]) -> [UInt8] {
-        let key = kind.rawValue + (redacted ? "/redacted" : "")
-        if let known = events[key] { return known }
-        let bytes = make()
-        events[key] = bytes
-        return bytes
-    }
-}
-
-enum ChangeFeedClock {
-    static var milliseconds: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }

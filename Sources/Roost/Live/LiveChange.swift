@@ -1,0 +1,38 @@
+import Foundation
+import JSON
+import Store
+
+/// A change as the fan-out reads it for every subscriber: its entity before
+/// and after, parsed once, its collection's access level, and its encoded
+/// events, made once per kind and view.
+final class ParsedChange {
+    let change: FeedChange
+    let before: JSONValue?
+    let afterValue: JSONValue?
+    let level: AccessScope.Level
+    let beforeACL: JSONObject?
+    let afterACL: JSONObject?
+    var after: JSONObject? { afterValue?.objectValue }
+    /// Encoded events by kind and view (plain, redacted).
+    private var events: [(ServerSentEvent.Kind, Bool, [UInt8])] = []
+
+    init(_ change: FeedChange, level: AccessScope.Level) {
+        self.change = change
+        self.level = level
+        before = change.before.flatMap { try? JSONParser.parse($0) }
+        afterValue = change.after.flatMap { try? JSONParser.parse($0) }
+        beforeACL = before?.objectValue?["_acl"]?.objectValue
+        afterACL = afterValue?.objectValue?["_acl"]?.objectValue
+    }
+
+    func encoded(_ kind: ServerSentEvent.Kind, redacted: Bool, _ make: () -> [UInt8]) -> [UInt8] {
+        for (k, r, bytes) in events where k == kind && r == redacted { return bytes }
+        let bytes = make()
+        events.append((kind, redacted, bytes))
+        return bytes
+    }
+}
+
+enum ChangeFeedClock {
+    static var milliseconds: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+}

@@ -1,0 +1,64 @@
+import JSON
+
+/// A reference in a declared field whose target does not exist: data
+/// stored before the declaration, reported rather than refused at start-up.
+public struct DanglingReference: Sendable, Equatable {
+    public let collection: String
+    public let id: String
+    public let field: String
+    public let target: String
+    public let targetID: String
+}
+
+/// Finds dangling references: through `_refs` for fields it was built for,
+/// by reading every document for fields declared since (a config checked
+/// before the daemon applied it).
+enum ReferenceReport {
+    static func dangling(_ schema: ReferenceSchema, db: SQLiteConnection, catalog: Catalog) throws -> [DanglingReference] {
+        let hasTable = try db.prepare("SELECT count(*) FROM sqlite_master WHERE name = '_ref_fields'").firstRow { $0.int(0) } ?? 0 > 0
+        let recorded = hasTable
+            ? Set(try db.prepare("SELECT from_coll, field, to_coll FROM _ref_fields").rows { "\($0.text(0))\u{0}\($0.text(1))\u{0}\($0.text(2))" })
+            : []
+        var found: [DanglingReference] = []
+        for field in schema.all {
+            let target = try catalog.layout(field.target)
+            let pairs: [(String, String)]
+            if recorded.contains("\(field.collection)\u{0}\(field.field)\u{0}\(field.target)") {
+                let missing = target.map { "AND NOT EXISTS (SELECT 1 FROM \($0.table) WHERE id = r.to_id)" } ?? ""
+                pairs = try db.prepare("SELECT from_id, to_id FROM _refs AS r WHERE to_coll = ?1 AND from_coll = ?2 AND field = ?3 \(missing) ORDER BY from_id, to_id")
+                    .rows([.text(field.target), .text(field.collection), .text(field.field)]) { ($0.text(0), $0.text(1)) }
+            } else {
+                pairs = try stored(field, db: db, catalog: catalog).filter { _, to in
+                    guard let target else { return true }
+                    return try db.prepare("SELECT 1 FROM \(target.table) WHERE id = ?1").firstRow([.text(to)]) { $0.int(0) } == nil
+                }
+            }
+            found += pairs.map { DanglingReference(collection: field.collection, id: $0.0, field: field.field, target: field.target, targetID: $0.1) }
+        }
+        return found.sorted { ($0.collection, $0.id, $0.field, $0.targetID) < ($1.collection, $1.id, $1.field, $1.targetID) }
+    }
+
+    /// Every (referencing id, target id) `field` holds in the stored documents.
+    static func stored(_ field: ReferenceSchema.Field, db: SQLiteConnection, catalog: Catalog) throws -> [(String, String)] {
+        guard let layout = try catalog.layout(field.collection) else { return [] }
+        let docs = try db.prepare("SELECT id, doc FROM \(layout.table)").rows { ($0.text(0), $0.text(1)) }
+        return try docs.flatMap { id, text -> [(String, String)] in
+            guard case .object(let document) = try JSONParser.parse(text) else { return [] }
+            return try ReferenceSchema.targets(of: document[field.field], field, strict: false).sorted().map { (id, $0) }
+        }
+    }
+}
+
+extension DocumentWriter {
+    /// The dangling references of `references`' declared fields.
+    public func danglingReferences() throws -> [DanglingReference] {
+        try ReferenceReport.dangling(references, db: db, catalog: catalog)
+    }
+}
+
+extension DocumentReader {
+    /// The dangling references of `schema`'s fields (`roostd check-references`).
+    public func danglingReferences(_ schema: ReferenceSchema) throws -> [DanglingReference] {
+        try db.readTransaction { try ReferenceReport.dangling(schema, db: db, catalog: catalog) }
+    }
+}

@@ -1,0 +1,352 @@
+"""Issue #23: referential integrity. Declared reference fields
+(`collections.<name>.references`) keep a referenced entity from silently
+vanishing: a delete of the target is refused (`restrict`), takes the
+referencing entities with it (`cascade`) or clears the reference (`nullify`),
+all in the delete's transaction and through the one write path (hooks,
+webhooks, change feed). Writes that set a reference must name a target the
+writer can read."""
+
+import json
+import pathlib
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+
+import pytest
+
+from daemon_support import BINARY
+from webhook_support import ADMIN, Receiver, Roostd, config as webhook_config
+
+REFS = """default_permission: public
+references_max_cascade: {bound}
+collections:
+  secrets:
+    permission: private
+  r_restrict:
+    references:
+      target: {{collection: targets, on_delete: restrict}}
+  r_cascade:
+    references:
+      target: {{collection: targets, on_delete: cascade}}
+  r_nullify:
+    references:
+      target: {{collection: targets, on_delete: nullify}}
+  notes:
+    references:
+      secret: {{collection: secrets, on_delete: restrict}}
+      owner: {{collection: users, on_delete: cascade}}
+  posts:
+    references:
+      author: {{collection: authors, on_delete: cascade}}
+  comments:
+    references:
+      post: {{collection: posts, on_delete: cascade}}
+  bulk:
+    references:
+      target: {{collection: targets, on_delete: cascade}}
+  messages:
+    references:
+      spot: {{collection: targets, on_delete: nullify}}
+"""
+
+EVENTS = ("authors.deleted", "posts.deleted", "comments.deleted", "r_nullify.updated")
+
+
+def ref(collection, id_):
+    return {"_type": "ref", "_collection": collection, "_id": id_}
+
+
+@pytest.fixture(scope="module")
+def roost():
+    receiver = Receiver().start()
+    with tempfile.TemporaryDirectory() as tmp:
+        hooks = webhook_config(receiver.url, events=EVENTS)
+        daemon = Roostd(tmp, hooks + REFS.format(bound=50)).start()
+        daemon.receiver = receiver
+        try:
+            yield daemon
+        finally:
+            daemon.stop()
+            receiver.stop()
+
+
+def admin(roost, method, path, body=None):
+    return roost.call(method, path, body, ADMIN)
+
+
+def create(roost, collection, body, token=ADMIN):
+    status, doc = roost.call("POST", f"/{collection}", body, token)
+    assert status == 201, doc
+    return doc["_id"]
+
+
+def exists(roost, collection, id_):
+    return admin(roost, "GET", f"/{collection}/{id_}")[0] == 200
+
+
+# (mode, delete status, single referrer after, array referrer after)
+MODES = [
+    ("restrict", 409, "kept", "kept"),
+    ("cascade", 200, "gone", "gone"),
+    ("nullify", 200, None, "other-only"),
+]
+
+
+@pytest.mark.parametrize("mode,status,single_after,array_after", MODES)
+def test_each_mode_with_single_references_and_arrays(roost, mode, status, single_after, array_after):
+    target, other = create(roost, "targets", {"n": 1}), create(roost, "targets", {"n": 2})
+    single = create(roost, f"r_{mode}", {"target": ref("targets", target)})
+    array = create(roost, f"r_{mode}", {"target": [ref("targets", target), ref("targets", other)]})
+    code, body = admin(roost, "DELETE", f"/targets/{target}")
+    assert code == status, body
+    assert exists(roost, "targets", target) == (status == 409)
+    if mode == "restrict":
+        assert body["error"] == "Referenced" and body["count"] == 2, body
+    for id_, after in ((single, single_after), (array, array_after)):
+        code, doc = admin(roost, "GET", f"/r_{mode}/{id_}")
+        if after == "gone":
+            assert code == 404
+        elif after == "kept":
+            assert doc["target"] in (ref("targets", target), [ref("targets", target), ref("targets", other)])
+        elif after == "other-only":
+            assert doc["target"] == [ref("targets", other)], doc
+        else:
+            assert code == 200 and "target" in doc and doc["target"] is None, doc
+
+
+def test_restrict_counts_every_reference_and_clears_when_they_go(roost):
+    target = create(roost, "targets", {})
+    holders = [create(roost, "r_restrict", {"target": ref("targets", target)}) for _ in range(3)]
+    code, body = admin(roost, "DELETE", f"/targets/{target}")
+    assert (code, body["error"], body["count"]) == (409, "Referenced", 3), body
+    assert admin(roost, "PATCH", f"/r_restrict/{holders[0]}", {"target": None})[0] == 200
+    assert admin(roost, "DELETE", f"/r_restrict/{holders[1]}")[0] == 200
+    assert admin(roost, "DELETE", f"/targets/{target}")[1]["count"] == 1
+    assert admin(roost, "PUT", f"/r_restrict/{holders[2]}", {"other": True})[0] == 200
+    assert admin(roost, "DELETE", f"/targets/{target}") == (200, {"count": 1})
+
+
+BAD_VALUES = [
+    ("a bare id", "some-id"),
+    ("another collection", {"_type": "ref", "_collection": "authors", "_id": "x"}),
+    ("not a ref", {"_collection": "targets", "_id": "x"}),
+    ("empty id", {"_type": "ref", "_collection": "targets", "_id": ""}),
+    ("array with a string", ["x"]),
+    ("a number", 7),
+]
+
+
+@pytest.mark.parametrize("label,value", BAD_VALUES, ids=[b[0] for b in BAD_VALUES])
+def test_a_declared_field_holds_references_only(roost, label, value):
+    code, body = admin(roost, "POST", "/r_cascade", {"target": value})
+    assert (code, body["error"]) == (400, "InvalidDocument"), body
+    assert "must be a reference" in body["description"]
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "PATCH"])
+def test_writes_check_the_target_exists(roost, method):
+    existing = create(roost, "r_nullify", {})
+    path = "/r_nullify" if method == "POST" else f"/r_nullify/{existing}"
+    code, body = admin(roost, method, path, {"target": ref("targets", "no-such-target")})
+    assert code == 400 and body["error"] == "InvalidDocument", body
+    assert body["description"] == 'target: no document with _id "no-such-target" in targets.'
+    target = create(roost, "targets", {})
+    assert admin(roost, method, path, {"target": [ref("targets", target)]})[0] in (200, 201)
+
+
+def test_a_target_the_writer_cannot_read_looks_missing(roost):
+    alice_id, alice = roost.sign_up("refalice")
+    _, bob = roost.sign_up("refbob")
+    secret = create(roost, "secrets", {"pin": 1234}, alice)
+    assert roost.call("GET", f"/secrets/{secret}", None, bob)[0] == 404
+    hidden = roost.call("POST", "/notes", {"secret": ref("secrets", secret)}, bob)
+    assert roost.call("POST", "/notes", {"secret": ref("secrets", secret)}, alice)[0] == 201
+    assert roost.call("DELETE", f"/secrets/{secret}", None, alice)[1]["error"] == "Referenced"
+    # The same id once it is really gone: byte-for-byte the same answer.
+    note = roost.call("GET", "/notes?query=" + urllib.parse.quote(json.dumps({"secret._id": secret})), None, alice)[1][0]
+    assert roost.call("DELETE", f"/notes/{note['_id']}", None, alice)[0] == 200
+    assert roost.call("DELETE", f"/secrets/{secret}", None, alice)[0] == 200
+    missing = roost.call("POST", "/notes", {"secret": ref("secrets", secret)}, bob)
+    assert hidden == missing and hidden[0] == 400, (hidden, missing)
+
+
+def test_deleting_a_user_cascades_to_what_references_them(roost):
+    carol_id, carol = roost.sign_up("refcarol")
+    notes = [create(roost, "notes", {"owner": ref("users", carol_id), "i": i}, carol) for i in range(2)]
+    assert roost.call("DELETE", f"/users/{carol_id}", None, carol)[0] == 200
+    assert not any(exists(roost, "notes", n) for n in notes)
+    code, body = admin(roost, "POST", "/notes", {"owner": ref("users", carol_id)})
+    assert code == 400 and "no document" in body["description"]
+
+
+def feed_cursor(roost, collection):
+    code, page = admin(roost, "GET", f"/{collection}/_deltaset")
+    while page["more"]:
+        code, page = admin(roost, "GET", f"/{collection}/_deltaset?since={urllib.parse.quote(page['cursor'])}")
+    return page["cursor"]
+
+
+def test_cascade_and_nullify_fire_hooks_webhooks_and_the_change_feed(roost):
+    author = create(roost, "authors", {"name": "A"})
+    posts = [create(roost, "posts", {"author": ref("authors", author)}) for _ in range(2)]
+    comments = [create(roost, "comments", {"post": ref("posts", p)}) for p in posts for _ in range(2)]
+    target = create(roost, "targets", {})
+    nulled = create(roost, "r_nullify", {"target": ref("targets", target)})
+    cursors = {c: feed_cursor(roost, c) for c in ("posts", "comments", "r_nullify")}
+    assert admin(roost, "DELETE", f"/authors/{author}")[0] == 200
+    assert admin(roost, "DELETE", f"/targets/{target}")[0] == 200
+    for collection, gone in (("posts", posts), ("comments", comments)):
+        code, page = admin(roost, "GET", f"/{collection}/_deltaset?since={urllib.parse.quote(cursors[collection])}")
+        assert sorted(d["_id"] for d in page["deleted"]) == sorted(gone), page
+    code, page = admin(roost, "GET", f"/r_nullify/_deltaset?since={urllib.parse.quote(cursors['r_nullify'])}")
+    assert [(d["_id"], d["target"]) for d in page["changed"]] == [(nulled, None)], page
+    expected = {("authors.deleted", author), ("r_nullify.updated", nulled)}
+    expected |= {("posts.deleted", p) for p in posts} | {("comments.deleted", c) for c in comments}
+    receiver = roost.receiver
+    got = lambda: {(p["type"], p["data"].get("_id")) for _, p in receiver.accepted()}
+    assert receiver.wait_for(lambda r: expected <= got()), (expected - got(), roost.log_text()[-2000:])
+
+
+def test_a_hook_refusing_a_cascaded_write_undoes_the_whole_delete(roost):
+    """`messaging.immutable` refuses any rewrite of a sent message: the
+    nullify of a message's `spot` runs that hook, so the delete fails whole."""
+    _, dan = roost.sign_up("refdan")
+    erin_id, _ = roost.sign_up("referin")
+    target = create(roost, "targets", {})
+    code, message = roost.call("POST", "/messages", {"recipientId": erin_id, "text": "here", "spot": ref("targets", target)}, dan)
+    assert code == 201, message
+    code, body = admin(roost, "DELETE", f"/targets/{target}")
+    assert code == 403 and "cannot be replaced" in body["description"], body
+    assert exists(roost, "targets", target)
+    assert admin(roost, "GET", f"/messages/{message['_id']}")[1]["spot"] == ref("targets", target)
+
+
+def batch_create(roost, collection, bodies):
+    for start in range(0, len(bodies), 100):
+        ops = [{"method": "POST", "path": f"/{collection}", "body": b} for b in bodies[start:start + 100]]
+        code, body = admin(roost, "POST", "/_batch", {"operations": ops})
+        assert code == 200, body
+
+
+def count(roost, collection):
+    return admin(roost, "GET", f"/{collection}/_count")[1]["count"]
+
+
+def test_the_cascade_bound_refuses_and_changes_nothing(roost):
+    target = create(roost, "targets", {})
+    batch_create(roost, "bulk", [{"target": ref("targets", target)} for _ in range(51)])
+    before = count(roost, "bulk")
+    code, body = admin(roost, "DELETE", f"/targets/{target}")
+    assert (code, body["error"], body["limit"]) == (409, "CascadeTooLarge", 50), body
+    assert body["count"] >= 51
+    assert exists(roost, "targets", target) and count(roost, "bulk") == before
+    # At the bound exactly, it goes through.
+    assert admin(roost, "DELETE", f"/bulk/{admin(roost, 'GET', '/bulk?limit=1')[1][0]['_id']}")[0] == 200
+    assert admin(roost, "DELETE", f"/targets/{target}")[0] == 200
+    assert count(roost, "bulk") == before - 51
+
+
+CRASH = """default_permission: public
+references_max_cascade: 100000
+collections:
+  kids:
+    references:
+      parent: {collection: parents, on_delete: cascade}
+"""
+
+
+def test_kill_9_mid_cascade_is_all_or_nothing():
+    n = 4000
+    with tempfile.TemporaryDirectory() as tmp:
+        roost = Roostd(tmp, f"admin_token: {ADMIN}\n" + CRASH).start()
+        try:
+            def seed():
+                parent = create(roost, "parents", {})
+                batch_create(roost, "kids", [{"parent": ref("parents", parent)} for _ in range(n)])
+                return parent
+            first = seed()
+            started = time.monotonic()
+            assert admin(roost, "DELETE", f"/parents/{first}")[0] == 200
+            took = time.monotonic() - started
+            assert count(roost, "kids") == 0
+            interrupted = False
+            for fraction in (0.5, 0.3, 0.15, 0.05):
+                parent = seed()
+                outcome = []
+                worker = threading.Thread(target=lambda: outcome.append(_try(lambda: admin(roost, "DELETE", f"/parents/{parent}"))))
+                worker.start()
+                time.sleep(took * fraction)
+                roost.kill9()
+                worker.join()
+                roost.start()
+                remaining, parent_left = count(roost, "kids"), exists(roost, "parents", parent)
+                assert (remaining, parent_left) in ((0, False), (n, True)), (remaining, parent_left)
+                print("kill at", fraction, "of", round(took, 3), "s:", outcome[0] is None and "interrupted" or "finished", "remaining", remaining)
+                if outcome[0] is None:
+                    interrupted = True
+                    break
+                admin(roost, "DELETE", f"/parents/{parent}")
+            assert interrupted, f"every delete finished before the kill (a cascade of {n} took {took:.3f}s)"
+        finally:
+            roost.stop()
+
+
+def _try(call):
+    try:
+        return call()
+    except OSError:
+        return None
+
+
+def run_check(config_path, data_dir):
+    return subprocess.run([str(BINARY), "check-references", "--config", str(config_path), "--data-dir", str(data_dir)],
+                          capture_output=True, text=True, timeout=30)
+
+
+def test_dangling_references_are_reported_at_start_up_and_listed():
+    with tempfile.TemporaryDirectory() as tmp:
+        roost = Roostd(tmp, f"admin_token: {ADMIN}\ndefault_permission: public\n").start()
+        try:
+            spot = create(roost, "spots", {})
+            create(roost, "catches", {"_id": "c-ok", "spot": ref("spots", spot)})
+            create(roost, "catches", {"_id": "c-bad", "spot": ref("spots", "gone-1")})
+            create(roost, "catches", {"_id": "c-arr", "spot": [ref("spots", spot), ref("spots", "gone-2")]})
+            roost.stop()
+            declared = roost.config.read_text() + "collections:\n  catches:\n    references:\n      spot: {collection: spots, on_delete: restrict}\n"
+            roost.config.write_text(declared)
+            # Before the daemon applies the declaration: read from the documents.
+            result = run_check(roost.config, roost.data_dir)
+            expected = ["catches/c-arr spot -> spots/gone-2", "catches/c-bad spot -> spots/gone-1"]
+            assert (result.returncode, result.stdout.splitlines()) == (1, expected), result
+            roost.start()
+            log = roost.log_text()
+            line = next(l for l in log.splitlines() if "dangling references" in l)
+            assert "catches" in line and "count=2" in line.replace('"', "").replace(": ", "="), line
+            # The daemon runs: the listing now comes from _refs, the same.
+            result = run_check(roost.config, roost.data_dir)
+            assert (result.returncode, result.stdout.splitlines()) == (1, expected), result
+            assert admin(roost, "DELETE", f"/spots/{spot}")[1]["count"] == 2
+            assert admin(roost, "PATCH", "/catches/c-bad", {"spot": None})[0] == 200
+            assert admin(roost, "DELETE", "/catches/c-arr")[0] == 200
+            result = run_check(roost.config, roost.data_dir)
+            assert (result.returncode, result.stdout) == (0, ""), result
+        finally:
+            roost.stop()
+
+
+BAD_CONFIGS = [
+    ("files are no target", "x:\n    references:\n      f: {collection: files}", "files cannot be referenced"),
+    ("unknown mode", "x:\n    references:\n      f: {collection: y, on_delete: explode}", "restrict, cascade or nullify"),
+    ("dotted field", "x:\n    references:\n      a.b: {collection: y}", "top-level field"),
+    ("unknown key", "x:\n    references:\n      f: {collection: y, cascade: true}", "unknown setting"),
+]
+
+
+@pytest.mark.parametrize("label,yaml,message", BAD_CONFIGS, ids=[c[0] for c in BAD_CONFIGS])
+def test_bad_reference_declarations_are_config_errors(tmp_path, label, yaml, message):
+    path = pathlib.Path(tmp_path) / "roost.yaml"
+    path.write_text("collections:\n  " + yaml + "\n")
+    result = subprocess.run([str(BINARY), "check-config", "--config", str(path)], capture_output=True, text=True, timeout=30)
+    assert result.returncode != 0 and message in result.stderr + result.stdout, result
