@@ -23,6 +23,14 @@ extension DocumentReader {
     public func delta(_ collection: String, since: FeedCursor?, filter: JSONValue, limit: Int,
                       scope: AccessScope, redaction: Redaction? = nil) throws -> DeltaPage {
         try scope.checkCollectionRead()
+        // The common case, nothing new since the cursor: one statement (one
+        // snapshot) checks the cursor and probes the feed's index, without a
+        // transaction, compiling the filter beyond its check or touching the table.
+        if let since, since.afterRowID == nil,
+           let head = try emptyDeltaHead(collection, since: since, level: scope.level.rawValue + "@" + collection) {
+            _ = try FilterCompiler(dialect: dialect).compile(filter) // a bad filter is still a 400
+            return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: since.epoch, level: since.level, seq: head, afterRowID: nil), more: false)
+        }
         return try db.readTransaction {
             let (epoch, horizon) = try feedMeta()
             let head = try feedHead()
@@ -31,12 +39,6 @@ extension DocumentReader {
                 guard since.epoch == epoch, since.level == tag, since.seq >= horizon, since.seq <= head else {
                     throw StoreError.expired("The cursor is older than the retained changes, or from another database or permission level; sync again from the start.")
                 }
-            }
-            // The common case, nothing new: answered without compiling the filter or touching the table.
-            if let since, since.afterRowID == nil, try db.prepare("SELECT 1 FROM _changes WHERE coll = ?1 AND seq > ?2 LIMIT 1")
-                .firstRow([.text(collection), .int(since.seq)], { _ in true }) == nil {
-                _ = try FilterCompiler(dialect: dialect).compile(filter) // a bad filter is still a 400
-                return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: epoch, level: tag, seq: head, afterRowID: nil), more: false)
             }
             let table = try tableName(collection)
             let guarded = scope.readPredicate { _ in "" } != nil
@@ -107,6 +109,21 @@ extension DocumentReader {
             let changed = current.sorted { order[$0.0, default: 0] < order[$1.0, default: 0] }.map(\.1)
             return DeltaPage(changed: changed, deleted: deleted, cursor: cursor, more: more)
         }
+    }
+
+    /// The feed's head when `since` is valid (this database's epoch, the
+    /// caller's level, retained, not past the head) and nothing in
+    /// `collection` changed after it; otherwise nil (the full path decides).
+    func emptyDeltaHead(_ collection: String, since: FeedCursor, level: String) throws -> Int64? {
+        guard since.level == level else { return nil }
+        let row = try db.prepare("""
+            SELECT (SELECT value FROM _meta WHERE key = 'epoch'), (SELECT value FROM _meta WHERE key = 'feed_horizon'),
+                   coalesce((SELECT seq FROM sqlite_sequence WHERE name = '_changes'), 0),
+                   EXISTS (SELECT 1 FROM _changes WHERE coll = ?1 AND seq > ?2)
+            """).firstRow([.text(collection), .int(since.seq)]) { ($0.text(0), Int64($0.text(1)) ?? 0, $0.int(2), $0.int(3)) }
+        guard let (epoch, horizon, head, changed) = row, since.epoch == epoch, since.seq >= horizon, since.seq <= head,
+              changed == 0 else { return nil }
+        return head
     }
 
     /// The database's epoch and the feed's horizon (changes at or below it are gone).

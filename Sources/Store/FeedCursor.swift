@@ -1,5 +1,3 @@
-import Foundation
-
 /// A position in the change feed as clients hold it: opaque text that names
 /// the database's epoch, the collection and its permission level when it was
 /// handed out (`level`, e.g. `private@notes`), the feed position, and, while a first full listing is still
@@ -34,16 +32,13 @@ public struct FeedCursor: Equatable, Sendable {
     public var token: String {
         let raw = [Self.version, epoch, level, String(seq), afterRowID.map(String.init) ?? "-", base.map(String.init) ?? "-"]
             .joined(separator: "|")
-        return Data(raw.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(Array(raw.utf8))
     }
 
     /// Parses a token; nil when it is not one Roost made.
     public init?(token: String) {
-        guard token.utf8.count <= 200 else { return nil }
-        var b64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while b64.utf8.count % 4 != 0 { b64 += "=" }
-        guard let data = Data(base64Encoded: b64), let raw = String(data: data, encoding: .utf8) else { return nil }
+        guard token.utf8.count <= 200, let bytes = Base64URL.decode(token) else { return nil }
+        guard let raw = String(validating: bytes, as: UTF8.self) else { return nil }
         let parts = raw.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 6, parts[0] == Self.version, let seq = Int64(parts[3]), seq >= 0 else { return nil }
         func optional(_ text: String) -> Int64?? {
@@ -53,5 +48,59 @@ public struct FeedCursor: Equatable, Sendable {
         }
         guard let after = optional(parts[4]), let base = optional(parts[5]), (base ?? 0) <= seq else { return nil }
         self.init(epoch: parts[1], level: parts[2], seq: seq, afterRowID: after, base: base)
+    }
+}
+
+/// base64url without padding, on bytes: every delta request reads one cursor
+/// and makes one, without Foundation's `Data` and string replacing.
+/// Decoding also takes the standard alphabet (`+`, `/`) and `=` padding, as
+/// the tokens' first parser did.
+enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let values: [Int8] = {
+        var table = [Int8](repeating: -1, count: 256)
+        for (i, c) in alphabet.enumerated() { table[Int(c)] = Int8(i) }
+        table[Int(UInt8(ascii: "+"))] = 62
+        table[Int(UInt8(ascii: "/"))] = 63
+        return table
+    }()
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var out = [UInt8]()
+        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var i = 0
+        while i + 3 <= bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out.append(alphabet[Int(n >> 18)]); out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 6 & 63)]); out.append(alphabet[Int(n & 63)])
+            i += 3
+        }
+        if i < bytes.count {
+            let n = UInt32(bytes[i]) << 16 | (i + 1 < bytes.count ? UInt32(bytes[i + 1]) << 8 : 0)
+            out.append(alphabet[Int(n >> 18)]); out.append(alphabet[Int(n >> 12 & 63)])
+            if i + 1 < bytes.count { out.append(alphabet[Int(n >> 6 & 63)]) }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// nil for a character outside the alphabet or a length no encoding has.
+    static func decode(_ text: String) -> [UInt8]? {
+        var digits = text.utf8[...]
+        while digits.last == UInt8(ascii: "=") { digits = digits.dropLast() }
+        guard digits.count % 4 != 1 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(digits.count * 3 / 4)
+        var accumulator: UInt32 = 0, bits = 0
+        for c in digits {
+            let v = values[Int(c)]
+            guard v >= 0 else { return nil }
+            accumulator = (accumulator << 6 | UInt32(v)) & 0xFFFFFF
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return out
     }
 }

@@ -131,8 +131,12 @@ final class LiveHub: @unchecked Sendable {
     }
 
     /// After each group commit: there may be new changes.
+    /// Costs the writer nothing while no stream is open: the hub reads the
+    /// feed's head when a stream comes (and every second meanwhile).
     func wake() {
-        condition.lock(); woken = true; condition.signal(); condition.unlock()
+        condition.lock()
+        if open > 0 { woken = true; condition.signal() }
+        condition.unlock()
     }
 
     /// Ends every stream (clients reconnect and resume) and stops the thread.
@@ -163,6 +167,8 @@ final class LiveHub: @unchecked Sendable {
             for id in gone { subscribers[id] = nil }
             if stop { return closeAll(newOnes) }
             do {
+                // Commits while nobody listened did not wake the hub: its head may be behind.
+                if subscribers.isEmpty && !newOnes.isEmpty { head = try reader.feedHead() }
                 for subscriber in newOnes { try admit(subscriber, reader) }
                 let more = try fanOut(reader)
                 try catchUp(reader)
