@@ -264,8 +264,14 @@ def fill(d, n):
 
 
 # An unindexed sort under a regex: a full scan of every row, well past a 10 ms slice.
-SLOW_FILTER = {"$or": [{"t": {"$regex": f"{c}x*{c}$"}} for c in "abcdefghijkl"] + [{"t": {"$regex": "xxx$"}}]}
-SLOW_LIST = f"/big?limit=5&sort={q({'s': -1})}&query={q(SLOW_FILTER)}"
+def slow_list(regexes):
+    """An unindexed sort under `regexes` regexes per row: a full scan whose cost grows with `regexes`."""
+    letters = "abcdefghijklmnopqrstuvwyz"
+    flt = {"$or": [{"t": {"$regex": f"{letters[i % 25]}{i}x*$"}} for i in range(regexes)] + [{"t": {"$regex": "xxx$"}}]}
+    return f"/big?limit=5&sort={q({'s': -1})}&query={q(flt)}"
+
+
+SLOW_LIST = slow_list(12)
 
 
 def test_long_scans_move_to_the_slow_lane_and_other_reads_go_on():
@@ -274,12 +280,19 @@ def test_long_scans_move_to_the_slow_lane_and_other_reads_go_on():
     with slow_world() as d:
         fill(d, 30000)
         one = d.call("GET", "/big?limit=1").body[0]["_id"]
-        started = time.monotonic()
-        assert d.call("GET", SLOW_LIST).status == 200
-        alone = time.monotonic() - started
-        assert alone > 0.3, f"the scan took only {alone:.3f} s: make it heavier"
+        # Heavy enough to take a while on this machine, however fast it is.
+        regexes, alone = 12, 0.0
+        while True:
+            slow = slow_list(regexes)
+            started = time.monotonic()
+            assert d.call("GET", slow).status == 200
+            alone = time.monotonic() - started
+            if alone > 0.6 or regexes >= 384:
+                break
+            regexes *= 2
+        assert alone > 0.3, f"the scan took only {alone:.3f} s even with {regexes} regexes"
         with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
-            scans = [pool.submit(lambda: d.call("GET", SLOW_LIST)) for _ in range(6)]
+            scans = [pool.submit(lambda: d.call("GET", slow)) for _ in range(6)]
             time.sleep(0.1)
             latencies = []
             for _ in range(20):
