@@ -123,14 +123,15 @@ extension DocumentReader {
     /// `rows / share` (rows walked) is below the points in the box.
     func boxesHoldMany(_ layout: CollectionLayout, _ compiled: CompiledFilter, rows: Int) throws -> Bool {
         guard !compiled.geoBoxes.isEmpty, compiled.nearestFirst == nil else { return false }
-        let cap = 50_000
-        var fewest = Int.max
-        for box in compiled.geoBoxes {
-            let n = Int(try db.prepare("SELECT count(*) FROM (\(box) LIMIT \(cap))").firstRow(compiled.params) { $0.int(0) } ?? 0)
-            fewest = min(fewest, n)
-        }
         let total = Int(try db.prepare("SELECT coalesce(max(rid), 0) FROM \(layout.table)").firstRow { $0.int(0) } ?? 0)
-        return fewest > 0 && Double(fewest) * Double(fewest) > 4 * Double(max(rows, 1)) * Double(total)
+        // Many means more than this: counting stops there, so the estimate
+        // itself costs O(√(rows × n)), not O(points in the box).
+        let many = Int((4 * Double(max(rows, 1)) * Double(total)).squareRoot())
+        for box in compiled.geoBoxes {
+            let n = Int(try db.prepare("SELECT count(*) FROM (\(box) LIMIT \(many + 1))").firstRow(compiled.params) { $0.int(0) } ?? 0)
+            if n <= many { return false }
+        }
+        return true
     }
 
     /// The radii, in metres, of a widening nearest-first search: from 100 m,
