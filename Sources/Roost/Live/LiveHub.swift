@@ -44,14 +44,14 @@ final class LiveHub: @unchecked Sendable {
     private var behind = false
 
     // Hub thread only.
-    private var subscribers: [Int: Subscriber] = [:]
+    var subscribers: [Int: Subscriber] = [:]
     private var head: Int64 = 0
     private(set) var epoch = ""
     /// Each distinct filter (by its JSON text), compiled once: see `LiveFilter`.
     var filters: [String: LiveFilter?] = [:]
     /// Subscribers with bytes `buffered` since the last flush.
-    private var dirty: [Subscriber] = []
-    private var lastBeat = Date()
+    var dirty: [Subscriber] = []
+    var lastBeat = Date()
     private(set) var reader: DocumentReader?
     /// Which resuming stream goes first next round (they take turns).
     private var catchUpTurn = 0
@@ -282,68 +282,8 @@ final class LiveHub: @unchecked Sendable {
         FeedCursor(epoch: epoch, level: "live", seq: seq, afterRowID: nil).token
     }
 
-    /// Heartbeats, and the end of streams whose session expired or was revoked.
-    private func beat(_ reader: DocumentReader) throws {
-        lastBeat = Date()
-        var valid: [String: Bool] = [:]
-        for subscriber in subscribers.values {
-            if let hash = subscriber.tokenHash {
-                if valid[hash] == nil { valid[hash] = try reader.session(tokenHash: hash, now: Authenticator.now) != nil }
-                if valid[hash] == false {
-                    subscribers[subscriber.id] = nil
-                    let stream = subscriber.stream
-                    stream.loop.execute { stream.finish() }
-                    continue
-                }
-            }
-            send(subscriber, ServerSentEvent.heartbeat)
-        }
-    }
-
     /// A session was revoked (log-out): check the streams' sessions now, from any thread.
     func sessionsChanged() {
         condition.lock(); checkSessions = true; condition.signal(); condition.unlock()
-    }
-
-    /// Queues bytes for a subscriber; a round's bytes for one stream go out as one chunk.
-    private func send(_ subscriber: Subscriber, _ bytes: [UInt8]) {
-        if subscriber.buffered.isEmpty { dirty.append(subscriber) }
-        subscriber.buffered += bytes
-    }
-
-    /// Hands each loop its bytes: one `execute` per loop per round.
-    private func flush() {
-        guard !dirty.isEmpty else { return }
-        var byLoop: [Int: (EventLoop, [(ResponseStream, [UInt8])])] = [:]
-        for subscriber in dirty {
-            let loop = subscriber.stream.loop
-            byLoop[loop.index, default: (loop, [])].1.append((subscriber.stream, subscriber.buffered))
-            subscriber.buffered = []
-        }
-        dirty.removeAll(keepingCapacity: true)
-        let limit = bufferLimit, slow = metrics.slow
-        for (_, (loop, items)) in byLoop {
-            loop.execute {
-                // Slow: what earlier rounds handed a stream is still unsent past the
-                // limit (judged once per round, before this round's bytes).
-                for (stream, bytes) in items where stream.isOpen {
-                    if stream.pending > limit {
-                        stream.abort()
-                        slow.increment()
-                        continue
-                    }
-                    stream.write(bytes)
-                }
-            }
-        }
-    }
-
-    private func closeAll(_ pending: [Subscriber]) {
-        flush()
-        for subscriber in Array(subscribers.values) + pending {
-            let stream = subscriber.stream
-            stream.loop.execute { stream.finish() }
-        }
-        subscribers.removeAll()
     }
 }
