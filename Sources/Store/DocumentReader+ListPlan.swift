@@ -18,7 +18,7 @@ extension DocumentReader {
         // A walk filters the rows it meets: its filter must not make SQLite
         // gather index matches first, so it is compiled without them.
         var compiler = walk == nil ? probe : makeCompiler(layout, guarded: true)
-        if walk == nil, query.sort.isEmpty, probed.streamable == nil, try boxesHoldMany(layout, probed, rows: query.limit + query.skip) {
+        if walk == nil, query.sort.isEmpty, probed.streamable == nil, try boxesHoldMany(layout, probed, rows: query.skip > Int.max - query.limit ? Int.max : query.limit + query.skip) {
             compiler = makeCompiler(layout)
             compiler.geoPerRow = true
         }

@@ -362,3 +362,11 @@ def test_geo_pages_match_the_reference(world, flt, max_metres, page):
     for skip in (page, len(expected) // 3):
         ids, _ = get_ids(d, f"/items?limit={page}&skip={skip}&query={q(flt)}")
         assert ids == expected[skip:skip + page]
+
+
+@pytest.mark.parametrize("extra", ["", f"&sort={q({'n': 1})}", f"&query={q({'loc': {'$geoWithin': {'$box': [[-10, 40], [10, 50]]}}})}"])
+def test_the_largest_skip_is_an_empty_page_not_a_crash(world, extra):
+    d, _ = world
+    r = d.call("GET", f"/items?skip=9223372036854775807&limit=20{extra}")
+    assert r.status == 200 and r.body == [], r
+    assert d.call("GET", "/items?limit=1").status == 200
