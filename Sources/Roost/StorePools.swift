@@ -23,6 +23,8 @@ final class StorePools: Sendable {
     let slowReaders: WorkerPool<DocumentReader, ReadJob>
     /// Clients whose reads start on the slow lane for a while (one overran).
     let slowLaneAddresses = SlowLaneAddresses()
+    /// A reader's time slice (`read_slice_ms`).
+    let readSliceNanoseconds: UInt64
     let writer: WorkerPool<DocumentWriter, WriteJob>
     /// Password hashing: few threads, because each hash takes the Argon2id
     /// cost's memory; each has a reader connection for credential look-ups.
@@ -41,6 +43,7 @@ final class StorePools: Sendable {
 
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
         self.logger = logger
+        readSliceNanoseconds = UInt64(config.readSliceMs) * 1_000_000
         let readTimer = Telemetry.sqliteTimer("read"), commitTimer = Telemetry.sqliteTimer("commit")
         let cache = SQLiteMemory.split(budget: config.sqliteCacheBytes, readers: config.readers + config.slowReaders)
         // Reads take tens of microseconds, so an idle reader keeps looking a
@@ -164,8 +167,11 @@ final class StorePools: Sendable {
     /// Starts a read over on a slow reader (it outgrew its slice on a reader).
     @discardableResult
     private func slowRead(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) -> Bool {
-        let logger = self.logger
+        let logger = self.logger, addresses = slowLaneAddresses, slice = readSliceNanoseconds
         let accepted = slowReaders.submit { reader in
+            let started = monotonicNanoseconds()
+            // Still heavy: the client stays listed while it keeps sending such reads.
+            defer { if monotonicNanoseconds() &- started > slice { addresses.overran(request.remoteAddress) } }
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch {
