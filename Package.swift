@@ -31,9 +31,9 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto"),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib"),
-        .systemLibrary(name: "CVips", pkgConfig: "vips"),
         // Non-variadic C wrappers around libvips, with no glib types in their header.
-        .target(name: "CVipsShim", dependencies: ["CVips"]),
+        // roostd does not link libvips: the shim dlopens libvips.so.42 at the first image.
+        .target(name: "CVipsShim", linkerSettings: [.linkedLibrary("dl")]),
         // cachestat(2), which Swift cannot reach (syscall is variadic).
         .target(name: "CFileShim"),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),

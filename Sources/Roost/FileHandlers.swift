@@ -192,6 +192,9 @@ struct FileHandlers: Sendable {
         do {
             return try body()
         } catch let e as UploadError {
+            if e.code == UploadError.imagesUnavailableCode {
+                do { try Vips.start() } catch { thumbnails.images.reportUnavailable("\(error)") }
+            }
             return Self.httpError(e).response
         } catch let e as DurableFile.Failure {
             logger.error("file store error", metadata: ["request_id": "\(request.requestID)", "error": "\(e)"])
