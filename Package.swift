@@ -39,9 +39,9 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
         // jemalloc as the process's malloc, and its options (linked by Daemon; see Allocator.swift).
         .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
-        // A non-variadic POST around curl_easy_setopt, for webhook delivery.
-        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // A non-variadic POST around curl_easy_setopt, for webhook delivery. roostd
+        // does not link libcurl: the shim dlopens libcurl.so.4 at the first delivery.
+        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl")]),
 
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),

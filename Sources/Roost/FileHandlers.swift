@@ -103,6 +103,7 @@ struct FileHandlers: Sendable {
         try scope.checkCreate()
         let upload: InspectedUpload
         do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
+            if error.code == UploadError.imagesUnavailableCode { thumbnails.images.reportLoadFailure() }
             throw Self.httpError(error)
         }
         let id = ids.next()
@@ -192,9 +193,6 @@ struct FileHandlers: Sendable {
         do {
             return try body()
         } catch let e as UploadError {
-            if e.code == UploadError.imagesUnavailableCode {
-                do { try Vips.start() } catch { thumbnails.images.reportUnavailable("\(error)") }
-            }
             return Self.httpError(e).response
         } catch let e as DurableFile.Failure {
             logger.error("file store error", metadata: ["request_id": "\(request.requestID)", "error": "\(e)"])

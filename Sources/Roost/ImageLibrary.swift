@@ -35,6 +35,11 @@ final class ImageLibrary: @unchecked Sendable {
                      metadata: ["library": "\(Vips.libraryName)", "error": "\(reason)"])
     }
 
+    /// Logs why `Vips.start` failed, the first time only.
+    func reportLoadFailure() {
+        do { try Vips.start() } catch { reportUnavailable(error.description) }
+    }
+
     /// The answer to a request that needs libvips when it cannot be loaded.
     func unavailable(_ failure: Vips.Unavailable) -> HTTPError {
         reportUnavailable(failure.description)
