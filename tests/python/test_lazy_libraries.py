@@ -1,9 +1,9 @@
-"""libvips is loaded at the first image, not at start-up: an idle daemon has
-none of its libraries mapped, the first image upload maps them and its
-thumbnails are made. When libvips cannot be loaded (the library named by
-ROOST_LIBVIPS is missing, or is not libvips), image uploads answer a clear
-503, the reason is logged once at error level, and the daemon keeps serving
-everything else."""
+"""libvips and libcurl are loaded when first needed, not at start-up: an idle
+daemon has none of their libraries mapped; the first image upload maps
+libvips and its thumbnails are made, the first webhook delivery maps libcurl.
+When libvips cannot be loaded (the library named by ROOST_LIBVIPS is missing,
+or is not libvips), image uploads answer a clear 503, the reason is logged
+once at error level, and the daemon keeps serving everything else."""
 
 import json
 import pathlib
@@ -14,6 +14,7 @@ import pytest
 
 from daemon_support import Daemon, clean_env
 from test_files import png
+from webhook_support import Receiver, Roostd, config
 
 CONFIG = "default_permission: public\nfiles_permission: public\nthumbnail_workers: 1\n"
 
@@ -90,3 +91,20 @@ def test_without_libvips_image_uploads_answer_503_and_the_rest_keeps_working(tmp
     errors = [line for line in log.splitlines() if "libvips cannot be loaded" in line]
     assert len(errors) == 1, log
     assert library in errors[0] and "error" in errors[0].lower(), errors[0]
+
+
+def test_libcurl_is_mapped_only_once_a_webhook_is_delivered(tmp):
+    receiver = Receiver().start()
+    roost = Roostd(tmp, config(receiver.url)).start()
+    try:
+        alice, alice_token = roost.sign_up("alice")
+        bob, _ = roost.sign_up("bob")
+        assert not mapped(roost, "libcurl"), "libcurl is mapped before any delivery"
+        assert not mapped(roost, "libgnutls"), "libcurl's TLS library is mapped before any delivery"
+        status, body = roost.call("POST", "/messages", {"recipientId": bob, "text": "hello"}, alice_token)
+        assert status == 201, body
+        assert receiver.wait_for(lambda r: len(r.accepted()) == 1), roost.log_text()
+        assert mapped(roost, "libcurl.so.4"), "the delivery did not load libcurl"
+    finally:
+        roost.stop()
+        receiver.stop()
