@@ -223,7 +223,7 @@ def main():
     print(f"    {'(other files)':<32} {mb(rest)}")
     print(f"  thread stacks      {mb(stacks)} resident in {stack_count} stacks")
     print(f"  library data       {mb(relocated)} (private copies of mapped files' pages: relocations, .data)")
-    print(f"  other anonymous    {mb(anon_other)} (jemalloc's heap: SQLite, Swift, libvips; .bss)")
+    print(f"  other anonymous    {mb(anon_other)} (jemalloc's heap: SQLite, Swift, libvips once loaded; .bss)")
     if "sqlite_page_cache_bytes" in gauges:
         print(f"SQLite page caches   {mb(gauges['sqlite_page_cache_bytes'] / 1024)} (roost_sqlite_page_cache_bytes)")
     if "allocator_resident_bytes" in gauges:
