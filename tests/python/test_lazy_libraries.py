@@ -9,6 +9,7 @@ import json
 import pathlib
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -61,6 +62,20 @@ def test_libvips_is_mapped_only_once_an_image_arrives(tmp):
     finally:
         daemon.stop()
     assert "libvips cannot be loaded" not in daemon.log_path.read_text(errors="replace")
+
+
+def test_first_images_arriving_together_load_libvips_once(tmp):
+    """Several upload workers reach the one-time load at once (pthread_once)."""
+    daemon = Daemon(tmp, CONFIG + "upload_validation: decode\n").wait_ready()
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(lambda seed: upload(daemon, png(120, 90, seed), "image/png"), range(8)))
+        assert [status for status, _ in results] == [201] * 8, results
+        assert all(meta["width"] == 120 and meta["height"] == 90 for _, meta in results)
+        assert len(mapped(daemon, "libvips.so.42")) == 1
+        assert daemon.request("GET", "/healthz")[0] == 200
+    finally:
+        daemon.stop()
 
 
 @pytest.mark.parametrize("library, reason", [
