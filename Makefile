@@ -2,11 +2,15 @@
 #   make run    installs the system libraries (apt), builds, starts roostd on 127.0.0.1:8080
 #   make test   installs, builds, runs the Swift tests and the Python API tests
 
-APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-config libvips-dev
+APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-config
+# libvips (libvips42 and its modules): roostd does not link it but loads
+# libvips.so.42 at the first image; without it image uploads answer 503.
+APT_PACKAGES += libvips-dev
 # libsystemd for sd_notify/journald; systemd for the unit-file, journald and
 # socket-activation tests (systemd-analyze, systemd-journald, journalctl).
 APT_PACKAGES += libsystemd-dev systemd
-# libcurl for webhook delivery (HTTP/HTTPS POSTs from worker threads).
+# libcurl for webhook delivery (HTTP/HTTPS POSTs from worker threads): its headers at
+# build time; libcurl.so.4 is loaded at the first delivery, not linked.
 APT_PACKAGES += libcurl4-openssl-dev
 # OpenSSL: libcrypto for SHA-256 of uploads (SHA extensions), libssl for the
 # HTTPS listeners (through libevent_openssl, which libevent-dev ships).
@@ -36,7 +40,7 @@ PYTHON       ?= python3
 
 .PHONY: deps build release run test test-swift test-python clean install bench drills
 
-# Installs the C libraries Roost links against, only when one is missing.
+# Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
