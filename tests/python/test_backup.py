@@ -8,7 +8,6 @@ thumbnail) with its hash."""
 
 import hashlib
 import json
-import pathlib
 import shutil
 import signal
 import sqlite3
@@ -136,7 +135,7 @@ def test_backup_under_load_restores_everything_acknowledged_before_it(tmp_path):
         last = [l for l in metrics.splitlines() if l.startswith("roost_backup_last_success_timestamp_seconds ")]
         assert last and float(last[0].split()[1]) > 0, metrics
     finally:
-        daemon.kill()
+        daemon.kill9()
 
     verified = roostd("verify-backup", good)
     assert verified.returncode == 0, verified.stdout

@@ -3,9 +3,7 @@ driven by Selenium. Every test fails on a JavaScript error or a CSP
 violation in the browser's console, and screenshots of every page go to
 tests/python/artifacts/console/."""
 
-import json
 import pathlib
-import shutil
 import tempfile
 import threading
 import time
@@ -13,8 +11,7 @@ import urllib.request
 
 import pytest
 
-from test_files import png
-from roost_harness import ADMIN_TOKEN as ADMIN, Roostd, free_port
+from roost_harness import ADMIN_TOKEN as ADMIN, Roostd, free_port, png
 from webhook_support import SECRET, user
 
 selenium = pytest.importorskip("selenium")

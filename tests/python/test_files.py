@@ -5,18 +5,11 @@ a restart. Images are generated here (zlib); nothing binary is committed."""
 import hashlib
 import json
 import os
-import pathlib
-import signal
 import socket
 import sqlite3
-import struct
-import subprocess
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
-import zlib
 
 import pytest
 

@@ -11,7 +11,6 @@ import re
 import tempfile
 import urllib.parse
 
-import pytest
 
 from roost_harness import Roostd
 

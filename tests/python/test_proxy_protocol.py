@@ -170,11 +170,10 @@ def test_proxy_listener_config_errors(tmp_path, listen, config, message):
     assert d.proc.wait(timeout=20) != 0
     if message:
         assert message in d.log_text(), d.log_text()
-    d.kill()
+    d.kill9()
 
 
 def test_https_listener_cannot_take_proxy_protocol(tmp_path):
-    from test_tls import issue  # noqa: F401
     port = free_port()
     (tmp_path / "c.cnf").write_text("")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
@@ -184,7 +183,7 @@ def test_https_listener_cannot_take_proxy_protocol(tmp_path):
     d = Roostd(tmp_path, config=config, args=("--listen", f"https://127.0.0.1:{port} proxy_protocol")).start(wait=False)
     assert d.proc.wait(timeout=20) != 0
     assert "proxy_protocol is for plain listen addresses" in d.log_text(), d.log_text()
-    d.kill()
+    d.kill9()
 
 
 STREAM_MODULE = pathlib.Path("/usr/lib/nginx/modules/ngx_stream_module.so")

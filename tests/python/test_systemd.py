@@ -100,7 +100,7 @@ def test_sd_notify_ready_watchdog_stopping_in_order(tmp_path):
         assert "STATUS=Stopping" in stopping
         assert daemon.proc.wait(timeout=20) == 0
     finally:
-        daemon.kill()
+        daemon.kill9()
     kinds = [next((k for k in ("READY=1", "WATCHDOG=1", "STOPPING=1") if k in m.split("\n")), None)
              for m in listener.messages]
     kinds = [k for k in kinds if k]

@@ -65,10 +65,8 @@ def test_retries_after_receiver_errors_with_the_same_id():
             assert len(receiver.requests) == 4 and len(ids) == 1
             statuses = [s for _, _, s, _ in receiver.requests]
             assert statuses == [500, 503, 429, 200]
-            resp = roost.call("GET", "/admin/webhooks/deliveries", token=ADMIN)
-            status, rows = resp.status, resp.body
-            resp = roost.call("GET", f"/admin/webhooks/deliveries/{rows[0]['id']}", token=ADMIN)
-            status, detail = resp.status, resp.body
+            rows = roost.call("GET", "/admin/webhooks/deliveries", token=ADMIN).body
+            detail = roost.call("GET", f"/admin/webhooks/deliveries/{rows[0]['id']}", token=ADMIN).body
             assert [a["status"] for a in detail["attemptLog"]] == [500, 503, 429, 200]
         finally:
             roost.stop()
