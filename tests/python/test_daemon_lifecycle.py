@@ -61,7 +61,7 @@ def test_sighup_reloads_permissions_and_log_level(tmp_path):
     try:
         assert daemon.request("POST", "/vault", body=b'{"a":1}')[0] in (401, 403)
         assert daemon.request("GET", "/healthz", headers={"X-Request-Id": "before-reload"})[0] == 200
-        daemon.config.write_text("default_permission: public\nlog_level: warning\ncollections:\n  vault:\n    permission: public\n"
+        daemon.config_path.write_text("default_permission: public\nlog_level: warning\ncollections:\n  vault:\n    permission: public\n"
                                  "  other:\n    indexes: [name]\n")
         daemon.signal(signal.SIGHUP)
         deadline = time.monotonic() + 10
@@ -85,7 +85,7 @@ def test_sighup_reloads_permissions_and_log_level(tmp_path):
 def test_bad_config_on_sighup_keeps_the_running_settings(tmp_path):
     daemon = Roostd(tmp_path).start()
     try:
-        daemon.config.write_text("default_permission: nonsense\n")
+        daemon.config_path.write_text("default_permission: nonsense\n")
         daemon.signal(signal.SIGHUP)
         deadline = time.monotonic() + 10
         while "configuration reload failed" not in daemon.log_text():

@@ -318,8 +318,8 @@ def test_dangling_references_are_reported_at_start_up_and_listed():
             create(roost, "catches", {"_id": "c-bad", "spot": ref("spots", "gone-1")})
             create(roost, "catches", {"_id": "c-arr", "spot": [ref("spots", spot), ref("spots", "gone-2")]})
             roost.stop()
-            declared = roost.config.read_text() + "collections:\n  catches:\n    references:\n      spot: {collection: spots, on_delete: restrict}\n"
-            roost.config.write_text(declared)
+            declared = roost.config_path.read_text() + "collections:\n  catches:\n    references:\n      spot: {collection: spots, on_delete: restrict}\n"
+            roost.config_path.write_text(declared)
             # Before the daemon applies the declaration: read from the documents.
             result = run_check(roost.config, roost.data_dir)
             expected = ["catches/c-arr spot -> spots/gone-2", "catches/c-bad spot -> spots/gone-1"]

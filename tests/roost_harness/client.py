@@ -76,7 +76,7 @@ def call(port, method, path, body=None, token=None, headers=None, raw_body=None,
         conn.close()
 
 
-def request(port, method, path, body=None, headers=None, raw_body=None, timeout=10):
+def request(port, method, path, body=None, headers=None, raw_body=None, timeout=30):
     """One request on a fresh connection: (status, headers as sent, raw bytes).
     `body` bytes or str go out as they are, anything else as JSON; both with
     Content-Type application/json unless `headers` say otherwise. `raw_body`

@@ -173,7 +173,7 @@ class Roostd:
         """One request on a fresh connection: a `http.Response`."""
         return http.call(self.port, method, path, body, token, headers, raw_body, timeout)
 
-    def request(self, method, path, body=None, headers=None, raw_body=None, timeout=10):
+    def request(self, method, path, body=None, headers=None, raw_body=None, timeout=30):
         """One request on a fresh connection: (status, headers, raw bytes); see `http.request`."""
         return http.request(self.port, method, path, body, headers, raw_body, timeout)
 
