@@ -31,6 +31,10 @@ class Response:
                 self._body = None
         return self._body
 
+    @body.setter
+    def body(self, value):
+        self._body = value
+
     def json(self):
         """The JSON value of the body (raises on a body that is not JSON)."""
         return json.loads(self.raw) if self.raw else None
