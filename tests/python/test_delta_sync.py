@@ -55,7 +55,7 @@ collections:
 
 def new_user(node, name):
     """Signs up `name` plus a random suffix; returns (user _id, token)."""
-    body = new_user(node, f"{name}-{uuid.uuid4().hex[:6]}", email=f"{name}@example.com")
+    body = node.sign_up(f"{name}-{uuid.uuid4().hex[:6]}", email=f"{name}@example.com")
     return body["user"]["_id"], body["token"]
 
 
