@@ -25,8 +25,8 @@ Checks:
     the end, every acknowledged write since the first cursor and a feed row
     for exactly the stored documents.
 
-Run `python tests/drills/crash.py --cycles 20` (what `make drills` does); it
-prints one summary line. tests/python/test_drills_quick.py runs 3 cycles.
+Run `PYTHONPATH=tests python -m drills.crash --cycles 20` (what `make drills` does); it
+prints one summary line. tests/drills/test_drills_quick.py runs 3 cycles.
 """
 
 import argparse

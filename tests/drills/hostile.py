@@ -25,7 +25,7 @@ one summary line:
              while a probe measures /healthz on fresh connections: no probe
              fails, and the p99 is reported.
 
-`python tests/drills/hostile.py` runs all four at the `make drills` sizes.
+`PYTHONPATH=tests python -m drills.hostile` runs all four at the `make drills` sizes.
 """
 
 import argparse

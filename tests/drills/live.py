@@ -30,7 +30,7 @@ Checks, after a last clean stop:
   - the replayed copy of each subscriber equals a fresh list under its rights.
 
 `LiveStream` (below) is the SSE client tests/python/test_live.py uses too.
-Run `python tests/drills/live.py --cycles 10`; it prints one summary line.
+Run `PYTHONPATH=tests python -m drills.live --cycles 10`; it prints one summary line.
 """
 
 import argparse

@@ -20,9 +20,9 @@ Checks, after waiting (bounded) for the deliveries to drain:
     retries), and each webhook-id carried one message;
   - no delivery failed verification; the admin API shows nothing dead or pending.
 
-Run `python tests/drills/outage.py` (300 messages, 10 s outage: what
+Run `PYTHONPATH=tests python -m drills.outage` (300 messages, 10 s outage: what
 `make drills` does); it prints one summary line.
-tests/python/test_drills_webhooks.py runs it small.
+tests/drills/test_drills_webhooks.py runs it small.
 """
 
 import argparse

@@ -33,8 +33,8 @@ Then: stop the daemon, delete its data directory, `verify-backup GOOD`,
     the backup gets `event: reset` or a replay that brings its copy exactly
     to the restored collection, and then live events of new writes.
 
-Run `python tests/drills/restore.py` (what `make drills` does); it prints one
-summary line. tests/python/test_drills_quick.py runs a small one.
+Run `PYTHONPATH=tests python -m drills.restore` (what `make drills` does); it prints one
+summary line. tests/drills/test_drills_quick.py runs a small one.
 """
 
 import argparse
