@@ -52,7 +52,7 @@ class FilesDaemon(Roostd):
             if all(all(t["state"] == "ready" for t in m["thumbnails"].values()) for m in metas) and not self.jobs():
                 return metas
             time.sleep(0.2)
-        pytest.fail(f"thumbnail jobs did not finish: {metas} jobs={self.jobs()}")
+        pytest.fail("thumbnail jobs did not finish")
 
 
 @pytest.fixture
