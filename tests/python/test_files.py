@@ -86,7 +86,11 @@ def test_kill9_during_uploads_leaves_whole_files_with_rows(daemon):
     threads = [threading.Thread(target=uploader, args=(n,)) for n in range(4)]
     for t in threads:
         t.start()
-    time.sleep(1.5)
+    # Kill while uploads stream, once some were acknowledged (a loaded machine takes longer).
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(acknowledged) < 4:
+        time.sleep(0.05)
+    time.sleep(0.2)
     daemon.kill9()
     stop.set()
     for t in threads:
