@@ -79,10 +79,9 @@ def admin(roost, method, path, body=None):
 
 
 def create(roost, collection, body, token=ADMIN):
-    resp = roost.call("POST", f"/{collection}", body, token)
-    status, doc = resp.status, resp.body
-    assert status == 201, doc
-    return doc["_id"]
+    r = roost.call("POST", f"/{collection}", body, token)
+    assert r.status == 201, r.body
+    return r.body["_id"]
 
 
 def exists(roost, collection, id_):
@@ -218,13 +217,12 @@ def test_a_hook_refusing_a_cascaded_write_undoes_the_whole_delete(roost):
     _, dan = user(roost, "refdan")
     erin_id, _ = user(roost, "referin")
     target = create(roost, "targets", {})
-    resp = roost.call("POST", "/messages", {"recipientId": erin_id, "text": "here", "spot": ref("targets", target)}, dan)
-    code, message = resp.status, resp.body
-    assert code == 201, message
+    message = roost.call("POST", "/messages", {"recipientId": erin_id, "text": "here", "spot": ref("targets", target)}, dan)
+    assert message.status == 201, message.body
     code, body = admin(roost, "DELETE", f"/targets/{target}")
     assert code == 403 and "cannot be replaced" in body["description"], body
     assert exists(roost, "targets", target)
-    assert admin(roost, "GET", f"/messages/{message['_id']}")[1]["spot"] == ref("targets", target)
+    assert admin(roost, "GET", f"/messages/{message.body['_id']}")[1]["spot"] == ref("targets", target)
 
 
 def batch_create(roost, collection, bodies):
