@@ -161,9 +161,6 @@ class Roostd:
     def log_tail(self, lines=40):
         return "\n".join(self.log_text().splitlines()[-lines:])
 
-    def log_contains(self, needle):
-        return needle in self.log_text()
-
     # ------------------------------------------------------------------ HTTP
     @property
     def base(self):
