@@ -319,7 +319,7 @@ def test_dangling_references_are_reported_at_start_up_and_listed():
             declared = roost.config_path.read_text() + "collections:\n  catches:\n    references:\n      spot: {collection: spots, on_delete: restrict}\n"
             roost.config_path.write_text(declared)
             # Before the daemon applies the declaration: read from the documents.
-            result = run_check(roost.config, roost.data_dir)
+            result = run_check(roost.config_path, roost.data_dir)
             expected = ["catches/c-arr spot -> spots/gone-2", "catches/c-bad spot -> spots/gone-1"]
             assert (result.returncode, result.stdout.splitlines()) == (1, expected), result
             roost.start()
@@ -327,12 +327,12 @@ def test_dangling_references_are_reported_at_start_up_and_listed():
             line = next(l for l in log.splitlines() if "dangling references" in l)
             assert "catches" in line and "count=2" in line.replace('"', "").replace(": ", "="), line
             # The daemon runs: the listing now comes from _refs, the same.
-            result = run_check(roost.config, roost.data_dir)
+            result = run_check(roost.config_path, roost.data_dir)
             assert (result.returncode, result.stdout.splitlines()) == (1, expected), result
             assert admin(roost, "DELETE", f"/spots/{spot}")[1]["count"] == 2
             assert admin(roost, "PATCH", "/catches/c-bad", {"spot": None})[0] == 200
             assert admin(roost, "DELETE", "/catches/c-arr")[0] == 200
-            result = run_check(roost.config, roost.data_dir)
+            result = run_check(roost.config_path, roost.data_dir)
             assert (result.returncode, result.stdout) == (0, ""), result
         finally:
             roost.stop()
