@@ -70,15 +70,16 @@ test-swift: build
 	swift test --skip-build
 
 test-python: build $(VENV)/.ready
-	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q tests/python
+	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q tests/python tests/drills
 
 test: test-swift test-python
 
 # Reliability drills (tests/drills, loopback only, about 6 minutes): kill -9 under
 # load, a hostile-input corpus, slowloris, schemathesis. Each prints one summary
-# line and appends it to RELIABILITY.md. CI runs them small in test_drills_quick.py.
+# line and appends it to RELIABILITY.md. CI runs them small in tests/drills/test_drills_*.py.
+# tests/ holds the packages `drills` and `roost_harness` (the one test harness).
 drills: build $(VENV)/.ready
-	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/python tests/drills/run_all.py
+	ROOSTD=$(CURDIR)/.build/debug/roostd PYTHONPATH=tests $(VENV)/bin/python -m drills.run_all
 
 install: release
 	install -D -m 0755 .build/release/roostd $(DESTDIR)/usr/local/bin/roostd

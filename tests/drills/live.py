@@ -30,7 +30,7 @@ Checks, after a last clean stop:
   - the replayed copy of each subscriber equals a fresh list under its rights.
 
 `LiveStream` (below) is the SSE client tests/python/test_live.py uses too.
-Run `python tests/drills/live.py --cycles 10`; it prints one summary line.
+Run `PYTHONPATH=tests python -m drills.live --cycles 10`; it prints one summary line.
 """
 
 import argparse
@@ -46,8 +46,9 @@ import threading
 import time
 import urllib.parse
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import ADMIN_TOKEN, Client, Roostd, list_all, print_report  # noqa: E402
+from roost_harness import Client, Roostd
+
+from .common import ADMIN_TOKEN, list_all, print_report
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,7 +345,7 @@ def metric(port, name):
     """The value of one unlabelled metric on /metrics (0.0 when absent)."""
     c = Client(port, timeout=10)
     try:
-        text = c.request("GET", "/metrics").body.decode()
+        text = c.request("GET", "/metrics").raw.decode()
     finally:
         c.close()
     for line in text.splitlines():
@@ -654,7 +655,7 @@ def run(cycles=10, cycle_seconds=2.0, users=4, seed=None, workdir=None, log=prin
                 failures.append(f"{s.name}: the sentinel did not arrive within 20 s")
             s.harvest()
         final_lists = {uid: {d["_id"]: d for d in list_all(daemon.port, NOTES, token=tokens[uid])} for uid in ids}
-        code = daemon.stop()
+        code = daemon.stop(timeout=25, strict=False)
         if code not in (0, None):
             failures.append(f"roostd exited with {code} at the final stop")
 

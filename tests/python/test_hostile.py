@@ -30,7 +30,7 @@ import zlib
 
 import pytest
 
-from hostile_support import ADMIN_TOKEN, FAST_HASHING, HealthProbes, guarded_get, hostile_roostd, q
+from hostile_support import ADMIN_TOKEN, FAST_HASHING, HealthProbes, account, guarded_get, hostile_roostd, q
 
 ADMIN = ADMIN_TOKEN
 
@@ -84,7 +84,7 @@ class World:
 
     def user(self, name):
         if name not in self.users:
-            self.users[name] = self.d.sign_up(uniq(name + "-"))
+            self.users[name] = account(self.d, uniq(name + "-"))
         return self.users[name]
 
     def uid(self, name):
