@@ -53,19 +53,21 @@ struct GeoWalkTests {
         let s = try store(seed: UInt64(filter.utf8.count))
         s.reader.geoWindowMinimum = 9
         s.reader.geoWindowPerRow = 1
-        let whole = try s.reader.find("plain", FindQuery(filter: json(filter), limit: 1000))
-        #expect(try s.reader.find("indexed", FindQuery(filter: json(filter), limit: 1000)) == whole)
+        func ids(_ documents: [String]) -> [String] { documents.map { object($0)["_id"]?.stringValue ?? "?" } }
+        let whole = ids(try s.reader.find("plain", FindQuery(filter: json(filter), limit: 1000)))
+        #expect(whole.count > 0 || filter.contains("20,20"))
+        #expect(ids(try s.reader.find("indexed", FindQuery(filter: json(filter), limit: 1000))) == whole)
         for size in [1, 4, 25] {
             var paged: [String] = []
             var after: String?
             repeat {
                 let page = try s.reader.page("indexed", FindQuery(filter: json(filter), limit: size, after: after), withTotal: false)
-                paged += page.documents
+                paged += ids(page.documents)
                 after = page.next
             } while after != nil
             #expect(paged == whole, "keyset pages of \(size)")
             for skip in [size, whole.count / 3, whole.count - 1] where skip >= 0 {
-                let page = try s.reader.find("indexed", FindQuery(filter: json(filter), limit: size, skip: skip))
+                let page = ids(try s.reader.find("indexed", FindQuery(filter: json(filter), limit: size, skip: skip)))
                 #expect(page == Array(whole.dropFirst(skip).prefix(size)), "skip \(skip), limit \(size)")
             }
         }
