@@ -37,6 +37,7 @@ def main():
     ap.add_argument("--seed", type=int, default=20000)
     ap.add_argument("--port", type=int, default=18380)
     ap.add_argument("--out")
+    ap.add_argument("--indexes", default="category,n", help="items' indexes, e.g. category,n,location:geo")
     ap.add_argument("--no-record", dest="record", action="store_false",
                     help="do not append the run to bench/results/create_ab.jsonl")
     a = ap.parse_args()
@@ -47,7 +48,8 @@ def main():
         B.require_free(port)
         d = os.path.join(work, "ab%d" % k)
         os.makedirs(d, exist_ok=True)
-        p = B.start_roostd(B.roostd_binary(binary), port, d, {"items": ["category", "n"]})
+        indexes = [('"%s"' % i if ":" in i else i) for i in a.indexes.split(",")]
+        p = B.start_roostd(B.roostd_binary(binary), port, d, {"items": indexes})
         ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
         servers[label] = (p, port, d, ver)
         if a.seed:

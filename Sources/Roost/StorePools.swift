@@ -61,6 +61,7 @@ final class StorePools: Sendable {
         let connection = { (seconds: Double) in { @Sendable () throws -> DocumentReader in
             let reader = try DocumentReader(path: databasePath)
             try reader.limitPageCache(bytes: cache.reader)
+            try reader.mapFile(bytes: config.sqliteMmapBytes)
             reader.timeLimit = seconds
             return reader
         } }
