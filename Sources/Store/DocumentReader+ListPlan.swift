@@ -67,7 +67,8 @@ extension DocumentReader {
         }
         if visible == nil, query.sort.isEmpty, let nearest = filter.nearest, let distance = filter.nearestFirst {
             let keyset = marks.map { " AND " + ListPlan.after(flat, $0) } ?? ""
-            let segments = Self.widening(nearest).map { radius -> ListPlan.Segment in
+            let start = cursor == nil ? try nearestStart(nearest, wanted: wanted) : nil
+            let segments = Self.widening(nearest, from: start).map { radius -> ListPlan.Segment in
                 guard let radius else { return .init(condition: "(\(filter.whereSQL))\(keyset)", orderBy: ListPlan.orderBy(flat)) }
                 let (minX, maxX, minY, maxY) = FilterCompiler.capBox(centre: nearest.centre, radius: radius / FilterCompiler.earthRadiusMetres)
                 let box = "maxX >= \(bind(.double(minX))) AND minX <= \(bind(.double(maxX))) AND maxY >= \(bind(.double(minY))) AND minY <= \(bind(.double(maxY)))"
@@ -158,13 +159,41 @@ extension DocumentReader {
         return rid
     }
 
-    /// The radii, in metres, of a widening nearest-first search: from 100 m,
-    /// four times wider each step, up to `$maxDistance`; nil is the last
-    /// step, the whole sphere (when no `$maxDistance` bounds it).
-    static func widening(_ search: NearestSearch) -> [Double?] {
+    /// The radius of a widening search's first step: 100 m, or less where
+    /// the points are dense. A 100 m box holding many more points than the
+    /// page wants (counted on the R*Tree, at most `nearestProbeCap`) would
+    /// have every one of them measured and sorted; the step starts instead
+    /// where about twice the page is expected (points per area from that
+    /// count), so a page costs about the same at any density.
+    func nearestStart(_ search: NearestSearch, wanted: Int) throws -> Double? {
+        guard wanted < Self.nearestProbeCap / 4 else { return nil }
+        let (minX, maxX, minY, maxY) = FilterCompiler.capBox(centre: search.centre, radius: 100 / FilterCompiler.earthRadiusMetres)
+        let inBox = try db.prepare("""
+            SELECT count(*) FROM (SELECT 1 FROM \(search.table) WHERE maxX >= ?1 AND minX <= ?2 AND maxY >= ?3 AND minY <= ?4 LIMIT ?5)
+            """).firstRow([.double(minX), .double(maxX), .double(minY), .double(maxY), .int(Int64(Self.nearestProbeCap))]) { $0.int(0) } ?? 0
+        guard inBox > 4 * Int64(wanted) else { return nil }
+        // The circle of radius r holds about π/4 of its box's points.
+        let expectedPerSquareMetre = Double(inBox) / (200 * 200)
+        let radius = (2 * Double(max(wanted, 1)) / (expectedPerSquareMetre * .pi)).squareRoot()
+        return max(1, min(100, radius))
+    }
+
+    /// Points of a 100 m box counted at most, to size a nearest search's first step.
+    static let nearestProbeCap = 4096
+
+    /// The radii, in metres, of a widening nearest-first search: from
+    /// `start` (else 100 m) twice as wide each step up to 100 m, then four
+    /// times wider each step, up to `$maxDistance`; nil is the last step, the
+    /// whole sphere (when no `$maxDistance` bounds it).
+    static func widening(_ search: NearestSearch, from start: Double? = nil) -> [Double?] {
         let whole = Double.pi * FilterCompiler.earthRadiusMetres
         var radii: [Double?] = []
-        var r = 100.0
+        var r = start ?? 100.0
+        while r < 100, r < min(search.maxMetres ?? whole, whole) {
+            radii.append(r)
+            r *= 2
+        }
+        r = 100.0
         while r < min(search.maxMetres ?? whole, whole) {
             radii.append(r)
             r *= 4
