@@ -20,12 +20,9 @@ struct BackupHandlers: Sendable {
     let pools: StorePools
     let access: AccessPolicy
 
-    func route(_ request: Request, _ out: ResponseWriter) {
-        switch request.method {
-        case .get, .head: list(request, out)
-        case .post: take(request, out)
-        default: out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, POST").response)
-        }
+    var routes: [RoostRoute] {
+        let handlers = self
+        return [RoostRoute("/admin/backups", [.get: { r, out in handlers.list(r, out) }, .post: { r, out in handlers.take(r, out) }])]
     }
 
     /// Runs `body` on a reader once the caller is the admin; it returns the

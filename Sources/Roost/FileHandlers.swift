@@ -58,22 +58,17 @@ struct FileHandlers: Sendable {
         AccessScope(principal: try access.caller(request, reader).principal, level: level)
     }
 
-    /// Routes `/files…`.
-    func route(_ request: Request, _ out: ResponseWriter) {
-        let s = request.segments
-        let method = request.method
-        switch (s.count, method) {
-        case (1, .post): upload(request, out)
-        case (1, _): out.send(HTTPError.methodNotAllowed(method, allow: "POST").response)
-        case (2, .get), (2, .head): serve(s[1], request, out)
-        case (2, .delete): delete(s[1], request, out)
-        case (2, _): out.send(HTTPError.methodNotAllowed(method, allow: "GET, HEAD, DELETE").response)
-        case (3, .get) where s[2] == "meta", (3, .head) where s[2] == "meta": meta(s[1], request, out)
-        case (3, .get) where s[2] == "thumbnail", (3, .head) where s[2] == "thumbnail": thumbnail(s[1], request, out)
-        case (3, _) where s[2] == "meta" || s[2] == "thumbnail":
-            out.send(HTTPError.methodNotAllowed(method, allow: "GET, HEAD").response)
-        default: out.send(HTTPError.notFound("No endpoint at \(request.path).").response)
-        }
+    /// The file API's routes (`/files/_deltaset` and `/files/_live` are the collection feeds, in `Router`).
+    var routes: [RoostRoute] {
+        let handlers = self
+        return [
+            RoostRoute("/files", [.post: { r, out in handlers.upload(r, out) }]),
+            RoostRoute("/files/:id", [.get: { r, out in handlers.serve(r.segments[1], r, out) },
+                                      .delete: { r, out in handlers.delete(r.segments[1], r, out) }]),
+            RoostRoute("/files/:id/meta", [.get: { r, out in handlers.meta(r.segments[1], r, out) }]),
+            RoostRoute("/files/:id/thumbnail", [.get: { r, out in handlers.thumbnail(r.segments[1], r, out) }]),
+            RoostRoute("/files/*", anyMethod: Router.noEndpoint),
+        ]
     }
 
     /// `POST /files`: the raw bytes (or one multipart file part) → 201 and the metadata.
