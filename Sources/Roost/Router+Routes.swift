@@ -24,6 +24,9 @@ extension Router {
         let (system, live, collections, accounts) = (areas.system, areas.live, areas.collections, areas.accounts)
         let users = AccessPolicy.usersCollection
         let files = FileHandlers.collection
+        let update: RouteHandler = { r, out in accounts.update(r.segments[1], r, out, merge: false) }
+        let merge: RouteHandler = { r, out in accounts.update(r.segments[1], r, out, merge: true) }
+        let delete: RouteHandler = { r, out in accounts.delete(r.segments[1], r, out) }
         var routes: [RoostRoute] = system.routes + [
             RoostRoute("/events", [.get: { r, out in live.events(r, out) }], headAsGet: false),
             RoostRoute("/_batch", [.post: { r, out in areas.batch.handle(r, out) }]),
@@ -40,13 +43,10 @@ extension Router {
             RoostRoute("/users/_count", [.get: { r, out in collections.count(users, r, out) }]),
             RoostRoute("/users/_deltaset", [.get: { r, out in collections.deltaset(users, r, out) }]),
             RoostRoute("/users/_live", [.get: { r, out in live.collection(users, r, out) }], headAsGet: false),
-            RoostRoute("/users/me", [.get: { r, out in accounts.me(r, out) }]),
-            RoostRoute("/users/:id", [
-                .get: { r, out in collections.get(users, r.segments[1], r, out) },
-                .put: { r, out in accounts.update(r.segments[1], r, out, merge: false) },
-                .patch: { r, out in accounts.update(r.segments[1], r, out, merge: true) },
-                .delete: { r, out in accounts.delete(r.segments[1], r, out) },
-            ]),
+            // Writes to `/users/me` are writes to the account whose id is "me" (none: 401, 403 or 404).
+            RoostRoute("/users/me", [.get: { r, out in accounts.me(r, out) }, .put: update, .patch: merge, .delete: delete]),
+            RoostRoute("/users/:id", [.get: { r, out in collections.get(users, r.segments[1], r, out) },
+                                      .put: update, .patch: merge, .delete: delete]),
             RoostRoute("/users/*", anyMethod: Router.noEndpoint),
         ]
         routes += areas.push.routes
