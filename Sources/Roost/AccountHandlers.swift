@@ -102,7 +102,7 @@ struct AccountHandlers: Sendable {
         }, completion: { result in
             switch (result, decision.get()) {
             case (.failure(let error), _):
-                out.send(StorePools.respond(request, logger) { throw error })
+                out.send(ErrorResponses.response(for: error, request, logger))
             case (.success, .refused(let wait)?):
                 out.send(HTTPError(429, "TooManyAttempts", "Too many failed log-ins; wait before trying again.",
                                    headers: Headers([("Retry-After", "\(wait)")])).response)

@@ -34,7 +34,7 @@ struct BackupHandlers: Sendable {
                 try WebhookHandlers.requireAdmin(try access.caller(request, reader).principal)
                 if let response = try body() { out.send(response) }
             } catch {
-                out.send(StorePools.respond(request, logger) { throw error })
+                out.send(ErrorResponses.response(for: error, request, logger))
             }
         }
         if !accepted { out.send(HTTPError.overloaded().response) }

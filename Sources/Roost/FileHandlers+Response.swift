@@ -12,7 +12,7 @@ extension FileHandlers {
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch {
-                out.send(handlers.respond(request) { throw error })
+                out.send(ErrorResponses.response(for: error, request, handlers.logger))
             }
         }
         if !accepted { out.send(HTTPError.overloaded().response) }

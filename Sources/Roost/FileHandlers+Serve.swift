@@ -93,7 +93,7 @@ extension FileHandlers {
                 }).response
             }
             scheduler.variant(id, type, spec) { outcome in
-                out.send(handlers.respond(request) {
+                out.send(ErrorResponses.catching(request, logger) {
                     do { return try respond(try outcome.get().bytes) } catch let e as Vips.Failure {
                         logger.warning("thumbnail failed", metadata: ["file": "\(id)", "variant": "\(spec.name)", "error": "\(e)"])
                         throw HTTPError(422, "InvalidImage", "No thumbnail can be made of this file: \(e)")

@@ -80,13 +80,13 @@ struct FileHandlers: Sendable {
             return out.send(HTTPError.tooLarge(limit: inspector.maxBytes).response)
         }
         if request.body.count > limit { return out.send(HTTPError.tooLarge(limit: inspector.maxBytes).response) }
-        if request.body.isEmpty { return out.send(Self.httpError(UploadError.empty()).response) }
+        if request.body.isEmpty { return out.send(UploadError.empty().httpError.response) }
         let handlers = self
         let accepted = uploads.submit { reader in
             do {
                 try handlers.store(request, out, reader)
             } catch {
-                out.send(handlers.respond(request) { throw error })
+                out.send(ErrorResponses.response(for: error, request, handlers.logger))
             }
         }
         if !accepted { out.send(HTTPError.overloaded(retryAfter: 1).response) }
@@ -96,10 +96,7 @@ struct FileHandlers: Sendable {
     private func store(_ request: Request, _ out: ResponseWriter, _ reader: DocumentReader) throws {
         let scope = try scope(request, reader)
         try scope.checkCreate()
-        let upload: InspectedUpload
-        do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
-            throw Self.httpError(error)
-        }
+        let upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"])
         let id = ids.next()
         let path = layout.objectPath(id)
         try DurableFile.write(upload.bytes, to: path, tmpDir: layout.tmp)
@@ -117,7 +114,7 @@ struct FileHandlers: Sendable {
                 // No row: the file must not stay (the sweep would also find it).
                 unlink(path)
             }
-            out.send(StorePools.respond(request, logger) { try result.get() })
+            out.send(ErrorResponses.catching(request, logger) { try result.get() })
         })
         if !pools.writer.submit(job) {
             unlink(path)
@@ -173,28 +170,12 @@ struct FileHandlers: Sendable {
                 let remove: @Sendable () -> Void = { removals.remove([layout.objectPath(id), layout.thumbDirectory(id)]) }
                 if !handlers.uploads.submit({ _ in remove() }) { remove() }
             }
-            out.send(StorePools.respond(request, logger) { try result.get() })
+            out.send(ErrorResponses.catching(request, logger) { try result.get() })
         })
         if !pools.writer.submit(job) { out.send(HTTPError.overloaded().response) }
     }
 
     static func notFound(_ id: String) -> HTTPError { .notFound("No file with _id \"\(id)\".") }
-
-    static func httpError(_ e: UploadError) -> HTTPError { HTTPError(e.status, e.code, e.description) }
-
-    /// Maps upload and disk failures, then store failures, to responses.
-    func respond(_ request: Request, _ body: () throws -> Response) -> Response {
-        do {
-            return try body()
-        } catch let e as UploadError {
-            return Self.httpError(e).response
-        } catch let e as DurableFile.Failure {
-            logger.error("file store error", metadata: ["request_id": "\(request.requestID)", "error": "\(e)"])
-            return HTTPError.internalError("The file could not be stored; nothing was kept.").response
-        } catch {
-            return StorePools.respond(request, logger) { throw error }
-        }
-    }
 }
 
 extension String {

@@ -124,7 +124,7 @@ final class StorePools: Sendable {
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch {
-                out.send(Self.respond(request, logger) { throw error })
+                out.send(ErrorResponses.response(for: error, request, logger))
             }
         }
         if !accepted { out.send(HTTPError.overloaded(retryAfter: 2).response) }
@@ -152,7 +152,7 @@ final class StorePools: Sendable {
                 Telemetry.slowLaneReads(reason: "overran").increment()
                 slowRead(request, out, body)
             } catch {
-                out.send(Self.respond(request, logger) { throw error })
+                out.send(ErrorResponses.response(for: error, request, logger))
             }
         }
         if !accepted { out.send(HTTPError.overloaded().response) }
@@ -175,7 +175,7 @@ final class StorePools: Sendable {
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch {
-                out.send(Self.respond(request, logger) { throw error })
+                out.send(ErrorResponses.response(for: error, request, logger))
             }
         }
         if !accepted {
@@ -199,7 +199,7 @@ final class StorePools: Sendable {
         let logger = self.logger
         let accepted = writer.submit(WriteJob(operation: operation) { result in
             if case .success = result { committed?() }
-            out.send(Self.respond(request, logger) { try result.get() })
+            out.send(ErrorResponses.catching(request, logger) { try result.get() })
         })
         if !accepted { out.send(HTTPError.overloaded().response) }
     }
@@ -216,21 +216,6 @@ final class StorePools: Sendable {
             let prepared = try prepare(reader)
             write(request, out, committed: committed) { writer in try operation(writer, prepared) }
             return nil
-        }
-    }
-
-    /// Turns thrown errors into JSON error responses, logging the unexpected ones.
-    static func respond(_ request: Request, _ logger: Logger, _ body: () throws -> Response) -> Response {
-        do {
-            return try body()
-        } catch let e as any ResponseError {
-            return e.response
-        } catch {
-            let storeError = StoreError.wrap(error)
-            if case .database(let db) = storeError {
-                logger.error("database error", metadata: ["request_id": "\(request.requestID)", "path": "\(request.path)", "error": "\(db)"])
-            }
-            return HTTPError.from(storeError).response
         }
     }
 }
