@@ -29,15 +29,14 @@ struct BackupHandlers: Sendable {
     /// response, or nil when the backup thread will answer.
     private func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable () throws -> Response?) {
         let (access, logger) = (self.access, pools.logger)
-        let accepted = pools.readers.submit { reader in
+        pools.readers.submit({ reader in
             do {
                 try WebhookHandlers.requireAdmin(try access.caller(request, reader).principal)
                 if let response = try body() { out.send(response) }
             } catch {
                 out.send(ErrorResponses.response(for: error, request, logger))
             }
-        }
-        if !accepted { out.send(HTTPError.overloaded().response) }
+        }, orAnswer: out, .reads)
     }
 
     func list(_ request: Request, _ out: ResponseWriter) {

@@ -82,14 +82,13 @@ struct FileHandlers: Sendable {
         if request.body.count > limit { return out.send(HTTPError.tooLarge(limit: inspector.maxBytes).response) }
         if request.body.isEmpty { return out.send(UploadError.empty().httpError.response) }
         let handlers = self
-        let accepted = uploads.submit { reader in
+        uploads.submit({ reader in
             do {
                 try handlers.store(request, out, reader)
             } catch {
                 out.send(ErrorResponses.response(for: error, request, handlers.logger))
             }
-        }
-        if !accepted { out.send(HTTPError.overloaded(retryAfter: 1).response) }
+        }, orAnswer: out, .uploads)
     }
 
     /// On an upload worker: inspect, write durably, then record in the group commit.
@@ -103,7 +102,7 @@ struct FileHandlers: Sendable {
         let metadata = metadataDocument(id, upload)
         let type = upload.contentType
         let (thumbnails, logger) = (self.thumbnails, self.logger)
-        let job = StorePools.WriteJob(operation: { writer in
+        let job = StorePools.WriteJob(operation: { writer -> Response in
             .json(201, try writer.insertFile(id: id, metadata: metadata, contentType: type.name,
                                              thumbnailJob: upload.isImage, scope: scope))
         }, completion: { result in
@@ -118,7 +117,7 @@ struct FileHandlers: Sendable {
         })
         if !pools.writer.submit(job) {
             unlink(path)
-            throw HTTPError.overloaded(retryAfter: 1)
+            throw Overload.writes.error
         }
     }
 
@@ -158,7 +157,7 @@ struct FileHandlers: Sendable {
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
         let (handlers, layout, logger, access, level, removals) = (self, self.layout, self.logger, self.access, self.level, self.removals)
-        let job = StorePools.WriteJob(operation: { writer in
+        let job = StorePools.WriteJob(operation: { writer -> Response in
             let scope = AccessScope(principal: try access.caller(request, writer).principal, level: level)
             try writer.deleteFile(id: id, scope: scope)
             return .json(200, "{\"count\":1}")
@@ -172,7 +171,7 @@ struct FileHandlers: Sendable {
             }
             out.send(ErrorResponses.catching(request, logger) { try result.get() })
         })
-        if !pools.writer.submit(job) { out.send(HTTPError.overloaded().response) }
+        pools.writer.submit(job, orAnswer: out, .writes)
     }
 
     static func notFound(_ id: String) -> HTTPError { .notFound("No file with _id \"\(id)\".") }

@@ -1,6 +1,7 @@
 @testable import Files
 import HTTP
 import Hooks
+import Jobs
 import Logging
 import Store
 import Testing
@@ -48,7 +49,30 @@ import Testing
         #expect(response.status == 500 && String(decoding: response.body, as: UTF8.self).contains("InternalError"))
     }
 
-    @Test func overloadCarriesRetryAfter() {
-        #expect(HTTPError.overloaded(retryAfter: 2).response.headers["Retry-After"] == "2")
+    /// One overload policy: every full queue answers 503 Overloaded, with the
+    /// Retry-After of its lane.
+    @Test(arguments: [(Overload.reads, "1"), (.writes, "1"), (.uploads, "1"), (.thumbnails, "1"), (.hashes, "2"), (.slowReads, "2")])
+    func overloadCarriesRetryAfter(overload: Overload, retryAfter: String) {
+        let response = overload.error.response
+        #expect(response.status == 503 && response.headers["Retry-After"] == retryAfter)
+        #expect(String(decoding: response.body, as: UTF8.self).contains(#""error":"Overloaded""#))
+    }
+}
+
+/// Writer jobs carry their own result type to their completion.
+@Suite struct WriteJobTests {
+    @Test func completionGetsTheOperationsValueOrError() throws {
+        let got = LockedBox<[String]>([])
+        let counted = StorePools.WriteJob(operation: { _ in 42 }, completion: { result in
+            got.set(got.get() + ["\(try! result.get())"])
+        })
+        let failing = StorePools.WriteJob(operation: { _ -> Void in throw StoreError.conflict("taken") }, completion: { result in
+            if case .failure(let e) = result { got.set(got.get() + ["\(e)"]) }
+        })
+        let writer = try DocumentWriter(path: ":memory:", synchronous: "OFF", ids: DocumentID(), logger: Logger(label: "t"))
+        try (try counted.operation(writer))()
+        #expect(throws: StoreError.self) { _ = try failing.operation(writer) }
+        failing.failed(StoreError.conflict("taken"))
+        #expect(got.get().first == "42" && got.get().count == 2)
     }
 }
