@@ -31,7 +31,7 @@ struct BackupHandlers: Sendable {
         let (access, logger) = (self.access, pools.logger)
         pools.readers.submit({ reader in
             do {
-                try WebhookHandlers.requireAdmin(try access.caller(request, reader).principal)
+                try access.requireAdmin(request, reader)
                 if let response = try body() { out.send(response) }
             } catch {
                 out.send(ErrorResponses.response(for: error, request, logger))

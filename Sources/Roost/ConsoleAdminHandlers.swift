@@ -132,7 +132,7 @@ struct ConsoleAdminHandlers: Sendable {
     func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
         let access = self.access
         pools.read(request, out) { reader in
-            try WebhookHandlers.requireAdmin(try access.caller(request, reader).principal)
+            try access.requireAdmin(request, reader)
             var response = try body(reader)
             response.headers.add("Cache-Control", "no-store")
             return response
@@ -142,7 +142,7 @@ struct ConsoleAdminHandlers: Sendable {
     func asAdminWriting(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
         let access = self.access
         pools.write(request, out, prepare: { reader in
-            try WebhookHandlers.requireAdmin(try access.caller(request, reader).principal)
+            try access.requireAdmin(request, reader)
         }) { writer, _ in try body(writer) }
     }
 }

@@ -82,18 +82,10 @@ struct WebhookHandlers: Sendable {
         }
     }
 
-    static func requireAdmin(_ principal: AccessScope.Principal) throws {
-        switch principal {
-        case .admin: return
-        case .anonymous: throw HTTPError(401, "Unauthorized", "The admin API needs the admin token.")
-        case .user: throw HTTPError(403, "Forbidden", "The admin API needs the admin token.")
-        }
-    }
-
     func readAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
         let access = self.access
         pools.read(request, out) { reader in
-            try Self.requireAdmin(try access.caller(request, reader).principal)
+            try access.requireAdmin(request, reader)
             return try body(reader)
         }
     }
@@ -101,7 +93,7 @@ struct WebhookHandlers: Sendable {
     func writeAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
         let access = self.access
         pools.write(request, out, committed: hooks.committed(.init([]))) { writer in
-            try Self.requireAdmin(try access.caller(request, writer).principal)
+            try access.requireAdmin(request, writer)
             return try body(writer)
         }
     }
