@@ -102,7 +102,10 @@ let package = Package(
         .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
         // A real roostd started for a test, shared by the test targets that need one.
         .target(name: "RoostTestSupport", path: "Tests/Support"),
-        .testTarget(name: "RoostTests", dependencies: ["JSON", "roostd", "Files", "RoostTestSupport"]),
+        .testTarget(name: "RoostTests", dependencies: [
+            "JSON", "roostd", "Roost", "Auth", "HTTP", "EventLoop", "Store", "Jobs", "Backup", "Files", "RoostTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoostKitTests", dependencies: ["RoostKit", "roostd", "RoostChat", "RoostTestSupport"]),

@@ -8,6 +8,7 @@ neither always runs first. Each binary's figure is its best round; server CPU pe
 with the host's noise than the rate.
 
   bench/create_ab.py --a NEW_ROOSTD --b OLD_ROOSTD [--rounds 6] [--duration 10s] [--seed 20000] [--port 18380]
+                      [--script get.lua]   (another bench/lua workload on the same seeded items, e.g. GET by id)
 
 A is the binary under test (the feed), B the baseline (e.g. a release build of 7403328, the
 commit before the feed): git worktree add --detach /tmp/roost-old 7403328 && (cd /tmp/roost-old
@@ -36,6 +37,7 @@ def main():
     ap.add_argument("--duration", default="10s")
     ap.add_argument("--seed", type=int, default=20000)
     ap.add_argument("--port", type=int, default=18380)
+    ap.add_argument("--script", default="create.lua", help="bench/lua workload (create.lua: the creates this script is named for)")
     ap.add_argument("--out")
     ap.add_argument("--indexes", default="category,n", help="items' indexes, e.g. category,n,location:geo")
     ap.add_argument("--no-record", dest="record", action="store_false",
@@ -68,14 +70,14 @@ def main():
             subprocess.run(["sync"], timeout=300)
             cpu0 = B.proc_cpu_ticks(p.pid)
             before = B.machine_ticks()
-            r = B.wrk("create.lua", "http://127.0.0.1:%d" % port, "roost", os.path.join(d, "ids.txt"),
+            r = B.wrk(a.script, "http://127.0.0.1:%d" % port, "roost", os.path.join(d, "ids.txt"),
                       duration=a.duration, raw=os.path.join(work, "wrk-%s-r%d.txt" % (label, rnd)))
             r["steal"] = B.steal_since(before)
             r["cpu_us"] = 1e6 * (B.proc_cpu_ticks(p.pid) - cpu0) / hz / max(1, r["requests"])
             if p.poll() is not None:
                 raise SystemExit("%s exited" % label)
             res[label].append(r)
-            B.log("round %d %-10s %7.0f creates/s  p50 %6.0f us  p99 %7.0f us  non-2xx %d  CPU %.0f us/create  steal %.0f%%"
+            B.log(a.script + " round %d %-10s %7.0f req/s  p50 %6.0f us  p99 %7.0f us  non-2xx %d  CPU %.0f us/request  steal %.0f%%"
                   % (rnd, label, r["rps"], r["p50_us"], r["p99_us"], r["status_errors"], r["cpu_us"], r["steal"]))
 
     L = ["### Creates with the change feed vs before it (#15): `bench/create_ab.py`, %s"

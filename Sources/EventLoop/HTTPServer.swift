@@ -164,8 +164,8 @@ public final class HTTPServer: @unchecked Sendable {
                               headers: headers, body: body, requestID: requestID,
                               remoteAddress: clientAddress(of: req, front: front, headers: headers))
         let trace = observer == nil ? nil : RequestTrace(request: request, started: started)
-        let writer = ResponseWriter(loop: state.loop, server: self, handle: RequestHandle(pointer: req), requestID: requestID,
-                                    trace: trace, hsts: front.hsts)
+        let writer = ResponseWriter(.init(loop: state.loop, server: self, handle: RequestHandle(pointer: req), trace: trace,
+                                          hsts: front.hsts), requestID: requestID)
         handler(request, writer)
     }
 

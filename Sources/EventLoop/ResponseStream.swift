@@ -102,7 +102,11 @@ extension ResponseWriter {
     /// - Parameter timeoutSeconds: the connection's idle limit; write more often (heartbeats).
     public func stream(status: Int = 200, headers: Headers, timeoutSeconds: Int32 = 120,
                        ready: @escaping @Sendable (ResponseStream) -> Void) {
-        let (loop, server, handle, requestID, trace) = (self.loop, self.server, self.handle, self.requestID, self.trace)
+        guard case .connection(let c) = target else {
+            // A captured reply (in-process tests) records the stream's head only.
+            return send(Response(status: status, headers: headers))
+        }
+        let (loop, server, handle, requestID, trace) = (c.loop, c.server, c.handle, self.requestID, c.trace)
         let begin: @Sendable () -> Void = {
             let stream = ResponseStream(loop: loop, request: handle.pointer, requestID: requestID)
             stream.start(status: status, headers: headers, timeoutSeconds: timeoutSeconds)

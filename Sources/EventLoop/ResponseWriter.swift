@@ -2,25 +2,56 @@ import CEvent
 import HTTP
 
 /// Sends the one response to one request, from any thread: the bytes are
-/// always written on the request's own loop.
+/// always written on the request's own loop. A writer made with
+/// `capturing:` hands the response to a closure instead, so the router and
+/// handlers can be tested in-process with no socket.
 public struct ResponseWriter: Sendable {
-    let loop: EventLoop
-    let server: HTTPServer
-    let handle: RequestHandle
+    let target: Target
     public let requestID: String
-    /// What the access log needs at reply time; nil when no observer is set.
-    let trace: RequestTrace?
-    /// `Strict-Transport-Security` for a request that came over TLS.
-    let hsts: String?
+
+    /// Where the response goes.
+    enum Target: Sendable {
+        case connection(Connection)
+        case capture(@Sendable (Response) -> Void)
+    }
+
+    /// An evhttp request on its loop.
+    struct Connection: Sendable {
+        let loop: EventLoop
+        let server: HTTPServer
+        let handle: RequestHandle
+        /// What the access log needs at reply time; nil when no observer is set.
+        let trace: RequestTrace?
+        /// `Strict-Transport-Security` for a request that came over TLS.
+        let hsts: String?
+
+        func reply(_ response: Response, requestID: String) {
+            server.reply(handle, response, requestID: requestID, loop: loop, trace: trace, hsts: hsts)
+        }
+    }
+
+    init(_ connection: Connection, requestID: String) {
+        target = .connection(connection)
+        self.requestID = requestID
+    }
+
+    /// A writer that passes the response to `capture` (on the calling thread).
+    public init(requestID: String = "test", capturing capture: @escaping @Sendable (Response) -> Void) {
+        target = .capture(capture)
+        self.requestID = requestID
+    }
 
     /// Sends `response`. Call exactly once.
     public func send(_ response: Response) {
-        if loop.inLoop {
-            server.reply(handle, response, requestID: requestID, loop: loop, trace: trace, hsts: hsts)
-        } else {
-            let server = self.server, handle = self.handle, requestID = self.requestID, loop = self.loop, trace = self.trace
-            let hsts = self.hsts
-            loop.execute { server.reply(handle, response, requestID: requestID, loop: loop, trace: trace, hsts: hsts) }
+        switch target {
+        case .capture(let capture): capture(response)
+        case .connection(let c):
+            if c.loop.inLoop {
+                c.reply(response, requestID: requestID)
+            } else {
+                let requestID = self.requestID
+                c.loop.execute { c.reply(response, requestID: requestID) }
+            }
         }
     }
 }

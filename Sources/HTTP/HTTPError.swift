@@ -1,29 +1,38 @@
 import JSON
 
-/// An error that knows the response it becomes.
-public protocol ResponseError: Error {
-    var response: Response { get }
+/// An error the client is shown: every error type that reaches a client
+/// (store, upload, hook refusal, …) conforms and says which `HTTPError` it is;
+/// `HTTPError.response` is the one place such an error becomes bytes.
+public protocol HTTPErrorConvertible: Error {
+    var httpError: HTTPError { get }
 }
 
 /// An error the client should see, rendered as
-/// `{"error": "<Code>", "description": "<sentence>"}` with a fitting status.
-public struct HTTPError: ResponseError, Sendable {
+/// `{"error": "<Code>", "description": "<sentence>", …fields}` with a fitting
+/// status and any extra headers (`Retry-After`, `Allow`, `WWW-Authenticate`).
+public struct HTTPError: HTTPErrorConvertible, Sendable {
     public let status: Int
     public let code: String
     public let description: String
     public var headers: Headers
+    /// Further members of the body, after `error` and `description`.
+    public var fields: JSONObject
 
-    public init(_ status: Int, _ code: String, _ description: String, headers: Headers = Headers()) {
+    public init(_ status: Int, _ code: String, _ description: String, headers: Headers = Headers(), fields: JSONObject = JSONObject()) {
         self.status = status
         self.code = code
         self.description = description
         self.headers = headers
+        self.fields = fields
     }
+
+    public var httpError: HTTPError { self }
 
     public var response: Response {
         var body = JSONObject()
         body["error"] = .string(code)
         body["description"] = .string(description)
+        for (key, value) in fields { body[key] = value }
         var r = Response.json(status, body.jsonText)
         for h in headers { r.headers.add(h.name, h.value) }
         // Every 401 says how to authenticate (RFC 9110 §11.6.1).

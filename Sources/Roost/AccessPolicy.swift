@@ -55,25 +55,33 @@ struct AccessPolicy: Sendable {
         }
     }
 
-    /// The caller as seen from a reader thread.
-    func caller(_ request: Request, _ reader: DocumentReader) throws -> Authenticator.Caller {
-        let caller = try authenticator.caller(request) { try reader.session(tokenHash: $0, now: $1) }
+    /// The caller, from a reader or from the writer inside its transaction;
+    /// queues a sliding renewal of the session when one is due.
+    func caller(_ request: Request, _ sessions: some SessionStore) throws -> Authenticator.Caller {
+        let caller = try authenticator.caller(request) { try sessions.session(tokenHash: $0, now: $1) }
         if caller.renewDue, let hash = caller.tokenHash { renew(hash) }
         return caller
     }
 
-    /// The caller as seen from the writer, inside its transaction.
-    func caller(_ request: Request, _ writer: DocumentWriter) throws -> Authenticator.Caller {
-        let caller = try authenticator.caller(request) { try writer.session(tokenHash: $0, now: $1) }
-        if caller.renewDue, let hash = caller.tokenHash { renew(hash) }
-        return caller
+    /// The caller's scope in `collection`.
+    func scope(_ request: Request, _ collection: String, _ sessions: some SessionStore) throws -> AccessScope {
+        AccessScope(principal: try caller(request, sessions).principal, level: level(of: collection))
     }
 
-    func scope(_ request: Request, _ collection: String, _ reader: DocumentReader) throws -> AccessScope {
-        AccessScope(principal: try caller(request, reader).principal, level: level(of: collection))
-    }
-
-    func scope(_ request: Request, _ collection: String, _ writer: DocumentWriter) throws -> AccessScope {
-        AccessScope(principal: try caller(request, writer).principal, level: level(of: collection))
+    /// Nothing when the caller holds the admin token; else 401 (none or a wrong one) or 403 (a user's).
+    func requireAdmin(_ request: Request, _ sessions: some SessionStore) throws {
+        switch try caller(request, sessions).principal {
+        case .admin: return
+        case .anonymous: throw HTTPError(401, "Unauthorized", "The admin API needs the admin token.")
+        case .user: throw HTTPError(403, "Forbidden", "The admin API needs the admin token.")
+        }
     }
 }
+
+/// Where a session token is looked up: a reader, or the writer inside its transaction.
+protocol SessionStore {
+    func session(tokenHash: String, now: Int64) throws -> SessionRecord?
+}
+
+extension DocumentReader: SessionStore {}
+extension DocumentWriter: SessionStore {}

@@ -33,7 +33,7 @@ extension AccountHandlers {
                         throw HTTPError(403, "Forbidden", "Changing the password needs the current one in oldPassword.")
                     }
                 }
-                guard let hash = hasher.hash(newPassword) else { throw HTTPError.overloaded(retryAfter: 2) }
+                guard let hash = hasher.hash(newPassword) else { throw Overload.hashes.error }
                 fields["password"] = nil
                 fields["oldPassword"] = nil
                 let changes = fields

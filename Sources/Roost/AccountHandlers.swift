@@ -40,7 +40,7 @@ struct AccountHandlers: Sendable {
             var profile = try CollectionHandlers.object(body)
             let username = try Self.username(profile["username"])
             let password = try Self.password(profile["password"], field: "password")
-            guard let hash = hasher.hash(password) else { throw HTTPError.overloaded(retryAfter: 2) }
+            guard let hash = hasher.hash(password) else { throw Overload.hashes.error }
             profile["password"] = nil
             profile["oldPassword"] = nil
             profile["username"] = .string(username)
@@ -94,25 +94,20 @@ struct AccountHandlers: Sendable {
     /// The throttle step of a log-in: one writer job counts the attempt, atomically with every other.
     private func reserve(_ request: Request, _ out: ResponseWriter, username: String, password: String) {
         let now = Authenticator.now
-        let decision = LockedBox<LoginThrottle.Decision?>(nil)
         let logger = pools.logger
-        let accepted = pools.writer.submit(StorePools.WriteJob(operation: { writer in
-            decision.set(try LoginThrottle.reserve(writer, username: username, remote: request.remoteAddress, now: now))
-            return Response(status: 204)
+        pools.writer.submit(StorePools.WriteJob(operation: { writer in
+            try LoginThrottle.reserve(writer, username: username, remote: request.remoteAddress, now: now)
         }, completion: { result in
-            switch (result, decision.get()) {
-            case (.failure(let error), _):
-                out.send(StorePools.respond(request, logger) { throw error })
-            case (.success, .refused(let wait)?):
+            switch result {
+            case .failure(let error):
+                out.send(ErrorResponses.response(for: error, request, logger))
+            case .success(.refused(let wait)):
                 out.send(HTTPError(429, "TooManyAttempts", "Too many failed log-ins; wait before trying again.",
                                    headers: Headers([("Retry-After", "\(wait)")])).response)
-            case (.success, .granted(let reservation)?):
+            case .success(.granted(let reservation)):
                 checkPassword(request, out, password: password, reservation: reservation)
-            case (.success, nil):
-                out.send(HTTPError.overloaded().response)
             }
-        }))
-        if !accepted { out.send(HTTPError.overloaded().response) }
+        }), orAnswer: out, .writes)
     }
 
     /// The hash step of a log-in whose attempt is counted; on the right password, the session.
@@ -139,7 +134,7 @@ struct AccountHandlers: Sendable {
         if !accepted {
             // No password was checked: the attempt is not counted.
             pools.background { try LoginThrottle.refund($0, reservation) }
-            out.send(HTTPError.overloaded(retryAfter: 2).response)
+            out.send(Overload.hashes.error.response)
         }
     }
 

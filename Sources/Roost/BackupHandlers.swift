@@ -20,27 +20,23 @@ struct BackupHandlers: Sendable {
     let pools: StorePools
     let access: AccessPolicy
 
-    func route(_ request: Request, _ out: ResponseWriter) {
-        switch request.method {
-        case .get, .head: list(request, out)
-        case .post: take(request, out)
-        default: out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, POST").response)
-        }
+    var routes: [RoostRoute] {
+        let handlers = self
+        return [RoostRoute("/admin/backups", [.get: { r, out in handlers.list(r, out) }, .post: { r, out in handlers.take(r, out) }])]
     }
 
     /// Runs `body` on a reader once the caller is the admin; it returns the
     /// response, or nil when the backup thread will answer.
     private func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable () throws -> Response?) {
         let (access, logger) = (self.access, pools.logger)
-        let accepted = pools.readers.submit { reader in
+        pools.readers.submit({ reader in
             do {
-                try WebhookHandlers.requireAdmin(try access.caller(request, reader).principal)
+                try access.requireAdmin(request, reader)
                 if let response = try body() { out.send(response) }
             } catch {
-                out.send(StorePools.respond(request, logger) { throw error })
+                out.send(ErrorResponses.response(for: error, request, logger))
             }
-        }
-        if !accepted { out.send(HTTPError.overloaded().response) }
+        }, orAnswer: out, .reads)
     }
 
     func list(_ request: Request, _ out: ResponseWriter) {

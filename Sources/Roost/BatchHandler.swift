@@ -22,20 +22,15 @@ struct BatchHandler: Sendable {
     static let maxOperations = 100
 
     /// The failure of one operation, which undoes the whole batch.
-    struct Failure: ResponseError {
+    struct Failure: HTTPErrorConvertible {
         let index: Int
-        let inner: Response
+        let inner: HTTPError
 
-        var response: Response {
-            var body = JSONObject()
-            let inner = (try? JSONParser.parse(self.inner.body))?.objectValue
-            body["error"] = inner?["error"] ?? .string("BatchFailed")
-            let why = inner?["description"]?.stringValue ?? "it failed"
-            body["description"] = .string("Operation \(index) failed, so nothing in the batch was applied: \(why)")
-            body["operation"] = .int(Int64(index))
-            var r = Response.json(self.inner.status, body.jsonText)
-            for h in self.inner.headers where h.name != "Content-Type" && h.name != "Content-Length" { r.headers.add(h.name, h.value) }
-            return r
+        var httpError: HTTPError {
+            var fields = JSONObject()
+            fields["operation"] = .int(Int64(index))
+            return HTTPError(inner.status, inner.code, "Operation \(index) failed, so nothing in the batch was applied: \(inner.description)",
+                             headers: inner.headers, fields: fields)
         }
     }
 
@@ -47,7 +42,7 @@ struct BatchHandler: Sendable {
             let writes = try Self.operations(body, request)
             return try writes.enumerated().map { index, write in
                 do { return (write, try write.prepare(access, reader)) } catch {
-                    throw Failure(index: index, inner: StorePools.respond(request, logger) { throw error })
+                    throw Failure(index: index, inner: ErrorResponses.httpError(for: error, request, logger))
                 }
             }
         }) { writer, prepared in
@@ -55,7 +50,7 @@ struct BatchHandler: Sendable {
             for (index, (write, step)) in prepared.enumerated() {
                 let response: Response
                 do { response = try write.apply(step, hooks: hooks, writer: writer, pending: pending) } catch {
-                    throw Failure(index: index, inner: StorePools.respond(request, logger) { throw error })
+                    throw Failure(index: index, inner: ErrorResponses.httpError(for: error, request, logger))
                 }
                 let text = String(decoding: response.body, as: UTF8.self)
                 results.append("{\"status\":\(response.status),\"body\":\(text.isEmpty ? "null" : text)}")
@@ -72,7 +67,7 @@ struct BatchHandler: Sendable {
         }
         return try list.enumerated().map { index, value in
             do { return try operation(value, index: index, request) } catch let e as HTTPError {
-                throw Failure(index: index, inner: e.response)
+                throw Failure(index: index, inner: e)
             }
         }
     }

@@ -98,7 +98,7 @@ struct CollectionHandlers: Sendable {
             do {
                 try write.checkAccess(scope, access)
             } catch {
-                return out.send(StorePools.respond(write.request, pools.logger) { throw error })
+                return out.send(ErrorResponses.response(for: error, write.request, pools.logger))
             }
             return pools.write(write.request, out, committed: hooks.committed(pending)) { writer in
                 try write.apply(try write.prepared(scope), hooks: hooks, writer: writer, pending: pending)

@@ -21,80 +21,77 @@ struct ConsoleAdminHandlers: Sendable {
     let stats: ConsoleStats
     let logs: LogRing
 
-    /// True for the `/admin/…` paths this type answers (the rest go to `WebhookHandlers`).
-    static func handles(_ s: [String]) -> Bool {
-        guard s.count >= 2, s[0] == "admin" else { return false }
-        switch s[1] {
-        case "stats", "logs", "collections", "files": return s.count == 2
-        case "users": return (s.count == 4 || s.count == 5) && s[3] == "sessions"
-        case "webhooks": return s.count == 5 && s[2] == "endpoints" && s[4] == "disable"
-        default: return false
+    var routes: [RoostRoute] {
+        let handlers = self
+        return [
+            RoostRoute("/admin/stats", [.get: { r, out in handlers.statSamples(r, out) }]),
+            RoostRoute("/admin/logs", [.get: { r, out in handlers.logEntries(r, out) }]),
+            RoostRoute("/admin/collections", [.get: { r, out in handlers.collectionDetails(r, out) }]),
+            RoostRoute("/admin/files", [.get: { r, out in handlers.filePage(r, out) }]),
+            RoostRoute("/admin/users/:id/sessions", [.get: { r, out in handlers.sessions(r.segments[2], r, out) },
+                                                     .delete: { r, out in handlers.revoke(r.segments[2], nil, r, out) }]),
+            RoostRoute("/admin/users/:id/sessions/:sid", [.delete: { r, out in handlers.revoke(r.segments[2], r.segments[4], r, out) }]),
+            RoostRoute("/admin/webhooks/endpoints/:name/disable", [.post: { r, out in handlers.disable(r.segments[3], r, out) }]),
+        ]
+    }
+
+    func statSamples(_ request: Request, _ out: ResponseWriter) {
+        let after = Int64(request.query["after"] ?? "") ?? 0
+        let stats = self.stats
+        asAdmin(request, out) { _ in .json(200, stats.json(after: after)) }
+    }
+
+    func collectionDetails(_ request: Request, _ out: ResponseWriter) {
+        let access = self.access
+        asAdmin(request, out) { reader in
+            .json(200, JSONValue.array(try reader.collectionDetails().map { c in
+                var o = JSONObject()
+                o["name"] = .string(c.name)
+                o["count"] = .int(Int64(c.count))
+                o["permission"] = .string(access.level(of: c.name).rawValue)
+                o["indexes"] = .array(c.indexes.map { .string($0.kind == "geo" ? "\($0.path):geo" : $0.path) })
+                return .object(o)
+            }).jsonText)
         }
     }
 
-    func route(_ request: Request, _ out: ResponseWriter) {
-        let s = Array(request.segments.dropFirst())
-        let method = request.method == .head ? .get : request.method
-        switch (s[0], method) {
-        case ("stats", .get):
-            let after = Int64(request.query["after"] ?? "") ?? 0
-            let stats = self.stats
-            asAdmin(request, out) { _ in .json(200, stats.json(after: after)) }
-        case ("logs", .get): logEntries(request, out)
-        case ("collections", .get):
-            let access = self.access
-            asAdmin(request, out) { reader in
-                .json(200, JSONValue.array(try reader.collectionDetails().map { c in
-                    var o = JSONObject()
-                    o["name"] = .string(c.name)
-                    o["count"] = .int(Int64(c.count))
-                    o["permission"] = .string(access.level(of: c.name).rawValue)
-                    o["indexes"] = .array(c.indexes.map { .string($0.kind == "geo" ? "\($0.path):geo" : $0.path) })
-                    return .object(o)
-                }).jsonText)
+    func filePage(_ request: Request, _ out: ResponseWriter) {
+        let limit = min(max(Int(request.query["limit"] ?? "") ?? 24, 1), 200)
+        let skip = max(Int(request.query["skip"] ?? "") ?? 0, 0)
+        asAdmin(request, out) { reader in
+            let page = try reader.filePage(limit: limit, skip: skip)
+            return .json(200, "{\"total\":\(page.total),\"files\":[" + page.documents.joined(separator: ",") + "]}")
+        }
+    }
+
+    func sessions(_ user: String, _ request: Request, _ out: ResponseWriter) {
+        asAdmin(request, out) { reader in
+            .json(200, JSONValue.array(try reader.sessions(userID: user, now: Authenticator.now).map { session in
+                var o = JSONObject()
+                o["id"] = .string(session.id)
+                o["createdAt"] = .string(Self.iso(session.createdAt * 1000))
+                o["lastSeen"] = .string(Self.iso(session.lastSeen * 1000))
+                o["expiresAt"] = .string(Self.iso(session.expiresAt * 1000))
+                return .object(o)
+            }).jsonText)
+        }
+    }
+
+    /// Revokes one session (`id`) of `user`, or all of them.
+    func revoke(_ user: String, _ id: String?, _ request: Request, _ out: ResponseWriter) {
+        asAdminWriting(request, out) { writer in
+            let n = try writer.revokeSessions(userID: user, id: id)
+            if id != nil && n == 0 { throw HTTPError.notFound("No session \(id ?? "") of user \(user).") }
+            return .json(200, "{\"count\":\(n)}")
+        }
+    }
+
+    func disable(_ name: String, _ request: Request, _ out: ResponseWriter) {
+        asAdminWriting(request, out) { writer in
+            guard try writer.setWebhookEndpointDisabled(name: name, reason: "disabled by an admin") else {
+                throw HTTPError.notFound("No webhook endpoint \"\(name)\".")
             }
-        case ("files", .get):
-            let limit = min(max(Int(request.query["limit"] ?? "") ?? 24, 1), 200)
-            let skip = max(Int(request.query["skip"] ?? "") ?? 0, 0)
-            asAdmin(request, out) { reader in
-                let page = try reader.filePage(limit: limit, skip: skip)
-                return .json(200, "{\"total\":\(page.total),\"files\":[" + page.documents.joined(separator: ",") + "]}")
-            }
-        case ("users", .get) where s.count == 3:
-            let user = s[1]
-            asAdmin(request, out) { reader in
-                .json(200, JSONValue.array(try reader.sessions(userID: user, now: Authenticator.now).map { session in
-                    var o = JSONObject()
-                    o["id"] = .string(session.id)
-                    o["createdAt"] = .string(Self.iso(session.createdAt * 1000))
-                    o["lastSeen"] = .string(Self.iso(session.lastSeen * 1000))
-                    o["expiresAt"] = .string(Self.iso(session.expiresAt * 1000))
-                    return .object(o)
-                }).jsonText)
-            }
-        case ("users", .delete):
-            let (user, id) = (s[1], s.count == 4 ? s[3] : nil)
-            asAdminWriting(request, out) { writer in
-                let n = try writer.revokeSessions(userID: user, id: id)
-                if id != nil && n == 0 { throw HTTPError.notFound("No session \(id ?? "") of user \(user).") }
-                return .json(200, "{\"count\":\(n)}")
-            }
-        case ("webhooks", .post):
-            let name = s[2]
-            asAdminWriting(request, out) { writer in
-                guard try writer.setWebhookEndpointDisabled(name: name, reason: "disabled by an admin") else {
-                    throw HTTPError.notFound("No webhook endpoint \"\(name)\".")
-                }
-                return .json(200, "{\"enabled\":false}")
-            }
-        case ("users", _) where s.count == 3:
-            out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, DELETE").response)
-        case ("users", _):
-            out.send(HTTPError.methodNotAllowed(request.method, allow: "DELETE").response)
-        case ("webhooks", _):
-            out.send(HTTPError.methodNotAllowed(request.method, allow: "POST").response)
-        default:
-            out.send(HTTPError.methodNotAllowed(request.method, allow: "GET").response)
+            return .json(200, "{\"enabled\":false}")
         }
     }
 
@@ -135,7 +132,7 @@ struct ConsoleAdminHandlers: Sendable {
     func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
         let access = self.access
         pools.read(request, out) { reader in
-            try WebhookHandlers.requireAdmin(try access.caller(request, reader).principal)
+            try access.requireAdmin(request, reader)
             var response = try body(reader)
             response.headers.add("Cache-Control", "no-store")
             return response
@@ -145,7 +142,7 @@ struct ConsoleAdminHandlers: Sendable {
     func asAdminWriting(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
         let access = self.access
         pools.write(request, out, prepare: { reader in
-            try WebhookHandlers.requireAdmin(try access.caller(request, reader).principal)
+            try access.requireAdmin(request, reader)
         }) { writer, _ in try body(writer) }
     }
 }

@@ -39,10 +39,12 @@ final class FeedCompactor: Sendable {
         while !stopped.get() {
             let removed = LockedBox(0), done = DispatchSemaphore(value: 0)
             let accepted = pools.writer.submit(StorePools.WriteJob(operation: { writer in
-                removed.set(try writer.compactChanges(retention: retention))
-                return Response(status: 204)
+                try writer.compactChanges(retention: retention)
             }, completion: { [logger] result in
-                if case .failure(let error) = result { logger.warning("change feed compaction failed", metadata: ["error": "\(error)"]) }
+                switch result {
+                case .success(let count): removed.set(count)
+                case .failure(let error): logger.warning("change feed compaction failed", metadata: ["error": "\(error)"])
+                }
                 done.signal()
             }))
             guard accepted else { return }

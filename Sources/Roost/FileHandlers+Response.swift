@@ -8,14 +8,13 @@ extension FileHandlers {
     /// handed the request on (to the thumbnail pool) and that will answer.
     func reading(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
         let handlers = self
-        let accepted = pools.readers.submit { reader in
+        pools.readers.submit({ reader in
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch {
-                out.send(handlers.respond(request) { throw error })
+                out.send(ErrorResponses.response(for: error, request, handlers.logger))
             }
-        }
-        if !accepted { out.send(HTTPError.overloaded().response) }
+        }, orAnswer: out, .reads)
     }
 }
 

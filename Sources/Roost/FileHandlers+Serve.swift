@@ -93,7 +93,7 @@ extension FileHandlers {
                 }).response
             }
             scheduler.variant(id, type, spec) { outcome in
-                out.send(handlers.respond(request) {
+                out.send(ErrorResponses.catching(request, logger) {
                     do { return try respond(try outcome.get().bytes) } catch let e as Vips.Unavailable {
                         throw scheduler.images.unavailable(e)
                     } catch let e as Vips.Failure {

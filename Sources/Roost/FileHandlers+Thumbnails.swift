@@ -135,7 +135,6 @@ final class ThumbnailScheduler: @unchecked Sendable {
                 // Deleted meanwhile: its thumbnails go too.
                 try? FileManager.default.removeItem(atPath: layout.thumbDirectory(id))
             }
-            return Response(status: 204)
         }, completion: { [self] result in
             if case .failure(let error) = result {
                 logger.warning("thumbnail not recorded; its job will run again", metadata: ["file": "\(id)", "error": "\(error)"])
@@ -165,7 +164,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
 
     func variant(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec, completion: @escaping @Sendable (Outcome) -> Void) {
         let (thumbnailer, kept) = (self.thumbnailer, Set(sizes.map { ThumbnailSpec.longest($0).name }))
-        flights.join(id + "/" + spec.name, refused: .failure(HTTPError.overloaded(retryAfter: 1)), waiter: completion) { finish in
+        flights.join(id + "/" + spec.name, refused: .failure(Overload.thumbnails.error), waiter: completion) { finish in
             pool.submit {
                 let made = Result { try thumbnailer.make(id, type, spec) }
                 if case .success = made {

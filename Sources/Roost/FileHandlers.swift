@@ -58,22 +58,17 @@ struct FileHandlers: Sendable {
         AccessScope(principal: try access.caller(request, reader).principal, level: level)
     }
 
-    /// Routes `/files…`.
-    func route(_ request: Request, _ out: ResponseWriter) {
-        let s = request.segments
-        let method = request.method
-        switch (s.count, method) {
-        case (1, .post): upload(request, out)
-        case (1, _): out.send(HTTPError.methodNotAllowed(method, allow: "POST").response)
-        case (2, .get), (2, .head): serve(s[1], request, out)
-        case (2, .delete): delete(s[1], request, out)
-        case (2, _): out.send(HTTPError.methodNotAllowed(method, allow: "GET, HEAD, DELETE").response)
-        case (3, .get) where s[2] == "meta", (3, .head) where s[2] == "meta": meta(s[1], request, out)
-        case (3, .get) where s[2] == "thumbnail", (3, .head) where s[2] == "thumbnail": thumbnail(s[1], request, out)
-        case (3, _) where s[2] == "meta" || s[2] == "thumbnail":
-            out.send(HTTPError.methodNotAllowed(method, allow: "GET, HEAD").response)
-        default: out.send(HTTPError.notFound("No endpoint at \(request.path).").response)
-        }
+    /// The file API's routes (`/files/_deltaset` and `/files/_live` are the collection feeds, in `Router`).
+    var routes: [RoostRoute] {
+        let handlers = self
+        return [
+            RoostRoute("/files", [.post: { r, out in handlers.upload(r, out) }]),
+            RoostRoute("/files/:id", [.get: { r, out in handlers.serve(r.segments[1], r, out) },
+                                      .delete: { r, out in handlers.delete(r.segments[1], r, out) }]),
+            RoostRoute("/files/:id/meta", [.get: { r, out in handlers.meta(r.segments[1], r, out) }]),
+            RoostRoute("/files/:id/thumbnail", [.get: { r, out in handlers.thumbnail(r.segments[1], r, out) }]),
+            RoostRoute("/files/*", anyMethod: Router.noEndpoint),
+        ]
     }
 
     /// `POST /files`: the raw bytes (or one multipart file part) → 201 and the metadata.
@@ -85,16 +80,15 @@ struct FileHandlers: Sendable {
             return out.send(HTTPError.tooLarge(limit: inspector.maxBytes).response)
         }
         if request.body.count > limit { return out.send(HTTPError.tooLarge(limit: inspector.maxBytes).response) }
-        if request.body.isEmpty { return out.send(Self.httpError(UploadError.empty()).response) }
+        if request.body.isEmpty { return out.send(UploadError.empty().httpError.response) }
         let handlers = self
-        let accepted = uploads.submit { reader in
+        uploads.submit({ reader in
             do {
                 try handlers.store(request, out, reader)
             } catch {
-                out.send(handlers.respond(request) { throw error })
+                out.send(ErrorResponses.response(for: error, request, handlers.logger))
             }
-        }
-        if !accepted { out.send(HTTPError.overloaded(retryAfter: 1).response) }
+        }, orAnswer: out, .uploads)
     }
 
     /// On an upload worker: inspect, write durably, then record in the group commit.
@@ -104,7 +98,7 @@ struct FileHandlers: Sendable {
         let upload: InspectedUpload
         do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
             if error.code == UploadError.imagesUnavailableCode { thumbnails.images.reportLoadFailure() }
-            throw Self.httpError(error)
+            throw error
         }
         let id = ids.next()
         let path = layout.objectPath(id)
@@ -112,7 +106,7 @@ struct FileHandlers: Sendable {
         let metadata = metadataDocument(id, upload)
         let type = upload.contentType
         let (thumbnails, logger) = (self.thumbnails, self.logger)
-        let job = StorePools.WriteJob(operation: { writer in
+        let job = StorePools.WriteJob(operation: { writer -> Response in
             .json(201, try writer.insertFile(id: id, metadata: metadata, contentType: type.name,
                                              thumbnailJob: upload.isImage, scope: scope))
         }, completion: { result in
@@ -123,11 +117,11 @@ struct FileHandlers: Sendable {
                 // No row: the file must not stay (the sweep would also find it).
                 unlink(path)
             }
-            out.send(StorePools.respond(request, logger) { try result.get() })
+            out.send(ErrorResponses.catching(request, logger) { try result.get() })
         })
         if !pools.writer.submit(job) {
             unlink(path)
-            throw HTTPError.overloaded(retryAfter: 1)
+            throw Overload.writes.error
         }
     }
 
@@ -167,7 +161,7 @@ struct FileHandlers: Sendable {
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
         let (handlers, layout, logger, access, level, removals) = (self, self.layout, self.logger, self.access, self.level, self.removals)
-        let job = StorePools.WriteJob(operation: { writer in
+        let job = StorePools.WriteJob(operation: { writer -> Response in
             let scope = AccessScope(principal: try access.caller(request, writer).principal, level: level)
             try writer.deleteFile(id: id, scope: scope)
             return .json(200, "{\"count\":1}")
@@ -179,28 +173,12 @@ struct FileHandlers: Sendable {
                 let remove: @Sendable () -> Void = { removals.remove([layout.objectPath(id), layout.thumbDirectory(id)]) }
                 if !handlers.uploads.submit({ _ in remove() }) { remove() }
             }
-            out.send(StorePools.respond(request, logger) { try result.get() })
+            out.send(ErrorResponses.catching(request, logger) { try result.get() })
         })
-        if !pools.writer.submit(job) { out.send(HTTPError.overloaded().response) }
+        pools.writer.submit(job, orAnswer: out, .writes)
     }
 
     static func notFound(_ id: String) -> HTTPError { .notFound("No file with _id \"\(id)\".") }
-
-    static func httpError(_ e: UploadError) -> HTTPError { HTTPError(e.status, e.code, e.description) }
-
-    /// Maps upload and disk failures, then store failures, to responses.
-    func respond(_ request: Request, _ body: () throws -> Response) -> Response {
-        do {
-            return try body()
-        } catch let e as UploadError {
-            return Self.httpError(e).response
-        } catch let e as DurableFile.Failure {
-            logger.error("file store error", metadata: ["request_id": "\(request.requestID)", "error": "\(e)"])
-            return HTTPError.internalError("The file could not be stored; nothing was kept.").response
-        } catch {
-            return StorePools.respond(request, logger) { throw error }
-        }
-    }
 }
 
 extension String {

@@ -37,13 +37,10 @@ final class HookServices: Sendable {
                                    privileged: scope.principal == .admin, requestID: requestID, work: writer,
                                    entity: entity, isPatch: isPatch, previous: previous)
         var text = ""
-        do {
-            try registry.runBefore(context) {
-                text = try write(context.entity)
-                context.storedText = text
-            }
-        } catch let refusal as HookRefusal {
-            throw HTTPError(refusal.status, refusal.code, refusal.message)
+        // A `HookRefusal` propagates: it is an `HTTPErrorConvertible`.
+        try registry.runBefore(context) {
+            text = try write(context.entity)
+            context.storedText = text
         }
         if let next = event.after, registry.hasAfterHooks(next, collection) {
             pending.set(pending.get() + [AfterContext(event: next, collection: collection, actor: scope.principal.userID,

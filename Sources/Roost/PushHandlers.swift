@@ -13,17 +13,13 @@ struct PushHandlers: Sendable {
 
     static let platforms: Set<String> = ["ios", "android", "web"]
 
-    func route(_ request: Request, _ out: ResponseWriter) {
-        let s = request.segments
-        guard s.count >= 2, s[1] == "devices" else { return out.send(HTTPError.notFound("No endpoint at \(request.path).").response) }
-        switch (s.count, request.method) {
-        case (2, .get), (2, .head): list(request, out)
-        case (2, .post): register(request, out)
-        case (2, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "GET, POST").response)
-        case (3, .delete): unregister(s[2], request, out)
-        case (3, _): out.send(HTTPError.methodNotAllowed(request.method, allow: "DELETE").response)
-        default: out.send(HTTPError.notFound("No endpoint at \(request.path).").response)
-        }
+    var routes: [RoostRoute] {
+        let handlers = self
+        return [
+            RoostRoute("/push/devices", [.get: { r, out in handlers.list(r, out) }, .post: { r, out in handlers.register(r, out) }]),
+            RoostRoute("/push/devices/:token", [.delete: { r, out in handlers.unregister(r.segments[2], r, out) }]),
+            RoostRoute("/push/*", anyMethod: Router.noEndpoint),
+        ]
     }
 
     static func user(_ principal: AccessScope.Principal) throws -> String {

@@ -111,24 +111,21 @@ struct ReferentialDelete {
 /// touch more than `references_max_cascade` entities (`CascadeTooLarge`).
 /// The body carries `count`: the references that block it, or the entities
 /// the cascade would touch.
-struct ReferencedError: ResponseError {
+struct ReferencedError: HTTPErrorConvertible {
     var code = "Referenced"
     let collection: String
     let id: String
     let count: Int
     var limit: Int? = nil
 
-    var response: Response {
-        var body = JSONObject()
-        body["error"] = .string(code)
+    var httpError: HTTPError {
         let noun = count == 1 ? "entity" : "entities"
-        if let limit {
-            body["description"] = .string("Deleting \"\(id)\" from \(collection) would delete or change \(count) \(noun) through references, more than references_max_cascade (\(limit)); nothing was changed.")
-            body["limit"] = .int(Int64(limit))
-        } else {
-            body["description"] = .string("\"\(id)\" in \(collection) is referenced by \(count) \(noun) whose reference restricts deletes; remove those references first.")
-        }
-        body["count"] = .int(Int64(count))
-        return .json(409, body.jsonText)
+        var fields = JSONObject()
+        if let limit { fields["limit"] = .int(Int64(limit)) }
+        fields["count"] = .int(Int64(count))
+        let description = limit.map { limit in
+            "Deleting \"\(id)\" from \(collection) would delete or change \(count) \(noun) through references, more than references_max_cascade (\(limit)); nothing was changed."
+        } ?? "\"\(id)\" in \(collection) is referenced by \(count) \(noun) whose reference restricts deletes; remove those references first."
+        return HTTPError(409, code, description, fields: fields)
     }
 }

@@ -96,21 +96,22 @@ public final class RoostServer {
         pools.afterCommit.set { hub.wake() }
         pools.sessionsRevoked.set { hub.sessionsChanged() }
         let live = LiveHandlers(pools: pools, access: access, hub: hub)
-        let router = Router(collections: handlers, batch: BatchHandler(collections: handlers, logger: logger), live: live,
-                            accounts: accounts, files: files,
-                            push: PushHandlers(pools: pools, collections: handlers, access: access),
-                            admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks),
-                            backups: BackupHandlers(service: backups, pools: pools, access: access), pools: pools,
-                            info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()),
-                            metrics: MetricsEndpoint(pools: pools), state: state,
-                            console: ConsoleAdminHandlers(pools: pools, access: access, stats: stats, logs: .shared))
+        let router = Router(RouteAreas(
+            collections: handlers, batch: BatchHandler(collections: handlers, logger: logger), live: live,
+            accounts: accounts, files: files, push: PushHandlers(pools: pools, collections: handlers, access: access),
+            admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks),
+            backups: BackupHandlers(service: backups, pools: pools, access: access),
+            console: ConsoleAdminHandlers(pools: pools, access: access, stats: stats, logs: .shared),
+            system: SystemHandlers(pools: pools, access: access,
+                                   info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()),
+                                   metrics: MetricsEndpoint(pools: pools), state: state)))
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
         let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
         let server = HTTPServer(loops: loops, sockets: BoundListener.groups(listeners, tls: false, proxyProtocol: false),
                                 tlsSockets: BoundListener.groups(listeners, tls: true, proxyProtocol: false), tls: tls,
                                 proxySockets: BoundListener.groups(listeners, tls: false, proxyProtocol: true),
                                 maxBodyBytes: evhttpCap, logger: logger,
-                                trustedProxies: try config.proxies(), observer: Self.observer(services.accessLog)) { request, out in
+                                trustedProxies: try config.proxies(), observer: Self.observer(services.accessLog, routes: router.table)) { request, out in
             router.handle(request, out)
         }
         for listener in listeners { for s in listener.sockets { close(s.fd) } }
@@ -169,10 +170,10 @@ public final class RoostServer {
 
 extension RoostServer {
     /// Metrics and the access log for every finished request, on its loop.
-    static func observer(_ accessLog: AccessLog?) -> HTTPServer.Observer {
+    static func observer(_ accessLog: AccessLog?, routes: RouteTable<RouteHandler>) -> HTTPServer.Observer {
         let metrics = RequestMetrics()
         return { r in
-            let route = RouteTemplate.of(r.segments)
+            let route = routes.match(r.segments).label
             metrics.record(method: r.method.rawValue, route: route, status: r.status, nanoseconds: r.durationNanoseconds)
             accessLog?.record(AccessEntry(method: r.method.rawValue, path: r.path, route: route, status: r.status,
                                           durationNanoseconds: r.durationNanoseconds, requestID: r.requestID,

@@ -1,10 +1,10 @@
 import HTTP
 import Store
 
-extension HTTPError {
+extension StoreError: HTTPErrorConvertible {
     /// The client-facing form of a store failure.
-    static func from(_ error: StoreError) -> HTTPError {
-        switch error {
+    public var httpError: HTTPError {
+        switch self {
         case .notFound(let d): return .notFound(d)
         case .unauthorized(let d):
             return HTTPError(401, "Unauthorized", d, headers: Headers([("WWW-Authenticate", "Bearer realm=\"roost\"")]))

@@ -11,9 +11,22 @@ import Store
 final class StorePools: Sendable {
     typealias ReadJob = @Sendable (DocumentReader) -> Void
 
+    /// One operation of the writer's group commit, generic over what it
+    /// produces (a response, a count, nothing): `completion` gets that after
+    /// COMMIT, or the error that undid the operation.
     struct WriteJob: Sendable {
-        let operation: @Sendable (DocumentWriter) throws -> Response
-        let completion: @Sendable (Result<Response, any Error>) -> Void
+        /// Runs in the transaction; returns the completion, bound to the result.
+        let operation: @Sendable (DocumentWriter) throws -> @Sendable () -> Void
+        let failed: @Sendable (any Error) -> Void
+
+        init<Value: Sendable>(operation: @escaping @Sendable (DocumentWriter) throws -> Value,
+                              completion: @escaping @Sendable (Result<Value, any Error>) -> Void) {
+            self.operation = { writer in
+                let value = try operation(writer)
+                return { completion(.success(value)) }
+            }
+            failed = { error in completion(.failure(error)) }
+        }
     }
 
     let readers: WorkerPool<DocumentReader, ReadJob>
@@ -97,7 +110,12 @@ final class StorePools: Sendable {
                                 commitTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
                                 batches.commits.increment()
                                 batches.operations.increment(by: Int64(jobs.count))
-                                for (job, result) in zip(jobs, results) { job.completion(result) }
+                                for (job, result) in zip(jobs, results) {
+                                    switch result {
+                                    case .success(let complete): complete()
+                                    case .failure(let error): job.failed(error)
+                                    }
+                                }
                             })
     }
 
@@ -121,19 +139,18 @@ final class StorePools: Sendable {
     /// handed the request on (to the writer) and that will answer.
     func hashing(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
         let logger = self.logger
-        let accepted = hashers.submit { reader in
+        hashers.submit({ reader in
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch {
-                out.send(Self.respond(request, logger) { throw error })
+                out.send(ErrorResponses.response(for: error, request, logger))
             }
-        }
-        if !accepted { out.send(HTTPError.overloaded(retryAfter: 2).response) }
+        }, orAnswer: out, .hashes)
     }
 
     /// Fire-and-forget write (e.g. a session renewal); dropped if the queue is full.
     func background(_ operation: @escaping @Sendable (DocumentWriter) throws -> Void) {
-        _ = writer.submit(WriteJob(operation: { w in try operation(w); return Response(status: 204) }, completion: { _ in }))
+        _ = writer.submit(WriteJob(operation: operation, completion: { _ in }))
     }
 
     /// Runs `body` on a reader thread. It returns a response, or nil when it
@@ -145,7 +162,7 @@ final class StorePools: Sendable {
             Telemetry.slowLaneReads(reason: "address").increment()
             return slowRead(request, out, body)
         }
-        let accepted = readers.submit { [self] reader in
+        return readers.submit({ [self] reader in
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch where Self.ranPastSlice(error) {
@@ -153,11 +170,9 @@ final class StorePools: Sendable {
                 Telemetry.slowLaneReads(reason: "overran").increment()
                 slowRead(request, out, body)
             } catch {
-                out.send(Self.respond(request, logger) { throw error })
+                out.send(ErrorResponses.response(for: error, request, logger))
             }
-        }
-        if !accepted { out.send(HTTPError.overloaded().response) }
-        return accepted
+        }, orAnswer: out, .reads)
     }
 
     /// Runs `body` on a reader thread and sends its response; 503 if the queue is full.
@@ -169,21 +184,16 @@ final class StorePools: Sendable {
     @discardableResult
     private func slowRead(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) -> Bool {
         let logger = self.logger, addresses = slowLaneAddresses, slice = readSliceNanoseconds
-        let accepted = slowReaders.submit { reader in
+        return slowReaders.submit({ reader in
             let started = monotonicNanoseconds()
             // Still heavy: the client stays listed while it keeps sending such reads.
             defer { if monotonicNanoseconds() &- started > slice { addresses.overran(request.remoteAddress) } }
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch {
-                out.send(Self.respond(request, logger) { throw error })
+                out.send(ErrorResponses.response(for: error, request, logger))
             }
-        }
-        if !accepted {
-            out.send(HTTPError(503, "Overloaded", "Too many long-running queries are waiting; try again shortly, or narrow the query or index the fields it sorts and filters on.",
-                               headers: Headers([("Retry-After", "2")])).response)
-        }
-        return accepted
+        }, orAnswer: out, .slowReads)
     }
 
     /// True when a read was stopped at its reader's time slice.
@@ -198,11 +208,10 @@ final class StorePools: Sendable {
     func write(_ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
                _ operation: @escaping @Sendable (DocumentWriter) throws -> Response) {
         let logger = self.logger
-        let accepted = writer.submit(WriteJob(operation: operation) { result in
+        writer.submit(WriteJob(operation: operation) { result in
             if case .success = result { committed?() }
-            out.send(Self.respond(request, logger) { try result.get() })
-        })
-        if !accepted { out.send(HTTPError.overloaded().response) }
+            out.send(ErrorResponses.catching(request, logger) { try result.get() })
+        }, orAnswer: out, .writes)
     }
 
     /// A write in two steps: `prepare` runs on a reader thread (authenticate,
@@ -217,21 +226,6 @@ final class StorePools: Sendable {
             let prepared = try prepare(reader)
             write(request, out, committed: committed) { writer in try operation(writer, prepared) }
             return nil
-        }
-    }
-
-    /// Turns thrown errors into JSON error responses, logging the unexpected ones.
-    static func respond(_ request: Request, _ logger: Logger, _ body: () throws -> Response) -> Response {
-        do {
-            return try body()
-        } catch let e as any ResponseError {
-            return e.response
-        } catch {
-            let storeError = StoreError.wrap(error)
-            if case .database(let db) = storeError {
-                logger.error("database error", metadata: ["request_id": "\(request.requestID)", "path": "\(request.path)", "error": "\(db)"])
-            }
-            return HTTPError.from(storeError).response
         }
     }
 }

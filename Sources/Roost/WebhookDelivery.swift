@@ -29,7 +29,7 @@ extension RoostServer {
     /// is sent again: at least once, never lost.
     static func record(_ pools: StorePools, _ write: @escaping @Sendable (DocumentWriter) throws -> Void,
                        _ done: @escaping @Sendable () -> Void, _ logger: Logger) {
-        let job = StorePools.WriteJob(operation: { writer in try write(writer); return Response(status: 204) }) { result in
+        let job = StorePools.WriteJob(operation: write) { result in
             if case .failure(let error) = result {
                 logger.error("cannot record a webhook attempt", metadata: ["error": "\(error)"])
             }

@@ -19,65 +19,73 @@ struct WebhookHandlers: Sendable {
     let access: AccessPolicy
     let hooks: HookServices
 
-    func route(_ request: Request, _ out: ResponseWriter) {
-        let s = Array(request.segments.dropFirst())
-        let method = request.method == .head ? .get : request.method
-        switch (s.count, method) {
-        case (1, .get) where s[0] == "hooks":
-            let listing = BuiltInHooks.listingJSON(hooks.registry)
-            readAsAdmin(request, out) { _ in .json(200, listing) }
-        case (2, .get) where s == ["webhooks", "endpoints"]: listEndpoints(request, out)
-        case (2, .post) where s == ["webhooks", "endpoints"]: addEndpoint(request, out)
-        case (3, .delete) where s[0] == "webhooks" && s[1] == "endpoints":
-            writeAsAdmin(request, out) { writer in
-                guard try writer.deleteWebhookEndpoint(name: s[2]) else { throw HTTPError.notFound("No webhook endpoint \"\(s[2])\".") }
-                return .json(200, "{\"count\":1}")
-            }
-        case (4, .post) where s[0] == "webhooks" && s[1] == "endpoints" && s[3] == "enable":
-            writeAsAdmin(request, out) { writer in
-                guard try writer.setWebhookEndpointDisabled(name: s[2], reason: nil) else { throw HTTPError.notFound("No webhook endpoint \"\(s[2])\".") }
-                return .json(200, "{\"enabled\":true}")
-            }
-        case (2, .get) where s == ["webhooks", "deliveries"]:
-            let status = request.query["status"]
-            let limit = min(Int(request.query["limit"] ?? "") ?? 100, 1000)
-            if let status, !["pending", "delivered", "dead"].contains(status) {
-                return out.send(HTTPError(400, "InvalidQuery", "status must be pending, delivered or dead.").response)
-            }
-            readAsAdmin(request, out) { reader in
-                .json(200, JSONValue.array(try reader.deliveries(status: status, limit: max(limit, 1)).map { .object($0) }).jsonText)
-            }
-        case (3, .get) where s[0] == "webhooks" && s[1] == "deliveries":
-            let rid = Int64(s[2]) ?? -1
-            readAsAdmin(request, out) { reader in
-                guard let d = try reader.delivery(rid: rid) else { throw HTTPError.notFound("No delivery \(s[2]).") }
-                return .json(200, d.jsonText)
-            }
-        case (4, .post) where s[0] == "webhooks" && s[1] == "deliveries" && s[3] == "retry":
-            let rid = Int64(s[2]) ?? -1
-            let hooks = self.hooks
-            writeAsAdmin(request, out) { writer in
-                guard try writer.requeueDelivery(rid: rid) else { throw HTTPError.notFound("No dead delivery \(s[2]).") }
-                hooks.outboxDirty.set(true)
-                return .json(200, "{\"requeued\":true}")
-            }
-        default:
-            out.send(HTTPError.notFound("No endpoint at \(request.path).").response)
+    var routes: [RoostRoute] {
+        let handlers = self
+        return [
+            RoostRoute("/admin/hooks", [.get: { r, out in handlers.listHooks(r, out) }]),
+            RoostRoute("/admin/webhooks/endpoints", [.get: { r, out in handlers.listEndpoints(r, out) },
+                                                     .post: { r, out in handlers.addEndpoint(r, out) }]),
+            RoostRoute("/admin/webhooks/endpoints/:name", [.delete: { r, out in handlers.deleteEndpoint(r.segments[3], r, out) }]),
+            RoostRoute("/admin/webhooks/endpoints/:name/enable", [.post: { r, out in handlers.enableEndpoint(r.segments[3], r, out) }]),
+            RoostRoute("/admin/webhooks/deliveries", [.get: { r, out in handlers.listDeliveries(r, out) }]),
+            RoostRoute("/admin/webhooks/deliveries/:id", [.get: { r, out in handlers.delivery(r.segments[3], r, out) }]),
+            RoostRoute("/admin/webhooks/deliveries/:id/retry", [.post: { r, out in handlers.retryDelivery(r.segments[3], r, out) }]),
+        ]
+    }
+
+    func listHooks(_ request: Request, _ out: ResponseWriter) {
+        let listing = BuiltInHooks.listingJSON(hooks.registry)
+        readAsAdmin(request, out) { _ in .json(200, listing) }
+    }
+
+    func deleteEndpoint(_ name: String, _ request: Request, _ out: ResponseWriter) {
+        writeAsAdmin(request, out) { writer in
+            guard try writer.deleteWebhookEndpoint(name: name) else { throw HTTPError.notFound("No webhook endpoint \"\(name)\".") }
+            return .json(200, "{\"count\":1}")
         }
     }
 
-    static func requireAdmin(_ principal: AccessScope.Principal) throws {
-        switch principal {
-        case .admin: return
-        case .anonymous: throw HTTPError(401, "Unauthorized", "The admin API needs the admin token.")
-        case .user: throw HTTPError(403, "Forbidden", "The admin API needs the admin token.")
+    func enableEndpoint(_ name: String, _ request: Request, _ out: ResponseWriter) {
+        writeAsAdmin(request, out) { writer in
+            guard try writer.setWebhookEndpointDisabled(name: name, reason: nil) else { throw HTTPError.notFound("No webhook endpoint \"\(name)\".") }
+            return .json(200, "{\"enabled\":true}")
+        }
+    }
+
+    /// `GET /admin/webhooks/deliveries[?status=&limit=]`.
+    func listDeliveries(_ request: Request, _ out: ResponseWriter) {
+        let status = request.query["status"]
+        let limit = min(Int(request.query["limit"] ?? "") ?? 100, 1000)
+        if let status, !["pending", "delivered", "dead"].contains(status) {
+            return out.send(HTTPError(400, "InvalidQuery", "status must be pending, delivered or dead.").response)
+        }
+        readAsAdmin(request, out) { reader in
+            .json(200, JSONValue.array(try reader.deliveries(status: status, limit: max(limit, 1)).map { .object($0) }).jsonText)
+        }
+    }
+
+    func delivery(_ id: String, _ request: Request, _ out: ResponseWriter) {
+        let rid = Int64(id) ?? -1
+        readAsAdmin(request, out) { reader in
+            guard let d = try reader.delivery(rid: rid) else { throw HTTPError.notFound("No delivery \(id).") }
+            return .json(200, d.jsonText)
+        }
+    }
+
+    func retryDelivery(_ id: String, _ request: Request, _ out: ResponseWriter) {
+        let rid = Int64(id) ?? -1
+        let hooks = self.hooks
+        writeAsAdmin(request, out) { writer in
+            guard try writer.requeueDelivery(rid: rid) else { throw HTTPError.notFound("No dead delivery \(id).") }
+            hooks.outboxDirty.set(true)
+            return .json(200, "{\"requeued\":true}")
         }
     }
 
     func readAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
         let access = self.access
         pools.read(request, out) { reader in
-            try Self.requireAdmin(try access.caller(request, reader).principal)
+            try access.requireAdmin(request, reader)
             return try body(reader)
         }
     }
@@ -85,7 +93,7 @@ struct WebhookHandlers: Sendable {
     func writeAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
         let access = self.access
         pools.write(request, out, committed: hooks.committed(.init([]))) { writer in
-            try Self.requireAdmin(try access.caller(request, writer).principal)
+            try access.requireAdmin(request, writer)
             return try body(writer)
         }
     }

@@ -1,0 +1,48 @@
+import Files
+import HTTP
+import Hooks
+import Logging
+import Store
+
+/// Turns whatever a handler, a job or a hook threw into what the client sees.
+/// The one place errors become HTTP: each error type knows its `HTTPError`
+/// (`HTTPErrorConvertible`); anything else is wrapped as a `StoreError`.
+enum ErrorResponses {
+    /// The client's error for `error`, logging the failures that are ours
+    /// (database and file-store errors), not the client's.
+    static func httpError(for error: any Error, _ request: Request, _ logger: Logger) -> HTTPError {
+        if let known = error as? any HTTPErrorConvertible, !(known is StoreError) {
+            if let failure = error as? DurableFile.Failure {
+                logger.error("file store error", metadata: ["request_id": "\(request.requestID)", "error": "\(failure)"])
+            }
+            return known.httpError
+        }
+        let storeError = StoreError.wrap(error)
+        if case .database(let db) = storeError {
+            logger.error("database error", metadata: ["request_id": "\(request.requestID)", "path": "\(request.path)", "error": "\(db)"])
+        }
+        return storeError.httpError
+    }
+
+    /// The response for `error`.
+    static func response(for error: any Error, _ request: Request, _ logger: Logger) -> Response {
+        httpError(for: error, request, logger).response
+    }
+
+    /// `body`'s response, or its error's.
+    static func catching(_ request: Request, _ logger: Logger, _ body: () throws -> Response) -> Response {
+        do { return try body() } catch { return response(for: error, request, logger) }
+    }
+}
+
+extension UploadError: HTTPErrorConvertible {
+    public var httpError: HTTPError { HTTPError(status, code, description) }
+}
+
+extension HookRefusal: HTTPErrorConvertible {
+    public var httpError: HTTPError { HTTPError(status, code, message) }
+}
+
+extension DurableFile.Failure: HTTPErrorConvertible {
+    public var httpError: HTTPError { .internalError("The file could not be stored; nothing was kept.") }
+}

@@ -1,0 +1,54 @@
+import EventLoop
+import HTTP
+import Store
+
+/// The daemon's own pages: the status page `/`, `/healthz`, `/readyz`,
+/// `/openapi.yaml` and `/metrics`.
+struct SystemHandlers: Sendable {
+    let pools: StorePools
+    let access: AccessPolicy
+    let info: ServerInfo
+    let metrics: MetricsEndpoint
+    let state: ServerState
+
+    var routes: [RoostRoute] {
+        let (health, ready): (RouteHandler, RouteHandler) = ({ _, out in out.send(.json(200, "{\"status\":\"ok\"}")) },
+                                                            { _, out in out.send(readiness()) })
+        let metrics = self.metrics
+        return [
+            RoostRoute("/", [.get: { r, out in home(r, out) }]),
+            // Any path below the probes answers too, as it always has.
+            RoostRoute("/healthz", [.get: health]),
+            RoostRoute("/healthz/*", [.get: health]),
+            RoostRoute("/readyz", [.get: ready]),
+            RoostRoute("/readyz/*", [.get: ready]),
+            RoostRoute("/openapi.yaml", [.get: { _, out in
+                out.send(Response(status: 200, headers: Headers([("Content-Type", "application/yaml; charset=utf-8")]),
+                                  body: HTMLPages.openAPIBytes))
+            }]),
+            RoostRoute("/metrics", [.get: { _, out in out.send(metrics.respond()) }]),
+        ]
+    }
+
+    /// The status page: only what the caller may read is listed (public
+    /// collections, or everything for the admin).
+    func home(_ request: Request, _ out: ResponseWriter) {
+        let (info, access) = (self.info, self.access)
+        pools.read(request, out) { reader in
+            let isAdmin = (try? access.caller(request, reader).principal) == .admin
+            let visible = try reader.collectionSummaries().filter { isAdmin || access.level(of: $0.name) == .public }
+            return .html(200, HTMLPages.home(version: info.version, listen: info.listen, startedAt: info.startedAt,
+                                             collections: visible))
+        }
+    }
+
+    /// Not ready while draining for shutdown (the database is about to
+    /// close) or when a queue is nearly full.
+    func readiness() -> Response {
+        if state.isDraining { return HTTPError(503, "ShuttingDown", "The server is shutting down.").response }
+        let saturated = pools.readers.depth >= pools.readers.queue.capacity * 9 / 10
+            || pools.writer.depth >= pools.writer.queue.capacity * 9 / 10
+            || pools.hashers.depth >= pools.hashers.queue.capacity * 9 / 10
+        return saturated ? HTTPError.overloaded().response : .json(200, "{\"status\":\"ready\"}")
+    }
+}
