@@ -7,6 +7,15 @@ public final class DocumentReader {
     let dialect: any SQLDialect = SQLiteDialect()
     /// The longest a list or count may run before it is stopped.
     public var timeLimit: Double = 10
+    private var seal: CursorSeal?
+
+    /// Seals and opens this database's feed cursors (its key, read once).
+    public func cursorSeal() throws -> CursorSeal {
+        if let seal { return seal }
+        let loaded = try CursorSeal.load(db)
+        seal = loaded
+        return loaded
+    }
 
     public init(path: String) throws {
         db = try SQLiteConnection(path: path, readOnly: true)

@@ -160,6 +160,9 @@ public enum Migrations {
                 }
             }
         }),
+        // The feed without AUTOINCREMENT (a `sqlite_sequence` read and write
+        // per change), and the key that seals feed cursors.
+        Migration(10, "", code: ChangeFeed.sequenceMigration),
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -53,7 +53,7 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from common import ADMIN_TOKEN, Client, Roostd, binary, one_request, png, print_report  # noqa: E402
 from feed import sync  # noqa: E402
-from live import LiveStream, cursor_epoch, cursor_seq, live_path  # noqa: E402
+from live import FEED_HEAD_SQL, LiveStream, cursor_epoch, cursor_seq, cursor_support, live_path  # noqa: E402
 from restore_checks import apply_events, check_cursors, check_documents, check_files, check_streams  # noqa: E402
 
 COLLECTION = "drill"
@@ -212,6 +212,7 @@ def run(writers=3, warmup=2.0, after=1.0, images=6, seed=None, workdir=None, log
     own = workdir is None
     workdir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="roost-restore-drill-"))
     daemon = Roostd(workdir, config(workdir))
+    cursor_support.register(daemon.data_dir)
     failures, lost, info = [], [], {"seed": seed}
     ledger, stop = Ledger(), threading.Event()
     pngs = [png(120 + 17 * i, 90 + 11 * i, i + 3) for i in range(images)]
@@ -265,7 +266,7 @@ def run(writers=3, warmup=2.0, after=1.0, images=6, seed=None, workdir=None, log
         try:
             integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
             new_epoch = db.execute("SELECT value FROM _meta WHERE key = 'epoch'").fetchone()[0]
-            head = db.execute("SELECT seq FROM sqlite_sequence WHERE name = '_changes'").fetchone()[0]
+            head = db.execute(FEED_HEAD_SQL).fetchone()[0]
         finally:
             db.close()
         if integrity != "ok":

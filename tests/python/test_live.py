@@ -33,6 +33,7 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "drills"))
 from common import ADMIN_TOKEN, Client, Roostd, list_all, one_request, png  # noqa: E402
 from live import LiveStream, cursor_seq, events_path, live_path, metric  # noqa: E402
+import cursor_support  # noqa: E402
 
 CONFIG = f"""\
 password_cost: interactive
@@ -84,6 +85,7 @@ class Node(Roostd):
 def _daemon(tmp_path_factory, name, config):
     node = Node(tmp_path_factory.mktemp(name), config)
     node.start()
+    cursor_support.register(node.data_dir)
     return node
 
 

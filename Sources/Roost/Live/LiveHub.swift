@@ -47,6 +47,7 @@ final class LiveHub: @unchecked Sendable {
     var subscribers: [Int: Subscriber] = [:]
     private var head: Int64 = 0
     private(set) var epoch = ""
+    private var seal: CursorSeal?
     /// Each distinct filter (by its JSON text), compiled once: see `LiveFilter`.
     var filters: [String: LiveFilter?] = [:]
     /// Subscribers with bytes `buffered` since the last flush.
@@ -75,6 +76,7 @@ final class LiveHub: @unchecked Sendable {
     func start() throws {
         let reader = try DocumentReader(path: databasePath)
         epoch = try reader.feedMeta().epoch
+        seal = try reader.cursorSeal()
         head = try reader.feedHead()
         self.reader = reader
         NamedThread.start("live-fanout") { [self] in run(self.reader!) }
@@ -279,7 +281,7 @@ final class LiveHub: @unchecked Sendable {
     }
 
     func token(_ seq: Int64) -> String {
-        FeedCursor(epoch: epoch, level: "live", seq: seq, afterRowID: nil).token
+        seal!.token(FeedCursor(epoch: epoch, level: "live", seq: seq, afterRowID: nil))
     }
 
     /// A session was revoked (log-out): check the streams' sessions now, from any thread.
