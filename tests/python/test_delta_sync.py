@@ -600,7 +600,7 @@ def _unsealed(cursor):
     ("AAAA", 400, "InvalidCursor"),
     ("x" * 400, 400, "InvalidCursor"),
     (lambda c: _flipped(c, 0), 400, "InvalidCursor"),                    # the version byte
-    (lambda c: c[:60], 400, "InvalidCursor"),                            # too short to hold a box
+    (lambda c: c[:52], 400, "InvalidCursor"),                            # too short to hold a nonce and a tag
     (lambda c: _forged(c, seq="x1"), 400, "InvalidCursor"),
     (lambda c: _forged(c, seq="-1"), 400, "InvalidCursor"),
     (lambda c: _forged(c, version="r0"), 400, "InvalidCursor"),
