@@ -63,7 +63,7 @@ public struct CursorSeal: Sendable {
     /// this database did not seal it (or it was changed since).
     public func open(_ token: String) -> FeedCursor? {
         guard token.utf8.count <= Self.maxTokenLength, let bytes = Base64URL.decode(token) else { return nil }
-        if bytes.starts(with: Array("r1|".utf8)) { return .foreign } // an unsealed cursor from before 0.3: expired
+        if Self.isUnsealed(bytes) { return .foreign }
         guard bytes.count > 1 + Self.nonceBytes + Self.macBytes, bytes[0] == Self.version else { return nil }
         var message = [UInt8](repeating: 0, count: bytes.count - 1 - Self.nonceBytes - Self.macBytes)
         let opened = bytes.withUnsafeBufferPointer { buffer -> Bool in
@@ -74,6 +74,14 @@ public struct CursorSeal: Sendable {
         guard opened else { return .foreign }
         guard let text = String(validating: message, as: UTF8.self) else { return nil }
         return FeedCursor(sealedText: text)
+    }
+
+    /// A readable cursor as roostd made them before sealing (`r1|epoch|level|seq|after|base`):
+    /// a real cursor once, refused now as expired, not as malformed.
+    static func isUnsealed(_ bytes: [UInt8]) -> Bool {
+        guard bytes.starts(with: Array("r1|".utf8)), let text = String(validating: bytes, as: UTF8.self) else { return false }
+        let parts = text.split(separator: "|", omittingEmptySubsequences: false)
+        return parts.count == 6 && Int64(parts[3]).map { $0 >= 0 } == true
     }
 
     static func bytes(hex: String) -> [UInt8]? {
