@@ -76,9 +76,14 @@ public enum ChangeFeed {
 extension DocumentWriter {
     /// Adds the change's feed row in the current transaction.
     func recordChange(_ collection: String, id: String, _ op: ChangeFeed.Operation, previous: JSONObject?) throws {
+        try recordChange(collection, id: id, op, previousText: previous?.jsonText)
+    }
+
+    /// Adds the change's feed row, with the entity before it as the JSON text that was stored.
+    func recordChange(_ collection: String, id: String, _ op: ChangeFeed.Operation, previousText: String?) throws {
         try db.prepare("INSERT INTO _changes (coll, id, op, at, prev_doc) VALUES (?1, ?2, ?3, ?4, ?5)")
             .run([.text(collection), .text(id), .int(op.rawValue), .int(ChangeFeed.nowMilliseconds),
-                  previous.map { .text($0.jsonText) } ?? .null])
+                  previousText.map { .text($0) } ?? .null])
     }
 
     /// Removes up to one step of changes older than `retention` seconds and
