@@ -2,11 +2,15 @@
 #   make run    installs the system libraries (apt), builds, starts roostd on 127.0.0.1:8080
 #   make test   installs, builds, runs the Swift tests and the Python API tests
 
-APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-config libvips-dev
+APT_PACKAGES := libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-config
+# libvips (libvips42 and its modules): roostd does not link it but loads
+# libvips.so.42 at the first image; without it image uploads answer 503.
+APT_PACKAGES += libvips-dev
 # libsystemd for sd_notify/journald; systemd for the unit-file, journald and
 # socket-activation tests (systemd-analyze, systemd-journald, journalctl).
 APT_PACKAGES += libsystemd-dev systemd
-# libcurl for webhook delivery (HTTP/HTTPS POSTs from worker threads).
+# libcurl for webhook delivery (HTTP/HTTPS POSTs from worker threads): its headers at
+# build time; libcurl.so.4 is loaded at the first delivery, not linked.
 APT_PACKAGES += libcurl4-openssl-dev
 # OpenSSL: libcrypto for SHA-256 of uploads (SHA extensions), libssl for the
 # HTTPS listeners (through libevent_openssl, which libevent-dev ships).
@@ -36,7 +40,7 @@ PYTHON       ?= python3
 
 .PHONY: deps build release run test test-swift test-python clean install bench drills
 
-# Installs the C libraries Roost links against, only when one is missing.
+# Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -66,15 +70,16 @@ test-swift: build
 	swift test --skip-build
 
 test-python: build $(VENV)/.ready
-	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q tests/python
+	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q tests/python tests/drills
 
 test: test-swift test-python
 
 # Reliability drills (tests/drills, loopback only, about 6 minutes): kill -9 under
 # load, a hostile-input corpus, slowloris, schemathesis. Each prints one summary
-# line and appends it to RELIABILITY.md. CI runs them small in test_drills_quick.py.
+# line and appends it to RELIABILITY.md. CI runs them small in tests/drills/test_drills_*.py.
+# tests/ holds the packages `drills` and `roost_harness` (the one test harness).
 drills: build $(VENV)/.ready
-	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/python tests/drills/run_all.py
+	ROOSTD=$(CURDIR)/.build/debug/roostd PYTHONPATH=tests $(VENV)/bin/python -m drills.run_all
 
 install: release
 	install -D -m 0755 .build/release/roostd $(DESTDIR)/usr/local/bin/roostd

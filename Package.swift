@@ -31,17 +31,17 @@ let package = Package(
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium"),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto"),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib"),
-        .systemLibrary(name: "CVips", pkgConfig: "vips"),
         // Non-variadic C wrappers around libvips, with no glib types in their header.
-        .target(name: "CVipsShim", dependencies: ["CVips"]),
+        // roostd does not link libvips: the shim dlopens libvips.so.42 at the first image.
+        .target(name: "CVipsShim", linkerSettings: [.linkedLibrary("dl")]),
         // cachestat(2), which Swift cannot reach (syscall is variadic).
         .target(name: "CFileShim"),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
         // jemalloc as the process's malloc, and its options (linked by Daemon; see Allocator.swift).
         .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl"),
-        // A non-variadic POST around curl_easy_setopt, for webhook delivery.
-        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        // A non-variadic POST around curl_easy_setopt, for webhook delivery. roostd
+        // does not link libcurl: the shim dlopens libcurl.so.4 at the first delivery.
+        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl")]),
 
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),

@@ -43,31 +43,16 @@ RESULTS = os.path.join(B.HERE, "results", "backup.jsonl")
 
 def seed(port, count, make, path, headers, threads=8):
     """POSTs `count` bodies from make(i) on `threads` keep-alive connections; returns seconds."""
-    started, next_i, lock, errors = time.monotonic(), [0], threading.Lock(), []
-
-    def worker():
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        while True:
-            with lock:
-                i = next_i[0]
-                next_i[0] += 1
-            if i >= count or errors:
-                break
+    def send(holder, rng):
+        c = holder["c"] = holder.get("c") or http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        for i in rng:
             c.request("POST", path, make(i), headers)
             r = c.getresponse()
             r.read()
             if r.status != 201:
-                errors.append("POST %s: %d" % (path, r.status))
-        c.close()
+                raise SystemExit("POST %s: %d" % (path, r.status))
 
-    ts = [threading.Thread(target=worker) for _ in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    if errors:
-        raise SystemExit(errors[0])
-    return time.monotonic() - started
+    return B.in_chunks(0, count, 1, threads, send, what="POST %s" % path)
 
 
 def du(path):
@@ -98,11 +83,8 @@ def main():
     ap.add_argument("--keep", action="store_true")
     a = ap.parse_args()
     binary = B.roostd_binary(a.roostd)
-    work = os.path.join(B.OUT, "backup")
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    if not B.port_free(a.port):
-        raise SystemExit("port %d in use (--port)" % a.port)
+    work = B.workdir("backup", fresh=True)
+    B.require_free(a.port)
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
     load_before = B.loadavg()
     server = B.start_roostd(binary, a.port, work, {"items": ["category", "n"], "docs": []})

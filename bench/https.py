@@ -117,25 +117,18 @@ def main():
     a = ap.parse_args()
     binary = B.roostd_binary(a.roostd)
     plain, tls, ngx = a.port, a.port + 1, a.port + 2
-    for port in (plain, tls, ngx, a.port + 3):
-        if not B.port_free(port):
-            raise SystemExit("port %d in use (--port)" % port)
-    work = os.path.join(B.OUT, "https")
-    os.makedirs(work, exist_ok=True)
+    B.require_free(plain, tls, ngx, a.port + 3)
+    work = B.workdir("https")
     B.raise_nofile()
     load_before = B.loadavg()
     cert, key = make_pki(work)
     roost = start_roostd(binary, work, plain, tls, cert, key)
     nginx = start_nginx(work, plain, ngx, a.port + 3, cert, key)
     ids = os.path.join(work, "ids.txt")
-    out = subprocess.run([sys.executable, os.path.join(B.HERE, "seed.py"), "roost", "http://127.0.0.1:%d" % plain,
-                          "items", str(a.seed), ids, "--threads", "8", "--deadline", "200"],
-                         capture_output=True, text=True, timeout=300)
-    if out.returncode != 0:
-        raise SystemExit("seeding failed: " + out.stdout + out.stderr)
+    seeded = B.seed_roost("http://127.0.0.1:%d" % plain, a.seed, ids)
     ver = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
     nginx_ver = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr.strip().split("/")[-1]
-    B.log("roostd %s, nginx %s, %s" % (ver, nginx_ver, out.stdout.strip()))
+    B.log("roostd %s, nginx %s, %s" % (ver, nginx_ver, seeded))
 
     close = {"conns": a.handshake_conns, "headers": ["-H", "Connection: close"]}
     cases = {  # name: (url, processes whose CPU counts, wrk options)
@@ -191,16 +184,7 @@ def cpu_with_children(pid):
 
 
 def wrk(url, ids, duration, threads, conns, headers, raw):
-    e = dict(os.environ, BENCH_LUA_DIR=os.path.join(B.HERE, "lua"), BENCH_API="roost", BENCH_IDS=ids, BENCH_COLLECTION="items")
-    p = subprocess.run(["wrk", "-t%d" % threads, "-c%d" % conns, "-d" + duration, "--timeout", "10s", "--latency", *headers,
-                        "-s", os.path.join(B.HERE, "lua", "get.lua"), url], env=e, capture_output=True, text=True, timeout=120)
-    if raw:
-        with open(raw, "w") as f:
-            f.write(p.stdout + p.stderr)
-    m = re.search(r"^BENCH_RESULT (.*)$", p.stdout, re.M)
-    if p.returncode != 0 or not m:
-        raise SystemExit("wrk %s failed: %s %s" % (url, p.stdout[-500:], p.stderr[-500:]))
-    return {k: float(v) for k, v in (kv.split("=") for kv in m.group(1).split())}
+    return B.wrk("get.lua", url, "roost", ids, duration=duration, threads=threads, conns=conns, raw=raw, args=headers)
 
 
 def report(a, res, stime, ver, nginx_ver, load_before, load_after):

@@ -21,160 +21,16 @@ Both servers start fresh in bench/out/live/; roostd with run.sh's settings plus
 servers and the client (10,000 streams need more than 10,000 descriptors on each side).
 """
 import argparse
-import http.client
-import json
 import os
 import re
-import subprocess
 import sys
-import threading
 import time
 
 sys.dont_write_bytecode = True  # no bench/__pycache__ churn from importing benchlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
+from live_clients import COLL, Client, build_client, lag_buckets, lag_quantile, pb_subscriber, writer  # noqa: E402
 from sync import roost_seed  # noqa: E402
-
-COLL = "items"
-
-
-def build_client():
-    exe = os.path.join(B.OUT, "sseclient")
-    src = os.path.join(B.HERE, "sseclient.c")
-    if not os.access(exe, os.X_OK) or os.path.getmtime(src) > os.path.getmtime(exe):
-        os.makedirs(B.OUT, exist_ok=True)
-        subprocess.run(["gcc", "-O2", "-o", exe, src], check=True)
-    return exe
-
-
-class Client:
-    """bench/sseclient holding n streams."""
-
-    def __init__(self, exe, port, path, n, pb=None):
-        self.p = subprocess.Popen([exe, str(port), path, str(n)] + (["pb"] if pb else []), stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True, bufsize=1)
-        B._procs.append(self.p)
-        self.cids = []
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise SystemExit("sseclient exited while connecting")
-            if line.startswith("CID "):
-                self.cids.append(line.split()[1])
-                if pb and len(self.cids) % 250 == 0:
-                    pb(self.cids[-250:])
-            elif line.startswith("READY"):
-                self.ready = line.split()
-                break
-        if pb and len(self.cids) % 250:
-            pb(self.cids[-(len(self.cids) % 250):])
-
-    def cmd(self, c, expect=None):
-        self.p.stdin.write(c + "\n")
-        self.p.stdin.flush()
-        if expect:
-            line = self.p.stdout.readline()
-            assert line.startswith(expect), line
-            return {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
-
-    def quit(self):
-        try:
-            self.cmd("QUIT")
-        except BrokenPipeError:
-            pass
-        try:
-            self.p.wait(10)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait()
-
-
-def pb_subscriber(port):
-    def subscribe(cids):
-        c = B.conn(port)
-        for cid in cids:
-            c.request("POST", "/api/realtime", json.dumps({"clientId": cid, "subscriptions": [COLL]}),
-                      {"Content-Type": "application/json"})
-            r = c.getresponse()
-            body = r.read()
-            if r.status != 204:
-                raise SystemExit("PocketBase subscribe: HTTP %d %s" % (r.status, body[:200]))
-        c.close()
-    return subscribe
-
-
-def writer(port, path, rate, seconds, threads=8):
-    """POSTs rate creates/s for seconds on `threads` keep-alive connections, each at its slot
-    (t0 + i/rate) or at once when late. Returns (sent, errors, post latencies ms, ids)."""
-    n = int(rate * seconds)
-    nxt = [0]
-    lock = threading.Lock()
-    lat, ids, errors = [], [], []
-    pad = "x" * 100
-    t0 = time.monotonic() + 0.2
-
-    def work():
-        c = B.conn(port, timeout=30)
-        while True:
-            with lock:
-                i = nxt[0]
-                if i >= n:
-                    return
-                nxt[0] += 1
-            wait = t0 + i / rate - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-            s = time.monotonic()
-            body = json.dumps({"n": i, "t": int(time.time() * 1e6), "pad": pad})
-            try:
-                c.request("POST", path, body, {"Content-Type": "application/json"})
-                r = c.getresponse()
-                data = r.read()
-            except (OSError, http.client.HTTPException) as e:
-                errors.append(str(e))
-                c.close()
-                c = B.conn(port, timeout=30)
-                continue
-            if r.status not in (200, 201):
-                errors.append("HTTP %d" % r.status)
-                continue
-            lat.append((time.monotonic() - s) * 1000)
-            d = json.loads(data)
-            ids.append(d.get("_id") or d.get("id"))
-
-    ts = [threading.Thread(target=work) for _ in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    elapsed = time.monotonic() - t0
-    return {"sent": len(lat), "errors": len(errors), "elapsed": elapsed, "lat": sorted(lat), "ids": ids,
-            "first_error": errors[0] if errors else ""}
-
-
-def lag_buckets(port):
-    """roostd's roost_live_lag_seconds histogram: cumulative count per upper bound (seconds, as text)."""
-    c = B.conn(port)
-    c.request("GET", "/metrics")
-    text = c.getresponse().read().decode()
-    c.close()
-    out = {}
-    for line in text.splitlines():
-        if line.startswith("roost_live_lag_seconds_bucket{le=\""):
-            le = line.split("\"")[1]
-            out[le] = float(line.rsplit(" ", 1)[1])
-    return out
-
-
-def lag_quantile(buckets, q):
-    """The upper bound (ms) of the bucket holding quantile q, from cumulative bucket deltas."""
-    if not buckets or not buckets.get("+Inf"):
-        return None
-    total = buckets["+Inf"]
-    for le, n in sorted(((k, v) for k, v in buckets.items() if k != "+Inf"), key=lambda kv: float(kv[0])):
-        if n >= q * total:
-            return float(le) * 1000
-    return float("inf")
 
 
 def fanout_round(label, exe, server_pid, port, stream_path, write_path, a, pb_sub=None):
@@ -238,6 +94,15 @@ def fanout_round(label, exe, server_pid, port, stream_path, write_path, a, pb_su
     return out
 
 
+def get_round(pid, url, ids_file, duration, raw):
+    """GET by id (wrk, bench/lua/get.lua) with its steal and roostd's CPU µs per request."""
+    before, cpu0 = B.machine_ticks(), B.proc_cpu_ticks(pid)
+    g = B.wrk("get.lua", url, "roost", ids_file, duration=duration, raw=raw)
+    g["steal"] = B.steal_since(before)
+    g["cpu_us"] = 1e6 * (B.proc_cpu_ticks(pid) - cpu0) / os.sysconf("SC_CLK_TCK") / max(1, g["requests"])
+    return g
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--roostd")
@@ -263,11 +128,8 @@ def main():
         raise SystemExit("the open-files limit is %d; %d idle streams need more (ulimit -Hn)" % (nofile, a.idle))
     exe = build_client()
     binary = B.roostd_binary(a.roostd)
-    work = os.path.join(B.OUT, "live")
-    os.makedirs(work, exist_ok=True)
-    for p in (a.port, a.port + 10):
-        if not B.port_free(p):
-            raise SystemExit("port %d in use (--port)" % p)
+    work = B.workdir("live")
+    B.require_free(a.port, a.port + 10)
     load_before = B.loadavg()
     roost = B.start_roostd(binary, a.port, work, {COLL: ["category", "n"]},
                            extra_yaml="live_max_connections: %d\n" % max(20000, a.idle + 1000)
@@ -298,11 +160,7 @@ def main():
         url = "http://127.0.0.1:%d" % a.port
         for rnd in range(1, a.rounds + 1):
             B.settle([roost.pid])
-            before, cpu0 = B.machine_ticks(), B.proc_cpu_ticks(roost.pid)
-            g0 = B.wrk("get.lua", url, "roost", ids_file, duration=a.duration,
-                       raw=os.path.join(work, "wrk-get-alone-r%d.txt" % rnd))
-            g0["steal"] = B.steal_since(before)
-            g0["cpu_us"] = 1e6 * (B.proc_cpu_ticks(roost.pid) - cpu0) / os.sysconf("SC_CLK_TCK") / max(1, g0["requests"])
+            g0 = get_round(roost.pid, url, ids_file, a.duration, os.path.join(work, "wrk-get-alone-r%d.txt" % rnd))
             B.settle([roost.pid])
             rss0 = B.rss_mib(roost.pid)
             t = time.monotonic()
@@ -315,11 +173,7 @@ def main():
             # Again once jemalloc has purged what opening them left behind (its dirty pages decay over 10 s).
             time.sleep(a.rss_settle)
             rss1s = B.rss_mib(roost.pid)
-            before, cpu0 = B.machine_ticks(), B.proc_cpu_ticks(roost.pid)
-            g1 = B.wrk("get.lua", url, "roost", ids_file, duration=a.duration,
-                       raw=os.path.join(work, "wrk-get-streams-r%d.txt" % rnd))
-            g1["steal"] = B.steal_since(before)
-            g1["cpu_us"] = 1e6 * (B.proc_cpu_ticks(roost.pid) - cpu0) / os.sysconf("SC_CLK_TCK") / max(1, g1["requests"])
+            g1 = get_round(roost.pid, url, ids_file, a.duration, os.path.join(work, "wrk-get-streams-r%d.txt" % rnd))
             rss2 = B.rss_mib(roost.pid)
             c = client.cmd("COUNT", "COUNT")
             client.quit()
@@ -382,11 +236,8 @@ def main():
                         % ("met" if ratio >= 0.9 else "missed", 100 * ratio))
     L.append("Targets: " + "; ".join(verdicts) + ".")
     text = "\n".join(L) + "\n"
-    print(text)
-    if a.out:
-        open(a.out, "w").write(text)
+    targets, metrics = [], None
     if a.record:
-        targets = []
         for v in verdicts:  # "<target>: **met|missed** (<measured>)"
             m = re.match(r"(.*): \*\*(met|missed)\*\* \((.*)\)$", v)
             targets.append({"target": m.group(1), "measured": m.group(3), "verdict": m.group(2)})
@@ -394,7 +245,7 @@ def main():
                    for label, r in res.items() if not label.endswith(" p99")}
         metrics["idle_rounds"] = [{"rss_growth_mib": round(r["rss1"] - r["rss0"], 1), "get_alone_rps": round(r["get0"]["rps"]),
                                    "get_with_streams_rps": round(r["get1"]["rps"])} for r in idle_rows]
-        B.record("live", metrics, targets, text)
+    B.publish("live", text, a.out, a.record, metrics, targets)
 
 
 if __name__ == "__main__":

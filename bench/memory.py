@@ -10,7 +10,11 @@ file-backed part per mapped file (smaps); thread stacks; SQLite's memory
 jemalloc's own totals (MALLOC_CONF=stats_print, printed at exit).
 
     python3 bench/memory.py --binary .build/release/roostd [--idle 5] [--config x.yaml]
-        [--malloc-conf narenas:1]
+        [--malloc-conf narenas:1] [--image]
+
+With --image it then uploads one 1200x800 PNG (files made public unless
+--config is given), waits for its thumbnails and prints RSS again: libvips
+is loaded at the first image, not at start-up.
 """
 
 import argparse
@@ -24,7 +28,10 @@ import subprocess
 import tempfile
 import threading
 import time
+import json
+import struct
 import urllib.request
+import zlib
 
 MiB = 1024 * 1024
 
@@ -53,6 +60,31 @@ def get(url, timeout=1.0):
             return r.status, r.read().decode(errors="replace")
     except OSError:
         return None, ""
+
+
+def png(width, height):
+    """An RGB gradient PNG."""
+    row = lambda y: b"\x00" + bytes(((x + y) * 7 + c * 85) & 0xFF for x in range(width) for c in range(3))
+    chunk = lambda kind, data: struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    idat = zlib.compress(b"".join(row(y) for y in range(height)), 1)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", idat) + chunk(b"IEND", b"")
+
+
+def first_image(base, idle):
+    """Uploads one image, waits for its thumbnails, then `idle` seconds."""
+    req = urllib.request.Request(base + "/files", data=png(1200, 800), method="POST", headers={"Content-Type": "image/png"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        file_id = json.loads(r.read())["_id"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        meta = json.loads(get(base + f"/files/{file_id}/meta")[1] or "{}")
+        if meta and all(t["state"] != "pending" for t in meta["thumbnails"].values()):
+            break
+        time.sleep(0.1)
+    states = sorted({t["state"] for t in meta["thumbnails"].values()})
+    time.sleep(idle)
+    return states
 
 
 def mappings(pid):
@@ -122,13 +154,17 @@ def main():
     ap.add_argument("--config", help="a roostd YAML config (default: none)")
     ap.add_argument("--top", type=int, default=12, help="files to list by resident size")
     ap.add_argument("--malloc-conf", default="", help="extra jemalloc options to try, e.g. narenas:1")
+    ap.add_argument("--image", action="store_true", help="then upload one image and measure again")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="roost-mem-") as tmp:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
         cmd = [os.path.abspath(args.binary), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", f"{tmp}/data"]
-        if args.config:
+        if args.config or args.image:
+            if not args.config:
+                args.config = f"{tmp}/roost.yaml"
+                pathlib.Path(args.config).write_text("files_permission: public\n")
             cmd += ["--config", args.config]
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ROOST_", "NOTIFY_SOCKET", "LISTEN_"))}
         env["MALLOC_CONF"] = ",".join(filter(None, ["stats_print:true", args.malloc_conf]))
@@ -164,6 +200,10 @@ def main():
         metrics = get(base + "/metrics")[1]
         gauges = {m.group(1): float(m.group(2)) for m in re.finditer(
             r"^roost_(sqlite_page_cache_bytes|allocator_allocated_bytes|allocator_resident_bytes) (\S+)$", metrics, re.M)}
+        libraries = len({m[3] for m in mappings(proc.pid) if ".so" in m[3]})
+        if args.image:
+            states = first_image(base, args.idle)
+            after = (status(proc.pid), rollup(proc.pid), len({m[3] for m in mappings(proc.pid) if ".so" in m[3]}))
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
         log.seek(0)
@@ -176,19 +216,23 @@ def main():
           f"with {peak[1]} threads at {peak[2]:.2f} s")
     print(f"idle RSS             {mb(s['VmRSS'])} after {args.idle:g} s ({s['Threads']} threads)")
     print(f"  anonymous          {mb(r.get('Anonymous', 0))}")
-    print(f"  file-backed        {mb(s.get('RssFile', 0))}")
+    print(f"  file-backed        {mb(s.get('RssFile', 0))} ({libraries} shared libraries mapped)")
     for name, kb in per_file.most_common(args.top):
         print(f"    {name:<32} {mb(kb)}")
     rest = sum(per_file.values()) - sum(kb for _, kb in per_file.most_common(args.top))
     print(f"    {'(other files)':<32} {mb(rest)}")
     print(f"  thread stacks      {mb(stacks)} resident in {stack_count} stacks")
     print(f"  library data       {mb(relocated)} (private copies of mapped files' pages: relocations, .data)")
-    print(f"  other anonymous    {mb(anon_other)} (jemalloc's heap: SQLite, Swift, libvips; .bss)")
+    print(f"  other anonymous    {mb(anon_other)} (jemalloc's heap: SQLite, Swift, libvips once loaded; .bss)")
     if "sqlite_page_cache_bytes" in gauges:
         print(f"SQLite page caches   {mb(gauges['sqlite_page_cache_bytes'] / 1024)} (roost_sqlite_page_cache_bytes)")
     if "allocator_resident_bytes" in gauges:
         print(f"jemalloc at idle     allocated {mb(gauges['allocator_allocated_bytes'] / 1024)}, "
               f"resident {mb(gauges['allocator_resident_bytes'] / 1024)} (roost_allocator_*_bytes)")
+    if args.image:
+        a, ar, alibs = after
+        print(f"after one image      RSS {mb(a['VmRSS'])} (anonymous {mb(ar.get('Anonymous', 0))}, file-backed "
+              f"{mb(a.get('RssFile', 0))}, {alibs} shared libraries), VmHWM {mb(a['VmHWM'])}; thumbnails {', '.join(states)}")
     if je:
         print(f"jemalloc at exit     {je.get('arenas', '?')} arenas; allocated {mb(je['allocated'] // 1024)}, "
               f"active {mb(je['active'] // 1024)}, metadata {mb(je['metadata'] // 1024)}, "

@@ -17,12 +17,11 @@ Python client is the bottleneck. Best and median per side; target: guarded costs
 Raw numbers, one JSON line per round, are appended to bench/results/refs.jsonl.
 """
 import argparse
+import functools
 import json
 import os
-import shutil
 import statistics
 import sys
-import threading
 import time
 
 sys.dont_write_bytecode = True
@@ -67,15 +66,10 @@ def delete_all(port, collection, ids, clients):
                 failures.append(r.status)
         c.close()
 
-    threads = [threading.Thread(target=worker, args=(ch,)) for ch in chunks]
-    started = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    seconds = B.run_threads([functools.partial(worker, ch) for ch in chunks])
     if failures:
         raise SystemExit("%d deletes failed: %s" % (len(failures), failures[:5]))
-    return time.monotonic() - started
+    return seconds
 
 
 def main():
@@ -89,9 +83,7 @@ def main():
     ap.add_argument("--out")
     a = ap.parse_args()
     binary = B.roostd_binary(a.roostd)
-    work = os.path.join(B.OUT, "refs")
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    work = B.workdir("refs", fresh=True)
     with open(os.path.join(work, "roost.yaml"), "w") as f:
         f.write(CONFIG)
     proc = B.spawn([binary, "serve", "--listen", "127.0.0.1:%d" % a.port, "--data-dir", os.path.join(work, "data"),

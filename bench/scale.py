@@ -40,7 +40,6 @@ import os
 import random
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 
@@ -80,38 +79,6 @@ def f(expr):
 
 
 # ---------------------------------------------------------------- seeding
-def parallel_seed(start, end, per, threads, send):
-    """Calls send(conn_holder, range) from `threads` threads over [start, end) in chunks of `per`."""
-    nxt = [start]
-    lock = threading.Lock()
-    errors = []
-
-    def worker():
-        holder = {}
-        while True:
-            with lock:
-                if nxt[0] >= end or errors:
-                    return
-                a = nxt[0]
-                b = nxt[0] = min(end, a + per)
-            try:
-                send(holder, range(a, b))
-            except Exception as e:  # noqa: BLE001 - reported below
-                with lock:
-                    errors.append("%s" % e)
-                return
-
-    t0 = time.monotonic()
-    ts = [threading.Thread(target=worker, daemon=True) for _ in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    if errors:
-        raise SystemExit("seeding failed: %s" % errors[0])
-    return time.monotonic() - t0
-
-
 def post_json(holder, port, path, body, headers, tries=20):
     """POST on a kept-alive connection; reconnects on a reset and waits on 503 (queue full)."""
     data = json.dumps(body)
@@ -144,7 +111,7 @@ def seed_roost(port, start, end, ids, threads):
             if r["status"] != 201:
                 raise RuntimeError("roostd batch item %d: %s" % (i, r))
             ids[i] = r["body"]["_id"]
-    return parallel_seed(start, end, 100, threads, send)
+    return B.in_chunks(start, end, 100, threads, send)
 
 
 def seed_pb(pb, start, end, ids, threads, per):
@@ -158,7 +125,7 @@ def seed_pb(pb, start, end, ids, threads, per):
             if r.get("status") != 200:
                 raise RuntimeError("PocketBase batch item %d: %s" % (i, r))
             ids[i] = r["body"]["id"]
-    return parallel_seed(start, end, per, threads, send)
+    return B.in_chunks(start, end, per, threads, send)
 
 
 # ---------------------------------------------------------------- HTTP helpers

@@ -30,163 +30,27 @@ import os
 import random
 import subprocess
 import sys
-import threading
 import time
 
 sys.dont_write_bytecode = True  # no bench/__pycache__ churn from importing benchlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
 from seed import entity  # noqa: E402
-
-COLL = "items"
+from sync_clients import COLL, get, measured, pb_list, roost_delta, roost_full_keyset, roost_full_skip  # noqa: E402
 
 
 def roost_seed(port, n, threads=4, per=100):
+    """POSTs run.sh's entities 0..n-1 through /_batch (`per` a request, `threads` connections);
+    returns (their ids, seconds)."""
     ids = [None] * n
-    nxt = [0]
-    lock = threading.Lock()
-    errors = []
 
-    def worker():
-        c = B.conn(port)
-        while True:
-            with lock:
-                if nxt[0] >= n or errors:
-                    return
-                start = nxt[0]
-                nxt[0] = min(n, start + per)
-            rng = range(start, nxt[0])
-            ops = [{"method": "POST", "path": "/" + COLL, "body": entity(i)} for i in rng]
-            c.request("POST", "/_batch", json.dumps({"operations": ops}), {"Content-Type": "application/json"})
-            r = c.getresponse()
-            body = r.read()
-            if r.status != 200:
-                errors.append("HTTP %d %s" % (r.status, body[:200]))
-                return
-            for i, res in zip(rng, json.loads(body)["results"]):
-                ids[i] = res["body"]["_id"]
+    def send(holder, rng):
+        c = holder["c"] = holder.get("c") or B.conn(port)
+        ops = [{"method": "POST", "path": "/" + COLL, "body": entity(i)} for i in rng]
+        for i, res in zip(rng, B.post_json(c, "/_batch", {"operations": ops}, what="POST /_batch")["results"]):
+            ids[i] = res["body"]["_id"]
 
-    t0 = time.monotonic()
-    ts = [threading.Thread(target=worker) for _ in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    if errors:
-        raise SystemExit("roostd seeding failed: " + errors[0])
-    return ids, time.monotonic() - t0
-
-
-def get(c, path, headers=None):
-    c.request("GET", path, headers=headers or {})
-    r = c.getresponse()
-    body = r.read()
-    if r.status != 200:
-        raise SystemExit("GET %s: HTTP %d %s" % (path, r.status, body[:300]))
-    head = sum(len(k) + len(v) + 4 for k, v in r.getheaders()) + 17
-    return r, body, head
-
-
-class Result:
-    def __init__(self):
-        self.seconds = self.body = self.wire = self.pages = self.changed = self.deleted = 0
-        self.cursor = None
-
-
-def roost_delta(port, since, limit):
-    c, res, cursor = B.conn(port), Result(), since
-    t0 = time.perf_counter()
-    while True:
-        path = "/%s/_deltaset?limit=%d" % (COLL, limit) + ("&since=" + cursor if cursor else "")
-        r, body, head = get(c, path)
-        page = json.loads(body)
-        res.pages += 1
-        res.body += len(body)
-        res.wire += len(body) + head
-        res.changed += len(page["changed"])
-        res.deleted += len(page["deleted"])
-        cursor = page["cursor"]
-        if not page["more"]:
-            break
-    res.seconds = time.perf_counter() - t0
-    res.cursor = cursor
-    c.close()
-    return res
-
-
-def roost_full_keyset(port, limit):
-    c, res, last = B.conn(port), Result(), None
-    sort = B.q({"_id": 1})
-    t0 = time.perf_counter()
-    while True:
-        path = "/%s?limit=%d&sort=%s" % (COLL, limit, sort) + ("&query=" + B.q({"_id": {"$gt": last}}) if last else "")
-        r, body, head = get(c, path)
-        page = json.loads(body)
-        res.pages += 1
-        res.body += len(body)
-        res.wire += len(body) + head
-        res.changed += len(page)
-        if len(page) < limit:
-            break
-        last = page[-1]["_id"]
-    res.seconds = time.perf_counter() - t0
-    c.close()
-    return res
-
-
-def roost_full_skip(port, limit):
-    c, res, skip = B.conn(port), Result(), 0
-    t0 = time.perf_counter()
-    while True:
-        r, body, head = get(c, "/%s?limit=%d&skip=%d" % (COLL, limit, skip))
-        page = json.loads(body)
-        res.pages += 1
-        res.body += len(body)
-        res.wire += len(body) + head
-        res.changed += len(page)
-        if len(page) < limit:
-            break
-        skip += limit
-    res.seconds = time.perf_counter() - t0
-    c.close()
-    return res
-
-
-def pb_list(pb, filt, limit, keyset=False):
-    c, res, last = B.conn(pb.port), Result(), None
-    base = "/api/collections/%s/records?perPage=%d&skipTotal=1" % (COLL, limit)
-    t0 = time.perf_counter()
-    page_no = 1
-    while True:
-        f = filt
-        if keyset:
-            f = 'id>"%s"' % last if last else ""
-            path = base + "&sort=id" + ("&filter=" + B.urllib.parse.quote(f) if f else "")
-        else:
-            path = base + "&page=%d&filter=%s" % (page_no, B.urllib.parse.quote(f))
-        r, body, head = get(c, path)
-        items = json.loads(body)["items"]
-        res.pages += 1
-        res.body += len(body)
-        res.wire += len(body) + head
-        res.changed += len(items)
-        if len(items) < limit:
-            break
-        last = items[-1]["id"]
-        page_no += 1
-    res.seconds = time.perf_counter() - t0
-    c.close()
-    return res
-
-
-def measured(fn, pids, *args):
-    before_steal = B.machine_ticks()
-    before_cpu = {p: B.proc_cpu_ticks(p) for p in pids}
-    res = fn(*args)
-    res.steal = B.steal_since(before_steal)
-    hz = os.sysconf("SC_CLK_TCK")
-    res.server_cpu = sum(B.proc_cpu_ticks(p) - before_cpu[p] for p in pids) / hz
-    return res
+    return ids, B.in_chunks(0, n, per, threads, send, what="roostd seeding")
 
 
 def main():
@@ -204,11 +68,8 @@ def main():
                     help="do not append the run to bench/results/sync.jsonl")
     a = ap.parse_args()
     binary = B.roostd_binary(a.roostd)
-    work = os.path.join(B.OUT, "sync")
-    os.makedirs(work, exist_ok=True)
-    for p in (a.port, a.port + 10):
-        if not B.port_free(p):
-            raise SystemExit("port %d in use (--port)" % p)
+    work = B.workdir("sync")
+    B.require_free(a.port, a.port + 10)
     load_before = B.loadavg()
     roost = B.start_roostd(binary, a.port, work, {COLL: ["category", "n"]})
     pb = B.PB(a.port + 10, work)
@@ -254,23 +115,14 @@ def main():
     for k in range(0, len(ops), 100):
         batch = [{"method": m, "path": "/%s/%s" % (COLL, ids[i]), **({"body": {"name": "changed %d" % i, "v": 2}}
                                                                       if m == "PATCH" else {})} for m, i in ops[k:k + 100]]
-        c.request("POST", "/_batch", json.dumps({"operations": batch}), {"Content-Type": "application/json"})
-        r = c.getresponse()
-        b = r.read()
-        if r.status != 200:
-            raise SystemExit("roostd changes: HTTP %d %s" % (r.status, b[:300]))
+        B.post_json(c, "/_batch", {"operations": batch}, what="roostd changes")
     c.close()
     c = B.conn(pb.port)
     recs = "/api/collections/%s/records/" % COLL
     for k in range(0, len(ops), 500):
         reqs = [{"method": m, "url": recs + pb_ids[i], **({"body": {"name": "changed %d" % i}} if m == "PATCH" else {})}
                 for m, i in ops[k:k + 500]]
-        c.request("POST", "/api/batch", json.dumps({"requests": reqs}),
-                  {"Content-Type": "application/json", "Authorization": pb.token})
-        r = c.getresponse()
-        b = r.read()
-        if r.status != 200:
-            raise SystemExit("PocketBase changes: HTTP %d %s" % (r.status, b[:300]))
+        B.post_json(c, "/api/batch", {"requests": reqs}, {"Authorization": pb.token}, what="PocketBase changes")
     c.close()
     B.log("changed %d entities on each server: %d updates, %d deletes" % (a.changes, len(updates), len(deletes)))
     dead = {ids[i] for i in deletes}
@@ -365,23 +217,17 @@ def main():
              % ("met" if ratio_t >= 20 and ratio_b >= 20 else "missed", ratio_t, ratio_b, full_name,
                 full.server_cpu / max(delta.server_cpu, 0.01),
                 "met" if e["rps"] >= g["rps"] * 0.97 else "missed", e["rps"], g["rps"], 100 * e["rps"] / g["rps"]))
-    text = "\n".join(L) + "\n"
-    print(text)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    if a.record:
-        B.record("sync", {
-            "methods": {name: {"best_s": round(best[name].seconds, 3), "body_bytes": best[name].body,
-                               "server_cpu_s": round(best[name].server_cpu, 2), "pages": best[name].pages}
-                        for name, _, _ in methods},
-            "get_rps": round(g["rps"]), "empty_delta_rps": round(e["rps"])},
-            [{"target": "delta ≥ 20× less time and bytes than a full refetch",
-              "measured": "%.0f× time, %.0f× bytes" % (ratio_t, ratio_b),
-              "verdict": "met" if ratio_t >= 20 and ratio_b >= 20 else "missed"},
-             {"target": "empty delta costs no more than a GET by id",
-              "measured": "%.0f vs %.0f req/s (%.0f%%)" % (e["rps"], g["rps"], 100 * e["rps"] / g["rps"]),
-              "verdict": "met" if e["rps"] >= g["rps"] * 0.97 else "missed"}], text)
+    B.publish("sync", "\n".join(L) + "\n", a.out, a.record, {
+        "methods": {name: {"best_s": round(best[name].seconds, 3), "body_bytes": best[name].body,
+                           "server_cpu_s": round(best[name].server_cpu, 2), "pages": best[name].pages}
+                    for name, _, _ in methods},
+        "get_rps": round(g["rps"]), "empty_delta_rps": round(e["rps"])},
+        [{"target": "delta ≥ 20× less time and bytes than a full refetch",
+          "measured": "%.0f× time, %.0f× bytes" % (ratio_t, ratio_b),
+          "verdict": "met" if ratio_t >= 20 and ratio_b >= 20 else "missed"},
+         {"target": "empty delta costs no more than a GET by id",
+          "measured": "%.0f vs %.0f req/s (%.0f%%)" % (e["rps"], g["rps"], 100 * e["rps"] / g["rps"]),
+          "verdict": "met" if e["rps"] >= g["rps"] * 0.97 else "missed"}])
 
 
 if __name__ == "__main__":

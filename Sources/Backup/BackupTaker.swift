@@ -51,6 +51,8 @@ public struct BackupTaker: Sendable {
         public let copiedBytes: Int
         /// Wall time, verification included.
         public let seconds: Double
+        /// Where the wall time went, in order (e.g. `copy`, `hash`, `verify`, `sync`).
+        public let phases: PhaseTimes
         public let pruned: [String]
     }
 
@@ -61,6 +63,7 @@ public struct BackupTaker: Sendable {
 
     private func takeNow() throws -> Outcome {
         let started = DispatchTime.now().uptimeNanoseconds
+        var phases = PhaseTimes()
         let lockFD = try catalog.lock()
         defer { close(lockFD) }
         catalog.removePartials()
@@ -72,34 +75,38 @@ public struct BackupTaker: Sendable {
         do {
             var copier = BackupFileCopier(staging: staging, previous: catalog.newest(), pacer: Pacer(bytesPerSecond: maxRate, isCancelled: isCancelled))
             copier.linkLive = linkLiveFiles
-            let (createdAt, files) = try snapshot(into: staging, copier: &copier)
-            let database = try FileCopy.digest(staging + "/" + BackupManifest.databaseName)
+            let (createdAt, files, database, integrity) = try snapshot(into: staging, copier: &copier, phases: &phases)
             let copySeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             let manifest = BackupManifest(createdAt: createdAt, seconds: copySeconds,
                                           database: .init(path: BackupManifest.databaseName, size: database.size, sha256: database.sha256),
                                           files: files)
             try Data(manifest.text.utf8).write(to: URL(fileURLWithPath: staging + "/" + BackupManifest.fileName))
-            let report = BackupVerifier.verify(staging, rereading: false)
+            let report = BackupVerifier.verify(staging, rereading: false, integrity: integrity)
             guard report.isOK else {
                 throw BackupError("the new backup failed verification: \(report.problems.prefix(5).joined(separator: "; "))")
             }
+            phases.end("verify")
             try FileCopy.syncFileSystem(of: staging)
             guard rename(staging, final) == 0 else { throw BackupError("cannot rename \(staging): \(String(cString: strerror(errno)))") }
             try FileCopy.sync(catalog.root)
+            phases.end("sync")
             FileCopy.dropCache(final + "/" + BackupManifest.databaseName)
             let pruned = catalog.prune(keep: keep)
             return Outcome(name: name, path: final, manifest: manifest, linkedFiles: copier.linked,
                            linkedLiveFiles: copier.linkedLive, copiedFiles: copier.copied,
                            copiedBytes: copier.copiedBytes, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
-                           pruned: pruned)
+                           phases: phases, pruned: pruned)
         } catch {
             try? FileManager.default.removeItem(atPath: staging)
             throw error
         }
     }
 
-    /// Steps 2 and 3, under the hold: the database copy and the files it names.
-    private func snapshot(into staging: String, copier: inout BackupFileCopier) throws -> (createdAt: String, files: [BackupManifest.Entry]) {
+    /// Steps 2 and 3, under the hold: the database copy, then on two threads
+    /// at once `integrity_check` of the copy and (here) the files it names
+    /// and the copy's hash: the two cores share the work that only reads.
+    private func snapshot(into staging: String, copier: inout BackupFileCopier, phases: inout PhaseTimes) throws
+        -> (createdAt: String, files: [BackupManifest.Entry], database: (size: Int, sha256: String), integrity: Result<[String], any Error>) {
         let hold = try BackupHold(dataDir: dataDir)
         try hold.acquireShared()
         defer { hold.release() }
@@ -110,6 +117,9 @@ public struct BackupTaker: Sendable {
         _ = try SQLiteBackup.copy(from: dataDir + "/roost.db", to: copy, snapshotTaken: { createdAt = Timestamp.now() },
                                   progress: { pacer.account($0); writeback.start(); return pacer.shouldContinue })
         try SQLiteBackup.makeStandalone(copy)
+        phases.end("copy")
+        let integrity = IntegrityCheckInBackground(copy, nice: nice)
+        defer { integrity.wait() }
         let layout = FileLayout(dataDir: dataDir)
         var files: [BackupManifest.Entry] = []
         for row in try SQLiteBackup.fileRows(copy) {
@@ -128,6 +138,11 @@ public struct BackupTaker: Sendable {
                 if let entry = try copier.place(relative + "/" + variant, from: thumbs + "/" + variant, sha256: nil) { files.append(entry) }
             }
         }
-        return (createdAt, files)
+        phases.end("files")
+        let database = try FileCopy.digest(copy)
+        phases.end("hash")
+        let check = integrity.wait()
+        phases.end("integrity")
+        return (createdAt, files, database, check)
     }
 }

@@ -25,8 +25,11 @@ public enum BackupVerifier {
     static func objectPath(_ id: String) -> String { String(FileLayout(dataDir: "").objectPath(id).dropFirst()) }
 
     /// Verifies the backup at `path`.
-    /// - Parameter rereading: hash every byte it lists (else check each size).
-    public static func verify(_ path: String, rereading: Bool = true) -> Report {
+    /// - Parameters:
+    ///   - rereading: hash every byte it lists (else check each size).
+    ///   - integrity: the database's `integrity_check` result when the caller
+    ///     already ran it on these bytes (nil: run it now).
+    public static func verify(_ path: String, rereading: Bool = true, integrity: Result<[String], any Error>? = nil) -> Report {
         var report = Report()
         func problem(_ p: String) { if report.problems.count < 100 { report.problems.append(p) } }
         let manifest: BackupManifest
@@ -55,7 +58,7 @@ public enum BackupVerifier {
         }
         let database = path + "/" + BackupManifest.databaseName
         do {
-            let check = try SQLiteBackup.integrityCheck(database)
+            let check = try integrity?.get() ?? SQLiteBackup.integrityCheck(database)
             if check != ["ok"] { problem("integrity_check: \(check.prefix(10).joined(separator: "; "))") }
             let listed = Dictionary(manifest.files.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
             for row in try SQLiteBackup.fileRows(database) {

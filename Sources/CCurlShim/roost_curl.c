@@ -1,12 +1,68 @@
+// roostd does not link libcurl: the first delivery loads libcurl.so.4 (and
+// its ~25 libraries: gnutls, krb5, ldap, ssh2, ...) with dlopen. Its headers
+// give the types, constants and prototypes.
 #include "roost_curl.h"
+#define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
 #include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-int roost_curl_start(void) {
-    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+static struct {
+    __typeof__(curl_global_init) *global_init;
+    __typeof__(curl_easy_init) *easy_init;
+    __typeof__(curl_easy_setopt) *easy_setopt;
+    __typeof__(curl_easy_perform) *easy_perform;
+    __typeof__(curl_easy_getinfo) *easy_getinfo;
+    __typeof__(curl_easy_strerror) *easy_strerror;
+    __typeof__(curl_easy_cleanup) *easy_cleanup;
+    __typeof__(curl_slist_append) *slist_append;
+    __typeof__(curl_slist_free_all) *slist_free_all;
+} api;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int loaded = 0;
+static char load_error[256] = "libcurl was not loaded";
+
+#define ROOST_LIBCURL "libcurl.so.4"
+
+static void load(void) {
+    void *handle = dlopen(ROOST_LIBCURL, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char *why = dlerror();
+        snprintf(load_error, sizeof load_error, ROOST_LIBCURL " could not be loaded (%s)", why ? why : "unknown error");
+        return;
+    }
+    const struct { const char *name; void **slot; } symbols[] = {
+        {"curl_global_init", (void **)&api.global_init}, {"curl_easy_init", (void **)&api.easy_init},
+        {"curl_easy_setopt", (void **)&api.easy_setopt}, {"curl_easy_perform", (void **)&api.easy_perform},
+        {"curl_easy_getinfo", (void **)&api.easy_getinfo}, {"curl_easy_strerror", (void **)&api.easy_strerror},
+        {"curl_easy_cleanup", (void **)&api.easy_cleanup}, {"curl_slist_append", (void **)&api.slist_append},
+        {"curl_slist_free_all", (void **)&api.slist_free_all},
+    };
+    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
+        *symbols[i].slot = dlsym(handle, symbols[i].name);
+        if (!*symbols[i].slot) {
+            snprintf(load_error, sizeof load_error, ROOST_LIBCURL " has no %s", symbols[i].name);
+            return;
+        }
+    }
+    if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        snprintf(load_error, sizeof load_error, "curl_global_init failed");
+        return;
+    }
+    __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
+}
+
+int roost_curl_start(char *err, size_t errlen) {
+    pthread_once(&load_once, load);
+    if (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE)) return 0;
+    if (err && errlen > 0) snprintf(err, errlen, "%s", load_error);
+    return -1;
 }
 
 /// The response body is read and thrown away (receivers' answers are not kept).
@@ -40,42 +96,43 @@ int roost_curl_post(const char *url, const char *const *headers, size_t header_c
     out->status = 0;
     out->retry_after = -1;
     out->error[0] = 0;
-    CURL *curl = curl_easy_init();
+    if (roost_curl_start(out->error, sizeof out->error) != 0) return -1;
+    CURL *curl = api.easy_init();
     if (!curl) {
         strncpy(out->error, "curl_easy_init failed", sizeof(out->error) - 1);
         return -1;
     }
     struct curl_slist *list = NULL;
-    for (size_t i = 0; i < header_count; i++) list = curl_slist_append(list, headers[i]);
-    list = curl_slist_append(list, "Expect:");
+    for (size_t i = 0; i < header_count; i++) list = api.slist_append(list, headers[i]);
+    list = api.slist_append(list, "Expect:");
     char errbuf[CURL_ERROR_SIZE];
     errbuf[0] = 0;
-    curl_easy_setopt(curl, CURLOPT_URL, url);
-    curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(curl, CURLOPT_USERAGENT, "roostd-webhooks");
-    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, header_line);
-    curl_easy_setopt(curl, CURLOPT_HEADERDATA, out);
-    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-    CURLcode rc = curl_easy_perform(curl);
+    api.easy_setopt(curl, CURLOPT_URL, url);
+    api.easy_setopt(curl, CURLOPT_POST, 1L);
+    api.easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+    api.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    api.easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    api.easy_setopt(curl, CURLOPT_USERAGENT, "roostd-webhooks");
+    api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
+    api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, header_line);
+    api.easy_setopt(curl, CURLOPT_HEADERDATA, out);
+    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    CURLcode rc = api.easy_perform(curl);
     int result = 0;
     if (rc != CURLE_OK) {
-        const char *why = errbuf[0] ? errbuf : curl_easy_strerror(rc);
+        const char *why = errbuf[0] ? errbuf : api.easy_strerror(rc);
         strncpy(out->error, why, sizeof(out->error) - 1);
         out->error[sizeof(out->error) - 1] = 0;
         result = -1;
     } else {
-        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+        api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
     }
-    curl_slist_free_all(list);
-    curl_easy_cleanup(curl);
+    api.slist_free_all(list);
+    api.easy_cleanup(curl);
     return result;
 }

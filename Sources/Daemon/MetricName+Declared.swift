@@ -39,6 +39,8 @@ extension MetricName {
         "roost_live_slow_disconnects_total", help: "Live streams closed because their client fell too far behind.")
     public static let liveLag = MetricName(
         "roost_live_lag_seconds", help: "Time from a change's commit to its event handed to a live stream's connection.")
+    public static let slowLaneReads = MetricName(
+        "roost_slow_lane_reads_total", help: "Reads run on the slow lane, by reason: overran (past read_slice_ms on a reader) or address (its client overran lately).")
     public static let sqlitePageCache = MetricName(
         "roost_sqlite_page_cache_bytes", help: "Bytes of SQLite page cache all connections hold, sampled at scrape time (bounded by sqlite_cache_bytes plus a small cache per look-up connection).")
     public static let allocatorAllocated = MetricName(
@@ -51,6 +53,6 @@ extension MetricName {
         httpRequests, httpRequestDuration, sqliteSeconds, writeCommits, writeOperations, queueDepth, queueCapacity,
         workerBusyThreads, workerThreads, thumbnailsGenerated, webhookDeliveries, backupsTaken, backupLastSuccess,
         backupDuration, backupSize, liveStreams, liveEventsSent, liveSlowDisconnects, liveLag,
-        sqlitePageCache, allocatorAllocated, allocatorResident,
+        slowLaneReads, sqlitePageCache, allocatorAllocated, allocatorResident,
     ].map { ($0.name, $0) })
 }

@@ -23,6 +23,7 @@ public enum Telemetry {
         // Registered now so they read 0 before anything happens; the file
         // upload and webhook code increment them through these helpers.
         _ = thumbnailsGenerated()
+        for reason in slowLaneReasons { _ = slowLaneReads(reason: reason) }
         for outcome in webhookOutcomes { _ = webhookDeliveries(outcome: outcome) }
         _ = backupGauges()
         _ = live()
@@ -46,6 +47,14 @@ public enum Telemetry {
     public static func live() -> (streams: Metrics.Gauge, events: Metrics.Counter, slow: Metrics.Counter, lag: Metrics.Timer) {
         (Metrics.Gauge(label: MetricName.liveStreams.name), Metrics.Counter(label: MetricName.liveEventsSent.name),
          Metrics.Counter(label: MetricName.liveSlowDisconnects.name), Metrics.Timer(label: MetricName.liveLag.name))
+    }
+
+    /// Why a read runs on the slow lane: it ran past its slice, or its client did lately.
+    public static let slowLaneReasons = ["overran", "address"]
+
+    /// `roost_slow_lane_reads_total{reason=overran|address}`.
+    public static func slowLaneReads(reason: String) -> Metrics.Counter {
+        Metrics.Counter(label: MetricName.slowLaneReads.name, dimensions: [("reason", reason)])
     }
 
     /// `roost_thumbnails_generated_total`.

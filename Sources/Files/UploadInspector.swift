@@ -19,6 +19,13 @@ public struct UploadError: Error, Sendable, CustomStringConvertible {
     public static func corrupt(_ type: MediaType, _ detail: String) -> UploadError {
         UploadError(status: 422, code: "InvalidImage", description: "The \(type) image is corrupt or truncated: \(detail)")
     }
+    /// libvips cannot be loaded, so no image can be accepted (its thumbnails
+    /// could never be made); other files still can.
+    public static func imagesUnavailable(_ reason: String) -> UploadError {
+        UploadError(status: 503, code: imagesUnavailableCode,
+                    description: "Images cannot be processed on this server: \(reason). Files of other types can still be uploaded.")
+    }
+    public static let imagesUnavailableCode = "ImageProcessingUnavailable"
     public static func tooManyPixels(width: Int, height: Int, limit: Int) -> UploadError {
         UploadError(status: 422, code: "ImageTooLarge",
                     description: "The image is \(width)×\(height) pixels, more than the limit of \(limit) pixels.")
@@ -94,6 +101,8 @@ public struct UploadInspector: Sendable {
         let type = sniffed ?? declared ?? .octetStream
         var width: Int?, height: Int?
         if type.isRasterImage {
+            // libvips loads here at the first image, not at start-up.
+            do { try Vips.start() } catch { throw .imagesUnavailable("\(error)") }
             if let (w, h) = ImageHeader.dimensions(bytes, type), w * h > maxPixels {
                 throw .tooManyPixels(width: w, height: h, limit: maxPixels)
             }

@@ -1,8 +1,7 @@
 import CVipsShim
-import Foundation
 
-/// libvips through the CVipsShim wrappers. Every call is thread-safe once
-/// `start` has run; each worker thread uses its own images.
+/// libvips through the CVipsShim wrappers, loaded at the first call. Every
+/// call is thread-safe; each worker thread uses its own images.
 public enum Vips {
     /// The header of an image, read without decoding pixels.
     public struct Header: Sendable, Equatable {
@@ -29,18 +28,33 @@ public enum Vips {
         case jpeg = 0, webp = 1, png = 2, gif = 3
     }
 
-    /// Starts libvips once (VIPS_INIT); every call below does it first, so
-    /// a daemon that never sees an image never pays for it (its modules pull
-    /// in ImageMagick, poppler, HEIF and more: see docs/MEMORY.md). Roost
-    /// parallelises across images (one image per pool thread), so each
-    /// operation gets one thread; the operation cache is off because every
-    /// upload is a different image and the cache would only hold memory and
-    /// file descriptors.
-    public static func start() throws {
-        guard started else { throw Failure(description: "libvips failed to start") }
+    /// libvips cannot be loaded (not installed, wrong version): no image can
+    /// be checked or thumbnailed in this process. The description names the
+    /// library and the loader's reason.
+    public struct Unavailable: Error, Sendable, CustomStringConvertible {
+        public let description: String
     }
 
-    private static let started = roost_vips_start("roostd", 1, 0, 0) == 0
+    /// Loads and starts libvips once per process; every call below does it
+    /// first. roostd does not link libvips: a daemon that never sees an image
+    /// never maps its ~60 libraries nor runs VIPS_INIT (see docs/MEMORY.md).
+    /// Each operation gets one thread (Roost parallelises across images) and
+    /// the operation cache is off. A failure is final until restart.
+    public static func start() throws(Unavailable) {
+        if let loadFailure { throw Unavailable(description: loadFailure) }
+    }
+
+    /// True once libvips is loaded; never loads it.
+    public static var isLoaded: Bool { roost_vips_loaded() != 0 }
+
+    /// The library file `start` opens: `libvips.so.42`, or `ROOST_LIBVIPS`.
+    public static var libraryName: String { String(cString: roost_vips_library()) }
+
+    private static let loadFailure: String? = {
+        var buffer = [CChar](repeating: 0, count: 512)
+        let rc = buffer.withUnsafeMutableBufferPointer { roost_vips_start($0.baseAddress!, $0.count) }
+        return rc == 0 ? nil : buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    }()
 
     static func withError<T>(_ body: (UnsafeMutablePointer<CChar>, Int) -> T) throws -> (T, String) {
         try start()

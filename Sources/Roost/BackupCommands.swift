@@ -17,7 +17,7 @@ public enum BackupCommands {
         return "backup \(o.path) verified: \(o.manifest.totalBytes) bytes, database and \(o.manifest.files.count) files "
             + "(\(o.linkedFiles) linked from the previous backup, \(o.linkedLiveFiles) from the data directory, "
             + "\(o.copiedFiles) copied), snapshot at \(o.manifest.createdAt), "
-            + String(format: "%.2f s", o.seconds) + (o.pruned.isEmpty ? "" : "; removed \(o.pruned.joined(separator: ", "))")
+            + String(format: "%.2f s", o.seconds) + " (\(o.phases))" + (o.pruned.isEmpty ? "" : "; removed \(o.pruned.joined(separator: ", "))")
     }
 
     /// The backup `path` names: itself when it holds a manifest, else the

@@ -94,7 +94,9 @@ extension FileHandlers {
             }
             scheduler.variant(id, type, spec) { outcome in
                 out.send(handlers.respond(request) {
-                    do { return try respond(try outcome.get().bytes) } catch let e as Vips.Failure {
+                    do { return try respond(try outcome.get().bytes) } catch let e as Vips.Unavailable {
+                        throw scheduler.images.unavailable(e)
+                    } catch let e as Vips.Failure {
                         logger.warning("thumbnail failed", metadata: ["file": "\(id)", "variant": "\(spec.name)", "error": "\(e)"])
                         throw HTTPError(422, "InvalidImage", "No thumbnail can be made of this file: \(e)")
                     }

@@ -27,6 +27,8 @@ final class ThumbnailScheduler: @unchecked Sendable {
     let sizes: [Int]
     let pools: StorePools
     let logger: Logger
+    /// libvips' state: a job that cannot load it stays pending for a restart.
+    let images: ImageLibrary
     let flights = SingleFlight<String, Outcome>()
     // Guarded by `lock`: sizes still to finish per file whose job is queued or running.
     private let lock = NSLock()
@@ -37,6 +39,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
         sizes = config.thumbnailSizes
         self.pools = pools
         self.logger = logger
+        images = ImageLibrary(logger: logger)
         pool = WorkerPool(name: "thumbnail", threads: config.thumbnailWorkers, capacity: 1024, lanes: 1 + sizes.count, nice: 19,
                           logger: logger,
                           makeContext: { () },
@@ -46,7 +49,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
     private let stopped = LockedBox(false)
 
     func start() throws {
-        // libvips starts at the first image (see `Vips.start`), not here.
+        // libvips loads at the first image (see `Vips.start`), not here.
         try pool.start()
         // Jobs the pool could not take (full) or that a crash cut short are
         // found again every few seconds.
@@ -89,8 +92,10 @@ final class ThumbnailScheduler: @unchecked Sendable {
     }
 
     /// Looks for jobs in the database that are not queued (after a restart, or
-    /// when the pool was full). Runs the query on a reader thread.
+    /// when the pool was full). Runs the query on a reader thread. Once
+    /// libvips has failed to load, jobs wait in the database for a restart.
     func rescan() {
+        if images.failed { return }
         let (scheduler, logger) = (self, self.logger)
         _ = pools.readers.submit { reader in
             do {
@@ -113,6 +118,11 @@ final class ThumbnailScheduler: @unchecked Sendable {
                 value = .object(Self.describe(try thumbnailer.make(job.fileID, type, spec), id: job.fileID))
                 Telemetry.thumbnailsGenerated().increment()
             }
+        } catch let failure as Vips.Unavailable {
+            // Not the image's fault: the job stays pending (see `rescan`).
+            images.reportUnavailable(failure.description)
+            finished(job.fileID)
+            return
         } catch {
             var failed = JSONObject()
             failed["state"] = .string("failed")

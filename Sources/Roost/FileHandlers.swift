@@ -103,6 +103,7 @@ struct FileHandlers: Sendable {
         try scope.checkCreate()
         let upload: InspectedUpload
         do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
+            if error.code == UploadError.imagesUnavailableCode { thumbnails.images.reportLoadFailure() }
             throw Self.httpError(error)
         }
         let id = ids.next()

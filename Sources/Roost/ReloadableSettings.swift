@@ -85,6 +85,7 @@ final class ReloadableSettings: @unchecked Sendable {
         check("password_cost", \.passwordCost)
         check("hash_concurrency", \.hashConcurrency)
         check("sqlite_cache_bytes", \.sqliteCacheBytes)
+        check("sqlite_mmap_bytes", \.sqliteMmapBytes)
         check("admin_token", \.adminToken)
         check("log_target", \.logTarget)
         check("messaging", \.messaging)

@@ -72,6 +72,9 @@ public struct RoostConfig: Sendable {
     /// Bytes of SQLite page cache the writer and the readers share (a quarter
     /// for the writer); other connections keep `SQLiteMemory.lookupCacheBytes` each.
     public var sqliteCacheBytes = 32 << 20
+    /// Bytes of the database file each reader maps into memory (0: none):
+    /// reads then use the kernel's page cache in place instead of copying pages.
+    public var sqliteMmapBytes = 1 << 30
     /// A bearer token that acts as administrator; nil disables it.
     public var adminToken: String?
     /// User fields that only their owner and admins see.
@@ -166,7 +169,7 @@ public struct RoostConfig: Sendable {
                              "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime", "changes_retention",
                              "live_heartbeat", "live_buffer_bytes", "live_max_connections", "live_max_per_address",
                              "password_cost", "hash_concurrency", "admin_token",
-                             "sqlite_cache_bytes",
+                             "sqlite_cache_bytes", "sqlite_mmap_bytes",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms",
                              "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
@@ -220,6 +223,7 @@ public struct RoostConfig: Sendable {
         case "live_max_per_address": liveMaxPerAddress = try int(1, 1_000_000)
         case "hash_concurrency": hashConcurrency = try int(1, 64)
         case "sqlite_cache_bytes": sqliteCacheBytes = try int(1 << 20, 1 << 40)
+        case "sqlite_mmap_bytes": sqliteMmapBytes = try int(0, 1 << 40)
         case "password_cost":
             guard let c = PasswordHasher.Cost(rawValue: "\(value)") else { throw Invalid("\(source): password_cost must be owasp, interactive, moderate or sensitive") }
             passwordCost = c

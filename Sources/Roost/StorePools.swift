@@ -21,6 +21,10 @@ final class StorePools: Sendable {
     /// threads with the full time limit: long scans queue among themselves
     /// while every other read keeps its latency.
     let slowReaders: WorkerPool<DocumentReader, ReadJob>
+    /// Clients whose reads start on the slow lane for a while (one overran).
+    let slowLaneAddresses = SlowLaneAddresses()
+    /// A reader's time slice (`read_slice_ms`).
+    let readSliceNanoseconds: UInt64
     let writer: WorkerPool<DocumentWriter, WriteJob>
     /// Password hashing: few threads, because each hash takes the Argon2id
     /// cost's memory; each has a reader connection for credential look-ups.
@@ -39,6 +43,7 @@ final class StorePools: Sendable {
 
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
         self.logger = logger
+        readSliceNanoseconds = UInt64(config.readSliceMs) * 1_000_000
         let readTimer = Telemetry.sqliteTimer("read"), commitTimer = Telemetry.sqliteTimer("commit")
         let cache = SQLiteMemory.split(budget: config.sqliteCacheBytes, readers: config.readers + config.slowReaders)
         // Reads take tens of microseconds, so an idle reader keeps looking a
@@ -56,6 +61,7 @@ final class StorePools: Sendable {
         let connection = { (seconds: Double) in { @Sendable () throws -> DocumentReader in
             let reader = try DocumentReader(path: databasePath)
             try reader.limitPageCache(bytes: cache.reader)
+            try reader.mapFile(bytes: config.sqliteMmapBytes)
             reader.timeLimit = seconds
             return reader
         } }
@@ -135,10 +141,16 @@ final class StorePools: Sendable {
     /// - Returns: false when the queue was full (503 already sent).
     @discardableResult
     func readStep(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) -> Bool {
+        if slowLaneAddresses.isListed(request.remoteAddress) {
+            Telemetry.slowLaneReads(reason: "address").increment()
+            return slowRead(request, out, body)
+        }
         let accepted = readers.submit { [self] reader in
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch where Self.ranPastSlice(error) {
+                slowLaneAddresses.overran(request.remoteAddress)
+                Telemetry.slowLaneReads(reason: "overran").increment()
                 slowRead(request, out, body)
             } catch {
                 out.send(Self.respond(request, logger) { throw error })
@@ -154,9 +166,13 @@ final class StorePools: Sendable {
     }
 
     /// Starts a read over on a slow reader (it outgrew its slice on a reader).
-    private func slowRead(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
-        let logger = self.logger
+    @discardableResult
+    private func slowRead(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) -> Bool {
+        let logger = self.logger, addresses = slowLaneAddresses, slice = readSliceNanoseconds
         let accepted = slowReaders.submit { reader in
+            let started = monotonicNanoseconds()
+            // Still heavy: the client stays listed while it keeps sending such reads.
+            defer { if monotonicNanoseconds() &- started > slice { addresses.overran(request.remoteAddress) } }
             do {
                 if let response = try body(reader) { out.send(response) }
             } catch {
@@ -167,6 +183,7 @@ final class StorePools: Sendable {
             out.send(HTTPError(503, "Overloaded", "Too many long-running queries are waiting; try again shortly, or narrow the query or index the fields it sorts and filters on.",
                                headers: Headers([("Retry-After", "2")])).response)
         }
+        return accepted
     }
 
     /// True when a read was stopped at its reader's time slice.

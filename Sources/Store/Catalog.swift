@@ -71,4 +71,9 @@ final class Catalog {
     }
 
     static func sortIndexName(tableID: Int64, indexID: Int64) -> String { "c_\(tableID)_s_\(indexID)" }
+
+    /// The points table beside a geo index (`CollectionLayout.pointTable`).
+    static func pointTableSQL(_ geoTable: String) -> String {
+        "CREATE TABLE IF NOT EXISTS \(CollectionLayout.pointTable(geoTable)) (rid INTEGER PRIMARY KEY, x REAL NOT NULL, y REAL NOT NULL)"
+    }
 }

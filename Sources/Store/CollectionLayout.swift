@@ -21,4 +21,9 @@ public struct CollectionLayout: Sendable, Equatable {
     /// Who may read each row of a private collection: `(uid, rid)` for the
     /// creator and every user in `_acl.read` or `_acl.write`.
     public var aclTable: String { "a_\(tableID)" }
+
+    /// The points table beside R*Tree `geoTable` (`g_N_M` → `gp_N_M`): each
+    /// row's exact point in row order, `(rid, x, y)`, so an unsorted
+    /// `$geoWithin` page walks small rows in row order.
+    public static func pointTable(_ geoTable: String) -> String { "gp" + geoTable.dropFirst() }
 }

@@ -18,7 +18,10 @@ extension DocumentReader {
         // A walk filters the rows it meets: its filter must not make SQLite
         // gather index matches first, so it is compiled without them.
         var compiler = walk == nil ? probe : makeCompiler(layout, guarded: true)
-        if walk == nil, query.sort.isEmpty, probed.streamable == nil, try boxesHoldMany(layout, probed, rows: query.skip > Int.max - query.limit ? Int.max : query.limit + query.skip) {
+        let wanted = query.skip > Int.max - query.limit ? Int.max : query.limit + query.skip
+        // An unsorted top-level `$geoWithin` walks its box's points in row order (`geoWalk`).
+        let geoWalk = walk == nil && query.sort.isEmpty && probed.streamable == nil && probed.nearestFirst == nil && probed.geoDriver != nil
+        if walk == nil, query.sort.isEmpty, probed.streamable == nil, try geoWalk || boxesHoldMany(layout, probed, rows: wanted) {
             compiler = makeCompiler(layout)
             compiler.geoPerRow = true
         }
@@ -51,7 +54,7 @@ extension DocumentReader {
         }
         let columns = ([select] + flat.map(\.sql)).joined(separator: ", ")
         func plan(_ strategy: ListPlan.Strategy, from: String, _ segments: [ListPlan.Segment]) -> ListPlan {
-            ListPlan(strategy: strategy, head: "SELECT \(columns) \(from)", from: from, segments: segments,
+            ListPlan(strategy: strategy, select: "SELECT \(columns)", from: from, segments: segments,
                      params: compiler.params, keyColumns: flat.count, order: order)
         }
         let table = "FROM \(layout.table) AS d"
@@ -78,8 +81,21 @@ extension DocumentReader {
             return plan(.lookup, from: "FROM (\(driver)) AS m JOIN \(layout.table) AS d ON d.rid = m.rid",
                         [.init(condition: condition, orderBy: "m.rid")])
         }
-        let keyset = marks.map { " AND " + ListPlan.after(flat, $0) } ?? ""
         let own = scope.visibleRows(layout, bind).map { "\($0) AND " } ?? ""
+        if geoWalk, visible == nil, let driver = filter.geoDriver, let start = Self.rowAfter(cursor) {
+            // Rows (start, end] from the points table in row order, then the R*Tree's matches past `end`.
+            let (perRow, overflow) = geoWindowPerRow.multipliedReportingOverflow(by: Int64(wanted))
+            let window = overflow ? Int64.max : max(geoWindowMinimum, perRow)
+            let end = start > Int64.max - window ? Int64.max : start + window
+            let endRef = bind(.int(end))
+            let walked = ListPlan.Segment(
+                condition: "w.rid > \(bind(.int(start))) AND w.rid <= \(endRef) AND \(driver.holds("w")) AND \(own)(\(filter.whereSQL))",
+                orderBy: "w.rid", from: "FROM \(driver.points) AS w CROSS JOIN \(layout.table) AS d ON d.rid = w.rid")
+            let gathered = ListPlan.Segment(condition: "d.rid > \(endRef) AND d.rid IN (\(driver.gather)) AND \(own)(\(filter.whereSQL))",
+                                            orderBy: ListPlan.orderBy(flat))
+            return plan(.geoWalk, from: table, [walked, gathered])
+        }
+        let keyset = marks.map { " AND " + ListPlan.after(flat, $0) } ?? ""
         let condition = own + Self.visibleFirst(visible, "(\(filter.whereSQL))\(keyset)")
         return plan(.scan, from: table, [.init(condition: condition, orderBy: ListPlan.orderBy(flat))])
     }
@@ -132,6 +148,14 @@ extension DocumentReader {
             if n <= many { return false }
         }
         return true
+    }
+
+    /// The row id a page in row order starts after: 0 without a cursor, nil
+    /// when the cursor holds no row id (its plan then stays the general one).
+    static func rowAfter(_ cursor: KeysetCursor?) -> Int64? {
+        guard let cursor else { return 0 }
+        guard cursor.values.count == 1, case .int(let rid) = cursor.values[0] else { return nil }
+        return rid
     }
 
     /// The radii, in metres, of a widening nearest-first search: from 100 m,

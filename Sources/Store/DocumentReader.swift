@@ -7,6 +7,10 @@ public final class DocumentReader {
     let dialect: any SQLDialect = SQLiteDialect()
     /// The longest a list or count may run before it is stopped.
     public var timeLimit: Double = 10
+    /// A `geo-walk` page first walks this many row ids (at least), or this
+    /// many per row wanted, before it gathers the R*Tree's matches past them.
+    public var geoWindowMinimum: Int64 = 4096
+    public var geoWindowPerRow: Int64 = 64
     private var seal: CursorSeal?
 
     /// Seals and opens this database's feed cursors (its key, read once).
@@ -74,7 +78,7 @@ public final class DocumentReader {
             if skipLeft > 0 && plan.segments.count > 1 && plan.strategy != .nearest {
                 // Skip whole segments by counting them (at most `skipLeft` rows each).
                 let condition = plan.segments[i].condition
-                let n = Int(try db.prepare("SELECT count(*) FROM (SELECT 1 \(plan.from) WHERE \(condition) LIMIT ?\(limitParam))")
+                let n = Int(try db.prepare("SELECT count(*) FROM (SELECT 1 \(plan.from(i)) WHERE \(condition) LIMIT ?\(limitParam))")
                     .firstRow(plan.params + [.int(Int64(skipLeft))]) { $0.int(0) } ?? 0)
                 if n < skipLeft { skipLeft -= n; continue }
             }

@@ -68,12 +68,15 @@ extension DocumentWriter {
             let oldPoint = old.flatMap { PathValues.point(in: $0, path: steps) }
             let newPoint = new.flatMap { PathValues.point(in: $0, path: steps) }
             if let oldPoint, let newPoint, oldPoint == newPoint { continue }
+            let points = CollectionLayout.pointTable(table)
             if oldPoint != nil {
                 try db.prepare("DELETE FROM \(table) WHERE id = ?1").run([.int(rowID)])
+                try db.prepare("DELETE FROM \(points) WHERE rid = ?1").run([.int(rowID)])
             }
             if let (x, y) = newPoint {
                 try db.prepare("INSERT INTO \(table) (id, minX, maxX, minY, maxY) VALUES (?1, ?2, ?2, ?3, ?3)")
                     .run([.int(rowID), .double(x), .double(y)])
+                try db.prepare("INSERT INTO \(points) (rid, x, y) VALUES (?1, ?2, ?3)").run([.int(rowID), .double(x), .double(y)])
             }
         }
     }
@@ -87,7 +90,8 @@ extension DocumentWriter {
                 .rows([.int(layout.tableID)]) { ($0.int(0), IndexSpec(path: $0.text(1), kind: IndexSpec.Kind(rawValue: $0.text(2)) ?? .value)) }
             for (indexID, spec) in existing where !specs.contains(spec) {
                 if spec.kind == .geo {
-                    try db.exec("DROP TABLE IF EXISTS g_\(layout.tableID)_\(indexID)")
+                    let geoTable = "g_\(layout.tableID)_\(indexID)"
+                    try db.exec("DROP TABLE IF EXISTS \(geoTable); DROP TABLE IF EXISTS \(CollectionLayout.pointTable(geoTable))")
                 } else {
                     try db.prepare("DELETE FROM \(layout.indexTable) WHERE path = ?1").run([.text(spec.path)])
                     try db.exec("DROP INDEX IF EXISTS \(Catalog.sortIndexName(tableID: layout.tableID, indexID: indexID))")
@@ -102,7 +106,8 @@ extension DocumentWriter {
                 try db.prepare("INSERT INTO _indexes (collection_id, path, kind) VALUES (?1, ?2, ?3)")
                     .run([.int(layout.tableID), .text(spec.path), .text(spec.kind.rawValue)])
                 if spec.kind == .geo {
-                    try db.exec("CREATE VIRTUAL TABLE g_\(layout.tableID)_\(db.lastInsertRowID) USING rtree(id, minX, maxX, minY, maxY)")
+                    let geoTable = "g_\(layout.tableID)_\(db.lastInsertRowID)"
+                    try db.exec("CREATE VIRTUAL TABLE \(geoTable) USING rtree(id, minX, maxX, minY, maxY); \(Catalog.pointTableSQL(geoTable))")
                 } else {
                     try db.exec(Catalog.sortIndexSQL(tableID: layout.tableID, indexID: db.lastInsertRowID, path: spec.path))
                 }

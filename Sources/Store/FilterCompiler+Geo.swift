@@ -24,15 +24,25 @@ extension FilterCompiler {
         return "(2 * asin(min(1, sqrt(pow(sin(radians(\(y) - \(cy)) / 2), 2) + cos(radians(\(cy))) * cos(radians(\(y))) * pow(sin(radians(\(x) - \(cx)) / 2), 2)))))"
     }
 
-    /// An R*Tree prefilter for a bounding box, when the field has a geo index.
-    func geoPrefilter(_ path: FieldPath, minX: Double, maxX: Double, minY: Double, maxY: Double) -> String? {
+    /// A prefilter for a bounding box, when the field has a geo index: the
+    /// R*Tree's matches, or (`geoPerRow`) the row's entry in the points table.
+    /// `driver` receives the box, for a plan that walks it.
+    func geoPrefilter(_ path: FieldPath, minX: Double, maxX: Double, minY: Double, maxY: Double,
+                      driver: ((GeoDriver) -> Void)? = nil) -> String? {
         guard useIndexes, let table = layout?.geoTables[path.description] else { return nil }
         // The R*Tree stores 32-bit floats rounded outwards, so a point's entry is a tiny box
         // around it: test overlap, not containment, or points on the edge would be lost.
-        let box = "maxX >= \(bind(.double(minX))) AND minX <= \(bind(.double(maxX))) AND maxY >= \(bind(.double(minY))) AND minY <= \(bind(.double(maxY)))"
-        geoBoxes.append("SELECT id FROM \(table) WHERE \(box)")
-        if geoPerRow { return "EXISTS (SELECT 1 FROM \(table) WHERE id = \(Self.rowIDColumn) AND \(box))" }
-        return "\(Self.rowIDColumn) IN (SELECT id FROM \(table) WHERE \(box))"
+        // The points table stores doubles, which may differ from SQLite's reading of the
+        // JSON in the last bit and meet a shape's edge arithmetic: its box is widened a
+        // little (1e-9 of the value, far less than the R*Tree's rounding).
+        func out(_ v: Double, _ direction: Double) -> String { bind(.double(v + direction * max(abs(v) * 1e-9, 1e-12))) }
+        let box = GeoDriver(rtree: table, points: CollectionLayout.pointTable(table),
+                            minX: bind(.double(minX)), maxX: bind(.double(maxX)), minY: bind(.double(minY)), maxY: bind(.double(maxY)),
+                            wideMinX: out(minX, -1), wideMaxX: out(maxX, 1), wideMinY: out(minY, -1), wideMaxY: out(maxY, 1))
+        geoBoxes.append(box.gather)
+        driver?(box)
+        if geoPerRow { return "EXISTS (SELECT 1 FROM \(box.points) AS q WHERE q.rid = \(Self.rowIDColumn) AND \(box.holds("q")))" }
+        return "\(Self.rowIDColumn) IN (\(box.gather))"
     }
 
     /// The bounding box, in degrees, of a spherical cap of `radius` radians.
@@ -88,6 +98,7 @@ extension FilterCompiler {
             throw .invalid("$geoWithin needs exactly one shape: $box, $center, $centerSphere, $polygon or $geometry.")
         }
         var prefilter: String?
+        var driver: GeoDriver?
         let exact: String
         switch kind {
         case "$box":
@@ -96,26 +107,26 @@ extension FilterCompiler {
                 throw .invalid("$box needs [[lng, lat], [lng, lat]].")
             }
             let (minX, maxX, minY, maxY) = (min(a.0, b.0), max(a.0, b.0), min(a.1, b.1), max(a.1, b.1))
-            prefilter = geoPrefilter(path, minX: minX, maxX: maxX, minY: minY, maxY: maxY)
+            prefilter = geoPrefilter(path, minX: minX, maxX: maxX, minY: minY, maxY: maxY) { driver = $0 }
             let bx0 = bind(.double(minX)), bx1 = bind(.double(maxX)), by0 = bind(.double(minY)), by1 = bind(.double(maxY))
             exact = overPoint(path, root: root) { x, y in "\(x) BETWEEN \(bx0) AND \(bx1) AND \(y) BETWEEN \(by0) AND \(by1)" }
         case "$center":
             guard case .array(let parts) = spec, parts.count == 2, let c = Self.point(parts[0]),
                   let r = parts[1].doubleValue, r >= 0 else { throw .invalid("$center needs [[x, y], radius].") }
-            prefilter = geoPrefilter(path, minX: c.0 - r, maxX: c.0 + r, minY: c.1 - r, maxY: c.1 + r)
+            prefilter = geoPrefilter(path, minX: c.0 - r, maxX: c.0 + r, minY: c.1 - r, maxY: c.1 + r) { driver = $0 }
             let cx = bind(.double(c.0)), cy = bind(.double(c.1)), rr = bind(.double(r * r))
             exact = overPoint(path, root: root) { x, y in "(\(x) - \(cx)) * (\(x) - \(cx)) + (\(y) - \(cy)) * (\(y) - \(cy)) <= \(rr)" }
         case "$centerSphere":
             guard case .array(let parts) = spec, parts.count == 2, let c = Self.point(parts[0]),
                   let r = parts[1].doubleValue, r >= 0 else { throw .invalid("$centerSphere needs [[lng, lat], radians].") }
             let box = Self.capBox(centre: c, radius: r)
-            prefilter = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3)
+            prefilter = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3) { driver = $0 }
             let radius = bind(.double(r))
             exact = overPoint(path, root: root) { x, y in "\(self.sphereDistance(x, y, centre: c)) <= \(radius)" }
         case "$polygon":
             let ring = try Self.ring(spec)
             prefilter = geoPrefilter(path, minX: ring.map(\.0).min()!, maxX: ring.map(\.0).max()!,
-                                     minY: ring.map(\.1).min()!, maxY: ring.map(\.1).max()!)
+                                     minY: ring.map(\.1).min()!, maxY: ring.map(\.1).max()!) { driver = $0 }
             exact = overPoint(path, root: root) { x, y in self.insidePolygon(x, y, ring) }
         case "$geometry":
             guard case .object(let geometry) = spec, geometry["type"] == .string("Polygon"),
@@ -125,7 +136,7 @@ extension FilterCompiler {
             let outer = try Self.ring(rings[0])
             let holes = try rings.dropFirst().map { r throws(QueryError) in try Self.ring(r) }
             prefilter = geoPrefilter(path, minX: outer.map(\.0).min()!, maxX: outer.map(\.0).max()!,
-                                     minY: outer.map(\.1).min()!, maxY: outer.map(\.1).max()!)
+                                     minY: outer.map(\.1).min()!, maxY: outer.map(\.1).max()!) { driver = $0 }
             exact = overPoint(path, root: root) { x, y in
                 ([self.insidePolygon(x, y, outer)] + holes.map { "NOT " + self.insidePolygon(x, y, $0) }).joined(separator: " AND ")
             }
@@ -133,7 +144,10 @@ extension FilterCompiler {
             throw .invalid("$geoWithin does not know the shape \(kind).")
         }
         let exactMatch = "coalesce(\(exact), 0)"
-        return prefilter.map { "(\($0) AND \(exactMatch))" } ?? exactMatch
+        guard let prefilter else { return exactMatch }
+        let sql = "(\(prefilter) AND \(exactMatch))"
+        geoDrivers[sql] = driver
+        return sql
     }
 
     /// `$nearSphere`: filters by distance in metres and orders nearest first.

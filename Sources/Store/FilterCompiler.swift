@@ -21,6 +21,27 @@ public struct CompiledFilter: Sendable {
     /// The `$nearSphere` search, when the field has a geo index: a list may
     /// widen a box around the centre step by step instead of measuring every point.
     public var nearest: NearestSearch?
+    /// A `$geoWithin` every match must satisfy (a top-level condition), when
+    /// its field has a geo index: a list may walk its points in row order.
+    public var geoDriver: GeoDriver?
+}
+
+/// The bounding box of a `$geoWithin` on a geo-indexed field: its R*Tree,
+/// its points table, and the box as bound parameters.
+public struct GeoDriver: Sendable {
+    let rtree: String
+    let points: String
+    let minX: String, maxX: String, minY: String, maxY: String
+    /// The box a little wider, for the points table's doubles.
+    let wideMinX: String, wideMaxX: String, wideMinY: String, wideMaxY: String
+
+    /// True when the points table's row `alias` lies in the (widened) box.
+    func holds(_ alias: String) -> String {
+        "\(alias).x BETWEEN \(wideMinX) AND \(wideMaxX) AND \(alias).y BETWEEN \(wideMinY) AND \(wideMaxY)"
+    }
+
+    /// The R*Tree's entries overlapping the box (entries are 32-bit boxes rounded outwards).
+    var gather: String { "SELECT id FROM \(rtree) WHERE maxX >= \(minX) AND minX <= \(maxX) AND maxY >= \(minY) AND minY <= \(maxY)" }
 }
 
 /// A nearest-first search a list can run as widening boxes on the R*Tree.
@@ -57,9 +78,11 @@ public final class FilterCompiler {
     var drivingParts: [String] = []
     var geoBoxes: [String] = []
     var nearest: NearestSearch?
-    /// Test a `$geoWithin` box per row (an R*Tree look-up by row id) instead
-    /// of gathering every point in it first: for boxes that hold many points.
+    /// Test a `$geoWithin` box per row (a look-up by row id in the points
+    /// table) instead of gathering every point in it first.
     var geoPerRow = false
+    /// Conditions that imply a `$geoWithin` box, and that box.
+    var geoDrivers: [String: GeoDriver] = [:]
 
     /// The SQL expression holding the document's JSON text.
     public static let documentColumn = "d.doc"
@@ -81,7 +104,7 @@ public final class FilterCompiler {
         let parts = indexParts[sql]
         let streamable = parts.flatMap { $0.count == 1 && orderedIndexParts.contains($0[0]) ? $0[0] : nil }
         return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: parts, streamable: streamable,
-                              drivingParts: drivingParts, geoBoxes: geoBoxes, nearest: nearest)
+                              drivingParts: drivingParts, geoBoxes: geoBoxes, nearest: nearest, geoDriver: geoDrivers[sql])
     }
 
     func checkDepth(_ depth: Int) throws(QueryError) {
@@ -158,6 +181,8 @@ public final class FilterCompiler {
         let sql = clauses.count > 64 ? Self.balanced(clauses, "AND") : "(" + clauses.joined(separator: " AND ") + ")"
         let parts = clauses.map { indexParts[$0] }
         if parts.allSatisfy({ $0 != nil }) { indexParts[sql] = parts.flatMap { $0! } }
+        // A conjunction implies each of its parts' boxes.
+        if let driver = clauses.lazy.compactMap({ self.geoDrivers[$0] }).first { geoDrivers[sql] = driver }
         return sql
     }
 

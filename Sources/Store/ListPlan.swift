@@ -13,18 +13,26 @@ import JSON
 /// - `nearest`: `$nearSphere` as boxes on the R*Tree, each four times wider,
 ///   until one holds the page: the points measured grow with the page, not
 ///   the collection. Each segment is a whole answer; the first full one wins.
+/// - `geoWalk`: an unsorted top-level `$geoWithin`: first the box's points in
+///   row order among the next `window` row ids (small rows of the points
+///   table, stopping at the page), then, past the window, the R*Tree's
+///   matches gathered and sorted (few, or the walk would have filled the page).
 struct ListPlan {
-    enum Strategy: String { case scan, lookup = "index-lookup", walk = "index-walk", nearest = "nearest-widening" }
+    enum Strategy: String {
+        case scan, lookup = "index-lookup", walk = "index-walk", nearest = "nearest-widening", geoWalk = "geo-walk"
+    }
 
     struct Segment {
         var condition: String
         var orderBy: String
+        /// This segment's own `FROM …`, when not the plan's.
+        var from: String? = nil
     }
 
     var strategy: Strategy
-    /// `SELECT … FROM …`, without WHERE.
-    var head: String
-    /// `FROM …` alone, for counting a segment's rows when skipping.
+    /// `SELECT …`, the columns.
+    var select: String
+    /// `FROM …`, for the rows and for counting a segment's rows when skipping.
     var from: String
     var segments: [Segment]
     var params: [SQLValue]
@@ -37,8 +45,11 @@ struct ListPlan {
     func sql(_ i: Int, limitParam: Int) -> String {
         let segment = segments[i]
         let order = segment.orderBy.isEmpty ? "" : " ORDER BY \(segment.orderBy)"
-        return "\(head) WHERE \(segment.condition)\(order) LIMIT ?\(limitParam) OFFSET ?\(limitParam + 1)"
+        return "\(select) \(from(i)) WHERE \(segment.condition)\(order) LIMIT ?\(limitParam) OFFSET ?\(limitParam + 1)"
     }
+
+    /// The `FROM …` of segment `i`.
+    func from(_ i: Int) -> String { segments[i].from ?? from }
 }
 
 /// A range on one field that an index walk can search instead of filter:

@@ -163,6 +163,24 @@ public enum Migrations {
         // The feed without AUTOINCREMENT (a `sqlite_sequence` read and write
         // per change), and the key that seals feed cursors.
         Migration(10, "", code: ChangeFeed.sequenceMigration),
+        // Unsorted `$geoWithin` pages walk each geo index's points in row
+        // order: a narrow `(rid, x, y)` table beside every R*Tree.
+        Migration(11, "", code: { db in
+            let indexes = try db.prepare("SELECT collection_id, id, path FROM _indexes WHERE kind = 'geo'")
+                .rows { ($0.int(0), $0.int(1), $0.text(2)) }
+            for (table, index, path) in indexes {
+                let geoTable = "g_\(table)_\(index)"
+                try db.exec(Catalog.pointTableSQL(geoTable))
+                let insert = try db.prepare("INSERT OR REPLACE INTO \(CollectionLayout.pointTable(geoTable)) (rid, x, y) VALUES (?1, ?2, ?3)")
+                let steps = path.split(separator: ".").map(String.init)
+                // Row by row as the scan meets them: a million documents are never all in memory.
+                _ = try db.prepare("SELECT rid, doc FROM c_\(table)").rows { row in
+                    guard case .object(let document)? = try? JSONParser.parse(row.text(1)),
+                          let (x, y) = PathValues.point(in: document, path: steps) else { return }
+                    try insert.run([.int(row.int(0)), .double(x), .double(y)])
+                }
+            }
+        }),
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -64,6 +64,14 @@ public final class SQLiteConnection {
         try exec("PRAGMA cache_size=-\(max(1, bytes >> 10))")
     }
 
+    /// Maps up to `bytes` of the database file (`PRAGMA mmap_size`; SQLite caps
+    /// it at its compile-time limit, 2 GiB by default): reads use the kernel's
+    /// page cache in place. Those pages are file-backed, shared and
+    /// reclaimable; they show in RSS as `RssFile` once touched.
+    public func mapFile(bytes: Int) throws {
+        try exec("PRAGMA mmap_size=\(max(0, bytes))")
+    }
+
     /// Brings this connection's share of `SQLiteMemory.pageCacheBytes` up to
     /// date. Called as each statement is prepared: a cheap count, no walk.
     private func reportCacheUse() {

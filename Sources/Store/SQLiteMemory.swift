@@ -33,6 +33,8 @@ public enum SQLiteMemory {
 extension DocumentReader {
     /// Caps this reader's page cache at `bytes` (call on its own thread).
     public func limitPageCache(bytes: Int) throws { try db.limitPageCache(bytes: bytes) }
+    /// Maps up to `bytes` of the database file for this reader (call on its own thread).
+    public func mapFile(bytes: Int) throws { try db.mapFile(bytes: bytes) }
 }
 
 extension DocumentWriter {

@@ -8,10 +8,9 @@ public struct PostResult: Sendable {
 }
 
 /// Blocking HTTP POSTs through libcurl, for worker threads only (never an event loop).
+/// libcurl is loaded at the first POST, not at start-up; when it cannot be,
+/// every POST fails as a transport error that names the library.
 public enum HTTPPoster {
-    /// Call once per process before any thread posts.
-    public static func start() { _ = roost_curl_start() }
-
     public static func post(url: String, headers: [(String, String)], body: [UInt8], timeoutMilliseconds: Int) -> PostResult {
         var result = roost_curl_result()
         let lines = headers.map { "\($0.0): \($0.1)" }

@@ -51,7 +51,6 @@ public final class WebhookDispatcher: @unchecked Sendable {
     }
 
     public func start() throws {
-        HTTPPoster.start()
         try pool.start()
         // The scheduler's read connection is opened on its own thread and stays there.
         let opened = DispatchSemaphore(value: 0)

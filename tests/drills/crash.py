@@ -25,8 +25,8 @@ Checks:
     the end, every acknowledged write since the first cursor and a feed row
     for exactly the stored documents.
 
-Run `python tests/drills/crash.py --cycles 20` (what `make drills` does); it
-prints one summary line. tests/python/test_drills_quick.py runs 3 cycles.
+Run `PYTHONPATH=tests python -m drills.crash --cycles 20` (what `make drills` does); it
+prints one summary line. tests/drills/test_drills_quick.py runs 3 cycles.
 """
 
 import argparse
@@ -40,11 +40,12 @@ import threading
 import time
 import urllib.parse
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import ADMIN_TOKEN, Client, Roostd, list_all, png, print_report  # noqa: E402
-from feed import FeedCheck  # noqa: E402
-from outage import stored_messages  # noqa: E402
-from webhook_receiver import Receiver, deliveries, sign_up, webhooks_config  # noqa: E402
+from roost_harness import Client, Roostd, RoostdError, png
+
+from .common import ADMIN_TOKEN, list_all, print_report
+from .feed import FeedCheck
+from .outage import stored_messages
+from .webhook_receiver import Receiver, deliveries, sign_up, webhooks_config
 
 CONFIG = """\
 default_permission: public
@@ -169,7 +170,7 @@ class WebhookDeliveryHooks(CrashDrillHooks):
             else:
                 self.refused.append(text)
                 if reply.status >= 500 and reply.status != 503:
-                    self.server_errors.append(f"POST /messages -> {reply.status} {reply.body[:120]!r}")
+                    self.server_errors.append(f"POST /messages -> {reply.status} {reply.raw[:120]!r}")
         return "message"
 
     def _stored(self, daemon):
@@ -303,7 +304,7 @@ def _load(port, ledger, hooks, rng, worker, cycle, stop):
                         ledger.absent.add(doc_id)
                         ledger.counts["refused"] += 1
                         if reply.status >= 500 and reply.status != 503:
-                            ledger.server_errors.append(f"POST /{COLLECTION} -> {reply.status} {reply.body[:120]!r}")
+                            ledger.server_errors.append(f"POST /{COLLECTION} -> {reply.status} {reply.raw[:120]!r}")
             elif r < 0.75:
                 doc_id = rng.choice(mine)
                 with ledger.lock:
@@ -319,7 +320,7 @@ def _load(port, ledger, hooks, rng, worker, cycle, stop):
                     else:
                         ledger.counts["refused"] += 1
                         if reply.status >= 500 and reply.status != 503:
-                            ledger.server_errors.append(f"PUT -> {reply.status} {reply.body[:120]!r}")
+                            ledger.server_errors.append(f"PUT -> {reply.status} {reply.raw[:120]!r}")
             else:
                 image = png(rng.randint(4, 24), rng.randint(4, 24), rng.randint(1, 10**6))
                 ledger.tried("upload")
@@ -333,7 +334,7 @@ def _load(port, ledger, hooks, rng, worker, cycle, stop):
                     with ledger.lock:
                         ledger.counts["refused"] += 1
                         if reply.status >= 500 and reply.status != 503:
-                            ledger.server_errors.append(f"POST /files -> {reply.status} {reply.body[:120]!r}")
+                            ledger.server_errors.append(f"POST /files -> {reply.status} {reply.raw[:120]!r}")
     except (OSError, ValueError, KeyError) as e:  # killed under us (http.client raises OSError subclasses)
         _ = e
     finally:
@@ -383,11 +384,11 @@ def _verify(daemon, ledger, verify_bytes_of, failures, lost):
             reply = client.request("GET", f"/files/{fid}")
             if reply.status != 200:
                 lost.append(f"file {fid} answered {reply.status}")
-            elif hashlib.sha256(reply.body).hexdigest() != sha:
+            elif hashlib.sha256(reply.raw).hexdigest() != sha:
                 lost.append(f"file {fid}: bytes differ from the upload")
             meta = client.request("GET", f"/files/{fid}/meta")
             if meta.status != 200 or meta.json().get("sha256") != sha or meta.json().get("size") != len(image):
-                failures.append(f"file {fid}: metadata {meta.status} {meta.body[:200]!r}")
+                failures.append(f"file {fid}: metadata {meta.status} {meta.raw[:200]!r}")
     finally:
         client.close()
     return checked
@@ -457,7 +458,7 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
         for cycle in range(1, cycles + 1):
             try:
                 daemon.start()
-            except RuntimeError as e:
+            except RoostdError as e:
                 failures.append(f"cycle {cycle}: restart failed: {e}")
                 break
             info["restarts"] += 1
@@ -518,7 +519,7 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
                     lost += l
                 if not daemon.healthy():
                     failures.append("final /healthz failed")
-                code = daemon.stop()
+                code = daemon.stop(timeout=25, strict=False)
                 if code != 0:
                     failures.append(f"clean stop after the drill exited with {code}")
                 state = disk_state(daemon.data_dir)
@@ -535,7 +536,7 @@ def run(cycles=20, seed=None, workdir=None, min_load=0.05, max_load=1.5, hooks=N
                 missing_rows = set(ledger.files) - state["rows"]
                 for fid in sorted(missing_rows):
                     lost.append(f"final: acknowledged upload {fid} has no row")
-            except RuntimeError as e:
+            except (RoostdError, RuntimeError) as e:
                 failures.append(f"final restart failed: {e}")
         info["checked"] += feed.checked
         if ledger.server_errors:

@@ -30,7 +30,9 @@ import pathlib
 import sqlite3
 import urllib.parse
 
-from common import Client, list_all
+from roost_harness import Client
+
+from .common import list_all
 
 PAGE_SIZES = [1, 7, 50, 1000]
 
@@ -41,7 +43,7 @@ def _delta(client, coll, since, limit):
         params["since"] = since
     reply = client.request("GET", f"/{coll}/_deltaset?{urllib.parse.urlencode(params)}")
     if reply.status != 200:
-        raise RuntimeError(f"GET /{coll}/_deltaset answered {reply.status}: {reply.body[:200]!r}")
+        raise RuntimeError(f"GET /{coll}/_deltaset answered {reply.status}: {reply.raw[:200]!r}")
     body = reply.json()
     if reply.headers.get("x-roost-cursor") != body["cursor"]:
         raise RuntimeError(f"X-Roost-Cursor {reply.headers.get('x-roost-cursor')!r} is not the body's cursor")

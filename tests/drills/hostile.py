@@ -25,7 +25,7 @@ one summary line:
              while a probe measures /healthz on fresh connections: no probe
              fails, and the p99 is reported.
 
-`python tests/drills/hostile.py` runs all four at the `make drills` sizes.
+`PYTHONPATH=tests python -m drills.hostile` runs all four at the `make drills` sizes.
 """
 
 import argparse
@@ -47,8 +47,9 @@ import time
 import urllib.parse
 import zlib
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import ADMIN_TOKEN, REPO, Client, Reply, Roostd, one_request, percentile, png, png_chunk, png_from_chunks  # noqa: E402
+from roost_harness import REPO, Response, Roostd, one_request, png, png_from_chunks
+
+from .common import ADMIN_TOKEN, percentile
 
 CONFIG = f"""\
 default_permission: public
@@ -293,7 +294,7 @@ def _big_request(port, method, path, headers, body, timeout=30.0):
                 break
         resp = http.client.HTTPResponse(s)
         resp.begin()
-        return Reply(resp.status, resp.getheaders(), resp.read())
+        return Response(resp.status, resp.getheaders(), resp.read())
     finally:
         s.close()
 
@@ -305,11 +306,11 @@ def _contract(reply):
         problems.append("no X-Request-Id")
     if reply.status >= 400:
         try:
-            body = json.loads(reply.body)
+            body = json.loads(reply.raw)
             if not (isinstance(body, dict) and set(body) == {"error", "description"}):
-                problems.append(f"error body {reply.body[:80]!r}")
+                problems.append(f"error body {reply.raw[:80]!r}")
         except ValueError:
-            problems.append(f"error body is not JSON ({reply.headers.get('content-type')}: {reply.body[:60]!r})")
+            problems.append(f"error body is not JSON ({reply.headers.get('content-type')}: {reply.raw[:60]!r})")
     return problems
 
 
@@ -338,16 +339,16 @@ def run_corpus(daemon, seed=1, log=print):
             no_answer.append(f"{name}: {type(e).__name__}: {e}")
             continue
         if reply.status >= 500:
-            server_errors.append(f"{name}: {method} {path[:80]} -> {reply.status} {reply.body[:120]!r}")
+            server_errors.append(f"{name}: {method} {path[:80]} -> {reply.status} {reply.raw[:120]!r}")
         elif allowed is not None and reply.status not in allowed:
-            unexpected.append(f"{name}: {reply.status} not in {sorted(allowed)}: {reply.body[:120]!r}")
+            unexpected.append(f"{name}: {reply.status} not in {sorted(allowed)}: {reply.raw[:120]!r}")
         elif allowed is None and not (400 <= reply.status < 500):
             unexpected.append(f"{name}: {method} {path[:80]} answered {reply.status}, expected a 4xx")
         for p in _contract(reply):
             contract.append(f"{name}: {reply.status} {p}")
-        if name == "sqlite-master-is-just-a-name" and reply.body.strip() != b"[]":
-            leaks.append(f"{name}: /sqlite_master answered {reply.body[:100]!r}")
-        if b"root:x:" in reply.body or b"SQLite format" in reply.body:
+        if name == "sqlite-master-is-just-a-name" and reply.raw.strip() != b"[]":
+            leaks.append(f"{name}: /sqlite_master answered {reply.raw[:100]!r}")
+        if b"root:x:" in reply.raw or b"SQLite format" in reply.raw:
             leaks.append(f"{name}: response leaks file contents")
         if name in ("image-svg-script", "image-html-script") and reply.status == 201:
             served = one_request(daemon.port, "GET", f"/files/{reply.json()['_id']}")
@@ -458,9 +459,9 @@ class _Tally:
         self.slowest = max(self.slowest, time.monotonic() - t0)
         self.requests += 1
         if reply.status >= 500 and reply.status != 503:
-            self.failures.append(f"{self.name} {label}: {reply.status} {reply.body[:120]!r}")
+            self.failures.append(f"{self.name} {label}: {reply.status} {reply.raw[:120]!r}")
         elif allowed is not None and reply.status not in allowed and reply.status != 503:
-            self.failures.append(f"{self.name} {label}: {reply.status} not in {sorted(allowed)}: {reply.body[:120]!r}")
+            self.failures.append(f"{self.name} {label}: {reply.status} not in {sorted(allowed)}: {reply.raw[:120]!r}")
         self.failures += [f"{self.name} {label}: {reply.status} {p}" for p in _contract(reply)]
         return reply
 
@@ -553,7 +554,7 @@ def _bound_nul(t):
         stored = r.json()
         again = t.send("get", "GET", f"/{c}/{urllib.parse.quote(stored['_id'])}", allowed={200})
         if again is not None and again.status == 200 and again.json() != stored:
-            t.failures.append(f"{t.name} round trip: stored {stored!r:.120} read back {again.body[:120]!r}")
+            t.failures.append(f"{t.name} round trip: stored {stored!r:.120} read back {again.raw[:120]!r}")
     for label, flt in (("regex-group", {"s": {"$regex": "(\u0000)"}}), ("regex-inner", {"s": {"$regex": "x\u0000y"}}),
                        ("equals", {"s": "x\u0000y"}), ("in", {"t": {"$in": ["\u0000"]}}), ("key", {"k\u0000ey": 1}),
                        ("path", {"a\u0000.b": 1}), ("gt", {"s": {"$gt": "\u0000"}}), ("operator", {"$\u0000": 1}),
@@ -580,7 +581,7 @@ def _bound_variants(t, variants, workers=4):
                 t.slowest = max(t.slowest, time.monotonic() - t0)
                 t.requests += 1
                 if r.status != 200 and r.status != 503:
-                    t.failures.append(f"{t.name} w={w}: {r.status} {r.body[:100]!r}")
+                    t.failures.append(f"{t.name} w={w}: {r.status} {r.raw[:100]!r}")
                 t.failures += [f"{t.name} w={w}: {r.status} {p}" for p in _contract(r)]
     threads = [threading.Thread(target=worker, args=(widths[i::workers],)) for i in range(workers)]
     for th in threads:

@@ -30,7 +30,7 @@ Checks, after a last clean stop:
   - the replayed copy of each subscriber equals a fresh list under its rights.
 
 `LiveStream` (below) is the SSE client tests/python/test_live.py uses too.
-Run `python tests/drills/live.py --cycles 10`; it prints one summary line.
+Run `PYTHONPATH=tests python -m drills.live --cycles 10`; it prints one summary line.
 """
 
 import argparse
@@ -45,10 +45,9 @@ import threading
 import time
 import urllib.parse
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "python"))
-import cursor_support  # noqa: E402
-from common import ADMIN_TOKEN, Client, Roostd, list_all, print_report  # noqa: E402
+from roost_harness import Client, Roostd, cursors
+
+from .common import ADMIN_TOKEN, list_all, print_report
 
 
 # ---------------------------------------------------------------------------------------------
@@ -78,13 +77,13 @@ class Event:
 
 def cursor_seq(token):
     """The feed position inside an event id (sealed; the checks open it with the
-    database's key, registered with `cursor_support.register`, only to verify
+    database's key, registered with `cursors.register`, only to verify
     ordering), or None."""
-    return cursor_support.cursor_seq(token) if token else None
+    return cursors.cursor_seq(token) if token else None
 
 
 def cursor_epoch(token):
-    return cursor_support.cursor_epoch(token)
+    return cursors.cursor_epoch(token)
 
 
 class LiveStream:
@@ -339,7 +338,7 @@ def metric(port, name):
     """The value of one unlabelled metric on /metrics (0.0 when absent)."""
     c = Client(port, timeout=10)
     try:
-        text = c.request("GET", "/metrics").body.decode()
+        text = c.request("GET", "/metrics").raw.decode()
     finally:
         c.close()
     for line in text.splitlines():
@@ -576,7 +575,7 @@ def run(cycles=10, cycle_seconds=2.0, users=4, seed=None, workdir=None, log=prin
         own_tmp = tempfile.TemporaryDirectory(prefix="roost-live-drill-")
         workdir = own_tmp.name
     daemon = Roostd(workdir, CONFIG)
-    cursor_support.register(daemon.data_dir)
+    cursors.register(daemon.data_dir)
     failures, lost = [], []
     counts = {"duplicated": 0, "out_of_order": 0, "wrong_user": 0, "wrong": 0}
     subs, ledger = [], Ledger()
@@ -655,7 +654,7 @@ def run(cycles=10, cycle_seconds=2.0, users=4, seed=None, workdir=None, log=prin
                 failures.append(f"{s.name}: the sentinel did not arrive within 20 s")
             s.harvest()
         final_lists = {uid: {d["_id"]: d for d in list_all(daemon.port, NOTES, token=tokens[uid])} for uid in ids}
-        code = daemon.stop()
+        code = daemon.stop(timeout=25, strict=False)
         if code not in (0, None):
             failures.append(f"roostd exited with {code} at the final stop")
 

@@ -20,21 +20,21 @@ Checks, after waiting (bounded) for the deliveries to drain:
     retries), and each webhook-id carried one message;
   - no delivery failed verification; the admin API shows nothing dead or pending.
 
-Run `python tests/drills/outage.py` (300 messages, 10 s outage: what
+Run `PYTHONPATH=tests python -m drills.outage` (300 messages, 10 s outage: what
 `make drills` does); it prints one summary line.
-tests/python/test_drills_webhooks.py runs it small.
+tests/drills/test_drills_webhooks.py runs it small.
 """
 
 import argparse
-import pathlib
 import sys
 import tempfile
 import threading
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import ADMIN_TOKEN, Client, Roostd, list_all, print_report  # noqa: E402
-from webhook_receiver import Receiver, deliveries, delivery_metrics, sign_up, webhooks_config  # noqa: E402
+from roost_harness import Client, Roostd
+
+from .common import ADMIN_TOKEN, list_all, print_report
+from .webhook_receiver import Receiver, deliveries, delivery_metrics, sign_up, webhooks_config
 
 CONFIG = """\
 password_cost: interactive
@@ -115,7 +115,7 @@ def run(messages=300, load_seconds=30.0, outage_seconds=10.0, outage_at=None, dr
                             acked_at[r.json()["_id"]] = time.monotonic()
                         else:
                             refused.append(text)
-                            failures.append(f"POST /messages answered {r.status}: {r.body[:160]!r}")
+                            failures.append(f"POST /messages answered {r.status}: {r.raw[:160]!r}")
             finally:
                 client.close()
 

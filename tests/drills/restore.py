@@ -33,8 +33,8 @@ Then: stop the daemon, delete its data directory, `verify-backup GOOD`,
     the backup gets `event: reset` or a replay that brings its copy exactly
     to the restored collection, and then live events of new writes.
 
-Run `python tests/drills/restore.py` (what `make drills` does); it prints one
-summary line. tests/python/test_drills_quick.py runs a small one.
+Run `PYTHONPATH=tests python -m drills.restore` (what `make drills` does); it prints one
+summary line. tests/drills/test_drills_quick.py runs a small one.
 """
 
 import argparse
@@ -50,11 +50,13 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from common import ADMIN_TOKEN, Client, Roostd, binary, one_request, png, print_report  # noqa: E402
-from feed import sync  # noqa: E402
-from live import FEED_HEAD_SQL, LiveStream, cursor_epoch, cursor_seq, cursor_support, live_path  # noqa: E402
-from restore_checks import apply_events, check_cursors, check_documents, check_files, check_streams  # noqa: E402
+from roost_harness import Client, Roostd, binary, one_request, png
+from roost_harness import cursors as cursor_keys
+
+from .common import ADMIN_TOKEN, print_report
+from .feed import sync
+from .live import FEED_HEAD_SQL, LiveStream, cursor_epoch, cursor_seq, live_path
+from .restore_checks import apply_events, check_cursors, check_documents, check_files, check_streams
 
 COLLECTION = "drill"
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -115,7 +117,7 @@ def writer(port, ledger, stop, w, rng):
                     mine.append(doc_id)
             elif reply.status >= 500 and reply.status != 503:
                 with ledger.lock:
-                    ledger.server_errors.append(f"{method} {path} -> {reply.status} {reply.body[:120]!r}")
+                    ledger.server_errors.append(f"{method} {path} -> {reply.status} {reply.raw[:120]!r}")
     except OSError:
         pass
     finally:
@@ -134,7 +136,7 @@ def uploader(port, ledger, stop, images):
                     ledger.files[reply.json()["_id"]] = (time.monotonic(), hashlib.sha256(image).hexdigest())
             elif reply.status >= 500 and reply.status != 503:
                 with ledger.lock:
-                    ledger.server_errors.append(f"POST /files -> {reply.status} {reply.body[:120]!r}")
+                    ledger.server_errors.append(f"POST /files -> {reply.status} {reply.raw[:120]!r}")
             stop.wait(0.05)
     except OSError:
         pass
@@ -167,7 +169,7 @@ def moved_on(port, count, failures):
         for n in range(count):
             reply = client.request("PUT", f"/{COLLECTION}/moved-on-{n}", {"after": "restore", "n": n})
             if reply.status != 201:
-                failures.append(f"a write after the restore answered {reply.status}: {reply.body[:120]!r}")
+                failures.append(f"a write after the restore answered {reply.status}: {reply.raw[:120]!r}")
                 return n
         return count
     finally:
@@ -212,7 +214,7 @@ def run(writers=3, warmup=2.0, after=1.0, images=6, seed=None, workdir=None, log
     own = workdir is None
     workdir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="roost-restore-drill-"))
     daemon = Roostd(workdir, config(workdir))
-    cursor_support.register(daemon.data_dir)
+    cursor_keys.register(daemon.data_dir)
     failures, lost, info = [], [], {"seed": seed}
     ledger, stop = Ledger(), threading.Event()
     pngs = [png(120 + 17 * i, 90 + 11 * i, i + 3) for i in range(images)]
@@ -241,7 +243,7 @@ def run(writers=3, warmup=2.0, after=1.0, images=6, seed=None, workdir=None, log
             failures.append(f"roostd backup failed: {taken.stderr.strip()[:300]}")
         reply = one_request(daemon.port, "POST", "/admin/backups?wait=true", headers=ADMIN, timeout=300)
         if reply.status != 201 or reply.json().get("verified") is not True:
-            failures.append(f"POST /admin/backups?wait=true answered {reply.status}: {reply.body[:200]!r}")
+            failures.append(f"POST /admin/backups?wait=true answered {reply.status}: {reply.raw[:200]!r}")
         stop.wait(after)
         cursors["after"] = take_cursors(daemon, copies, rng)
         stream.wait(lambda s: False, timeout=0.5)
@@ -252,7 +254,7 @@ def run(writers=3, warmup=2.0, after=1.0, images=6, seed=None, workdir=None, log
             t.join(60)
         stream.close()
         epoch = cursor_epoch(cursors["before"][COLLECTION][0])
-        daemon.stop()
+        daemon.stop(timeout=25, strict=False)
 
         verified = roostd_cli("verify-backup", good)
         if verified.returncode != 0:

@@ -9,9 +9,11 @@ import re
 import time
 import urllib.parse
 
-from common import Client, list_all, one_request
-from feed import sync
-from live import LiveStream, live_path
+from roost_harness import Client, one_request
+
+from .common import list_all
+from .feed import sync
+from .live import LiveStream, live_path
 
 
 def check_documents(port, coll, docs, ledger, content, failures, lost):
@@ -65,21 +67,21 @@ def check_files(daemon, manifest, uploads, failures, lost):
             parts = path.split("/")
             if parts[:2] == ["files", "objects"]:
                 reply = client.request("GET", f"/files/{parts[-1]}")
-                if reply.status != 200 or _sha(reply.body) != sha:
+                if reply.status != 200 or _sha(reply.raw) != sha:
                     failures.append(f"GET /files/{parts[-1]}: {reply.status}, not the manifest's bytes")
             elif parts[:2] == ["files", "thumbs"]:
                 m = re.match(r"(\d+)\.", parts[-1])
                 reply = _thumbnail(client, parts[-2], f"size={m.group(1)}" if m else "size=128")
-                if reply.status != 200 or (m and _sha(reply.body) != sha):
+                if reply.status != 200 or (m and _sha(reply.raw) != sha):
                     failures.append(f"GET thumbnail {path}: {reply.status}, not the manifest's bytes")
             checked += 1
         for file_id, sha in sorted(uploads.items()):
             reply = client.request("GET", f"/files/{file_id}")
-            if reply.status != 200 or _sha(reply.body) != sha:
+            if reply.status != 200 or _sha(reply.raw) != sha:
                 lost.append(f"upload {file_id} acknowledged before the backup: GET answered {reply.status} without its bytes")
                 continue
             reply = _thumbnail(client, file_id, "size=128")
-            if reply.status != 200 or not reply.body or not reply.headers.get("content-type", "").startswith("image/"):
+            if reply.status != 200 or not reply.raw or not reply.headers.get("content-type", "").startswith("image/"):
                 failures.append(f"upload {file_id}: its thumbnail answered {reply.status}")
     finally:
         client.close()

@@ -11,17 +11,11 @@ and some drills run alone: DRILL_ONLY=crash,outage (names: crash outage corpus b
 """
 
 import os
-import pathlib
 import sys
 import traceback
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import crash  # noqa: E402
-import hostile  # noqa: E402
-import live  # noqa: E402
-import outage  # noqa: E402
-import restore  # noqa: E402
-from common import append_summary  # noqa: E402
+from . import crash, hostile, live, outage, restore
+from .common import append_summary
 
 
 def env_int(name, default):

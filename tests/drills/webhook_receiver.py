@@ -17,7 +17,7 @@ import time
 
 from standardwebhooks.webhooks import Webhook
 
-from common import Client, free_port
+from roost_harness import Client, free_port
 
 SECRET = "whsec_" + base64.b64encode(b"roost-drill-signing-key-32bytes!").decode()
 
@@ -240,7 +240,7 @@ def deliveries(port, admin_token, status):
     finally:
         c.close()
     if r.status != 200:
-        raise RuntimeError(f"GET /admin/webhooks/deliveries answered {r.status}: {r.body[:200]!r}")
+        raise RuntimeError(f"GET /admin/webhooks/deliveries answered {r.status}: {r.raw[:200]!r}")
     return r.json()
 
 
@@ -252,7 +252,7 @@ def delivery_metrics(port):
     finally:
         c.close()
     out = {}
-    for line in r.body.decode(errors="replace").splitlines():
+    for line in r.raw.decode(errors="replace").splitlines():
         if line.startswith("roost_webhook_deliveries_total{"):
             outcome = line.split('outcome="', 1)[1].split('"', 1)[0]
             out[outcome] = int(float(line.rsplit(" ", 1)[1]))

@@ -3,28 +3,18 @@ requests may have wedged it), a client that checks the error-body and no-5xx
 invariants on every answer, /healthz probes in a thread, and an RSS watchdog
 that kills the daemon before a runaway request can hurt the machine."""
 
-import contextlib
-import http.client
 import json
-import os
 import pathlib
-import signal
-import subprocess
-import tempfile
 import threading
 import time
 import urllib.parse
 
 import pytest
 
-from accounts_support import ADMIN_TOKEN, FAST_HASHING, Response, _free_port
-from conftest import wait_until_healthy
-
-HERE = pathlib.Path(__file__).resolve().parent
-DEFAULT_BINARY = (HERE / ".." / ".." / ".build" / "debug" / "roostd").resolve()
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, Roostd, running_roostd
 
 __all__ = ["ADMIN_TOKEN", "FAST_HASHING", "HostileDaemon", "hostile_roostd", "q", "HealthProbes", "RSSWatch",
-           "check_invariants", "guarded_get"]
+           "check_invariants", "guarded_get", "account"]
 
 
 def q(obj):
@@ -41,34 +31,12 @@ def check_invariants(resp, what):
         assert isinstance(resp.body["error"], str) and resp.body["error"], f"{what}: {resp!r}"
 
 
-class HostileDaemon:
-    def __init__(self, base, port, data_dir, proc, log):
-        self.base, self.port, self.data_dir, self.proc, self.log = base, port, pathlib.Path(data_dir), proc, log
-
-    @property
-    def pid(self):
-        return self.proc.pid
+class HostileDaemon(Roostd):
+    """A roostd whose every answer is checked against the invariants."""
 
     def call(self, method, path, body=None, token=None, headers=None, raw_body=None, timeout=15, check=True):
-        """One request on a fresh connection; returns a Response with `.elapsed` (seconds)."""
-        hdrs = dict(headers or {})
-        data = raw_body
-        if body is not None:
-            data = json.dumps(body).encode()
-            hdrs.setdefault("Content-Type", "application/json")
-        if token is not None:
-            hdrs["Authorization"] = f"Bearer {token}"
-        if data is None and method in ("POST", "PUT", "PATCH"):
-            data = b""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        started = time.monotonic()
-        try:
-            conn.request(method, path, body=data, headers=hdrs)
-            r = conn.getresponse()
-            resp = Response(r.status, dict(r.getheaders()), r.read())
-        finally:
-            conn.close()
-        resp.elapsed = time.monotonic() - started
+        """One request on a fresh connection; a Response with `.elapsed` (seconds)."""
+        resp = super().call(method, path, body, token, headers, raw_body, timeout)
         if check:
             check_invariants(resp, f"{method} {path[:200]}")
         return resp
@@ -81,11 +49,6 @@ class HostileDaemon:
             pytest.fail(f"{method} {path[:120]}: no answer within {max(limit * 2, 3)} s ({e!r})")
         assert r.elapsed < limit, f"{method} {path[:120]}: took {r.elapsed:.2f} s (limit {limit} s): {r!r}"
         return r
-
-    def sign_up(self, username, password="correct horse battery"):
-        r = self.call("POST", "/users", {"username": username, "password": password})
-        assert r.status == 201, r
-        return {"id": r.body["user"]["_id"], "token": r.body["token"]}
 
     def proc_status(self, key):
         """A /proc/<pid>/status value in bytes (VmRSS, VmHWM)."""
@@ -101,46 +64,18 @@ class HostileDaemon:
     def thumbnail_files(self, file_id):
         return sorted(p for p in (self.data_dir / "files" / "thumbs").glob(f"*/{file_id}/*") if p.is_file())
 
-    def log_text(self):
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")
 
-    def stop(self, grace=3):
-        """SIGTERM, then SIGKILL after `grace` seconds: a daemon wedged by a hostile
-        request must not keep a core busy for minutes after its test failed."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-@contextlib.contextmanager
 def hostile_roostd(config_yaml, grace=3):
-    binary = pathlib.Path(os.environ.get("ROOSTD", str(DEFAULT_BINARY)))
-    if not binary.exists():
-        pytest.fail(f"roostd binary not found at {binary}; run `swift build` or set ROOSTD")
-    with tempfile.TemporaryDirectory(prefix="roost-hostile-") as tmp:
-        config = pathlib.Path(tmp) / "roost.yaml"
-        config.write_text(config_yaml)
-        data_dir = pathlib.Path(tmp) / "data"
-        port = _free_port()
-        log = open(pathlib.Path(tmp) / "roostd.log", "w+b")
-        env = dict(os.environ)
-        env.pop("ROOST_ADMIN_TOKEN", None)
-        proc = subprocess.Popen([str(binary), "serve", "--listen", f"127.0.0.1:{port}",
-                                 "--data-dir", str(data_dir), "--config", str(config)],
-                                stdout=log, stderr=subprocess.STDOUT, env=env)
-        daemon = HostileDaemon(f"http://127.0.0.1:{port}", port, data_dir, proc, log)
-        try:
-            wait_until_healthy(daemon.base, proc, daemon.log_text)
-            yield daemon
-        finally:
-            daemon.stop(grace)
-            log.close()
+    """A HostileDaemon with `config_yaml` on a fresh data directory; stopped with
+    SIGKILL `grace` seconds after SIGTERM: a daemon wedged by a hostile request
+    must not keep a core busy for minutes after its test failed."""
+    return running_roostd(config_yaml, cls=HostileDaemon, stop_timeout=grace)
+
+
+def account(daemon, username, password="correct horse battery"):
+    """Signs `username` up; returns {"id", "token"}."""
+    body = daemon.sign_up(username, password)
+    return {"id": body["user"]["_id"], "token": body["token"]}
 
 
 class HealthProbes:

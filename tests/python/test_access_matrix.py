@@ -23,7 +23,7 @@ import uuid
 
 import pytest
 
-from accounts_support import ADMIN_TOKEN, FAST_HASHING, assert_error, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, assert_error, running_roostd
 
 LEVELS = ["public", "shared", "private", "readonly"]
 COLLECTION = {"public": "pubPlaces", "shared": "sharedPlaces", "private": "privPlaces", "readonly": "roPlaces"}

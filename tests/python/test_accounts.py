@@ -10,7 +10,7 @@ import urllib.parse
 
 import pytest
 
-from accounts_support import ADMIN_TOKEN, FAST_HASHING, assert_error, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, assert_error, running_roostd
 
 CONFIG = FAST_HASHING + f"""\
 admin_token: {ADMIN_TOKEN}

@@ -8,7 +8,6 @@ thumbnail) with its hash."""
 
 import hashlib
 import json
-import pathlib
 import shutil
 import signal
 import sqlite3
@@ -16,8 +15,7 @@ import subprocess
 import threading
 import time
 
-from daemon_support import BINARY, Daemon, clean_env
-from test_files import png
+from roost_harness import Roostd, binary, clean_env, png
 
 TOKEN = "backup-admin-token-0123456789abcdef0123456789"
 ADMIN = {"Authorization": f"Bearer {TOKEN}"}
@@ -29,7 +27,7 @@ def config(tmp):
 
 
 def roostd(*args, timeout=120):
-    return subprocess.run([str(BINARY), *map(str, args)], env=clean_env(), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([str(binary()), *map(str, args)], env=clean_env(), capture_output=True, text=True, timeout=timeout)
 
 
 class Load:
@@ -97,13 +95,13 @@ def wait_for(predicate, timeout=30, step=0.05):
 
 def test_backup_under_load_restores_everything_acknowledged_before_it(tmp_path):
     images = [png(160 + 13 * i, 120 + 7 * i, i + 1) for i in range(6)]
-    daemon = Daemon(tmp_path, config=config(tmp_path)).wait_ready()
+    daemon = Roostd(tmp_path, config=config(tmp_path)).start()
     good, torn = tmp_path / "good", tmp_path / "torn"
     try:
         with Load(daemon, images) as load:
             assert wait_for(lambda: len(load.before(time.monotonic())[1]) >= 4 and len(load.notes) >= 200, timeout=60)
             began = time.monotonic()
-            taken = roostd("backup", "--config", daemon.config, "--data-dir", daemon.data_dir, "--to", good)
+            taken = roostd("backup", "--config", daemon.config_path, "--data-dir", daemon.data_dir, "--to", good)
             assert taken.returncode == 0, taken.stderr
             assert "verified" in taken.stdout
             notes, files = load.before(began)
@@ -118,7 +116,7 @@ def test_backup_under_load_restores_everything_acknowledged_before_it(tmp_path):
             assert daemon.request("POST", "/admin/backups")[0] == 401
 
             # A second backup, slowed down, is killed mid-way: nothing of it may look complete.
-            slow = subprocess.Popen([str(BINARY), "backup", "--config", str(daemon.config), "--data-dir", str(daemon.data_dir),
+            slow = subprocess.Popen([str(binary()), "backup", "--config", str(daemon.config_path), "--data-dir", str(daemon.data_dir),
                                      "--to", str(torn), "--max-rate", "32K"], env=clean_env(),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             try:
@@ -137,7 +135,7 @@ def test_backup_under_load_restores_everything_acknowledged_before_it(tmp_path):
         last = [l for l in metrics.splitlines() if l.startswith("roost_backup_last_success_timestamp_seconds ")]
         assert last and float(last[0].split()[1]) > 0, metrics
     finally:
-        daemon.kill()
+        daemon.kill9()
 
     verified = roostd("verify-backup", good)
     assert verified.returncode == 0, verified.stdout
@@ -150,7 +148,7 @@ def test_backup_under_load_restores_everything_acknowledged_before_it(tmp_path):
     with sqlite3.connect(f"file:{daemon.data_dir}/roost.db?mode=ro", uri=True) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
-    back = Daemon(tmp_path, config=None, data_dir=daemon.data_dir).wait_ready()
+    back = Roostd(tmp_path, config=None, data_dir=daemon.data_dir).start()
     try:
         assert len(notes) >= 200 and len(files) >= 4
         for _, note_id, body in notes:
@@ -178,7 +176,7 @@ def test_metrics_and_a_partial_directory_named_by_path_is_refused(tmp_path):
     """A successful backup sets issue #20's three gauges. A `.partial-` directory is never
     trusted, even named by its path and even when what it holds checks out (its run may
     have been killed before it was synced): verify-backup and restore refuse it."""
-    daemon = Daemon(tmp_path, config=config(tmp_path)).wait_ready()
+    daemon = Roostd(tmp_path, config=config(tmp_path)).start()
     try:
         for n in range(20):
             assert daemon.request("POST", "/notes", json.dumps({"n": n}))[0] == 201
@@ -206,10 +204,10 @@ def test_a_failed_scheduled_backup_is_logged_at_error_level_with_its_reason(tmp_
     (tmp_path / "blocker").write_text("a file where the backups directory should be\n")
     cfg = (f"default_permission: public\nadmin_token: {TOKEN}\n"
            f"backups:\n  dir: {tmp_path}/blocker/backups\n  every: 1s\n")
-    daemon = Daemon(tmp_path, config=cfg).wait_ready()
+    daemon = Roostd(tmp_path, config=cfg).start()
     try:
-        line = lambda: next((l for l in daemon.text().splitlines() if "scheduled backup failed" in l), None)  # noqa: E731
-        assert wait_for(lambda: line() is not None, timeout=30), daemon.text()[-2000:]
+        line = lambda: next((l for l in daemon.log_text().splitlines() if "scheduled backup failed" in l), None)  # noqa: E731
+        assert wait_for(lambda: line() is not None, timeout=30), daemon.log_text()[-2000:]
         assert " error " in line() and "reason=" in line() and "blocker" in line(), line()
         metrics = metric_values(daemon)
         assert metrics.get('roost_backups_total{outcome="failure"}', 0) >= 1, metrics

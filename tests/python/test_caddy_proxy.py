@@ -19,8 +19,7 @@ import time
 
 import pytest
 
-from daemon_support import Daemon, clean_env, free_port
-from test_tls import pki  # noqa: F401  (the fixture: a test CA and certificates)
+from roost_harness import Roostd, clean_env, free_port
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "etc" / "caddy" / "Caddyfile"
 ROOST_CONFIG = 'password_cost: interactive\ntrusted_proxies: ["127.0.0.1"]\nforwarded_header: X-Forwarded-For\n'
@@ -89,7 +88,7 @@ class Caddy:
 
 @pytest.fixture(params=["http", "https"])
 def stack(request, tmp_path, pki):  # noqa: F811
-    roost = Daemon(tmp_path, config=ROOST_CONFIG).wait_ready()
+    roost = Roostd(tmp_path, config=ROOST_CONFIG).start()
     caddy = Caddy(tmp_path, request.param, roost.port, pki if request.param == "https" else None)
     try:
         yield roost, caddy
@@ -102,7 +101,7 @@ def stack(request, tmp_path, pki):  # noqa: F811
 
 def remote_in_access_log(roost, request_id):
     for _ in range(50):
-        m = re.search(rf"request_id={re.escape(request_id)} remote=(\S+)", roost.text())
+        m = re.search(rf"request_id={re.escape(request_id)} remote=(\S+)", roost.log_text())
         if m:
             return m.group(1)
         time.sleep(0.05)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from accounts_support import FAST_HASHING, assert_error, running_roostd
+from roost_harness import FAST_HASHING, assert_error, running_roostd
 
 PROXIED = FAST_HASHING + 'trusted_proxies: ["127.0.0.1", "10.0.0.0/8"]\n'
 

@@ -3,9 +3,7 @@ driven by Selenium. Every test fails on a JavaScript error or a CSP
 violation in the browser's console, and screenshots of every page go to
 tests/python/artifacts/console/."""
 
-import json
 import pathlib
-import shutil
 import tempfile
 import threading
 import time
@@ -13,8 +11,8 @@ import urllib.request
 
 import pytest
 
-from test_files import png
-from webhook_support import ADMIN, SECRET, Roostd, free_port
+from roost_harness import ADMIN_TOKEN as ADMIN, Roostd, free_port, png
+from webhook_support import SECRET, user
 
 selenium = pytest.importorskip("selenium")
 from selenium import webdriver  # noqa: E402
@@ -144,7 +142,7 @@ def test_wrong_or_missing_token_shows_sign_in_and_reveals_nothing(browser, roost
     assert browser.execute_script("return sessionStorage.getItem('roost.adminToken')") is None
     shot(browser, "signin-refused")
     # A user's token is refused too.
-    _, user_token = roost.sign_up("mallory")
+    _, user_token = user(roost, "mallory")
     sign_in(browser, roost, token=user_token)
     wait(browser, lambda d: "refused" in visible_text(d, "#signin-error"))
     assert not browser.find_elements(By.CSS_SELECTOR, "nav")
@@ -158,10 +156,11 @@ def test_wrong_or_missing_token_shows_sign_in_and_reveals_nothing(browser, roost
     ("GET", "/admin/hooks"), ("GET", "/admin/webhooks/endpoints"), ("GET", "/admin/webhooks/deliveries"),
 ])
 def test_every_admin_endpoint_refuses_other_tokens(roost, method, path):
-    _, user_token = roost.sign_up(f"eve{abs(hash((method, path))) % 10**8}")
-    assert roost.call(method, path)[0] == 401
-    assert roost.call(method, path, token="wrong-token-wrong-token-wrong-token")[0] == 401
-    status, body = roost.call(method, path, token=user_token)
+    _, user_token = user(roost, f"eve{abs(hash((method, path))) % 10**8}")
+    assert roost.call(method, path).status == 401
+    assert roost.call(method, path, token="wrong-token-wrong-token-wrong-token").status == 401
+    resp = roost.call(method, path, token=user_token)
+    status, body = resp.status, resp.body
     assert status == 403 and body["error"] == "Forbidden"
 
 
@@ -229,7 +228,7 @@ def set_editor(driver, value):
 def test_records_create_edit_conflict_filter_sort_and_delete(signed_in, roost):
     driver = signed_in
     for n in range(3):
-        assert roost.call("POST", "/notes", {"title": f"seed {n}", "n": n + 10}, token=ADMIN)[0] == 201
+        assert roost.call("POST", "/notes", {"title": f"seed {n}", "n": n + 10}, token=ADMIN).status == 201
     open_records(driver, "notes")
     # Create.
     css(driver, "#new-record").click()
@@ -237,21 +236,22 @@ def test_records_create_edit_conflict_filter_sort_and_delete(signed_in, roost):
     css(driver, "#acl-read").send_keys("reader-1, reader-2")
     css(driver, "#save-record").click()
     wait(driver, lambda d: visible_text(d, "#editor-status") == "Created.")
-    status, doc = roost.call("GET", "/notes/console-1", token=ADMIN)
+    resp = roost.call("GET", "/notes/console-1", token=ADMIN)
+    status, doc = resp.status, resp.body
     assert status == 200 and doc["title"] == "from the console" and doc["_acl"]["read"] == ["reader-1", "reader-2"]
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-id="console-1"]'))
     # Edit.
     set_editor(driver, '{"title": "edited", "n": 2}')
     css(driver, "#save-record").click()
     wait(driver, lambda d: visible_text(d, "#editor-status") == "Saved.")
-    assert roost.call("GET", "/notes/console-1", token=ADMIN)[1]["title"] == "edited"
+    assert roost.call("GET", "/notes/console-1", token=ADMIN).body["title"] == "edited"
     shot(driver, "records-editor")
     # A concurrent edit: the console's save must not overwrite it.
-    assert roost.call("PATCH", "/notes/console-1", {"title": "changed elsewhere"}, token=ADMIN)[0] == 200
+    assert roost.call("PATCH", "/notes/console-1", {"title": "changed elsewhere"}, token=ADMIN).status == 200
     set_editor(driver, '{"title": "stale edit", "n": 3}')
     css(driver, "#save-record").click()
     wait(driver, lambda d: "Conflict" in visible_text(d, "#conflict"))
-    assert roost.call("GET", "/notes/console-1", token=ADMIN)[1]["title"] == "changed elsewhere"
+    assert roost.call("GET", "/notes/console-1", token=ADMIN).body["title"] == "changed elsewhere"
     shot(driver, "records-conflict")
     css(driver, "#reload-record").click()
     wait(driver, lambda d: "changed elsewhere" in d.find_element(By.ID, "record-json").get_attribute("value"))
@@ -269,7 +269,7 @@ def test_records_create_edit_conflict_filter_sort_and_delete(signed_in, roost):
     css(driver, 'button[data-sort="n"]').click()
     wait(driver, lambda d: css(d, 'button[data-sort="n"]').find_element(By.XPATH, "..").get_attribute("aria-sort") == "descending")
     ids = [r.get_attribute("data-id") for r in driver.find_elements(By.CSS_SELECTOR, "#records-table tbody tr[data-id]")]
-    titles = [roost.call("GET", f"/notes/{i}", token=ADMIN)[1]["n"] for i in ids]
+    titles = [roost.call("GET", f"/notes/{i}", token=ADMIN).body["n"] for i in ids]
     assert titles == sorted(titles, reverse=True)
     shot(driver, "records")
     box.clear()
@@ -281,7 +281,7 @@ def test_records_create_edit_conflict_filter_sort_and_delete(signed_in, roost):
     css(driver, "#delete-record").click()
     css(driver, "#delete-record").click()
     wait(driver, lambda d: not d.find_elements(By.CSS_SELECTOR, 'tr[data-id="console-1"]'))
-    assert roost.call("GET", "/notes/console-1", token=ADMIN)[0] == 404
+    assert roost.call("GET", "/notes/console-1", token=ADMIN).status == 404
     assert console_errors(driver, expected_statuses=(400, 412)) == []
 
 
@@ -316,11 +316,11 @@ def test_upload_an_image_and_see_its_thumbnail(signed_in, roost, tmp_path):
 
 def test_retry_a_dead_webhook_delivery(signed_in, roost):
     driver = signed_in
-    assert roost.call("POST", "/notes", {"title": "to a closed port"}, token=ADMIN)[0] == 201
+    assert roost.call("POST", "/notes", {"title": "to a closed port"}, token=ADMIN).status == 201
     deadline = time.monotonic() + 15
-    while not roost.call("GET", "/admin/webhooks/deliveries?status=dead", token=ADMIN)[1] and time.monotonic() < deadline:
+    while not roost.call("GET", "/admin/webhooks/deliveries?status=dead", token=ADMIN).body and time.monotonic() < deadline:
         time.sleep(0.1)
-    dead = roost.call("GET", "/admin/webhooks/deliveries?status=dead", token=ADMIN)[1]
+    dead = roost.call("GET", "/admin/webhooks/deliveries?status=dead", token=ADMIN).body
     assert dead, "no delivery went dead"
     rid = dead[0]["id"]
     attempts = dead[0]["attempts"]
@@ -336,7 +336,7 @@ def test_retry_a_dead_webhook_delivery(signed_in, roost):
     first_before = dead[0]["updatedAt"]
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
-        d = roost.call("GET", f"/admin/webhooks/deliveries/{rid}", token=ADMIN)[1]
+        d = roost.call("GET", f"/admin/webhooks/deliveries/{rid}", token=ADMIN).body
         if d["attempts"] >= 1 and d["attemptLog"][0]["at"] > first_before:
             break
         time.sleep(0.1)
@@ -344,7 +344,7 @@ def test_retry_a_dead_webhook_delivery(signed_in, roost):
     # Disable, enable, and add an endpoint whose secret shows once.
     css(driver, 'button[data-disable="closed-port"]').click()
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'button[data-enable="closed-port"]'))
-    assert roost.call("GET", "/admin/webhooks/endpoints", token=ADMIN)[1][0]["enabled"] is False
+    assert roost.call("GET", "/admin/webhooks/endpoints", token=ADMIN).body[0]["enabled"] is False
     css(driver, 'button[data-enable="closed-port"]').click()
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'button[data-disable="closed-port"]'))
     css(driver, "#endpoint-name").send_keys("second")
@@ -357,7 +357,7 @@ def test_retry_a_dead_webhook_delivery(signed_in, roost):
 
 def test_users_sessions_revoke_and_logs(signed_in, roost):
     driver = signed_in
-    user_id, user_token = roost.sign_up("carol")
+    user_id, user_token = user(roost, "carol")
     go(driver, "users")
     css(driver, "#user-search").send_keys("caro")
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-user="{user_id}"]'))
@@ -366,7 +366,7 @@ def test_users_sessions_revoke_and_logs(signed_in, roost):
     shot(driver, "users")
     css(driver, "#revoke-all").click()
     wait(driver, lambda d: "Revoked 1" in visible_text(d, "#users-status"))
-    assert roost.call("GET", "/users/me", token=user_token)[0] == 401
+    assert roost.call("GET", "/users/me", token=user_token).status == 401
     # Logs, filtered by one request id.
     req = urllib.request.Request(roost.base + "/healthz", headers={"X-Request-Id": "console-log-check-42"})
     urllib.request.urlopen(req).read()

@@ -8,11 +8,11 @@ import signal
 import threading
 import time
 
-from daemon_support import Daemon
+from roost_harness import Roostd
 
 
 def test_graceful_shutdown_under_load_loses_no_acknowledged_write(tmp_path):
-    daemon = Daemon(tmp_path).wait_ready()
+    daemon = Roostd(tmp_path).start()
     acknowledged, errors = [], []
     lock = threading.Lock()
     stop = threading.Event()
@@ -36,16 +36,16 @@ def test_graceful_shutdown_under_load_loses_no_acknowledged_write(tmp_path):
         t.start()
     time.sleep(1.5)
     daemon.signal(signal.SIGTERM)
-    assert daemon.proc.wait(timeout=20) == 0, daemon.text()
+    assert daemon.proc.wait(timeout=20) == 0, daemon.log_text()
     stop.set()
     for t in threads:
         t.join(timeout=30)
     assert not errors, errors
     assert len(acknowledged) > 50, "the load never got going"
-    log = daemon.text()
+    log = daemon.log_text()
     assert "shutting down signal=SIGTERM" in log and "roostd stopped" in log
 
-    again = Daemon(tmp_path, config=None).wait_ready()
+    again = Roostd(tmp_path, config=None).start()
     try:
         status, _, body = again.request("GET", "/ledger/_count")
         assert status == 200
@@ -57,18 +57,18 @@ def test_graceful_shutdown_under_load_loses_no_acknowledged_write(tmp_path):
 
 
 def test_sighup_reloads_permissions_and_log_level(tmp_path):
-    daemon = Daemon(tmp_path, config="default_permission: public\ncollections:\n  vault:\n    permission: readonly\n").wait_ready()
+    daemon = Roostd(tmp_path, config="default_permission: public\ncollections:\n  vault:\n    permission: readonly\n").start()
     try:
         assert daemon.request("POST", "/vault", body=b'{"a":1}')[0] in (401, 403)
         assert daemon.request("GET", "/healthz", headers={"X-Request-Id": "before-reload"})[0] == 200
-        daemon.config.write_text("default_permission: public\nlog_level: warning\ncollections:\n  vault:\n    permission: public\n"
+        daemon.config_path.write_text("default_permission: public\nlog_level: warning\ncollections:\n  vault:\n    permission: public\n"
                                  "  other:\n    indexes: [name]\n")
         daemon.signal(signal.SIGHUP)
         deadline = time.monotonic() + 10
-        while "configuration reloaded" not in daemon.text():
-            assert time.monotonic() < deadline, daemon.text()
+        while "configuration reloaded" not in daemon.log_text():
+            assert time.monotonic() < deadline, daemon.log_text()
             time.sleep(0.05)
-        log = daemon.text()
+        log = daemon.log_text()
         assert "collections.vault.permission: readonly → public" in log
         assert "log_level: info → warning" in log
         assert "collections.*.indexes" in log  # named as needing a restart
@@ -76,20 +76,20 @@ def test_sighup_reloads_permissions_and_log_level(tmp_path):
         # At warning, the access log (info) is silent.
         assert daemon.request("GET", "/healthz", headers={"X-Request-Id": "after-reload"})[0] == 200
         time.sleep(0.2)
-        log = daemon.text()
+        log = daemon.log_text()
         assert "request_id=before-reload" in log and "request_id=after-reload" not in log
     finally:
         assert daemon.stop() == 0
 
 
 def test_bad_config_on_sighup_keeps_the_running_settings(tmp_path):
-    daemon = Daemon(tmp_path).wait_ready()
+    daemon = Roostd(tmp_path).start()
     try:
-        daemon.config.write_text("default_permission: nonsense\n")
+        daemon.config_path.write_text("default_permission: nonsense\n")
         daemon.signal(signal.SIGHUP)
         deadline = time.monotonic() + 10
-        while "configuration reload failed" not in daemon.text():
-            assert time.monotonic() < deadline, daemon.text()
+        while "configuration reload failed" not in daemon.log_text():
+            assert time.monotonic() < deadline, daemon.log_text()
             time.sleep(0.05)
         assert daemon.request("POST", "/things", body=b"{}")[0] == 201
     finally:
@@ -97,7 +97,7 @@ def test_bad_config_on_sighup_keeps_the_running_settings(tmp_path):
 
 
 def test_access_log_has_one_line_per_request_with_its_id(tmp_path):
-    daemon = Daemon(tmp_path).wait_ready()
+    daemon = Roostd(tmp_path).start()
     try:
         status, headers, _ = daemon.request("GET", "/things/abc", headers={"X-Request-Id": "client-chosen-42"})
         assert status == 404 and headers["X-Request-Id"] == "client-chosen-42"
@@ -108,11 +108,11 @@ def test_access_log_has_one_line_per_request_with_its_id(tmp_path):
         _, headers, _ = daemon.request("GET", "/healthz", headers={"X-Request-Id": "x" * 500})
         assert headers["X-Request-Id"] != "x" * 500
         time.sleep(0.2)
-        lines = [l for l in daemon.text().splitlines() if "request_id=client-chosen-42" in l]
+        lines = [l for l in daemon.log_text().splitlines() if "request_id=client-chosen-42" in l]
         assert len(lines) == 1, lines
         assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info roostd: GET /things/abc 404 \d+\.\d{3}ms "
                         r"request_id=client-chosen-42 remote=127\.0\.0\.1$", lines[0]), lines[0]
-        assert sum(f"request_id={generated}" in l for l in daemon.text().splitlines()) == 1
+        assert sum(f"request_id={generated}" in l for l in daemon.log_text().splitlines()) == 1
     finally:
         daemon.stop()
 
@@ -124,7 +124,7 @@ def _metrics(daemon):
 
 
 def test_metrics_in_prometheus_text_format(tmp_path):
-    daemon = Daemon(tmp_path).wait_ready()
+    daemon = Roostd(tmp_path).start()
     try:
         _, _, body = daemon.request("POST", "/birds", body=b'{"name":"robin"}')
         bird = json.loads(body)["_id"]
@@ -155,7 +155,7 @@ def test_metrics_in_prometheus_text_format(tmp_path):
 def test_threads_carry_their_role_in_the_kernel_name(tmp_path):
     """`top -H` and `ps -L` show what each thread is for; the main thread
     (event loop 0) keeps the process name, so `pgrep roostd` still works."""
-    daemon = Daemon(tmp_path).wait_ready()
+    daemon = Roostd(tmp_path).start()
     try:
         tasks = pathlib.Path(f"/proc/{daemon.proc.pid}/task")
         names = {(task / "comm").read_text().strip() for task in tasks.iterdir()}

@@ -20,16 +20,11 @@ The kill -9 side of the feed is in tests/drills/crash.py (test_drills_quick).
 
 import base64
 import collections
-import contextlib
-import http.client
 import json
 import os
-import pathlib
 import random
 import signal
 import struct
-import subprocess
-import tempfile
 import threading
 import time
 import urllib.parse
@@ -38,12 +33,7 @@ import zlib
 
 import pytest
 
-import cursor_support
-from accounts_support import ADMIN_TOKEN, FAST_HASHING, Response, _free_port
-from conftest import wait_until_healthy
-
-HERE = pathlib.Path(__file__).resolve().parent
-DEFAULT_BINARY = (HERE / ".." / ".." / ".build" / "debug" / "roostd").resolve()
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, Roostd, cursors, running_roostd
 
 CONFIG = FAST_HASHING + f"""\
 admin_token: {ADMIN_TOKEN}
@@ -61,95 +51,12 @@ collections:
 
 
 # ---------------------------------------------------------------------------------------------
-# Plumbing: a daemon that can be restarted on its data directory, keep-alive clients.
+# Plumbing: users with unique names (the daemon and keep-alive clients are roost_harness's).
 
-class Node:
-    """roostd on a data directory that survives restarts (and config changes)."""
-
-    def __init__(self, tmp, config):
-        self.tmp = pathlib.Path(tmp)
-        self.config_path = self.tmp / "roost.yaml"
-        self.data_dir = self.tmp / "data"
-        self.log_path = self.tmp / "roostd.log"
-        self.config_path.write_text(config)
-        self.proc = None
-        self.port = None
-
-    def start(self):
-        binary = pathlib.Path(os.environ.get("ROOSTD", str(DEFAULT_BINARY)))
-        if not binary.exists():
-            pytest.fail(f"roostd binary not found at {binary}; run `swift build` or set ROOSTD")
-        self.port = _free_port()
-        env = {k: v for k, v in os.environ.items() if not k.startswith("ROOST_")}
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                [str(binary), "serve", "--listen", f"127.0.0.1:{self.port}", "--data-dir", str(self.data_dir),
-                 "--config", str(self.config_path)], stdout=log, stderr=subprocess.STDOUT, env=env)
-        wait_until_healthy(f"http://127.0.0.1:{self.port}", self.proc, lambda: self.log_path.read_text(errors="replace"))
-        cursor_support.register(self.data_dir)
-        return self
-
-    def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def api(self, token=None):
-        return Api(self.port, token)
-
-    def sign_up(self, name):
-        r = self.api().call("POST", "/users", {"username": f"{name}-{uuid.uuid4().hex[:6]}",
-                                               "password": "correct horse battery", "email": f"{name}@example.com"})
-        assert r.status == 201, r
-        return r.body["user"]["_id"], r.body["token"]
-
-
-@contextlib.contextmanager
-def running(config):
-    with tempfile.TemporaryDirectory(prefix="roost-delta-") as tmp:
-        node = Node(tmp, config)
-        try:
-            yield node.start()
-        finally:
-            node.stop()
-
-
-class Api:
-    """A keep-alive client for one thread; answers are accounts_support.Response."""
-
-    def __init__(self, port, token=None):
-        self.port, self.token, self.conn = port, token, None
-
-    def call(self, method, path, body=None, headers=None, token=None, raw_body=None):
-        hdrs = dict(headers or {})
-        data = raw_body
-        if body is not None:
-            data = json.dumps(body).encode()
-            hdrs.setdefault("Content-Type", "application/json")
-        tok = token if token is not None else self.token
-        if tok:
-            hdrs["Authorization"] = f"Bearer {tok}"
-        for attempt in (0, 1):
-            if self.conn is None:
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
-            try:
-                self.conn.request(method, path, body=data, headers=hdrs)
-                r = self.conn.getresponse()
-                return Response(r.status, dict(r.getheaders()), r.read())
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                self.conn.close()
-                self.conn = None
-                if attempt or method != "GET":
-                    raise
-
-    def close(self):
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
+def new_user(node, name):
+    """Signs up `name` plus a random suffix; returns (user _id, token)."""
+    body = node.sign_up(f"{name}-{uuid.uuid4().hex[:6]}", email=f"{name}@example.com")
+    return body["user"]["_id"], body["token"]
 
 
 def q(value):
@@ -249,14 +156,15 @@ LIMITS = [1, 1, 2, 3, 5, 1000]
 
 @pytest.fixture(scope="module")
 def node():
-    with running(CONFIG) as n:
+    with running_roostd(CONFIG) as n:
+        cursors.register(n.data_dir)   # cursors are sealed: the checks open them with its key
         yield n
 
 
 @pytest.fixture(scope="module")
 def people(node):
     """Three signed-in users: {name: (id, token)}."""
-    return {name: node.sign_up(name) for name in ("ann", "ben", "cat")}
+    return {name: new_user(node, name) for name in ("ann", "ben", "cat")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,7 +218,7 @@ def test_random_convergence(node, level, seed):
     rng = random.Random(seed)
     private = level == "private"
     coll = "prvSync" if private else f"shrSync{seed}x{uuid.uuid4().hex[:4]}"
-    users = [node.sign_up(f"u{k}") for k in range(4)]
+    users = [new_user(node, f"u{k}") for k in range(4)]
     ids = [u for u, _ in users]
     tokens = dict(users)
     world = World(private, ids)
@@ -578,7 +486,7 @@ def test_listing_then_empty_delta_then_more(node, people):
 def _forged(cursor, **change):
     """The cursor with its sealed fields changed, sealed again with the database's own key:
     what the server does with a well-sealed but wrong cursor."""
-    return cursor_support.reseal(cursor, **change)
+    return cursors.reseal(cursor, **change)
 
 
 def _flipped(cursor, at):
@@ -589,7 +497,7 @@ def _flipped(cursor, at):
 
 def _unsealed(cursor):
     """The cursor as roostd before 0.3 made it: readable base64url text."""
-    f = cursor_support.open_cursor(cursor)
+    f = cursors.open_cursor(cursor)
     text = "|".join(["r1", f["epoch"], f["level"], str(int(f["seq"])), "-", "-"])
     return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
@@ -629,7 +537,7 @@ def test_cursors_are_sealed(node, people):
     first = api.call("GET", delta_path("shrEdge")).body["cursor"]
     again = api.call("GET", delta_path("shrEdge")).body["cursor"]
     assert first != again
-    a, b = cursor_support.open_cursor(first), cursor_support.open_cursor(again)
+    a, b = cursors.open_cursor(first), cursors.open_cursor(again)
     assert a is not None and (a["level"], a["epoch"], a["seq"]) == (b["level"], b["epoch"], b["seq"]) == (
         "shared@shrEdge", a["epoch"], a["seq"]), (a, b)
     raw = base64.urlsafe_b64decode(first + "=" * (-len(first) % 4))
@@ -643,7 +551,7 @@ def test_cursors_are_sealed(node, people):
     head = api.call("GET", delta_path("shrEdge", first)).body["cursor"]
     again = api.call("GET", delta_path("shrEdge", head))
     assert again.status == 200 and (again.body["changed"], again.body["deleted"], again.body["more"]) == ([], [], False)
-    assert cursor_support.cursor_seq(again.body["cursor"]) == cursor_support.cursor_seq(head) > cursor_support.cursor_seq(first)
+    assert cursors.cursor_seq(again.body["cursor"]) == cursors.cursor_seq(head) > cursors.cursor_seq(first)
 
 
 @pytest.mark.parametrize("limit,status", [("0", 400), ("10001", 400), ("-1", 400), ("abc", 400), ("1.5", 400),
@@ -672,8 +580,8 @@ def test_deltaset_is_get_only(node, people, method):
 def test_cursor_from_another_database_is_gone(node, people):
     api = node.api(people["ann"][1])
     ours = api.call("GET", delta_path("shrEdge")).body["cursor"]
-    with running(CONFIG) as other:
-        _, token = other.sign_up("zed")
+    with running_roostd(CONFIG) as other:
+        _, token = new_user(other, "zed")
         oapi = other.api(token)
         assert oapi.call("POST", "/shrEdge", {"a": 1}).status == 201
         theirs = oapi.call("GET", delta_path("shrEdge")).body["cursor"]
@@ -686,9 +594,9 @@ def test_cursor_from_another_database_is_gone(node, people):
 @pytest.mark.parametrize("how", ["restart", "sighup"])
 def test_permission_level_change_expires_cursors(tmp_path, how):
     config = FAST_HASHING + "collections:\n  lvl: {permission: shared}\n"
-    node = Node(tmp_path, config).start()
+    node = Roostd(tmp_path, config).start()
     try:
-        uid, token = node.sign_up("lev")
+        uid, token = new_user(node, "lev")
         api = node.api(token)
         assert api.call("POST", "/lvl", {"_id": f"{uid}:a"}).status == 201
         cursor = api.call("GET", delta_path("lvl")).body["cursor"]
@@ -722,9 +630,9 @@ def test_permission_level_change_expires_cursors(tmp_path, how):
 
 
 def test_users_deltaset_is_the_public_view_with_deletions(node):
-    me, my_token = node.sign_up("viewer")
-    gone, gone_token = node.sign_up("leaver")
-    other, other_token = node.sign_up("stayer")
+    me, my_token = new_user(node, "viewer")
+    gone, gone_token = new_user(node, "leaver")
+    other, other_token = new_user(node, "stayer")
     client = SyncClient(node.api(my_token), "users", name="viewer")
     client.sync(limit=2)
     assert {me, gone, other} <= set(client.copy)
@@ -850,7 +758,7 @@ def test_etags_on_other_entity_responses(node, people):
     api = node.api(people["ann"][1])
     path = f"/etagNotes/res{uuid.uuid4().hex[:8]}"
     assert api.call("PUT", path, {"a": 1}).status == 201
-    uid, token = node.sign_up("tagged")
+    uid, token = new_user(node, "tagged")
     uapi = node.api(token)
     me = uapi.call("GET", "/users/me")
     responses = [("GET ?resolve=a", api.call("GET", path + "?resolve=a")), ("GET /users/me", me),
@@ -861,7 +769,7 @@ def test_etags_on_other_entity_responses(node, people):
 
 
 def test_user_and_file_responses_carry_the_stored_etag(node, people):
-    uid, token = node.sign_up("etagged")
+    uid, token = new_user(node, "etagged")
     uapi, other = node.api(token), node.api(people["ben"][1])
     put = uapi.call("PUT", f"/users/{uid}", {"nick": "p"})
     responses = [("GET /users/:id (self)", uapi.call("GET", f"/users/{uid}")),
@@ -890,7 +798,7 @@ def test_resolve_etag_is_the_entitys_own(node, people):
 
 @pytest.mark.parametrize("method,body", [("PUT", {"nick": "z"}), ("PATCH", {"nick": "z"}), ("DELETE", None)])
 def test_if_match_on_users(node, method, body):
-    uid, token = node.sign_up("cond")
+    uid, token = new_user(node, "cond")
     api = node.api(token)
     path = f"/users/{uid}"
     first = api.call("GET", path)
@@ -911,7 +819,7 @@ def test_if_match_on_users(node, method, body):
 
 
 def test_stale_if_match_refuses_a_password_change(node):
-    uid, token = node.sign_up("pwcond")
+    uid, token = new_user(node, "pwcond")
     api = node.api(token)
     stale = api.call("GET", f"/users/{uid}").header("ETag")
     assert api.call("PATCH", f"/users/{uid}", {"nick": "n"}).status == 200

@@ -30,7 +30,7 @@ import zlib
 
 import pytest
 
-from hostile_support import ADMIN_TOKEN, FAST_HASHING, HealthProbes, guarded_get, hostile_roostd, q
+from hostile_support import ADMIN_TOKEN, FAST_HASHING, HealthProbes, account, guarded_get, hostile_roostd, q
 
 ADMIN = ADMIN_TOKEN
 
@@ -84,7 +84,7 @@ class World:
 
     def user(self, name):
         if name not in self.users:
-            self.users[name] = self.d.sign_up(uniq(name + "-"))
+            self.users[name] = account(self.d, uniq(name + "-"))
         return self.users[name]
 
     def uid(self, name):
@@ -651,12 +651,17 @@ def test_post_with_85k_keys_is_quick_and_healthz_stays_fast(lone_daemon):
     with HealthProbes(d) as probes:
         # Before the fix this took 13.7 s in a release build (quadratic); a debug
         # build on a loaded 2-core machine needs 2-3 s for the linear parse and write.
+        started = time.monotonic()
         r = d.timed_call(6.0, "POST", "/pub", raw_body=raw, headers={"Content-Type": "application/json"})
+        took = time.monotonic() - started
         after = d.timed_call(1.0, "POST", "/pub", {"small": True})  # the writer is free again
     assert r.status in (201, 400), r
     assert after.status == 201
     assert not probes.failures, probes.failures
-    assert probes.worst < 0.1, f"/healthz took up to {probes.worst * 1000:.0f} ms"
+    # Parsed on a loop, a probe would wait for the whole parse (`took`); off
+    # the loops it waits for nothing. A quarter of `took` (at least 100 ms)
+    # tells the two apart on a loaded machine too.
+    assert probes.worst < max(0.1, took / 4), f"/healthz took up to {probes.worst * 1000:.0f} ms (the post {took * 1000:.0f} ms)"
 
 
 @pytest.mark.parametrize("method,path", [("PUT", "/users/x"), ("PATCH", "/users/x"), ("PUT", "/users/me"),

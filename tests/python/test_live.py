@@ -16,13 +16,11 @@
     cursor, live_max_connections, slow clients dropped while others go on.
 
 The SSE client (`LiveStream`) lives in tests/drills/live.py, the drill that
-runs the same promises under kill -9 cycles (test_drills_quick.py runs it small).
+runs the same promises under kill -9 cycles (tests/drills/test_drills_quick.py runs it small).
 """
 
 import json
-import pathlib
 import random
-import sys
 import threading
 import time
 import urllib.parse
@@ -30,10 +28,9 @@ import uuid
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "drills"))
-from common import ADMIN_TOKEN, Client, Roostd, list_all, one_request, png  # noqa: E402
-from live import LiveStream, cursor_seq, events_path, live_path, metric  # noqa: E402
-import cursor_support  # noqa: E402
+from drills.common import ADMIN_TOKEN, list_all
+from drills.live import LiveStream, cursor_seq, events_path, live_path, metric
+from roost_harness import Client, Roostd, cursors, one_request, png
 
 CONFIG = f"""\
 password_cost: interactive
@@ -60,18 +57,19 @@ def q(s):
 
 
 class Node(Roostd):
-    """A roostd (from tests/drills/common.py) with a keep-alive client per token."""
+    """A roostd with a keep-alive client per token (no retries: a dropped connection is an error here)."""
 
     usernames = {}
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
-        cursor_support.register(self.data_dir)   # event ids are sealed: the checks open them with its key
+        cursors.register(self.data_dir)   # event ids are sealed: the checks open them with its key
 
     def api(self, token=None):
         return Client(self.port, timeout=15, token=token)
 
-    def sign_up(self, name):
+    def new_user(self, name):
+        """Signs up `name` plus a random suffix; returns (user _id, token)."""
         username = f"{name}-{uuid.uuid4().hex[:6]}"
         r = self.api().request("POST", "/users", {"username": username, "password": PASSWORD,
                                                   "email": f"{name}@example.com"})
@@ -110,7 +108,7 @@ def limits(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def people(roost):
-    return {name: roost.sign_up(name) for name in ("alice", "bob", "carol")}
+    return {name: roost.new_user(name) for name in ("alice", "bob", "carol")}
 
 
 def kinds(events):
@@ -610,8 +608,8 @@ def test_sigterm_ends_streams_cleanly_and_resume_works(tmp_path):
 
 @pytest.mark.parametrize("how", ["logout", "admin-revoke", "password-change"])
 def test_revoked_session_ends_the_stream(roost, how):
-    uid, token = roost.sign_up("leaver")
-    _, other = roost.sign_up("stayer")
+    uid, token = roost.new_user("leaver")
+    _, other = roost.new_user("stayer")
     s = roost.stream(live_path("liveShared"), token=token)
     keep = roost.stream(live_path("liveShared"), token=other)
     if how == "logout":
@@ -633,7 +631,7 @@ def test_revoked_session_ends_the_stream(roost, how):
 
 
 def test_expired_session_ends_the_stream(limits):
-    _, token = limits.sign_up("brief")          # session_lifetime: 3
+    _, token = limits.new_user("brief")          # session_lifetime: 3
     s = limits.stream(live_path("liveShared"), token=token)
     t0 = time.monotonic()
     assert s.wait_end(7), "the stream outlived its session (3 s) by more than 4 s"

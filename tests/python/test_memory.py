@@ -5,19 +5,14 @@ password hashes take their cost's memory (see docs/MEMORY.md).
 VmHWM (the kernel's peak resident size) is read from /proc; it only grows,
 so a test reads it before and after one step and compares."""
 
-import contextlib
 import json
-import os
 import pathlib
 import re
-import subprocess
 import tempfile
 import urllib.parse
 
-import pytest
 
-from accounts_support import DEFAULT_BINARY, Daemon, _free_port
-from conftest import wait_until_healthy
+from roost_harness import Roostd
 
 MiB = 1 << 20
 # libsodium's interactive level and OWASP's minimum, per hash.
@@ -27,26 +22,9 @@ INTERACTIVE, OWASP = 64 * MiB, 19 * MiB
 LOOKUP_CACHE = 128 << 10
 
 
-@contextlib.contextmanager
 def roostd(tmp, config):
-    """roostd on `tmp`/data with `config`; the data outlives it (for restarts)."""
-    binary = pathlib.Path(os.environ.get("ROOSTD", str(DEFAULT_BINARY)))
-    if not binary.exists():
-        pytest.fail(f"roostd binary not found at {binary}; run `swift build` or set ROOSTD")
-    path = pathlib.Path(tmp) / "roost.yaml"
-    path.write_text("default_permission: public\n" + config)
-    port = _free_port()
-    log = open(pathlib.Path(tmp) / "roostd.log", "a+b")
-    proc = subprocess.Popen([str(binary), "serve", "--listen", f"127.0.0.1:{port}", "--data-dir",
-                             str(pathlib.Path(tmp) / "data"), "--config", str(path)],
-                            stdout=log, stderr=subprocess.STDOUT)
-    daemon = Daemon(f"http://127.0.0.1:{port}", pathlib.Path(tmp) / "data", proc, log)
-    try:
-        wait_until_healthy(daemon.base, proc, daemon.log_text)
-        yield daemon
-    finally:
-        daemon.stop()
-        log.close()
+    """roostd on `tmp`/data with `config` (a `with` starts and stops it); the data outlives it (for restarts)."""
+    return Roostd(tmp, "default_permission: public\n" + config)
 
 
 def peak_bytes(daemon):

@@ -10,8 +10,8 @@ import urllib.parse
 
 import pytest
 
-from accounts_support import running_roostd
-from test_files import png
+from roost_harness import running_roostd
+from roost_harness import png
 
 CONFIG = "default_permission: public\nfiles_permission: public\n"
 

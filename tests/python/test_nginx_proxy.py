@@ -14,8 +14,7 @@ import time
 
 import pytest
 
-from daemon_support import Daemon, free_port
-from test_tls import pki  # noqa: F401  (the fixture: a test CA and certificates)
+from roost_harness import Roostd, free_port
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "etc" / "nginx" / "roost.conf"
 
@@ -43,7 +42,7 @@ def site_config(roost_port, http_port, https_port, cert, key):
 
 @pytest.fixture
 def stack(tmp_path, pki):  # noqa: F811
-    roost = Daemon(tmp_path, config='password_cost: interactive\ntrusted_proxies: ["127.0.0.1"]\n').wait_ready()
+    roost = Roostd(tmp_path, config='password_cost: interactive\ntrusted_proxies: ["127.0.0.1"]\n').start()
     http_port, https_port = free_port(), free_port()
     (tmp_path / "site.conf").write_text(site_config(roost.port, http_port, https_port, pki / "first.pem", pki / "first.key"))
     for d in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
@@ -96,7 +95,7 @@ def call(https_port, pki, client, method, path, body=None, headers=None):  # noq
 
 def remote_in_access_log(roost, request_id):
     for _ in range(50):
-        m = re.search(rf"request_id={re.escape(request_id)} remote=(\S+)", roost.text())
+        m = re.search(rf"request_id={re.escape(request_id)} remote=(\S+)", roost.log_text())
         if m:
             return m.group(1)
         time.sleep(0.05)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from openapi_spec_validator import validate
 
-from accounts_support import running_roostd
+from roost_harness import running_roostd
 
 SPEC_PATH = pathlib.Path(__file__).resolve().parent / ".." / ".." / "openapi.yaml"
 

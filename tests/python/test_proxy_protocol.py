@@ -16,7 +16,7 @@ import pathlib
 
 import pytest
 
-from daemon_support import Daemon, free_port
+from roost_harness import Roostd, free_port
 
 SIGNATURE = b"\r\n\r\n\x00\r\nQUIT\n"
 CONFIG = 'password_cost: interactive\nhash_concurrency: 2\ntrusted_proxies: ["127.0.0.1"]\n'
@@ -69,7 +69,7 @@ def status_of(reply):
 
 def remote_in_access_log(d, rid):
     for _ in range(50):
-        m = re.search(rf"request_id={re.escape(rid)} remote=(\S+)", d.text())
+        m = re.search(rf"request_id={re.escape(rid)} remote=(\S+)", d.log_text())
         if m:
             return m.group(1)
         time.sleep(0.05)
@@ -79,7 +79,7 @@ def remote_in_access_log(d, rid):
 @pytest.fixture
 def proxied(tmp_path):
     port = free_port()
-    d = Daemon(tmp_path, config=CONFIG, args=("--listen", f"127.0.0.1:{port} proxy_protocol")).wait_ready()
+    d = Roostd(tmp_path, config=CONFIG, args=("--listen", f"127.0.0.1:{port} proxy_protocol")).start()
     d.proxy_port = port
     yield d
     assert d.stop() == 0
@@ -127,7 +127,7 @@ def test_malformed_headers_are_closed_unserved(proxied):
     for name, data in REFUSED:
         reply, seconds = exchange(proxied.proxy_port, data)
         assert reply == b"" and seconds < 3, (name, reply[:200], seconds)
-    assert "request_id=no-header" not in proxied.text() and "request_id=garbage" not in proxied.text()
+    assert "request_id=no-header" not in proxied.log_text() and "request_id=garbage" not in proxied.log_text()
     reply, _ = exchange(proxied.proxy_port, v1("203.0.113.8") + request("after"))
     assert status_of(reply) == 200
 
@@ -135,8 +135,8 @@ def test_malformed_headers_are_closed_unserved(proxied):
 def test_untrusted_peer_is_refused_even_with_a_good_header(proxied):
     reply, seconds = exchange(proxied.proxy_port, v1("203.0.113.9") + request("spoofed"), source="127.0.0.2")
     assert reply == b"" and seconds < 3, reply
-    assert "request_id=spoofed" not in proxied.text()
-    assert re.search(r"PROXY protocol connection from an untrusted peer closed.*127\.0\.0\.2", proxied.text())
+    assert "request_id=spoofed" not in proxied.log_text()
+    assert re.search(r"PROXY protocol connection from an untrusted peer closed.*127\.0\.0\.2", proxied.log_text())
 
 
 def test_slow_header_is_closed(proxied):
@@ -166,25 +166,24 @@ def test_throttle_counts_the_named_client(proxied):
 ])
 def test_proxy_listener_config_errors(tmp_path, listen, config, message):
     port = free_port()
-    d = Daemon(tmp_path, config=config, args=("--listen", f"127.0.0.1:{port} {listen}"))
+    d = Roostd(tmp_path, config=config, args=("--listen", f"127.0.0.1:{port} {listen}")).start(wait=False)
     assert d.proc.wait(timeout=20) != 0
     if message:
-        assert message in d.text(), d.text()
-    d.kill()
+        assert message in d.log_text(), d.log_text()
+    d.kill9()
 
 
 def test_https_listener_cannot_take_proxy_protocol(tmp_path):
-    from test_tls import issue  # noqa: F401
     port = free_port()
     (tmp_path / "c.cnf").write_text("")
     subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                     "-keyout", "k.pem", "-out", "c.pem", "-days", "1", "-subj", "/CN=localhost"],
                    cwd=tmp_path, check=True, capture_output=True)
     config = f'trusted_proxies: ["127.0.0.1"]\ntls:\n  certificate: {tmp_path}/c.pem\n  key: {tmp_path}/k.pem\n'
-    d = Daemon(tmp_path, config=config, args=("--listen", f"https://127.0.0.1:{port} proxy_protocol"))
+    d = Roostd(tmp_path, config=config, args=("--listen", f"https://127.0.0.1:{port} proxy_protocol")).start(wait=False)
     assert d.proc.wait(timeout=20) != 0
-    assert "proxy_protocol is for plain listen addresses" in d.text(), d.text()
-    d.kill()
+    assert "proxy_protocol is for plain listen addresses" in d.log_text(), d.log_text()
+    d.kill9()
 
 
 STREAM_MODULE = pathlib.Path("/usr/lib/nginx/modules/ngx_stream_module.so")

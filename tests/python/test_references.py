@@ -16,8 +16,9 @@ import urllib.parse
 
 import pytest
 
-from daemon_support import BINARY
-from webhook_support import ADMIN, Receiver, Roostd, config as webhook_config
+from roost_harness import binary
+from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
+from webhook_support import Receiver, config as webhook_config, user
 
 REFS = """default_permission: public
 references_max_cascade: {bound}
@@ -73,13 +74,14 @@ def roost():
 
 
 def admin(roost, method, path, body=None):
-    return roost.call(method, path, body, ADMIN)
+    resp = roost.call(method, path, body, ADMIN)
+    return resp.status, resp.body
 
 
 def create(roost, collection, body, token=ADMIN):
-    status, doc = roost.call("POST", f"/{collection}", body, token)
-    assert status == 201, doc
-    return doc["_id"]
+    r = roost.call("POST", f"/{collection}", body, token)
+    assert r.status == 201, r.body
+    return r.body["_id"]
 
 
 def exists(roost, collection, id_):
@@ -157,25 +159,25 @@ def test_writes_check_the_target_exists(roost, method):
 
 
 def test_a_target_the_writer_cannot_read_looks_missing(roost):
-    alice_id, alice = roost.sign_up("refalice")
-    _, bob = roost.sign_up("refbob")
+    alice_id, alice = user(roost, "refalice")
+    _, bob = user(roost, "refbob")
     secret = create(roost, "secrets", {"pin": 1234}, alice)
-    assert roost.call("GET", f"/secrets/{secret}", None, bob)[0] == 404
+    assert roost.call("GET", f"/secrets/{secret}", None, bob).status == 404
     hidden = roost.call("POST", "/notes", {"secret": ref("secrets", secret)}, bob)
-    assert roost.call("POST", "/notes", {"secret": ref("secrets", secret)}, alice)[0] == 201
-    assert roost.call("DELETE", f"/secrets/{secret}", None, alice)[1]["error"] == "Referenced"
+    assert roost.call("POST", "/notes", {"secret": ref("secrets", secret)}, alice).status == 201
+    assert roost.call("DELETE", f"/secrets/{secret}", None, alice).body["error"] == "Referenced"
     # The same id once it is really gone: byte-for-byte the same answer.
-    note = roost.call("GET", "/notes?query=" + urllib.parse.quote(json.dumps({"secret._id": secret})), None, alice)[1][0]
-    assert roost.call("DELETE", f"/notes/{note['_id']}", None, alice)[0] == 200
-    assert roost.call("DELETE", f"/secrets/{secret}", None, alice)[0] == 200
+    note = roost.call("GET", "/notes?query=" + urllib.parse.quote(json.dumps({"secret._id": secret})), None, alice).body[0]
+    assert roost.call("DELETE", f"/notes/{note['_id']}", None, alice).status == 200
+    assert roost.call("DELETE", f"/secrets/{secret}", None, alice).status == 200
     missing = roost.call("POST", "/notes", {"secret": ref("secrets", secret)}, bob)
-    assert hidden == missing and hidden[0] == 400, (hidden, missing)
+    assert (hidden.status, hidden.body) == (missing.status, missing.body) and hidden.status == 400, (hidden, missing)
 
 
 def test_deleting_a_user_cascades_to_what_references_them(roost):
-    carol_id, carol = roost.sign_up("refcarol")
+    carol_id, carol = user(roost, "refcarol")
     notes = [create(roost, "notes", {"owner": ref("users", carol_id), "i": i}, carol) for i in range(2)]
-    assert roost.call("DELETE", f"/users/{carol_id}", None, carol)[0] == 200
+    assert roost.call("DELETE", f"/users/{carol_id}", None, carol).status == 200
     assert not any(exists(roost, "notes", n) for n in notes)
     code, body = admin(roost, "POST", "/notes", {"owner": ref("users", carol_id)})
     assert code == 400 and "no document" in body["description"]
@@ -212,15 +214,15 @@ def test_cascade_and_nullify_fire_hooks_webhooks_and_the_change_feed(roost):
 def test_a_hook_refusing_a_cascaded_write_undoes_the_whole_delete(roost):
     """`messaging.immutable` refuses any rewrite of a sent message: the
     nullify of a message's `spot` runs that hook, so the delete fails whole."""
-    _, dan = roost.sign_up("refdan")
-    erin_id, _ = roost.sign_up("referin")
+    _, dan = user(roost, "refdan")
+    erin_id, _ = user(roost, "referin")
     target = create(roost, "targets", {})
-    code, message = roost.call("POST", "/messages", {"recipientId": erin_id, "text": "here", "spot": ref("targets", target)}, dan)
-    assert code == 201, message
+    message = roost.call("POST", "/messages", {"recipientId": erin_id, "text": "here", "spot": ref("targets", target)}, dan)
+    assert message.status == 201, message.body
     code, body = admin(roost, "DELETE", f"/targets/{target}")
     assert code == 403 and "cannot be replaced" in body["description"], body
     assert exists(roost, "targets", target)
-    assert admin(roost, "GET", f"/messages/{message['_id']}")[1]["spot"] == ref("targets", target)
+    assert admin(roost, "GET", f"/messages/{message.body['_id']}")[1]["spot"] == ref("targets", target)
 
 
 def batch_create(roost, collection, bodies):
@@ -301,7 +303,7 @@ def _try(call):
 
 
 def run_check(config_path, data_dir):
-    return subprocess.run([str(BINARY), "check-references", "--config", str(config_path), "--data-dir", str(data_dir)],
+    return subprocess.run([str(binary()), "check-references", "--config", str(config_path), "--data-dir", str(data_dir)],
                           capture_output=True, text=True, timeout=30)
 
 
@@ -314,10 +316,10 @@ def test_dangling_references_are_reported_at_start_up_and_listed():
             create(roost, "catches", {"_id": "c-bad", "spot": ref("spots", "gone-1")})
             create(roost, "catches", {"_id": "c-arr", "spot": [ref("spots", spot), ref("spots", "gone-2")]})
             roost.stop()
-            declared = roost.config.read_text() + "collections:\n  catches:\n    references:\n      spot: {collection: spots, on_delete: restrict}\n"
-            roost.config.write_text(declared)
+            declared = roost.config_path.read_text() + "collections:\n  catches:\n    references:\n      spot: {collection: spots, on_delete: restrict}\n"
+            roost.config_path.write_text(declared)
             # Before the daemon applies the declaration: read from the documents.
-            result = run_check(roost.config, roost.data_dir)
+            result = run_check(roost.config_path, roost.data_dir)
             expected = ["catches/c-arr spot -> spots/gone-2", "catches/c-bad spot -> spots/gone-1"]
             assert (result.returncode, result.stdout.splitlines()) == (1, expected), result
             roost.start()
@@ -325,12 +327,12 @@ def test_dangling_references_are_reported_at_start_up_and_listed():
             line = next(l for l in log.splitlines() if "dangling references" in l)
             assert "catches" in line and "count=2" in line.replace('"', "").replace(": ", "="), line
             # The daemon runs: the listing now comes from _refs, the same.
-            result = run_check(roost.config, roost.data_dir)
+            result = run_check(roost.config_path, roost.data_dir)
             assert (result.returncode, result.stdout.splitlines()) == (1, expected), result
             assert admin(roost, "DELETE", f"/spots/{spot}")[1]["count"] == 2
             assert admin(roost, "PATCH", "/catches/c-bad", {"spot": None})[0] == 200
             assert admin(roost, "DELETE", "/catches/c-arr")[0] == 200
-            result = run_check(roost.config, roost.data_dir)
+            result = run_check(roost.config_path, roost.data_dir)
             assert (result.returncode, result.stdout) == (0, ""), result
         finally:
             roost.stop()
@@ -348,5 +350,5 @@ BAD_CONFIGS = [
 def test_bad_reference_declarations_are_config_errors(tmp_path, label, yaml, message):
     path = pathlib.Path(tmp_path) / "roost.yaml"
     path.write_text("collections:\n  " + yaml + "\n")
-    result = subprocess.run([str(BINARY), "check-config", "--config", str(path)], capture_output=True, text=True, timeout=30)
+    result = subprocess.run([str(binary()), "check-config", "--config", str(path)], capture_output=True, text=True, timeout=30)
     assert result.returncode != 0 and message in result.stderr + result.stdout, result

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from daemon_support import BINARY, REPO, Daemon, clean_env, free_port, http_request
+from roost_harness import REPO, Roostd, binary, clean_env, free_port, request
 
 UNIT = REPO / "systemd" / "roostd.service"
 SOCKET_UNIT = REPO / "systemd" / "roostd.socket"
@@ -41,10 +41,10 @@ def test_units_verify_without_warnings(tmp_path):
     """`systemd-analyze verify` on copies whose ExecStart names a binary that
     exists here (the unit names the installed /usr/local/bin/roostd)."""
     analyze = _tool("systemd-analyze")
-    assert BINARY.exists(), f"build roostd first ({BINARY})"
+    assert binary().exists(), f"build roostd first ({binary()})"
     text = UNIT.read_text()
     assert "ExecStart=/usr/local/bin/roostd " in text
-    (tmp_path / "roostd.service").write_text(text.replace("/usr/local/bin/roostd", str(BINARY)))
+    (tmp_path / "roostd.service").write_text(text.replace("/usr/local/bin/roostd", str(binary())))
     shutil.copy(SOCKET_UNIT, tmp_path / "roostd.socket")
     out = subprocess.run([analyze, "verify", str(tmp_path / "roostd.service"), str(tmp_path / "roostd.socket")],
                          capture_output=True, text=True, cwd=tmp_path)
@@ -87,7 +87,7 @@ class NotifyListener:
 def test_sd_notify_ready_watchdog_stopping_in_order(tmp_path):
     listener = NotifyListener(tmp_path)
     env = clean_env(NOTIFY_SOCKET=listener.path, WATCHDOG_USEC=400000)
-    daemon = Daemon(tmp_path, env=env, pid_vars=("WATCHDOG_PID",))
+    daemon = Roostd(tmp_path, env=env, pid_vars=("WATCHDOG_PID",)).start(wait=False)
     try:
         ready = listener.receive_until(lambda m: "READY=1" in m.split("\n"), 30)
         assert "STATUS=Serving on 127.0.0.1:" in ready
@@ -100,7 +100,7 @@ def test_sd_notify_ready_watchdog_stopping_in_order(tmp_path):
         assert "STATUS=Stopping" in stopping
         assert daemon.proc.wait(timeout=20) == 0
     finally:
-        daemon.kill()
+        daemon.kill9()
     kinds = [next((k for k in ("READY=1", "WATCHDOG=1", "STOPPING=1") if k in m.split("\n")), None)
              for m in listener.messages]
     kinds = [k for k in kinds if k]
@@ -112,7 +112,7 @@ def test_no_watchdog_pings_for_another_pid(tmp_path):
     """WATCHDOG_PID naming another process turns the watchdog off."""
     listener = NotifyListener(tmp_path)
     env = clean_env(NOTIFY_SOCKET=listener.path, WATCHDOG_USEC=200000, WATCHDOG_PID=1)
-    daemon = Daemon(tmp_path, env=env)
+    daemon = Roostd(tmp_path, env=env).start(wait=False)
     try:
         listener.receive_until(lambda m: "READY=1" in m.split("\n"), 30)
         with pytest.raises(AssertionError):
@@ -132,12 +132,12 @@ def test_socket_activation_uses_the_passed_socket(tmp_path):
     sock = _listening_socket()
     try:
         # --listen is not given and nothing else binds: only fd 3 can serve.
-        daemon = Daemon(tmp_path, listen_socket=sock)
+        daemon = Roostd(tmp_path, listen_socket=sock).start(wait=False)
         try:
             daemon.wait_ready()
             status, headers, _ = daemon.request("GET", "/healthz")
             assert status == 200 and headers.get("X-Request-Id")
-            assert "using sockets from systemd" in daemon.text()
+            assert "using sockets from systemd" in daemon.log_text()
         finally:
             assert daemon.stop() == 0
     finally:
@@ -148,7 +148,7 @@ def test_restart_with_socket_activation_refuses_no_connection(tmp_path):
     sock = _listening_socket()
     port = sock.getsockname()[1]
     try:
-        first = Daemon(tmp_path, listen_socket=sock).wait_ready()
+        first = Roostd(tmp_path, listen_socket=sock).start()
         assert first.request("POST", "/notes", body=b'{"n":1}')[0] == 201
         assert first.stop() == 0
         # The daemon is down, but the socket lives on in the "service
@@ -167,7 +167,7 @@ def test_restart_with_socket_activation_refuses_no_connection(tmp_path):
         t = threading.Thread(target=client)
         t.start()
         time.sleep(0.5)
-        second = Daemon(tmp_path, config=None, listen_socket=sock)
+        second = Roostd(tmp_path, config=None, listen_socket=sock).start(wait=False)
         try:
             t.join(timeout=30)
             assert results, "the waiting client got no answer"
@@ -200,7 +200,7 @@ def test_journald_finds_a_request_by_request_id(tmp_path):
     out, ready, stop = tmp_path / "journal.json", tmp_path / "ready", tmp_path / "stop"
     script = pathlib.Path(__file__).parent / "scripts" / "journald_sandbox.sh"
     cmd = ["unshare", "-m", "/bin/sh", str(script), str(out), str(ready), str(stop), "--",
-           str(BINARY), "serve", "--config", str(tmp_path / "roost.yaml"), "--data-dir", str(tmp_path / "data"),
+           str(binary()), "serve", "--config", str(tmp_path / "roost.yaml"), "--data-dir", str(tmp_path / "data"),
            "--listen", f"127.0.0.1:{port}"]
     proc = subprocess.Popen(cmd, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     request_id = "journal-test-" + uuid.uuid4().hex
@@ -208,14 +208,14 @@ def test_journald_finds_a_request_by_request_id(tmp_path):
         deadline = time.monotonic() + 30
         while True:
             try:
-                if http_request(port, "GET", "/healthz", timeout=1)[0] == 200:
+                if request(port, "GET", "/healthz", timeout=1)[0] == 200:
                     break
             except OSError:
                 pass
             assert proc.poll() is None, proc.stdout.read().decode(errors="replace")
             assert time.monotonic() < deadline, "roostd under the private journald did not start"
             time.sleep(0.05)
-        status, headers, _ = http_request(port, "POST", "/journaled", body=b'{"a":1}', headers={"X-Request-Id": request_id})
+        status, headers, _ = request(port, "POST", "/journaled", body=b'{"a":1}', headers={"X-Request-Id": request_id})
         assert status == 201 and headers["X-Request-Id"] == request_id
     finally:
         stop.touch()

@@ -12,32 +12,7 @@ import warnings
 
 import pytest
 
-from daemon_support import Daemon, free_port
-
-
-def openssl(*args, cwd):
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def issue(tmp, name, ca="ca"):
-    """A P-256 server certificate for localhost/127.0.0.1 signed by the test CA."""
-    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", f"{name}.key",
-            "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=tmp)
-    (tmp / "ext.cnf").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n"
-                                 "extendedKeyUsage=serverAuth\n")
-    openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key", "-CAcreateserial",
-            "-out", f"{name}.pem", "-days", "2", "-extfile", "ext.cnf", cwd=tmp)
-    return tmp / f"{name}.pem", tmp / f"{name}.key"
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("pki")
-    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "ca.key",
-            "-out", "ca.pem", "-days", "2", "-subj", "/CN=Roost Test CA", cwd=tmp)
-    issue(tmp, "first")
-    issue(tmp, "second")
-    return tmp
+from roost_harness import Roostd, free_port
 
 
 class TLSDaemon:
@@ -50,8 +25,7 @@ class TLSDaemon:
         self.install("first")
         self.tls_port = free_port()
         config = f"tls:\n  certificate: {self.cert}\n  key: {self.key}\n{extra_config}"
-        self.daemon = Daemon(tmp, config=config, args=("--listen", f"https://127.0.0.1:{self.tls_port}"))
-        self.daemon.wait_ready()
+        self.daemon = Roostd(tmp, config=config, args=("--listen", f"https://127.0.0.1:{self.tls_port}")).start()
 
     def install(self, name):
         self.cert.write_bytes((self.pki / f"{name}.pem").read_bytes())
@@ -64,11 +38,11 @@ class TLSDaemon:
         return http.client.HTTPSConnection("localhost", self.tls_port, context=context or self.context(), timeout=10)
 
     def reload(self):
-        before = self.daemon.text().count("configuration reloaded")
+        before = self.daemon.log_text().count("configuration reloaded")
         self.daemon.signal(signal.SIGHUP)
         deadline = time.monotonic() + 10
-        while self.daemon.text().count("configuration reloaded") == before:
-            assert time.monotonic() < deadline, self.daemon.text()
+        while self.daemon.log_text().count("configuration reloaded") == before:
+            assert time.monotonic() < deadline, self.daemon.log_text()
             time.sleep(0.05)
 
 
@@ -163,8 +137,8 @@ def test_sighup_reloads_the_certificate_under_an_open_keep_alive_connection(tls_
     # A broken pair (key of another certificate) keeps the running one and says why.
     tls_daemon.key.write_bytes((tls_daemon.pki / "first.key").read_bytes())
     tls_daemon.reload()
-    assert "TLS certificate reload failed" in tls_daemon.daemon.text()
-    assert "loading the private key" in tls_daemon.daemon.text()
+    assert "TLS certificate reload failed" in tls_daemon.daemon.log_text()
+    assert "loading the private key" in tls_daemon.daemon.log_text()
     newest = tls_daemon.connection()
     assert get(newest)[0] == 200 and peer_name(newest) == "second"
     assert get(kept)[0] == 200 and get(fresh)[0] == 200
@@ -185,7 +159,7 @@ def test_hsts_is_configurable(tmp_path, pki):
     ("tls: {certificate: /nonexistent/cert.pem, key: /nonexistent/key.pem}\n", "/nonexistent/cert.pem"),
 ])
 def test_tls_listener_without_a_usable_pair_does_not_start(tmp_path, config, message):
-    d = Daemon(tmp_path, config=config, args=("--listen", f"https://127.0.0.1:{free_port()}"))
+    d = Roostd(tmp_path, config=config, args=("--listen", f"https://127.0.0.1:{free_port()}")).start(wait=False)
     assert d.proc.wait(timeout=20) == 1
-    assert message in d.text(), d.text()
+    assert message in d.log_text(), d.log_text()
     d.stop()

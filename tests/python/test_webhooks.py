@@ -5,11 +5,13 @@ across kill -9, dead-lettered and re-queued through the admin API."""
 import tempfile
 import time
 
-from webhook_support import ADMIN, Receiver, Roostd, config
+from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
+from webhook_support import Receiver, config, user
 
 
 def message(roost, token, to, text):
-    status, body = roost.call("POST", "/messages", {"recipientId": to, "text": text}, token)
+    resp = roost.call("POST", "/messages", {"recipientId": to, "text": text}, token)
+    status, body = resp.status, resp.body
     assert status == 201, body
     return body
 
@@ -19,11 +21,11 @@ def test_message_webhook_is_signed_and_carries_profile_and_tokens():
     with tempfile.TemporaryDirectory() as tmp:
         roost = Roostd(tmp, config(receiver.url)).start()
         try:
-            alice, alice_token = roost.sign_up("alice")
-            bob, bob_token = roost.sign_up("bob")
-            assert roost.call("POST", "/push/devices", {"platform": "ios", "token": "bob-phone"}, bob_token)[0] == 201
+            alice, alice_token = user(roost, "alice")
+            bob, bob_token = user(roost, "bob")
+            assert roost.call("POST", "/push/devices", {"platform": "ios", "token": "bob-phone"}, bob_token).status == 201
             # a refused message (sent as someone else) commits nothing and fires nothing
-            assert roost.call("POST", "/messages", {"recipientId": bob, "senderId": bob, "text": "x"}, alice_token)[0] == 403
+            assert roost.call("POST", "/messages", {"recipientId": bob, "senderId": bob, "text": "x"}, alice_token).status == 403
             sent = message(roost, alice_token, bob, "hello bob")
             assert receiver.wait_for(lambda r: len(r.accepted()) == 1), roost.log_text()
             time.sleep(0.3)
@@ -37,11 +39,13 @@ def test_message_webhook_is_signed_and_carries_profile_and_tokens():
             assert "email" not in data["sender"] and "_acl" not in data["sender"]
             assert data["recipients"] == [{"_id": bob, "devices": [{"platform": "ios", "token": "bob-phone"}]}]
             # the metrics counter counts it
-            status, _ = roost.call("GET", "/healthz")
+            resp = roost.call("GET", "/healthz")
+            status, _ = resp.status, resp.body
             text = __import__("urllib.request").request.urlopen(roost.base + "/metrics").read().decode()
             assert 'roost_webhook_deliveries_total{outcome="delivered"} 1' in text
             # the admin API shows it delivered
-            status, rows = roost.call("GET", "/admin/webhooks/deliveries", token=ADMIN)
+            resp = roost.call("GET", "/admin/webhooks/deliveries", token=ADMIN)
+            status, rows = resp.status, resp.body
             assert status == 200 and rows[0]["status"] == "delivered" and rows[0]["webhookId"] == webhook_id
         finally:
             roost.stop()
@@ -53,16 +57,16 @@ def test_retries_after_receiver_errors_with_the_same_id():
     with tempfile.TemporaryDirectory() as tmp:
         roost = Roostd(tmp, config(receiver.url)).start()
         try:
-            _, alice_token = roost.sign_up("alice")
-            bob, _ = roost.sign_up("bob")
+            _, alice_token = user(roost, "alice")
+            bob, _ = user(roost, "bob")
             message(roost, alice_token, bob, "are you there?")
             assert receiver.wait_for(lambda r: len(r.accepted()) == 1, timeout=30), roost.log_text()
             ids = {h["webhook-id"] for h, _, _, _ in receiver.requests}
             assert len(receiver.requests) == 4 and len(ids) == 1
             statuses = [s for _, _, s, _ in receiver.requests]
             assert statuses == [500, 503, 429, 200]
-            status, rows = roost.call("GET", "/admin/webhooks/deliveries", token=ADMIN)
-            status, detail = roost.call("GET", f"/admin/webhooks/deliveries/{rows[0]['id']}", token=ADMIN)
+            rows = roost.call("GET", "/admin/webhooks/deliveries", token=ADMIN).body
+            detail = roost.call("GET", f"/admin/webhooks/deliveries/{rows[0]['id']}", token=ADMIN).body
             assert [a["status"] for a in detail["attemptLog"]] == [500, 503, 429, 200]
         finally:
             roost.stop()
@@ -74,8 +78,8 @@ def test_receiver_down_then_back_gets_every_message_and_survives_kill9():
     with tempfile.TemporaryDirectory() as tmp:
         roost = Roostd(tmp, config(receiver.url, schedule="[0.2, 0.2, 0.5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]")).start()
         try:
-            _, alice_token = roost.sign_up("alice")
-            bob, _ = roost.sign_up("bob")
+            _, alice_token = user(roost, "alice")
+            bob, _ = user(roost, "bob")
             sent = [message(roost, alice_token, bob, f"message {i}")["_id"] for i in range(5)]
             # the 201 means committed: kill -9 at once, before any delivery could succeed
             roost.kill9()
@@ -97,29 +101,30 @@ def test_dead_letter_and_requeue_and_410_disables():
     with tempfile.TemporaryDirectory() as tmp:
         roost = Roostd(tmp, config(receiver.url, events=("notes.created", "notes.deleted"), schedule="[0.2]")).start()
         try:
-            _, token = roost.sign_up("alice")
-            status, note = roost.call("POST", "/notes", {"text": "x"}, token)
+            _, token = user(roost, "alice")
+            resp = roost.call("POST", "/notes", {"text": "x"}, token)
+            status, note = resp.status, resp.body
             assert status == 201
             def dead():
-                rows = roost.call("GET", "/admin/webhooks/deliveries?status=dead", token=ADMIN)[1]
+                rows = roost.call("GET", "/admin/webhooks/deliveries?status=dead", token=ADMIN).body
                 return rows
             deadline = time.monotonic() + 10
             while not dead() and time.monotonic() < deadline:
                 time.sleep(0.1)
             rows = dead()
             assert len(rows) == 1 and rows[0]["attempts"] == 2 and rows[0]["lastStatus"] == 500
-            assert roost.call("POST", f"/admin/webhooks/deliveries/{rows[0]['id']}/retry", token=ADMIN)[0] == 200
+            assert roost.call("POST", f"/admin/webhooks/deliveries/{rows[0]['id']}/retry", token=ADMIN).status == 200
             assert receiver.wait_for(lambda r: len(r.accepted()) == 1), roost.log_text()
             assert receiver.accepted()[0][1]["type"] == "notes.created"
             assert receiver.accepted()[0][1]["data"]["_id"] == note["_id"]
             # users may not use the admin API
-            assert roost.call("GET", "/admin/webhooks/deliveries", token=token)[0] == 403
+            assert roost.call("GET", "/admin/webhooks/deliveries", token=token).status == 403
             # 410 Gone disables the endpoint
             receiver.plan = [410]
-            assert roost.call("DELETE", f"/notes/{note['_id']}", token=token)[0] == 200
+            assert roost.call("DELETE", f"/notes/{note['_id']}", token=token).status == 200
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
-                endpoints = roost.call("GET", "/admin/webhooks/endpoints", token=ADMIN)[1]
+                endpoints = roost.call("GET", "/admin/webhooks/endpoints", token=ADMIN).body
                 if not endpoints[0]["enabled"]:
                     break
                 time.sleep(0.1)
@@ -135,12 +140,13 @@ def test_gorush_payload_and_admin_endpoints():
     with tempfile.TemporaryDirectory() as tmp:
         roost = Roostd(tmp, config("http://127.0.0.1:9/unused", events=("notes.created",))).start()
         try:
-            status, created = roost.call("POST", "/admin/webhooks/endpoints",
+            resp = roost.call("POST", "/admin/webhooks/endpoints",
                                          {"name": "gorush", "url": receiver.url, "events": ["message.created"], "format": "gorush"}, ADMIN)
+            status, created = resp.status, resp.body
             assert status == 201 and created["secret"].startswith("whsec_")
             receiver.verifier = __import__("standardwebhooks.webhooks", fromlist=["Webhook"]).Webhook(created["secret"])
-            _, alice_token = roost.sign_up("alice")
-            bob, bob_token = roost.sign_up("bob")
+            _, alice_token = user(roost, "alice")
+            bob, bob_token = user(roost, "bob")
             roost.call("POST", "/push/devices", {"platform": "android", "token": "bob-android"}, bob_token)
             roost.call("POST", "/push/devices", {"platform": "ios", "token": "bob-ios"}, bob_token)
             roost.call("POST", "/push/devices", {"platform": "web", "token": "bob-web"}, bob_token)
@@ -150,7 +156,7 @@ def test_gorush_payload_and_admin_endpoints():
             notes = {n["platform"]: n for n in body["notifications"]}
             assert notes[1]["tokens"] == ["bob-ios"] and notes[2]["tokens"] == ["bob-android"]
             assert notes[1]["message"] == "ping" and notes[1]["title"] == "Alice"
-            assert roost.call("DELETE", "/admin/webhooks/endpoints/gorush", token=ADMIN)[0] == 200
+            assert roost.call("DELETE", "/admin/webhooks/endpoints/gorush", token=ADMIN).status == 200
         finally:
             roost.stop()
             receiver.stop()
@@ -158,11 +164,11 @@ def test_gorush_payload_and_admin_endpoints():
 
 def test_hooks_subcommand_lists_hooks_in_run_order():
     import subprocess
-    from webhook_support import BINARY
+    from roost_harness import binary
     with tempfile.TemporaryDirectory() as tmp:
         path = f"{tmp}/roost.yaml"
         open(path, "w").write("messaging:\n  threads: convos\n  messages: notes\n")
-        out = subprocess.run([str(BINARY), "hooks", "--config", path], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run([str(binary()), "hooks", "--config", path], capture_output=True, text=True, check=True).stdout
         lines = out.splitlines()
         ids = [line.split()[4] for line in lines if line.startswith("beforeCreate notes")]
         assert ids == ["messaging.sender", "messaging.acl", "messaging.thread", "messaging.push"]

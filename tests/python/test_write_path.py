@@ -4,7 +4,8 @@ changes, account deletions and the threads the messaging hooks keep."""
 
 import tempfile
 
-from webhook_support import Receiver, Roostd, config
+from roost_harness import Roostd
+from webhook_support import Receiver, config, user
 
 EVENTS = ("users.created", "users.updated", "users.deleted", "threads.created", "threads.updated", "messages.created")
 
@@ -14,13 +15,14 @@ def test_profile_and_thread_writes_reach_the_webhook_outbox():
     with tempfile.TemporaryDirectory() as tmp:
         roost = Roostd(tmp, config(receiver.url, events=EVENTS)).start()
         try:
-            alice, alice_token = roost.sign_up("alice")
-            bob, bob_token = roost.sign_up("bob")
-            assert roost.call("PATCH", f"/users/{alice}", {"name": "Alice A."}, alice_token)[0] == 200
+            alice, alice_token = user(roost, "alice")
+            bob, bob_token = user(roost, "bob")
+            assert roost.call("PATCH", f"/users/{alice}", {"name": "Alice A."}, alice_token).status == 200
             for text in ("hi", "again"):
-                status, body = roost.call("POST", "/messages", {"recipientId": bob, "text": text}, alice_token)
+                resp = roost.call("POST", "/messages", {"recipientId": bob, "text": text}, alice_token)
+                status, body = resp.status, resp.body
                 assert status == 201, body
-            assert roost.call("DELETE", f"/users/{bob}", None, bob_token)[0] == 200
+            assert roost.call("DELETE", f"/users/{bob}", None, bob_token).status == 200
             thread = ":".join(sorted([alice, bob]))
             expected = [("users.created", alice), ("users.created", bob), ("users.updated", alice),
                         ("messages.created", None), ("threads.created", thread),

@@ -2,6 +2,7 @@
 #define ROOST_CURL_H
 // One non-variadic call around libcurl's easy interface (Swift cannot call
 // the variadic curl_easy_setopt). Used by webhook delivery on worker threads.
+// roostd does not link libcurl: the first POST loads it.
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -18,8 +19,10 @@ typedef struct {
     char error[256];
 } roost_curl_result;
 
-/// Initialises libcurl once per process. Returns 0 on success.
-int roost_curl_start(void);
+/// Loads libcurl.so.4 (dlopen) and initialises it, once per process; safe
+/// from any thread. Returns 0, or -1 with the reason in `err`. A failure is
+/// final for the process. roost_curl_post calls it first.
+int roost_curl_start(char *err, size_t errlen);
 
 /// POSTs `body` to `url` with `headers` ("Name: value" strings), waiting at
 /// most `timeout_ms`. Never follows redirects. Returns 0 when a response

@@ -2,6 +2,8 @@
 #define ROOST_VIPS_H
 // Non-variadic wrappers around the libvips calls Roost uses. Swift cannot
 // call C variadic functions, and this header keeps glib types out of Swift.
+// roostd does not link libvips: the first call loads it (dlopen), and every
+// call fails with the reason when it cannot be loaded.
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -20,10 +22,18 @@ typedef struct {
     char loader[64];
 } roost_vips_header;
 
-/// Starts libvips once per process (VIPS_INIT), with `concurrency` threads
-/// per operation and an operation cache capped at `cache_max` operations
-/// and `cache_max_mem` bytes. Returns 0 on success. Later calls do nothing.
-int roost_vips_start(const char *program, int concurrency, int cache_max, size_t cache_max_mem);
+/// Loads and starts libvips once per process (thread-safe): dlopen of
+/// libvips.so.42 (or the file named by the environment variable
+/// ROOST_LIBVIPS), an ABI check, vips_init, one thread per operation, the
+/// operation cache off. Returns 0, or -1 with the reason (naming the library)
+/// in `err`; a failure is final for the process. Later calls only report.
+int roost_vips_start(char *err, size_t errlen);
+
+/// Non-zero once libvips is loaded and started; never loads it.
+int roost_vips_loaded(void);
+
+/// The library name or path roost_vips_start opens.
+const char *roost_vips_library(void);
 
 /// Reads the image header in `buf`. Returns 0, or -1 with a message in `err`.
 int roost_vips_probe(const void *buf, size_t len, roost_vips_header *out, char *err, size_t errlen);

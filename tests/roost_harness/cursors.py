@@ -1,4 +1,4 @@
-"""Opens and seals roostd's feed cursors for tests and drills.
+"""Opens and seals roostd's feed cursors for tests and drills (`roost_harness.cursors`).
 
 Cursors are sealed (`Sources/Store/CursorSeal.swift`): base64url of a version
 byte (2), a 24-byte nonce and a libsodium `crypto_secretbox` (XSalsa20-Poly1305)

@@ -1,4 +1,4 @@
-"""The reliability drills of tests/drills at CI size (about 50 s in all):
+"""The reliability drills (this directory) at CI size (about 50 s in all):
 3 kill -9 cycles, a backup-and-restore under load, the hostile corpus, the hostile bounds (small), a short slowloris, a short schemathesis
 run. `make drills` runs the same code at full size and records the summary
 lines in RELIABILITY.md.
@@ -6,19 +6,13 @@ lines in RELIABILITY.md.
 The last tests pin bugs the drills found (see their docstrings)."""
 
 import json
-import pathlib
 import socket
-import sys
 import urllib.parse
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "drills"))
-import crash  # noqa: E402
-import hostile  # noqa: E402
-import live  # noqa: E402
-import restore  # noqa: E402
-from common import Roostd, one_request  # noqa: E402
+from drills import crash, hostile, live, restore
+from roost_harness import Roostd, one_request
 
 
 def test_crash_drill_loses_nothing(tmp_path):

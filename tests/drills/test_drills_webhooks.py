@@ -1,15 +1,10 @@
-"""The webhook drills of tests/drills at CI size (about 20 s): the receiver
+"""The webhook drills (this directory) at CI size (about 20 s): the receiver
 outage drill (40 messages, receiver down 3 s) and the crash drill with only
 its messages hook (3 kill -9 cycles). `make drills` runs the same code at
 full size (300 messages and a 10 s outage; 20 cycles with every write kind)
 and records the summary lines in RELIABILITY.md."""
 
-import pathlib
-import sys
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "drills"))
-import crash  # noqa: E402
-import outage  # noqa: E402
+from drills import crash, outage
 
 
 def test_receiver_outage_delivers_every_committed_message(tmp_path):

@@ -1,0 +1,81 @@
+"""Paths, the bench log line, and what the benchmarks measure and keep besides requests: CPU
+ticks and steal from /proc, RSS, the load average, the machine, and results/NAME.jsonl records.
+bench/benchlib.py re-exports all of it (`B.settle`, `B.record`, ...)."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+OUT = os.path.join(HERE, "out")
+
+
+def log(msg):
+    print("[bench %s] %s" % (time.strftime("%H:%M:%S"), msg), file=sys.stderr, flush=True)
+
+
+def machine_ticks():
+    with open("/proc/stat") as f:
+        v = f.readline().split()[1:]
+    v = [int(x) for x in v]
+    return sum(v[:8]), v[7]
+
+
+def steal_since(before):
+    t0, s0 = before
+    t1, s1 = machine_ticks()
+    return 100.0 * (s1 - s0) / (t1 - t0) if t1 > t0 else 0.0
+
+
+def proc_cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return int(parts[11]) + int(parts[12])
+
+
+def settle(pids, limit=30):
+    """Waits until the given processes are idle (together under 6% of a core over half a second)."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit:
+        a = sum(proc_cpu_ticks(p) for p in pids)
+        time.sleep(0.5)
+        b = sum(proc_cpu_ticks(p) for p in pids)
+        if b - a <= 3:
+            return time.monotonic() - start
+    return time.monotonic() - start
+
+
+def rss_mib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def machine():
+    """'2 cores, <cpu model>, 24 GiB RAM, Linux <kernel>', as run.sh's meta.txt has it."""
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    mem = next((int(l.split()[1]) for l in open("/proc/meminfo") if l.startswith("MemTotal:")), 0)
+    return "%d cores, %s, %.0f GiB RAM, Linux %s" % (os.cpu_count(), cpu, mem / 1048576, os.uname().release)
+
+
+def record(name, metrics, targets, markdown):
+    """Appends one run to bench/results/NAME.jsonl (bench/report.py renders the latest):
+    date, commit, machine, the script's key figures, its targets
+    ([{"target", "measured", "verdict"}]) and the Markdown section it printed."""
+    commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=7"],
+                            capture_output=True, text=True).stdout.strip() or None
+    rec = {"bench": name + ".py", "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "commit": commit,
+           "machine": machine(), "load_before": loadavg(), "metrics": metrics, "targets": targets, "markdown": markdown}
+    path = os.path.join(HERE, "results", name + ".jsonl")
+    with open(path, "a") as f:
+        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    log("recorded in %s" % os.path.relpath(path, ROOT))

@@ -1,0 +1,16 @@
+"""One harness for the Python API tests (tests/python) and the reliability
+drills (tests/drills): start and stop roostd, talk HTTP to it, generate
+images. Importable as `roost_harness` (pytest.ini's `pythonpath`, or
+PYTHONPATH=tests for the drills)."""
+
+from .client import Client, Response, assert_error, call, one_request, request
+from .daemon import Roostd, RoostdError, running_roostd
+from .images import png, png_chunk, png_from_chunks
+from .paths import REPO, binary, clean_env, free_port
+
+# The admin token and cheap password hashing most test configurations use.
+ADMIN_TOKEN = "roost-test-admin-token-0123456789abcdef"
+FAST_HASHING = "password_cost: interactive\nhash_concurrency: 2\n"
+
+__all__ = ["ADMIN_TOKEN", "FAST_HASHING", "REPO", "Client", "Response", "Roostd", "RoostdError", "assert_error", "binary",
+           "call", "clean_env", "free_port", "one_request", "png", "png_chunk", "png_from_chunks", "request", "running_roostd"]
