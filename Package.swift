@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "Jobs", dependencies: [.product(name: "Logging", package: "swift-log")]),
         .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
-        .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
         .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCrypto", "CZlib", "HTTP", "Store", "Jobs", "JSON", .product(name: "Logging", package: "swift-log")]),
 

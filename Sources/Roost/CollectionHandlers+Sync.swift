@@ -17,10 +17,11 @@ extension CollectionHandlers {
             try scope.checkCollectionRead() // who may ask comes before what they ask
             let filter = try ListParameters.filter(request)
             try access.checkHiddenFields(collection, principal, filter: filter, sort: [])
-            let page = try reader.delta(collection, since: try Self.cursor(request), filter: filter, limit: try Self.deltaLimit(request),
+            let seal = try reader.cursorSeal()
+            let page = try reader.delta(collection, since: try Self.cursor(request, seal), filter: filter, limit: try Self.deltaLimit(request),
                                         scope: scope, redaction: access.redaction(collection, principal))
             let deleted = page.deleted.map { id -> String in "{\"_id\":\(JSONWriter.quoted(id))}" }
-            let token = page.cursor.token
+            let token = seal.token(page.cursor)
             var response = Response.json(200, "{\"changed\":[\(page.changed.joined(separator: ","))],\"deleted\":[\(deleted.joined(separator: ","))],\"cursor\":\"\(token)\",\"more\":\(page.more)}")
             response.headers.add("X-Roost-Cursor", token)
             response.headers.add("Cache-Control", "no-store")
@@ -28,9 +29,11 @@ extension CollectionHandlers {
         }
     }
 
-    static func cursor(_ request: Request) throws -> FeedCursor? {
+    /// `since`, opened: a token another database sealed (or a changed one)
+    /// comes back as `FeedCursor.foreign`, which the delta refuses with 410.
+    static func cursor(_ request: Request, _ seal: CursorSeal) throws -> FeedCursor? {
         guard let text = request.query["since"], !text.isEmpty else { return nil }
-        guard let cursor = FeedCursor(token: text) else {
+        guard let cursor = seal.open(text) else {
             throw HTTPError(400, "InvalidCursor", "since must be a cursor returned by _deltaset of this collection.")
         }
         return cursor

@@ -118,11 +118,12 @@ extension DocumentReader {
         guard since.level == level else { return nil }
         let row = try db.prepare("""
             SELECT (SELECT value FROM _meta WHERE key = 'epoch'), (SELECT value FROM _meta WHERE key = 'feed_horizon'),
-                   coalesce((SELECT seq FROM sqlite_sequence WHERE name = '_changes'), 0),
+                   coalesce((SELECT max(seq) FROM _changes), 0),
                    EXISTS (SELECT 1 FROM _changes WHERE coll = ?1 AND seq > ?2)
             """).firstRow([.text(collection), .int(since.seq)]) { ($0.text(0), Int64($0.text(1)) ?? 0, $0.int(2), $0.int(3)) }
-        guard let (epoch, horizon, head, changed) = row, since.epoch == epoch, since.seq >= horizon, since.seq <= head,
-              changed == 0 else { return nil }
+        guard let (epoch, horizon, newest, changed) = row else { return nil }
+        let head = max(newest, horizon)
+        guard since.epoch == epoch, since.seq >= horizon, since.seq <= head, changed == 0 else { return nil }
         return head
     }
 
@@ -133,9 +134,13 @@ extension DocumentReader {
         return (meta["epoch"] ?? "", Int64(meta["feed_horizon"] ?? "0") ?? 0)
     }
 
-    /// The last position ever handed out (0 before the first change).
+    /// The last position ever handed out (0 before the first change): the
+    /// newest row's, which compaction keeps; never below the horizon.
     public func feedHead() throws -> Int64 {
-        try db.prepare("SELECT seq FROM sqlite_sequence WHERE name = '_changes'").firstRow { $0.int(0) } ?? 0
+        try db.prepare("""
+            SELECT max(coalesce((SELECT max(seq) FROM _changes), 0),
+                       coalesce((SELECT CAST(value AS INTEGER) FROM _meta WHERE key = 'feed_horizon'), 0))
+            """).firstRow { $0.int(0) } ?? 0
     }
 
     /// The table holding `collection`'s entities (nil SQL when nothing was ever written to it).

@@ -11,6 +11,15 @@ public final class DocumentReader {
     /// many per row wanted, before it gathers the R*Tree's matches past them.
     public var geoWindowMinimum: Int64 = 4096
     public var geoWindowPerRow: Int64 = 64
+    private var seal: CursorSeal?
+
+    /// Seals and opens this database's feed cursors (its key, read once).
+    public func cursorSeal() throws -> CursorSeal {
+        if let seal { return seal }
+        let loaded = try CursorSeal.load(db)
+        seal = loaded
+        return loaded
+    }
 
     public init(path: String) throws {
         db = try SQLiteConnection(path: path, readOnly: true)

@@ -155,6 +155,8 @@ public final class DocumentWriter {
         let createdAt: String
         /// The stored document, `_acl` included.
         public let document: JSONObject
+        /// Its JSON text as stored: the change feed's `prev_doc`, never serialised again.
+        let text: String
         var acl: JSONObject? { document["_acl"]?.objectValue }
     }
 
@@ -182,7 +184,7 @@ public final class DocumentWriter {
         guard row.3 else { throw StoreError.notFound("No document with _id \"\(id)\" in \(layout.name).") }
         guard row.4 else { throw StoreError.forbidden("You may read this document but not change it.") }
         guard case .object(let document) = try JSONParser.parse(row.2) else { throw StoreError.invalid("stored document is not an object") }
-        return StoredRow(rowID: row.0, createdAt: row.1, document: document)
+        return StoredRow(rowID: row.0, createdAt: row.1, document: document, text: row.2)
     }
 
     /// Applies an RFC 7396 merge patch to the document `id`.
@@ -221,7 +223,7 @@ public final class DocumentWriter {
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: nil)
         try updateReferenceEntries(collection, id: id, from: existing.document, to: nil, scope: .system)
         try checkNotReferenced(collection, id: id)
-        try recordChange(collection, id: id, .delete, previous: existing.document)
+        try recordChange(collection, id: id, .delete, previousText: existing.text)
     }
 
     /// Overwrites the stored row of `existing` with `document`, and moves its index entries.
@@ -234,7 +236,7 @@ public final class DocumentWriter {
             .run([.text(now), .text(document.jsonText), .int(existing.rowID)])
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: document)
         try updateReferenceEntries(layout.name, id: id, from: existing.document, to: document, scope: scope)
-        try recordChange(layout.name, id: id, .update, previous: existing.document)
+        try recordChange(layout.name, id: id, .update, previousText: existing.text)
     }
 
     /// The client's fields with server-owned ones removed, after checking

@@ -1,5 +1,5 @@
-/// A position in the change feed as clients hold it: opaque text that names
-/// the database's epoch, the collection and its permission level when it was
+/// A position in the change feed, which clients hold sealed (`CursorSeal`):
+/// it names the database's epoch, the collection and its permission level when it was
 /// handed out (`level`, e.g. `private@notes`), the feed position, and, while a first full listing is still
 /// being paged, the last row it returned.
 ///
@@ -26,23 +26,31 @@ public struct FeedCursor: Equatable, Sendable {
         self.base = base
     }
 
-    static let version = "r1"
+    /// A cursor that this database did not seal (see `CursorSeal.open`): its
+    /// epoch matches no database, so it is refused as one from another database.
+    public static let foreign = FeedCursor(epoch: "", level: "", seq: 0, afterRowID: nil)
 
-    /// The text clients hold: base64url without padding.
-    public var token: String {
-        let raw = [Self.version, epoch, level, String(seq), afterRowID.map(String.init) ?? "-", base.map(String.init) ?? "-"]
-            .joined(separator: "|")
-        return Base64URL.encode(Array(raw.utf8))
+    static let version = "r2"
+    private static let width = 19
+
+    /// The text `CursorSeal` seals: `r2|epoch|level|seq|after|base`, each
+    /// number in 19 digits (a missing one as 19 `-`), so its length never
+    /// tells the position.
+    var sealedText: String {
+        func fixed(_ n: Int64?) -> String {
+            guard let n else { return String(repeating: "-", count: Self.width) }
+            let digits = String(n)
+            return String(repeating: "0", count: max(0, Self.width - digits.count)) + digits
+        }
+        return [Self.version, epoch, level, fixed(seq), fixed(afterRowID), fixed(base)].joined(separator: "|")
     }
 
-    /// Parses a token; nil when it is not one Roost made.
-    public init?(token: String) {
-        guard token.utf8.count <= 200, let bytes = Base64URL.decode(token) else { return nil }
-        guard let raw = String(validating: bytes, as: UTF8.self) else { return nil }
+    /// Parses a sealed text; nil when it is not one Roost made.
+    init?(sealedText raw: String) {
         let parts = raw.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 6, parts[0] == Self.version, let seq = Int64(parts[3]), seq >= 0 else { return nil }
+        guard parts.count == 6, parts[0] == Self.version, !parts[1].isEmpty, let seq = Int64(parts[3]), seq >= 0 else { return nil }
         func optional(_ text: String) -> Int64?? {
-            if text == "-" { return .some(nil) }
+            if !text.isEmpty, text.utf8.allSatisfy({ $0 == UInt8(ascii: "-") }) { return .some(nil) }
             guard let n = Int64(text), n >= 0 else { return nil }
             return .some(n)
         }

@@ -150,7 +150,7 @@ extension DocumentWriter {
     public func removeFileRows(_ ids: [String]) throws {
         for id in ids {
             if let text = try db.prepare("DELETE FROM _files WHERE id = ?1 RETURNING doc").firstRow([.text(id)], { $0.text(0) }) {
-                try recordChange(FileSQL.collection, id: id, .delete, previous: (try? JSONParser.parse(text))?.objectValue)
+                try recordChange(FileSQL.collection, id: id, .delete, previousText: text)
             }
             try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)])
         }

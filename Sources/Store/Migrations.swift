@@ -160,6 +160,9 @@ public enum Migrations {
                 }
             }
         }),
+        // The feed without AUTOINCREMENT (a `sqlite_sequence` read and write
+        // per change), and the key that seals feed cursors.
+        Migration(10, "", code: ChangeFeed.sequenceMigration),
         // Unsorted `$geoWithin` pages walk each geo index's points in row
         // order: a narrow `(rid, x, y)` table beside every R*Tree.
         Migration(11, "", code: { db in

@@ -9,7 +9,7 @@ copy must equal the collection. Per cycle:
 
   - before the load: sync, keep the cursor Ck and a snapshot of the ledger;
   - after the kill (daemon down; sqlite3 read-only): `_changes.seq` strictly
-    increasing, `sqlite_sequence` for `_changes` >= max(seq); remember that
+    increasing, the head (max(seq), never below the horizon) >= max(seq); remember that
     head and a digest of every feed row up to it;
   - after the restart: write a sentinel; in SQL its position is above the
     head at the kill and the rows up to that head are unchanged (no position
@@ -79,12 +79,14 @@ def sync(port, coll, since, rng, copy=None, max_pages=20000):
 
 
 def feed_rows(data_dir):
-    """Read-only: (rows [(seq, coll, id, op)] in rowid order, sqlite_sequence head)."""
+    """Read-only: (rows [(seq, coll, id, op)] in rowid order, the feed's head: the largest
+    position handed out, which compaction keeps in the table, never below the horizon)."""
     path = pathlib.Path(data_dir) / "roost.db"
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
     try:
         rows = db.execute("SELECT seq, coll, id, op FROM _changes ORDER BY rowid").fetchall()
-        head = db.execute("SELECT seq FROM sqlite_sequence WHERE name = '_changes'").fetchone()
+        head = db.execute("SELECT max(coalesce((SELECT max(seq) FROM _changes), 0), "
+                          "coalesce((SELECT CAST(value AS INTEGER) FROM _meta WHERE key = 'feed_horizon'), 0))").fetchone()
     finally:
         db.close()
     return rows, (head[0] if head else 0)
@@ -95,14 +97,14 @@ def _digest(rows):
 
 
 def position_failures(rows, head, where):
-    """`_changes.seq` strictly increasing, and the sequence at or above its largest value."""
+    """`_changes.seq` strictly increasing, and the head at or above its largest value."""
     failures = []
     seqs = [r[0] for r in rows]
     bad = [(a, b) for a, b in zip(seqs, seqs[1:]) if b <= a]
     if bad:
         failures.append(f"{where}: _changes.seq not strictly increasing: {bad[:3]}")
     if seqs and head < seqs[-1]:
-        failures.append(f"{where}: sqlite_sequence for _changes is {head}, below max(seq) {seqs[-1]}")
+        failures.append(f"{where}: the feed head is {head}, below max(seq) {seqs[-1]}")
     return failures
 
 

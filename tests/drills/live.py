@@ -34,7 +34,6 @@ Run `PYTHONPATH=tests python -m drills.live --cycles 10`; it prints one summary 
 """
 
 import argparse
-import base64
 import json
 import pathlib
 import random
@@ -46,7 +45,7 @@ import threading
 import time
 import urllib.parse
 
-from roost_harness import Client, Roostd
+from roost_harness import Client, Roostd, cursors
 
 from .common import ADMIN_TOKEN, list_all, print_report
 
@@ -77,20 +76,14 @@ class Event:
 
 
 def cursor_seq(token):
-    """The feed position inside an event id (opaque to clients; the checks use it
-    only to verify ordering): base64url of `r1|epoch|level|seq|…`."""
-    if not token:
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-        return int(raw.split("|")[3])
-    except (ValueError, IndexError):
-        return None
+    """The feed position inside an event id (sealed; the checks open it with the
+    database's key, registered with `cursors.register`, only to verify
+    ordering), or None."""
+    return cursors.cursor_seq(token) if token else None
 
 
 def cursor_epoch(token):
-    raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-    return raw.split("|")[1]
+    return cursors.cursor_epoch(token)
 
 
 class LiveStream:
@@ -513,11 +506,16 @@ def feed_rows(data_dir, collections, after):
 
 
 def feed_head(data_dir):
+    """The last position handed out: the newest row's (compaction keeps it), never below the horizon."""
     db = sqlite3.connect(f"file:{pathlib.Path(data_dir) / 'roost.db'}?mode=ro", uri=True, timeout=10)
     try:
-        return db.execute("SELECT COALESCE(MAX(seq), 0) FROM _changes").fetchone()[0]
+        return db.execute(FEED_HEAD_SQL).fetchone()[0]
     finally:
         db.close()
+
+
+FEED_HEAD_SQL = ("SELECT max(coalesce((SELECT max(seq) FROM _changes), 0), "
+                 "coalesce((SELECT CAST(value AS INTEGER) FROM _meta WHERE key = 'feed_horizon'), 0))")
 
 
 def judge(sub, truth, start_seq):
@@ -577,6 +575,7 @@ def run(cycles=10, cycle_seconds=2.0, users=4, seed=None, workdir=None, log=prin
         own_tmp = tempfile.TemporaryDirectory(prefix="roost-live-drill-")
         workdir = own_tmp.name
     daemon = Roostd(workdir, CONFIG)
+    cursors.register(daemon.data_dir)
     failures, lost = [], []
     counts = {"duplicated": 0, "out_of_order": 0, "wrong_user": 0, "wrong": 0}
     subs, ledger = [], Ledger()

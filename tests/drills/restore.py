@@ -51,10 +51,11 @@ import threading
 import time
 
 from roost_harness import Client, Roostd, binary, one_request, png
+from roost_harness import cursors as cursor_keys
 
 from .common import ADMIN_TOKEN, print_report
 from .feed import sync
-from .live import LiveStream, cursor_epoch, cursor_seq, live_path
+from .live import FEED_HEAD_SQL, LiveStream, cursor_epoch, cursor_seq, live_path
 from .restore_checks import apply_events, check_cursors, check_documents, check_files, check_streams
 
 COLLECTION = "drill"
@@ -213,6 +214,7 @@ def run(writers=3, warmup=2.0, after=1.0, images=6, seed=None, workdir=None, log
     own = workdir is None
     workdir = pathlib.Path(workdir or tempfile.mkdtemp(prefix="roost-restore-drill-"))
     daemon = Roostd(workdir, config(workdir))
+    cursor_keys.register(daemon.data_dir)
     failures, lost, info = [], [], {"seed": seed}
     ledger, stop = Ledger(), threading.Event()
     pngs = [png(120 + 17 * i, 90 + 11 * i, i + 3) for i in range(images)]
@@ -266,7 +268,7 @@ def run(writers=3, warmup=2.0, after=1.0, images=6, seed=None, workdir=None, log
         try:
             integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
             new_epoch = db.execute("SELECT value FROM _meta WHERE key = 'epoch'").fetchone()[0]
-            head = db.execute("SELECT seq FROM sqlite_sequence WHERE name = '_changes'").fetchone()[0]
+            head = db.execute(FEED_HEAD_SQL).fetchone()[0]
         finally:
             db.close()
         if integrity != "ok":

@@ -33,7 +33,7 @@ import zlib
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN, FAST_HASHING, Roostd, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, Roostd, cursors, running_roostd
 
 CONFIG = FAST_HASHING + f"""\
 admin_token: {ADMIN_TOKEN}
@@ -157,6 +157,7 @@ LIMITS = [1, 1, 2, 3, 5, 1000]
 @pytest.fixture(scope="module")
 def node():
     with running_roostd(CONFIG) as n:
+        cursors.register(n.data_dir)   # cursors are sealed: the checks open them with its key
         yield n
 
 
@@ -483,23 +484,42 @@ def test_listing_then_empty_delta_then_more(node, people):
 
 
 def _forged(cursor, **change):
-    raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    parts = dict(zip(["version", "epoch", "level", "seq", "after", "base"], raw.split("|")))
-    parts.update(change)
-    return base64.urlsafe_b64encode("|".join(parts.values()).encode()).decode().rstrip("=")
+    """The cursor with its sealed fields changed, sealed again with the database's own key:
+    what the server does with a well-sealed but wrong cursor."""
+    return cursors.reseal(cursor, **change)
+
+
+def _flipped(cursor, at):
+    raw = bytearray(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    raw[at % len(raw)] ^= 0x01
+    return base64.urlsafe_b64encode(bytes(raw)).decode().rstrip("=")
+
+
+def _unsealed(cursor):
+    """The cursor as roostd before 0.3 made it: readable base64url text."""
+    f = cursors.open_cursor(cursor)
+    text = "|".join(["r1", f["epoch"], f["level"], str(int(f["seq"])), "-", "-"])
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
 
 @pytest.mark.parametrize("since,status,code", [
     ("garbage!", 400, "InvalidCursor"),
     ("%%%", 400, "InvalidCursor"),
     ("AAAA", 400, "InvalidCursor"),
-    ("x" * 300, 400, "InvalidCursor"),
+    ("x" * 400, 400, "InvalidCursor"),
+    (lambda c: _flipped(c, 0), 400, "InvalidCursor"),                    # the version byte
+    (lambda c: c[:52], 400, "InvalidCursor"),                            # too short to hold a nonce and a tag
     (lambda c: _forged(c, seq="x1"), 400, "InvalidCursor"),
     (lambda c: _forged(c, seq="-1"), 400, "InvalidCursor"),
     (lambda c: _forged(c, version="r0"), 400, "InvalidCursor"),
     (lambda c: _forged(c, seq="999999999"), 410, "CursorExpired"),       # a position never handed out
     (lambda c: _forged(c, epoch="0123456789abcdef"), 410, "CursorExpired"),
     (lambda c: _forged(c, level="public"), 410, "CursorExpired"),
+    (lambda c: _flipped(c, 1), 410, "CursorExpired"),                    # the nonce
+    (lambda c: _flipped(c, 30), 410, "CursorExpired"),                   # the tag
+    (lambda c: _flipped(c, 60), 410, "CursorExpired"),                   # the sealed text
+    (lambda c: _flipped(c, -1), 410, "CursorExpired"),
+    (_unsealed, 410, "CursorExpired"),                                   # an older roostd's readable cursor
 ])
 def test_bad_cursors(node, people, since, status, code):
     api = node.api(people["ann"][1])
@@ -507,6 +527,31 @@ def test_bad_cursors(node, people, since, status, code):
     value = since(good) if callable(since) else since
     r = api.call("GET", f"/shrEdge/_deltaset?since={urllib.parse.quote(value, safe='')}")
     assert (r.status, error_code(r)) == (status, code), r
+
+
+def test_cursors_are_sealed(node, people):
+    """A cursor tells its holder nothing: the same position seals differently every time, its
+    length does not follow the feed position, and its bytes hold no readable field. The
+    database's key opens it to this collection, level and the feed's head."""
+    api = node.api(people["ann"][1])
+    first = api.call("GET", delta_path("shrEdge")).body["cursor"]
+    again = api.call("GET", delta_path("shrEdge")).body["cursor"]
+    assert first != again
+    a, b = cursors.open_cursor(first), cursors.open_cursor(again)
+    assert a is not None and (a["level"], a["epoch"], a["seq"]) == (b["level"], b["epoch"], b["seq"]) == (
+        "shared@shrEdge", a["epoch"], a["seq"]), (a, b)
+    raw = base64.urlsafe_b64decode(first + "=" * (-len(first) % 4))
+    assert b"shrEdge" not in raw and a["epoch"].encode() not in raw and b"|" not in raw[:3]
+    lengths = {len(first), len(again)}
+    for n in range(30):                  # the feed moves on (other collections too): same length
+        assert api.call("POST", "/concSync" if n % 2 else "/shrEdge", {"n": n}).status == 201
+        lengths.add(len(api.call("GET", delta_path("shrEdge", first)).body["cursor"]))
+    assert len(lengths) == 1, lengths
+    # Each delta hands out a new cursor, and an empty delta still works (and is empty).
+    head = api.call("GET", delta_path("shrEdge", first)).body["cursor"]
+    again = api.call("GET", delta_path("shrEdge", head))
+    assert again.status == 200 and (again.body["changed"], again.body["deleted"], again.body["more"]) == ([], [], False)
+    assert cursors.cursor_seq(again.body["cursor"]) == cursors.cursor_seq(head) > cursors.cursor_seq(first)
 
 
 @pytest.mark.parametrize("limit,status", [("0", 400), ("10001", 400), ("-1", 400), ("abc", 400), ("1.5", 400),

@@ -46,7 +46,7 @@ struct LiveHandlers: Sendable {
                     try access.checkHiddenFields(topic.collection, caller.principal, filter: topic.filter, sort: [])
                     _ = try FilterMatcher(topic.filter) // a bad filter is a 400 now, not a silent stream
                 }
-                let since = try Self.cursor(request)
+                let since = try Self.cursor(request, try reader.cursorSeal())
                 let headers = Headers([("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
                                        ("X-Accel-Buffering", "no")])
                 out.stream(headers: headers, timeoutSeconds: Int32(hub.heartbeat * 2 + 30)) { stream in
@@ -63,9 +63,10 @@ struct LiveHandlers: Sendable {
     }
 
     /// `Last-Event-ID` (a reconnecting `EventSource`) or `?since=`.
-    static func cursor(_ request: Request) throws -> FeedCursor? {
+    /// A token another database sealed comes back as `FeedCursor.foreign`: the stream starts with a `reset`.
+    static func cursor(_ request: Request, _ seal: CursorSeal) throws -> FeedCursor? {
         guard let text = request.headers["Last-Event-ID"] ?? request.query["since"], !text.isEmpty else { return nil }
-        guard let cursor = FeedCursor(token: text) else {
+        guard let cursor = seal.open(text) else {
             throw HTTPError(400, "InvalidCursor", "Last-Event-ID (or since) must be an event id this server sent.")
         }
         return cursor

@@ -47,6 +47,8 @@ final class LiveHub: @unchecked Sendable {
     var subscribers: [Int: Subscriber] = [:]
     private var head: Int64 = 0
     private(set) var epoch = ""
+    private var seal: CursorSeal?
+    private var tokens: [Int64: String] = [:]
     /// Each distinct filter (by its JSON text), compiled once: see `LiveFilter`.
     var filters: [String: LiveFilter?] = [:]
     /// Subscribers with bytes `buffered` since the last flush.
@@ -75,6 +77,7 @@ final class LiveHub: @unchecked Sendable {
     func start() throws {
         let reader = try DocumentReader(path: databasePath)
         epoch = try reader.feedMeta().epoch
+        seal = try reader.cursorSeal()
         head = try reader.feedHead()
         self.reader = reader
         NamedThread.start("live-fanout") { [self] in run(self.reader!) }
@@ -278,8 +281,14 @@ final class LiveHub: @unchecked Sendable {
         if sent > 0 { metrics.events.increment(by: Int64(sent)) }
     }
 
+    /// The event id of position `seq`: sealed once and kept a while, so every
+    /// stream gets the same id for a change (hub thread only).
     func token(_ seq: Int64) -> String {
-        FeedCursor(epoch: epoch, level: "live", seq: seq, afterRowID: nil).token
+        if let known = tokens[seq] { return known }
+        if tokens.count >= 4096 { tokens.removeAll(keepingCapacity: true) }
+        let made = seal!.token(FeedCursor(epoch: epoch, level: "live", seq: seq, afterRowID: nil))
+        tokens[seq] = made
+        return made
     }
 
     /// A session was revoked (log-out): check the streams' sessions now, from any thread.

@@ -1,0 +1,98 @@
+import CSodium
+
+/// Seals feed cursors so that clients can neither read nor forge them:
+/// `crypto_secretbox` (XSalsa20-Poly1305) with a random nonce, under a
+/// 32-byte key made once per database and kept in it (`_meta.cursor_key`).
+///
+/// A token is base64url of `version byte ‖ nonce (24) ‖ box`, where the box
+/// holds `FeedCursor`'s text with fixed-width numbers. Two tokens for the
+/// same position differ (fresh nonce), and a token's length depends only on
+/// the length of its level tag (`shared@notes`, which its holder knows), not
+/// on the position. A token this database did not seal (another database's,
+/// or one with any byte changed) opens as `FeedCursor.foreign`, which every
+/// check refuses as a cursor from another database; one that is not a
+/// token at all opens as nil.
+public struct CursorSeal: Sendable {
+    let key: [UInt8]
+
+    static let version: UInt8 = 2
+    static let nonceBytes = Int(crypto_secretbox_NONCEBYTES)
+    static let macBytes = Int(crypto_secretbox_MACBYTES)
+    static let keyBytes = Int(crypto_secretbox_KEYBYTES)
+    /// Longer texts are not tokens (the longest level tag gives about 260).
+    static let maxTokenLength = 320
+    private static let ready: Bool = sodium_init() >= 0
+
+    init(key: [UInt8]) {
+        precondition(key.count == Self.keyBytes && Self.ready, "cursor key or libsodium unusable")
+        self.key = key
+    }
+
+    /// The database's key (made by migration 10).
+    public static func load(_ db: SQLiteConnection) throws -> CursorSeal {
+        let hex = try db.prepare("SELECT value FROM _meta WHERE key = 'cursor_key'").firstRow { $0.text(0) }
+        guard let hex, let key = Self.bytes(hex: hex), key.count == keyBytes else {
+            throw StoreError.invalid("The database has no cursor key; run the migrations first.")
+        }
+        return CursorSeal(key: key)
+    }
+
+    /// Makes and stores a new random key (in the caller's transaction).
+    static func createKey(_ db: SQLiteConnection) throws {
+        precondition(ready, "libsodium unusable")
+        var key = [UInt8](repeating: 0, count: keyBytes)
+        randombytes_buf(&key, key.count)
+        let hex = key.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        try db.prepare("INSERT OR REPLACE INTO _meta (key, value) VALUES ('cursor_key', ?1)").run([.text(hex)])
+    }
+
+    /// The text clients hold for `cursor`.
+    public func token(_ cursor: FeedCursor) -> String {
+        let message = Array(cursor.sealedText.utf8)
+        var out = [UInt8](repeating: 0, count: 1 + Self.nonceBytes + Self.macBytes + message.count)
+        out[0] = Self.version
+        out.withUnsafeMutableBufferPointer { buffer in
+            let nonce = buffer.baseAddress! + 1
+            randombytes_buf(nonce, Self.nonceBytes)
+            _ = crypto_secretbox_easy(nonce + Self.nonceBytes, message, UInt64(message.count), nonce, key)
+        }
+        return Base64URL.encode(out)
+    }
+
+    /// The cursor in `token`: nil when it is not a token, `.foreign` when
+    /// this database did not seal it (or it was changed since).
+    public func open(_ token: String) -> FeedCursor? {
+        guard token.utf8.count <= Self.maxTokenLength, let bytes = Base64URL.decode(token) else { return nil }
+        if Self.isUnsealed(bytes) { return .foreign }
+        guard bytes.count > 1 + Self.nonceBytes + Self.macBytes, bytes[0] == Self.version else { return nil }
+        var message = [UInt8](repeating: 0, count: bytes.count - 1 - Self.nonceBytes - Self.macBytes)
+        let opened = bytes.withUnsafeBufferPointer { buffer -> Bool in
+            let nonce = buffer.baseAddress! + 1
+            let box = nonce + Self.nonceBytes
+            return crypto_secretbox_open_easy(&message, box, UInt64(buffer.count - 1 - Self.nonceBytes), nonce, key) == 0
+        }
+        guard opened else { return .foreign }
+        guard let text = String(validating: message, as: UTF8.self) else { return nil }
+        return FeedCursor(sealedText: text)
+    }
+
+    /// A readable cursor as roostd made them before sealing (`r1|epoch|level|seq|after|base`):
+    /// a real cursor once, refused now as expired, not as malformed.
+    static func isUnsealed(_ bytes: [UInt8]) -> Bool {
+        guard bytes.starts(with: Array("r1|".utf8)), let text = String(validating: bytes, as: UTF8.self) else { return false }
+        let parts = text.split(separator: "|", omittingEmptySubsequences: false)
+        return parts.count == 6 && Int64(parts[3]).map { $0 >= 0 } == true
+    }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(digits.count / 2)
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[i...i + 1], as: UTF8.self), radix: 16) else { return nil }
+            out.append(byte)
+        }
+        return out
+    }
+}
