@@ -13,12 +13,13 @@ COLL = "items"
 
 
 def build_client():
-    """bench/out/sseclient, compiled from bench/sseclient.c when missing or older."""
+    """bench/out/sseclient, compiled from bench/sseclient*.c when missing or older."""
     exe = os.path.join(B.OUT, "sseclient")
-    src = os.path.join(B.HERE, "sseclient.c")
-    if not os.access(exe, os.X_OK) or os.path.getmtime(src) > os.path.getmtime(exe):
+    sources = [os.path.join(B.HERE, name) for name in ("sseclient.c", "sseclient_stats.c")]
+    inputs = sources + [os.path.join(B.HERE, "sseclient.h")]
+    if not os.access(exe, os.X_OK) or max(map(os.path.getmtime, inputs)) > os.path.getmtime(exe):
         os.makedirs(B.OUT, exist_ok=True)
-        subprocess.run(["gcc", "-O2", "-o", exe, src], check=True)
+        subprocess.run(["gcc", "-O2", "-o", exe] + sources, check=True)
     return exe
 
 

@@ -4,7 +4,7 @@
  * records now - t. One thread and no allocation per event, so that it is not the bottleneck:
  * its own CPU time is in every report, to check.
  *
- *   gcc -O2 -o bench/out/sseclient bench/sseclient.c
+ *   gcc -O2 -o bench/out/sseclient bench/sseclient.c bench/sseclient_stats.c
  *   sseclient PORT PATH N [pb]
  *
  * PATH is the stream's request path (roostd: /items/_live; PocketBase: /api/realtime). With
@@ -35,29 +35,18 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { ST_CONNECTING, ST_HEAD, ST_BODY, ST_CLOSED };
-enum { CH_SIZE, CH_DATA, CH_CRLF };
+#include "sseclient.h"
 
-typedef struct {
-    int fd, state, chunked, ch_state, got_ready;
-    long ch_left;
-    char head[4096];
-    size_t head_len;
-    char *line;          /* decoded bytes not yet ending in \n */
-    size_t line_len, line_cap;
-    char sizebuf[32];
-    size_t size_len;
-    long events;
-} Conn;
-
-static Conn *conns;
-static int nconns, pb_mode, epfd, port;
+Conn *conns;
+int nconns, n_open, n_closed;
+long heartbeats;
+uint32_t *lats;
+size_t nlat;
+double first_ms, last_ms;
+static int pb_mode, epfd, port;
 static const char *path;
-static int n_open, n_closed, n_ready, n_failed, n_started;
-static long heartbeats;
-static uint32_t *lats;
-static size_t nlat, lat_cap;
-static double first_ms, last_ms;
+static int n_ready, n_failed, n_started;
+static size_t lat_cap;
 
 static double now_mono_ms(void) {
     struct timespec ts; clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -201,47 +190,6 @@ static void on_readable(Conn *c) {
             if (c->state == ST_CLOSED) return;
         }
     }
-}
-
-static int cmp_u32(const void *a, const void *b) {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static void report(void) {
-    long mn = -1, mx = 0;
-    for (int i = 0; i < nconns; i++) {
-        if (!conns[i].got_ready) continue;
-        if (mn < 0 || conns[i].events < mn) mn = conns[i].events;
-        if (conns[i].events > mx) mx = conns[i].events;
-    }
-    uint32_t p50 = 0, p90 = 0, p99 = 0, pmax = 0;
-    if (nlat) {
-        qsort(lats, nlat, sizeof *lats, cmp_u32);
-        p50 = lats[nlat / 2]; p90 = lats[(size_t)(nlat * 0.90)]; p99 = lats[(size_t)(nlat * 0.99)];
-        pmax = lats[nlat - 1];
-    }
-    struct rusage ru; getrusage(RUSAGE_SELF, &ru);
-    double cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-    printf("REPORT events=%zu lat_p50_us=%u lat_p90_us=%u lat_p99_us=%u lat_max_us=%u per_conn_min=%ld per_conn_max=%ld "
-           "first_ms=%.1f last_ms=%.1f open=%d closed=%d cpu_s=%.3f heartbeats=%ld\n",
-           nlat, p50, p90, p99, pmax, mn < 0 ? 0 : mn, mx, first_ms, last_ms, n_open, n_closed, cpu, heartbeats);
-    fflush(stdout);
-}
-
-static double cpu_seconds(void) {
-    struct rusage ru; getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-static void count(void) {
-    printf("COUNT events=%zu open=%d closed=%d cpu_s=%.3f\n", nlat, n_open, n_closed, cpu_seconds());
-    fflush(stdout);
-}
-
-static void reset(void) {
-    nlat = 0; first_ms = last_ms = 0;
-    for (int i = 0; i < nconns; i++) conns[i].events = 0;
 }
 
 int main(int argc, char **argv) {

@@ -2,70 +2,17 @@
 log-in, the member directory, profile edits, password change, log-out,
 throttling, and what ends up in the database."""
 
-import datetime
-import json
 import sqlite3
-import time
-import urllib.parse
 
-import pytest
-
-from roost_harness import ADMIN_TOKEN, FAST_HASHING, assert_error, running_roostd
-
-CONFIG = FAST_HASHING + f"""\
-admin_token: {ADMIN_TOKEN}
-session_lifetime: 3600
-default_permission: shared
-collections:
-  messages: {{permission: shared}}
-"""
-
-PASSWORDS = {
-    "alice": "Tr0ub4dor&3-alice",
-    "bob": "bob-sekrit-passw0rd",
-    "carol": "carol's long passphrase",
-}
-PROFILES = {
-    "alice": {"firstName": "Alice", "lastName": "Archer", "email": "alice@watercooler.test", "title": "Engineer"},
-    "bob": {"firstName": "Bob", "lastName": "Baker", "email": "bob@watercooler.test", "title": "Designer"},
-    "carol": {"firstName": "Carol", "lastName": "Cole", "email": "carol@watercooler.test", "title": "Engineer"},
-}
-NEW_ALICE_PASSWORD = "a brand new passphrase"
-
-
-def q(obj):
-    return urllib.parse.quote(json.dumps(obj, separators=(",", ":")))
-
-
-class Recorder:
-    """Wraps the daemon and keeps every response, to look for leaked secrets."""
-
-    def __init__(self, d):
-        self.d = d
-        self.responses = []
-
-    def call(self, *args, **kwargs):
-        r = self.d.call(*args, **kwargs)
-        self.responses.append(r)
-        return r
-
-
-@pytest.fixture(scope="module")
-def app():
-    with running_roostd(CONFIG) as d:
-        yield Recorder(d)
-
-
-def _assert_session_response(body, username, lifetime=3600):
-    assert set(body) == {"user", "token", "expiresAt"}
-    user = body["user"]
-    assert user["username"] == username
-    assert "password" not in user and "oldPassword" not in user
-    assert user["_acl"]["creator"] == user["_id"]
-    assert isinstance(body["token"], str) and len(body["token"]) >= 40
-    expires = datetime.datetime.strptime(body["expiresAt"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
-    delta = (expires - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
-    assert lifetime - 10 < delta <= lifetime + 1
+from roost_harness import ADMIN_TOKEN, assert_error
+from accounts_support import (
+    NEW_ALICE_PASSWORD,
+    PASSWORDS,
+    PROFILES,
+    _assert_session_response,
+    app,
+    q,
+)
 
 
 # ---------------------------------------------------------------------------
@@ -292,52 +239,12 @@ def test_delete_account(app):
     assert_error(app.call("GET", "/users/me", token=r.body["token"]), 401, "InvalidToken")
 
 
-def test_unknown_username_looks_like_wrong_password(app):
-    wrong = app.call("POST", "/login", {"username": "bob", "password": "definitely wrong"})
-    unknown = app.call("POST", "/login", {"username": "nobody-here", "password": "definitely wrong"})
-    assert_error(wrong, 401, "InvalidCredentials")
-    assert (unknown.status, unknown.raw) == (wrong.status, wrong.raw)
-    drop = {"date", "x-request-id"}
-    assert {k: v for k, v in unknown.headers.items() if k not in drop} == {k: v for k, v in wrong.headers.items() if k not in drop}
-    assert app.call("POST", "/login", {"username": "bob", "password": PASSWORDS["bob"]}).status == 200
-
-
-def test_brute_force_is_throttled(app):
-    app.call("POST", "/users", {"username": "victim", "password": "the right password"})
-    for attempt in range(5):
-        r = app.call("POST", "/login", {"username": "victim", "password": f"guess number {attempt}"})
-        assert_error(r, 401, "InvalidCredentials")
-    # After 5 failures the account is blocked: even the right password is refused.
-    r = app.call("POST", "/login", {"username": "victim", "password": "the right password"})
-    assert_error(r, 429, "TooManyAttempts")
-    retry = int(r.header("Retry-After"))
-    assert 1 <= retry <= 900
-    # Other accounts log in as usual.
-    assert app.call("POST", "/login", {"username": "carol", "password": PASSWORDS["carol"]}).status == 200
-
-
-def test_throttle_refuses_correct_password_and_doubles(app):
-    """Independent of exactly when the block starts: once blocked, the right password
-    is refused with Retry-After, and a failure after the block ends blocks longer."""
-    app.call("POST", "/users", {"username": "victim2", "password": "the right password"})
-    retry = None
-    for attempt in range(8):
-        r = app.call("POST", "/login", {"username": "victim2", "password": f"guess number {attempt}"})
-        if r.status == 429:
-            retry = int(r.header("Retry-After"))
-            break
-        assert_error(r, 401, "InvalidCredentials")
-    assert retry is not None, "never throttled after 8 failures"
-    assert 1 <= retry <= 900
-    r = app.call("POST", "/login", {"username": "victim2", "password": "the right password"})
-    assert_error(r, 429, "TooManyAttempts")
-    assert 1 <= int(r.header("Retry-After")) <= retry
-    time.sleep(retry + 1.1)
-    # One more failure after the block: blocked again, for longer.
-    assert_error(app.call("POST", "/login", {"username": "victim2", "password": "yet another guess"}), 401)
-    r = app.call("POST", "/login", {"username": "victim2", "password": "the right password"})
-    assert_error(r, 429, "TooManyAttempts")
-    assert int(r.header("Retry-After")) > retry
+# The per-account throttling tests run here, in this order, on the same daemon.
+from accounts_throttle_cases import (  # noqa: E402
+    test_unknown_username_looks_like_wrong_password,
+    test_brute_force_is_throttled,
+    test_throttle_refuses_correct_password_and_doubles,
+)
 
 
 def test_password_never_in_any_response(app):
@@ -369,23 +276,3 @@ def test_stored_secrets_are_hashed(app):
     raw = b"".join(p.read_bytes() for p in d.data_dir.iterdir() if p.name.startswith("roost.db"))
     for secret in list(PASSWORDS.values()) + [NEW_ALICE_PASSWORD] + tokens:
         assert secret.encode() not in raw, "a secret is stored in clear"
-
-
-def test_address_throttle():
-    """50 failures from one address block it for usernames it does not know,
-    but not for an account that has logged in (or signed up) from there."""
-    with running_roostd(FAST_HASHING) as d:
-        d.sign_up("eve", password="eve's real password")
-        blocked_at = None
-        for i in range(60):
-            r = d.log_in(f"ghost{i}", "wrong password")
-            if r.status == 429:
-                blocked_at = i
-                break
-            assert_error(r, 401, "InvalidCredentials")
-        assert blocked_at == 50, blocked_at
-        r = d.log_in("ghost-new", "wrong password")
-        assert_error(r, 429, "TooManyAttempts")
-        assert int(r.header("Retry-After")) >= 1
-        # eve signed up from this address: its failures for other names do not lock her out.
-        assert d.log_in("eve", "eve's real password").status == 200

@@ -7,85 +7,12 @@ webhooks, change feed). Writes that set a reference must name a target the
 writer can read."""
 
 import json
-import pathlib
-import subprocess
-import tempfile
-import threading
-import time
 import urllib.parse
 
 import pytest
 
-from roost_harness import binary
-from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
-from webhook_support import Receiver, config as webhook_config, user
-
-REFS = """default_permission: public
-references_max_cascade: {bound}
-collections:
-  secrets:
-    permission: private
-  r_restrict:
-    references:
-      target: {{collection: targets, on_delete: restrict}}
-  r_cascade:
-    references:
-      target: {{collection: targets, on_delete: cascade}}
-  r_nullify:
-    references:
-      target: {{collection: targets, on_delete: nullify}}
-  notes:
-    references:
-      secret: {{collection: secrets, on_delete: restrict}}
-      owner: {{collection: users, on_delete: cascade}}
-  posts:
-    references:
-      author: {{collection: authors, on_delete: cascade}}
-  comments:
-    references:
-      post: {{collection: posts, on_delete: cascade}}
-  bulk:
-    references:
-      target: {{collection: targets, on_delete: cascade}}
-  messages:
-    references:
-      spot: {{collection: targets, on_delete: nullify}}
-"""
-
-EVENTS = ("authors.deleted", "posts.deleted", "comments.deleted", "r_nullify.updated")
-
-
-def ref(collection, id_):
-    return {"_type": "ref", "_collection": collection, "_id": id_}
-
-
-@pytest.fixture(scope="module")
-def roost():
-    receiver = Receiver().start()
-    with tempfile.TemporaryDirectory() as tmp:
-        hooks = webhook_config(receiver.url, events=EVENTS)
-        daemon = Roostd(tmp, hooks + REFS.format(bound=50)).start()
-        daemon.receiver = receiver
-        try:
-            yield daemon
-        finally:
-            daemon.stop()
-            receiver.stop()
-
-
-def admin(roost, method, path, body=None):
-    resp = roost.call(method, path, body, ADMIN)
-    return resp.status, resp.body
-
-
-def create(roost, collection, body, token=ADMIN):
-    r = roost.call("POST", f"/{collection}", body, token)
-    assert r.status == 201, r.body
-    return r.body["_id"]
-
-
-def exists(roost, collection, id_):
-    return admin(roost, "GET", f"/{collection}/{id_}")[0] == 200
+from webhook_support import user
+from references_support import admin, batch_create, count, create, exists, feed_cursor, ref, roost
 
 
 # (mode, delete status, single referrer after, array referrer after)
@@ -183,13 +110,6 @@ def test_deleting_a_user_cascades_to_what_references_them(roost):
     assert code == 400 and "no document" in body["description"]
 
 
-def feed_cursor(roost, collection):
-    code, page = admin(roost, "GET", f"/{collection}/_deltaset")
-    while page["more"]:
-        code, page = admin(roost, "GET", f"/{collection}/_deltaset?since={urllib.parse.quote(page['cursor'])}")
-    return page["cursor"]
-
-
 def test_cascade_and_nullify_fire_hooks_webhooks_and_the_change_feed(roost):
     author = create(roost, "authors", {"name": "A"})
     posts = [create(roost, "posts", {"author": ref("authors", author)}) for _ in range(2)]
@@ -225,17 +145,6 @@ def test_a_hook_refusing_a_cascaded_write_undoes_the_whole_delete(roost):
     assert admin(roost, "GET", f"/messages/{message.body['_id']}")[1]["spot"] == ref("targets", target)
 
 
-def batch_create(roost, collection, bodies):
-    for start in range(0, len(bodies), 100):
-        ops = [{"method": "POST", "path": f"/{collection}", "body": b} for b in bodies[start:start + 100]]
-        code, body = admin(roost, "POST", "/_batch", {"operations": ops})
-        assert code == 200, body
-
-
-def count(roost, collection):
-    return admin(roost, "GET", f"/{collection}/_count")[1]["count"]
-
-
 def test_the_cascade_bound_refuses_and_changes_nothing(roost):
     target = create(roost, "targets", {})
     batch_create(roost, "bulk", [{"target": ref("targets", target)} for _ in range(51)])
@@ -248,107 +157,3 @@ def test_the_cascade_bound_refuses_and_changes_nothing(roost):
     assert admin(roost, "DELETE", f"/bulk/{admin(roost, 'GET', '/bulk?limit=1')[1][0]['_id']}")[0] == 200
     assert admin(roost, "DELETE", f"/targets/{target}")[0] == 200
     assert count(roost, "bulk") == before - 51
-
-
-CRASH = """default_permission: public
-references_max_cascade: 100000
-collections:
-  kids:
-    references:
-      parent: {collection: parents, on_delete: cascade}
-"""
-
-
-def test_kill_9_mid_cascade_is_all_or_nothing():
-    n = 4000
-    with tempfile.TemporaryDirectory() as tmp:
-        roost = Roostd(tmp, f"admin_token: {ADMIN}\n" + CRASH).start()
-        try:
-            def seed():
-                parent = create(roost, "parents", {})
-                batch_create(roost, "kids", [{"parent": ref("parents", parent)} for _ in range(n)])
-                return parent
-            first = seed()
-            started = time.monotonic()
-            assert admin(roost, "DELETE", f"/parents/{first}")[0] == 200
-            took = time.monotonic() - started
-            assert count(roost, "kids") == 0
-            interrupted = False
-            for fraction in (0.5, 0.3, 0.15, 0.05):
-                parent = seed()
-                outcome = []
-                worker = threading.Thread(target=lambda: outcome.append(_try(lambda: admin(roost, "DELETE", f"/parents/{parent}"))))
-                worker.start()
-                time.sleep(took * fraction)
-                roost.kill9()
-                worker.join()
-                roost.start()
-                remaining, parent_left = count(roost, "kids"), exists(roost, "parents", parent)
-                assert (remaining, parent_left) in ((0, False), (n, True)), (remaining, parent_left)
-                print("kill at", fraction, "of", round(took, 3), "s:", outcome[0] is None and "interrupted" or "finished", "remaining", remaining)
-                if outcome[0] is None:
-                    interrupted = True
-                    break
-                admin(roost, "DELETE", f"/parents/{parent}")
-            assert interrupted, f"every delete finished before the kill (a cascade of {n} took {took:.3f}s)"
-        finally:
-            roost.stop()
-
-
-def _try(call):
-    try:
-        return call()
-    except OSError:
-        return None
-
-
-def run_check(config_path, data_dir):
-    return subprocess.run([str(binary()), "check-references", "--config", str(config_path), "--data-dir", str(data_dir)],
-                          capture_output=True, text=True, timeout=30)
-
-
-def test_dangling_references_are_reported_at_start_up_and_listed():
-    with tempfile.TemporaryDirectory() as tmp:
-        roost = Roostd(tmp, f"admin_token: {ADMIN}\ndefault_permission: public\n").start()
-        try:
-            spot = create(roost, "spots", {})
-            create(roost, "catches", {"_id": "c-ok", "spot": ref("spots", spot)})
-            create(roost, "catches", {"_id": "c-bad", "spot": ref("spots", "gone-1")})
-            create(roost, "catches", {"_id": "c-arr", "spot": [ref("spots", spot), ref("spots", "gone-2")]})
-            roost.stop()
-            declared = roost.config_path.read_text() + "collections:\n  catches:\n    references:\n      spot: {collection: spots, on_delete: restrict}\n"
-            roost.config_path.write_text(declared)
-            # Before the daemon applies the declaration: read from the documents.
-            result = run_check(roost.config_path, roost.data_dir)
-            expected = ["catches/c-arr spot -> spots/gone-2", "catches/c-bad spot -> spots/gone-1"]
-            assert (result.returncode, result.stdout.splitlines()) == (1, expected), result
-            roost.start()
-            log = roost.log_text()
-            line = next(l for l in log.splitlines() if "dangling references" in l)
-            assert "catches" in line and "count=2" in line.replace('"', "").replace(": ", "="), line
-            # The daemon runs: the listing now comes from _refs, the same.
-            result = run_check(roost.config_path, roost.data_dir)
-            assert (result.returncode, result.stdout.splitlines()) == (1, expected), result
-            assert admin(roost, "DELETE", f"/spots/{spot}")[1]["count"] == 2
-            assert admin(roost, "PATCH", "/catches/c-bad", {"spot": None})[0] == 200
-            assert admin(roost, "DELETE", "/catches/c-arr")[0] == 200
-            result = run_check(roost.config_path, roost.data_dir)
-            assert (result.returncode, result.stdout) == (0, ""), result
-        finally:
-            roost.stop()
-
-
-BAD_CONFIGS = [
-    ("files are no target", "x:\n    references:\n      f: {collection: files}", "files cannot be referenced"),
-    ("unknown mode", "x:\n    references:\n      f: {collection: y, on_delete: explode}", "restrict, cascade or nullify"),
-    ("dotted field", "x:\n    references:\n      a.b: {collection: y}", "top-level field"),
-    ("unknown key", "x:\n    references:\n      f: {collection: y, cascade: true}", "unknown setting"),
-]
-
-
-@pytest.mark.parametrize("label,yaml,message", BAD_CONFIGS, ids=[c[0] for c in BAD_CONFIGS])
-def test_bad_reference_declarations_are_config_errors(tmp_path, label, yaml, message):
-    path = pathlib.Path(tmp_path) / "roost.yaml"
-    path.write_text("collections:\n  " + yaml + "\n")
-    result = subprocess.run([str(binary()), "check-config", "--config", str(path)], capture_output=True, text=True, timeout=30)
-    assert result.returncode != 0 and message in result.stderr + result.stdout, result

@@ -1,0 +1,71 @@
+import Foundation
+
+/// Cases from MongoDB's own jstests.
+let manualJSTestPages: [ManualPage] = [
+    // jstests/core/match_numeric_components.js: numeric path components.
+    ManualPage(name: "numeric path components", documents: [
+        #"{"_id":"0","a":42}"#,
+        #"{"_id":"1","a":[42]}"#,
+        #"{"_id":"2","a":{"0":42}}"#,
+        #"{"_id":"3","a":[[42]]}"#,
+        #"{"_id":"4","a":[{"0":42}]}"#,
+        #"{"_id":"5","a":{"0":[42]}}"#,
+        #"{"_id":"6","a":{"0":{"0":42}}}"#,
+        #"{"_id":"7","a":[[[42]]]}"#,
+        #"{"_id":"8","a":[[{"0":42}]]}"#,
+        #"{"_id":"9","a":[{"0":[42]}]}"#,
+        #"{"_id":"10","a":[{"0":{"0":42}}]}"#,
+        #"{"_id":"11","a":{"0":[[42]]}}"#,
+        #"{"_id":"12","a":{"0":[{"0":42}]}}"#,
+    ], indexes: ["a.0"], cases: [
+        ManualCase(#"{"a.0":42}"#, ["1", "2", "4", "5", "9"]),
+        ManualCase(#"{"a.0":{"$gte":42}}"#, ["1", "2", "4", "5", "9"]),
+        ManualCase(#"{"a.0":{"$in":[42]}}"#, ["1", "2", "4", "5", "9"]),
+    ]),
+    // jstests/core/null_query_semantics.js (legacy dotted-path null semantics) and arrayfind5.js.
+    ManualPage(name: "null query semantics", documents: [
+        #"{"_id":"a_null","a":null}"#,
+        #"{"_id":"a_number","a":4}"#,
+        #"{"_id":"a_subobject_b_not_null","a":{"b":"hi"}}"#,
+        #"{"_id":"a_subobject_b_null","a":{"b":null}}"#,
+        #"{"_id":"a_empty_subobject","a":{}}"#,
+        #"{"_id":"no_a"}"#,
+        #"{"_id":"a_empty_array","a":[]}"#,
+        #"{"_id":"a_object_array_no_b_nulls","a":[{"b":1},{"b":3},{"b":"string"}]}"#,
+        #"{"_id":"a_object_array_some_b_nulls","a":[{"b":null},{"b":3},{"b":null}]}"#,
+        #"{"_id":"a_object_array_some_b_missing","a":[{"b":3},{}]}"#,
+        #"{"_id":"a_value_array_all_nulls","a":[null,null]}"#,
+        #"{"_id":"a_value_array_no_nulls","a":[1,"string",4]}"#,
+        #"{"_id":"a_value_array_with_null","a":[1,"string",null,4]}"#,
+        #"{"_id":"a_scalar_then_object","a":[5,{"b":1}]}"#,
+    ], indexes: ["a", "a.b", "a.1"], cases: [
+        ManualCase(#"{"a":{"$eq":null}}"#, ["a_null", "no_a", "a_value_array_all_nulls", "a_value_array_with_null"]),
+        ManualCase(#"{"a":{"$in":[null,75]}}"#, ["a_null", "no_a", "a_value_array_all_nulls", "a_value_array_with_null"]),
+        ManualCase(#"{"a":{"$ne":null}}"#, ["a_number", "a_subobject_b_not_null", "a_subobject_b_null", "a_empty_subobject",
+                                            "a_empty_array", "a_object_array_no_b_nulls", "a_object_array_some_b_nulls",
+                                            "a_object_array_some_b_missing", "a_value_array_no_nulls", "a_scalar_then_object"]),
+        ManualCase(#"{"a":{"$nin":[null,[]]}}"#, ["a_number", "a_subobject_b_not_null", "a_subobject_b_null", "a_empty_subobject",
+                                                   "a_object_array_no_b_nulls", "a_object_array_some_b_nulls",
+                                                   "a_object_array_some_b_missing", "a_value_array_no_nulls", "a_scalar_then_object"]),
+        ManualCase(#"{"a":{"$elemMatch":{"$eq":null}}}"#, ["a_value_array_all_nulls", "a_value_array_with_null"]),
+        ManualCase(#"{"a.b":{"$eq":null}}"#, ["a_empty_subobject", "a_null", "a_number", "a_subobject_b_null", "no_a",
+                                               "a_object_array_some_b_nulls", "a_object_array_some_b_missing"]),
+        ManualCase(#"{"a.b":{"$ne":null}}"#, ["a_subobject_b_not_null", "a_object_array_no_b_nulls", "a_empty_array",
+                                               "a_value_array_all_nulls", "a_value_array_no_nulls", "a_value_array_with_null",
+                                               "a_scalar_then_object"]),
+        ManualCase(#"{"a.b":{"$in":[null,75]}}"#, ["a_empty_subobject", "a_null", "a_number", "a_subobject_b_null", "no_a",
+                                                    "a_object_array_some_b_nulls", "a_object_array_some_b_missing"]),
+        ManualCase(#"{"a":{"$elemMatch":{"b":{"$eq":null}}}}"#, ["a_object_array_some_b_nulls", "a_object_array_some_b_missing"]),
+        ManualCase(#"{"a":{"$elemMatch":{"b":{"$ne":null}}}}"#, ["a_object_array_no_b_nulls", "a_object_array_some_b_nulls",
+                                                                  "a_object_array_some_b_missing", "a_scalar_then_object"]),
+        ManualCase(#"{"a.b":1}"#, ["a_object_array_no_b_nulls", "a_scalar_then_object"]),
+        // A positional component past the end of an array reaches nothing, so it does not match null.
+        // Object elements lacking a field "1" count as missing, as for "a.b".
+        ManualCase(#"{"a.1":null}"#, ["a_null", "a_number", "a_subobject_b_not_null", "a_subobject_b_null",
+                                       "a_empty_subobject", "no_a", "a_object_array_no_b_nulls",
+                                       "a_object_array_some_b_nulls", "a_object_array_some_b_missing",
+                                       "a_value_array_all_nulls", "a_scalar_then_object"]),
+        ManualCase(#"{"a.b":{"$exists":false}}"#, ["a_null", "a_number", "a_empty_subobject", "no_a", "a_empty_array",
+                                                   "a_value_array_all_nulls", "a_value_array_no_nulls", "a_value_array_with_null"]),
+    ]),
+]

@@ -1,0 +1,85 @@
+import Foundation
+
+/// The manual's "Query ..." tutorial pages.
+let manualQueryPages: [ManualPage] = [
+    ManualPage(name: "Query Documents", documents: inventoryBasic, indexes: ["status", "qty", "item"], cases: [
+        ManualCase(#"{}"#, ["journal", "notebook", "paper", "planner", "postcard"]),
+        ManualCase(#"{"status":"D"}"#, ["paper", "planner"]),
+        ManualCase(#"{"status":{"$in":["A","D"]}}"#, ["journal", "notebook", "paper", "planner", "postcard"]),
+        ManualCase(#"{"status":"A","qty":{"$lt":30}}"#, ["journal"]),
+        ManualCase(#"{"$or":[{"status":"A"},{"qty":{"$lt":30}}]}"#, ["journal", "notebook", "postcard"]),
+        ManualCase(#"{"status":"A","$or":[{"qty":{"$lt":30}},{"item":{"$regex":"^p"}}]}"#, ["journal", "postcard"]),
+        // Numbers never equal strings, in either direction.
+        ManualCase(#"{"qty":"25"}"#, []),
+        ManualCase(#"{"status":{"$gt":5}}"#, []),
+        ManualCase(#"{"qty":{"$gte":"0"}}"#, []),
+        ManualCase(#"{"qty":25.0}"#, ["journal"]),
+    ]),
+    ManualPage(name: "Query on Embedded/Nested Documents", documents: inventoryBasic,
+               indexes: ["size", "size.uom", "size.h", "status"], cases: [
+        ManualCase(#"{"size":{"h":14,"w":21,"uom":"cm"}}"#, ["journal"]),
+        ManualCase(#"{"size":{"w":21,"h":14,"uom":"cm"}}"#, []),
+        ManualCase(#"{"size":{"h":14,"w":21}}"#, []),
+        ManualCase(#"{"size.uom":"in"}"#, ["notebook", "paper"]),
+        ManualCase(#"{"size.h":{"$lt":15}}"#, ["journal", "notebook", "paper", "postcard"]),
+        ManualCase(#"{"size.h":{"$lt":15},"size.uom":"in","status":"D"}"#, ["paper"]),
+        ManualCase(#"{"size":{"$eq":{"h":14,"w":21,"uom":"cm"}}}"#, ["journal"]),
+    ]),
+    ManualPage(name: "Query an Array", documents: [
+        #"{"_id":"journal","item":"journal","qty":25,"tags":["blank","red"],"dim_cm":[14,21]}"#,
+        #"{"_id":"notebook","item":"notebook","qty":50,"tags":["red","blank"],"dim_cm":[14,21]}"#,
+        #"{"_id":"paper","item":"paper","qty":100,"tags":["red","blank","plain"],"dim_cm":[14,21]}"#,
+        #"{"_id":"planner","item":"planner","qty":75,"tags":["blank","red"],"dim_cm":[22.85,30]}"#,
+        #"{"_id":"postcard","item":"postcard","qty":45,"tags":["blue"],"dim_cm":[10,15.25]}"#,
+    ], indexes: ["tags", "dim_cm", "dim_cm.1"], cases: [
+        ManualCase(#"{"tags":["red","blank"]}"#, ["notebook"]),
+        ManualCase(#"{"tags":{"$all":["red","blank"]}}"#, ["journal", "notebook", "paper", "planner"]),
+        ManualCase(#"{"tags":"red"}"#, ["journal", "notebook", "paper", "planner"]),
+        ManualCase(#"{"dim_cm":{"$gt":25}}"#, ["planner"]),
+        // Different elements may satisfy the two bounds.
+        ManualCase(#"{"dim_cm":{"$gt":15,"$lt":20}}"#, ["journal", "notebook", "paper", "postcard"]),
+        ManualCase(#"{"dim_cm":{"$elemMatch":{"$gt":22,"$lt":30}}}"#, ["planner"]),
+        ManualCase(#"{"dim_cm.1":{"$gt":25}}"#, ["planner"]),
+        ManualCase(#"{"tags":{"$size":3}}"#, ["paper"]),
+        // $in on an array field is overlap.
+        ManualCase(#"{"tags":{"$in":["blue","plain"]}}"#, ["paper", "postcard"]),
+        ManualCase(#"{"tags":{"$nin":["blue","plain"]}}"#, ["journal", "notebook", "planner"]),
+        ManualCase(#"{"tags":{"$ne":"red"}}"#, ["postcard"]),
+        ManualCase(#"{"tags.0":"red"}"#, ["notebook", "paper"]),
+        ManualCase(#"{"tags":[["red","blank"]]}"#, []),
+        ManualCase(#"{"tags":{"$in":[["blank","red"]]}}"#, ["journal", "planner"]),
+    ]),
+    ManualPage(name: "Query an Array of Embedded Documents", documents: [
+        #"{"_id":"journal","item":"journal","instock":[{"warehouse":"A","qty":5},{"warehouse":"C","qty":15}]}"#,
+        #"{"_id":"notebook","item":"notebook","instock":[{"warehouse":"C","qty":5}]}"#,
+        #"{"_id":"paper","item":"paper","instock":[{"warehouse":"A","qty":60},{"warehouse":"B","qty":15}]}"#,
+        #"{"_id":"planner","item":"planner","instock":[{"warehouse":"A","qty":40},{"warehouse":"B","qty":5}]}"#,
+        #"{"_id":"postcard","item":"postcard","instock":[{"warehouse":"B","qty":15},{"warehouse":"C","qty":35}]}"#,
+    ], indexes: ["instock", "instock.qty", "instock.warehouse", "instock.0.qty"], cases: [
+        ManualCase(#"{"instock":{"warehouse":"A","qty":5}}"#, ["journal"]),
+        ManualCase(#"{"instock":{"qty":5,"warehouse":"A"}}"#, []),
+        ManualCase(#"{"instock.0.qty":{"$lte":20}}"#, ["journal", "notebook", "postcard"]),
+        ManualCase(#"{"instock.qty":{"$lte":20}}"#, ["journal", "notebook", "paper", "planner", "postcard"]),
+        ManualCase(#"{"instock":{"$elemMatch":{"qty":5,"warehouse":"A"}}}"#, ["journal"]),
+        ManualCase(#"{"instock":{"$elemMatch":{"qty":{"$gt":10,"$lte":20}}}}"#, ["journal", "paper", "postcard"]),
+        ManualCase(#"{"instock.qty":{"$gt":10,"$lte":20}}"#, ["journal", "paper", "planner", "postcard"]),
+        ManualCase(#"{"instock.qty":5,"instock.warehouse":"A"}"#, ["journal", "planner"]),
+        ManualCase(#"{"instock.1.warehouse":"B"}"#, ["paper", "planner"]),
+        ManualCase(#"{"instock.warehouse":{"$nin":["A","B"]}}"#, ["notebook"]),
+    ]),
+    ManualPage(name: "Query for Null or Missing Fields", documents: [
+        #"{"_id":"1","item":null}"#,
+        #"{"_id":"2"}"#,
+    ], indexes: ["item"], cases: [
+        ManualCase(#"{"item":null}"#, ["1", "2"]),
+        ManualCase(#"{"item":{"$eq":null}}"#, ["1", "2"]),
+        ManualCase(#"{"item":{"$type":10}}"#, ["1"]),
+        ManualCase(#"{"item":{"$type":"null"}}"#, ["1"]),
+        ManualCase(#"{"item":{"$exists":false}}"#, ["2"]),
+        ManualCase(#"{"item":{"$exists":true}}"#, ["1"]),
+        ManualCase(#"{"item":{"$ne":null}}"#, []),
+        ManualCase(#"{"item":{"$in":[null]}}"#, ["1", "2"]),
+        ManualCase(#"{"item":{"$gte":null}}"#, ["1", "2"]),
+        ManualCase(#"{"item":{"$gt":null}}"#, []),
+    ]),
+]

@@ -1,0 +1,60 @@
+"""bench/scale.py's Markdown report."""
+
+import os
+
+import benchlib as B
+from scale_data import k
+
+
+def report(a, run_id, rev, pb_version, sizes, seeds, results):
+    by = {}
+    order = []
+    for size, sh, r, p, probs, plan in results:
+        if sh.key not in by:
+            by[sh.key] = {"sh": sh}
+            order.append(sh.key)
+        by[sh.key][size] = (r, p, probs)
+    lo, hi = sizes[0], sizes[-1]
+    out = []
+    out.append("run `%s`, roostd %s, %s, wrk -t%d -c%d -d%s, %d round(s) (best kept), load average at the end %s" % (
+        run_id, rev, pb_version or "no PocketBase", a.threads, a.conns, a.duration, a.rounds, B.loadavg()))
+    out.append("")
+    hdr = "| query (limit 20) |" + "".join(" roostd %s | PB %s | × |" % (k(s), k(s)) for s in sizes) + \
+          " cost %s/%s | targets |" % (k(hi), k(lo))
+    out.append(hdr)
+    out.append("|" + "---|" * (2 + 3 * len(sizes) + 1))
+    for key in order:
+        row = by[key]
+        sh = row["sh"]
+        cells = []
+        ok3, any_pb = True, False
+        for s in sizes:
+            if s not in row:
+                cells += ["", "", ""]
+                continue
+            r, p, probs = row[s]
+            ratio = r["rps"] / p["rps"] if p and p["rps"] else None
+            if ratio is not None:
+                any_pb = True
+                if ratio < 3:
+                    ok3 = False
+            cells += ["%.0f%s" % (r["rps"], " ⚠" if probs else ""), "%.0f" % p["rps"] if p else "–",
+                      "%.1f" % ratio if ratio else "–"]
+        cost = None
+        if lo in row and hi in row and row[hi][0]["rps"]:
+            cost = row[lo][0]["rps"] / row[hi][0]["rps"]
+        tg = []
+        if sh.indexed and cost is not None and lo != hi:
+            tg.append("2× cost: %s" % ("met" if cost <= 2 else "**missed**"))
+        tg.append("3× PB: %s" % (("met" if ok3 else "**missed**") if any_pb else "n/a (no PocketBase equivalent)"))
+        if sh.key == "page50":
+            r5 = all(row[s][1] and row[s][0]["rps"] / row[s][1]["rps"] >= 5 for s in sizes if s in row)
+            tg.append("5× PB: %s" % ("met" if r5 else "**missed**"))
+        out.append("| %s | %s | %s | %s |" % (sh.label, " | ".join(cells), "%.2f" % cost if cost else "–", "; ".join(tg)))
+    out.append("")
+    for who, s0, s1, secs in seeds:
+        out.append("- seeding %s %d → %d: %.1f s, %.0f documents/s" % (who, s0, s1, secs, (s1 - s0) / secs))
+    text = "\n".join(out) + "\n"
+    with open(os.path.join(a.workdir, "report.md"), "w") as fh:
+        fh.write(text)
+    print(text)
