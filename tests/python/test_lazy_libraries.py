@@ -13,9 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from daemon_support import Daemon, clean_env
-from test_files import png
-from webhook_support import Receiver, Roostd, config
+from roost_harness import Roostd, png
+from webhook_support import Receiver, config, user
 
 CONFIG = "default_permission: public\nfiles_permission: public\nthumbnail_workers: 1\n"
 
@@ -38,7 +37,7 @@ def tmp():
 
 
 def test_libvips_is_mapped_only_once_an_image_arrives(tmp):
-    daemon = Daemon(tmp, CONFIG).wait_ready()
+    daemon = Roostd(tmp, CONFIG).start()
     try:
         assert daemon.request("POST", "/notes", b'{"n":1}')[0] == 201
         assert not mapped(daemon, "libvips"), "libvips is mapped before any image"
@@ -61,12 +60,12 @@ def test_libvips_is_mapped_only_once_an_image_arrives(tmp):
         assert status == 200 and body[:4] == b"RIFF", (status, body[:40])
     finally:
         daemon.stop()
-    assert "libvips cannot be loaded" not in daemon.log_path.read_text(errors="replace")
+    assert "libvips cannot be loaded" not in daemon.log_text()
 
 
 def test_first_images_arriving_together_load_libvips_once(tmp):
     """Several upload workers reach the one-time load at once (pthread_once)."""
-    daemon = Daemon(tmp, CONFIG + "upload_validation: decode\n").wait_ready()
+    daemon = Roostd(tmp, CONFIG + "upload_validation: decode\n").start()
     try:
         with ThreadPoolExecutor(8) as pool:
             results = list(pool.map(lambda seed: upload(daemon, png(120, 90, seed), "image/png"), range(8)))
@@ -84,9 +83,9 @@ def test_first_images_arriving_together_load_libvips_once(tmp):
     ("libz.so.1", "has no vips_version"),
 ])
 def test_without_libvips_image_uploads_answer_503_and_the_rest_keeps_working(tmp, library, reason):
-    daemon = Daemon(tmp, CONFIG, env=clean_env(ROOST_LIBVIPS=library)).wait_ready()
+    daemon = Roostd(tmp, CONFIG, env={"ROOST_LIBVIPS": library}).start()
     try:
-        assert "libvips" not in daemon.text(), "start-up mentioned libvips"
+        assert "libvips" not in daemon.log_text(), "start-up mentioned libvips"
         for seed in (1, 2):
             status, body = upload(daemon, png(64, 48, seed), "image/png")
             assert status == 503, body
@@ -102,7 +101,7 @@ def test_without_libvips_image_uploads_answer_503_and_the_rest_keeps_working(tmp
         assert daemon.proc.poll() is None
     finally:
         daemon.stop()
-    log = daemon.log_path.read_text(errors="replace")
+    log = daemon.log_text()
     errors = [line for line in log.splitlines() if "libvips cannot be loaded" in line]
     assert len(errors) == 1, log
     assert library in errors[0] and "error" in errors[0].lower(), errors[0]
@@ -112,12 +111,12 @@ def test_libcurl_is_mapped_only_once_a_webhook_is_delivered(tmp):
     receiver = Receiver().start()
     roost = Roostd(tmp, config(receiver.url)).start()
     try:
-        alice, alice_token = roost.sign_up("alice")
-        bob, _ = roost.sign_up("bob")
+        alice, alice_token = user(roost, "alice")
+        bob, _ = user(roost, "bob")
         assert not mapped(roost, "libcurl"), "libcurl is mapped before any delivery"
         assert not mapped(roost, "libgnutls"), "libcurl's TLS library is mapped before any delivery"
-        status, body = roost.call("POST", "/messages", {"recipientId": bob, "text": "hello"}, alice_token)
-        assert status == 201, body
+        r = roost.call("POST", "/messages", {"recipientId": bob, "text": "hello"}, alice_token)
+        assert r.status == 201, r
         assert receiver.wait_for(lambda r: len(r.accepted()) == 1), roost.log_text()
         assert mapped(roost, "libcurl.so.4"), "the delivery did not load libcurl"
     finally:
