@@ -17,7 +17,7 @@ import Store
 ///    (`BackupVerifier`, sizes rather than re-reading), synced, and only
 ///    then renamed from `.partial-roost-…` to `roost-…`.
 ///
-/// The calling thread runs at nice `nice` and the lowest best-effort I/O
+/// The calling thread runs under `SCHED_IDLE` at nice `nice` and the lowest best-effort I/O
 /// priority for the while (`BackupPriority`).
 public struct BackupTaker: Sendable {
     public let dataDir: String

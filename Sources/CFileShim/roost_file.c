@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -60,11 +61,16 @@ int roost_lower_thread_priority(int nice, int *old_nice, int *old_ioprio) {
     *old_ioprio = io < 0 ? -1 : (int)io;
     if (nice > before && setpriority(PRIO_PROCESS, (id_t)tid, nice) != 0) return -1;
     syscall(SYS_ioprio_set, ROOST_IOPRIO_WHO_PROCESS, tid, (ROOST_IOPRIO_CLASS_BE << ROOST_IOPRIO_CLASS_SHIFT) | 7);
+    // SCHED_IDLE: the thread runs only on CPU time nothing else wants.
+    struct sched_param none = {0};
+    sched_setscheduler(tid, SCHED_IDLE, &none);
     return 0;
 }
 
 void roost_restore_thread_priority(int old_nice, int old_ioprio) {
     pid_t tid = (pid_t)syscall(SYS_gettid);
+    struct sched_param none = {0};
+    sched_setscheduler(tid, SCHED_OTHER, &none);
     setpriority(PRIO_PROCESS, (id_t)tid, old_nice);
     if (old_ioprio >= 0) syscall(SYS_ioprio_set, ROOST_IOPRIO_WHO_PROCESS, tid, old_ioprio);
 }

@@ -24,7 +24,8 @@ int roost_link_unnamed(int fd, const char *path);
 /// which glibc declares only under _GNU_SOURCE). Returns 0, or -1 with errno.
 int roost_syncfs(int fd);
 
-/// Lowers the calling thread's CPU priority to nice `nice` and its I/O
+/// Lowers the calling thread's CPU priority to `SCHED_IDLE` (it runs only on
+/// CPU time no other thread wants) at nice `nice`, and its I/O
 /// priority to the lowest of the best-effort class (ioprio_set(2), which
 /// glibc does not wrap; honoured by the BFQ scheduler, ignored by others).
 /// Stores the previous values in `old_nice` and `old_ioprio` for
