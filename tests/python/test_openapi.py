@@ -8,7 +8,7 @@ from openapi_spec_validator import validate
 from openapi_support import ERROR_CODES, SPEC_PATH, _resolve, spec
 
 
-# Every (path template, method) the daemon routes (Sources/Roost/Router.swift).
+# Every (path template, method) the daemon routes (Sources/Roost/Routing/Router+Routes.swift).
 # HEAD is answered like GET and is implied by GET in OpenAPI's eyes.
 SERVED = [
     ("/", "get"),
