@@ -37,13 +37,16 @@ enum FileSQL {
 
     /// What serving a file needs, extracted by SQLite (no document parse in Swift).
     static func serving(_ db: SQLiteConnection, id: String, scope: AccessScope) throws -> StoredFileInfo? {
+        typealias Key = FileMetadata.Key
+        let path = FileMetadata.path
         try scope.checkCollectionRead()
         var params: [SQLValue] = [.text(id)]
         let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
         let visible = scope.readPredicate(bind).map { " AND \($0)" } ?? ""
         return try db.prepare("""
-            SELECT json_extract(d.doc, '$.contentType'), json_extract(d.doc, '$.size'), json_extract(d.doc, '$.sha256'),
-                   json_extract(d.doc, '$.name'), json_type(d.doc, '$.width') IS NOT NULL
+            SELECT json_extract(d.doc, '\(path(Key.contentType))'), json_extract(d.doc, '\(path(Key.size))'),
+                   json_extract(d.doc, '\(path(Key.sha256))'), json_extract(d.doc, '\(path(Key.name))'),
+                   json_type(d.doc, '\(path(Key.width))') IS NOT NULL
             FROM _files AS d WHERE d.id = ?1\(visible)
             """).firstRow(params) { row in
             StoredFileInfo(contentType: row.isNull(0) ? "application/octet-stream" : row.text(0), size: Int(row.int(1)),
@@ -78,9 +81,10 @@ extension DocumentWriter {
     /// Records a stored file's metadata and, when `thumbnailJob`, a durable
     /// thumbnail job, in the current transaction.
     /// - Returns: the metadata document's JSON text.
-    public func insertFile(id: String, metadata: JSONObject, contentType: String, thumbnailJob: Bool, scope: AccessScope) throws -> String {
+    public func insertFile(id: String, metadata: FileMetadata, thumbnailJob: Bool, scope: AccessScope) throws -> String {
         try scope.checkCreate()
-        var document = metadata
+        let contentType = metadata.contentType
+        var document = metadata.document
         document["_acl"] = .object(try scope.newACL(from: nil))
         let now = Timestamp.now()
         document.prepend("_id", .string(id))
@@ -123,20 +127,20 @@ extension DocumentWriter {
     ///   sizes no longer configured do not keep the job alive.
     /// - Returns: false when the file was deleted meanwhile.
     @discardableResult
-    public func recordThumbnail(id: String, name: String, value: JSONValue, sizes: [String]) throws -> Bool {
+    public func recordThumbnail(id: String, name: String, state: ThumbnailState, sizes: [String]) throws -> Bool {
         guard let text = try db.prepare("SELECT doc FROM _files WHERE id = ?1").firstRow([.text(id)], { $0.text(0) }),
               case .object(var document) = try JSONParser.parse(text) else {
             try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)])
             return false
         }
-        var thumbnails = document["thumbnails"]?.objectValue ?? JSONObject()
-        thumbnails[name] = value
-        document["thumbnails"] = .object(thumbnails)
+        var thumbnails = document[FileMetadata.Key.thumbnails]?.objectValue ?? JSONObject()
+        thumbnails[name] = state.json
+        document[FileMetadata.Key.thumbnails] = .object(thumbnails)
         let previous = document
         document["_updatedAt"] = .string(Timestamp.after(document["_updatedAt"]?.stringValue))
         try db.prepare("UPDATE _files SET doc = ?2 WHERE id = ?1").run([.text(id), .text(document.jsonText)])
         try recordChange(FileSQL.collection, id: id, .update, previous: previous)
-        let pending = sizes.contains { thumbnails[$0]?.objectValue?["state"]?.stringValue ?? "pending" == "pending" }
+        let pending = sizes.contains { ThumbnailState.isPending(thumbnails[$0]) }
         if !pending { try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)]) }
         return true
     }

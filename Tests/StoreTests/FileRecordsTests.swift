@@ -4,28 +4,40 @@ import Testing
 
 @Suite struct FileRecordsTests {
     func upload(_ store: TestStore, sizes: [String]) throws -> String {
-        var thumbnails = JSONObject()
-        for size in sizes { thumbnails[size] = .object(object(#"{"state":"pending"}"#)) }
-        var metadata = object(#"{"contentType":"image/png","size":10,"sha256":"00","width":4,"height":4}"#)
-        metadata["thumbnails"] = .object(thumbnails)
         let id = "6b021b262dbb8361c1b82a1c"
+        let metadata = FileMetadata(contentType: "image/png", size: 10, sha256: "00", name: nil, dimensions: (4, 4),
+                                    thumbnails: sizes.map { (size: $0, state: .pending(url: "/files/\(id)/thumbnail?size=\($0)")) },
+                                    url: "/files/\(id)")
         _ = try store.writer.transaction {
-            try store.writer.insertFile(id: id, metadata: metadata, contentType: "image/png", thumbnailJob: true, scope: .system)
+            try store.writer.insertFile(id: id, metadata: metadata, thumbnailJob: true, scope: .system)
         }
         return id
+    }
+
+    static let ready = ThumbnailState.ready(contentType: "image/webp", width: 4, height: 4, size: 50, url: "/t", madeAt: "2026-11-24T00:00:00.000Z")
+
+    /// The document keeps the shape clients read (`GET /files/:id/meta`), field for field and in order.
+    @Test func theMetadataDocumentHasItsDocumentedShape() throws {
+        let store = try TestStore()
+        let id = try upload(store, sizes: ["128"])
+        let doc = object(try #require(try store.reader.file(id: id, scope: .system)))
+        #expect(doc.members.map(\.key).filter { !$0.hasPrefix("_") } == ["contentType", "size", "sha256", "width", "height", "thumbnails", "url"])
+        #expect(doc["thumbnails"] == .object(object(#"{"128":{"state":"pending","url":"/files/6b021b262dbb8361c1b82a1c/thumbnail?size=128"}}"#)))
+        #expect(Self.ready.json == .object(object(#"{"state":"ready","contentType":"image/webp","width":4,"height":4,"size":50,"url":"/t","madeAt":"2026-11-24T00:00:00.000Z"}"#)))
+        #expect(ThumbnailState.failed(error: "bad").json == .object(object(#"{"state":"failed","error":"bad"}"#)))
     }
 
     /// Each size is recorded on its own; the job ends with the last one.
     @Test func theJobEndsWithTheLastConfiguredSize() throws {
         let store = try TestStore()
         let id = try upload(store, sizes: ["128", "512"])
-        let ready = JSONValue.object(object(#"{"state":"ready","width":4,"height":4}"#))
-        #expect(try store.writer.transaction { try store.writer.recordThumbnail(id: id, name: "128", value: ready, sizes: ["128", "512"]) })
+        let ready = Self.ready
+        #expect(try store.writer.transaction { try store.writer.recordThumbnail(id: id, name: "128", state: ready, sizes: ["128", "512"]) })
         #expect(try store.reader.pendingFileJobs(limit: 10).map(\.fileID) == [id])
         let doc = try #require(try store.reader.file(id: id, scope: .system))
         #expect(object(doc)["thumbnails"]?.objectValue?["128"]?.objectValue?["state"] == .string("ready"))
         #expect(object(doc)["thumbnails"]?.objectValue?["512"]?.objectValue?["state"] == .string("pending"))
-        #expect(try store.writer.transaction { try store.writer.recordThumbnail(id: id, name: "512", value: ready, sizes: ["128", "512"]) })
+        #expect(try store.writer.transaction { try store.writer.recordThumbnail(id: id, name: "512", state: ready, sizes: ["128", "512"]) })
         #expect(try store.reader.pendingFileJobs(limit: 10).isEmpty)
     }
 
@@ -33,8 +45,8 @@ import Testing
     @Test func aSizeNoLongerConfiguredDoesNotKeepTheJob() throws {
         let store = try TestStore()
         let id = try upload(store, sizes: ["128", "256"])
-        let ready = JSONValue.object(object(#"{"state":"ready"}"#))
-        #expect(try store.writer.transaction { try store.writer.recordThumbnail(id: id, name: "128", value: ready, sizes: ["128"]) })
+        let ready = Self.ready
+        #expect(try store.writer.transaction { try store.writer.recordThumbnail(id: id, name: "128", state: ready, sizes: ["128"]) })
         #expect(try store.reader.pendingFileJobs(limit: 10).isEmpty)
     }
 
@@ -42,7 +54,7 @@ import Testing
         let store = try TestStore()
         let id = try upload(store, sizes: ["128"])
         try store.writer.transaction { try store.writer.removeFileRows([id]) }
-        #expect(try !store.writer.transaction { try store.writer.recordThumbnail(id: id, name: "128", value: .null, sizes: ["128"]) })
+        #expect(try !store.writer.transaction { try store.writer.recordThumbnail(id: id, name: "128", state: .failed(error: "gone"), sizes: ["128"]) })
         #expect(try store.reader.pendingFileJobs(limit: 10).isEmpty)
     }
 }

@@ -103,12 +103,11 @@ struct FileHandlers: Sendable {
         let id = ids.next()
         let path = layout.objectPath(id)
         try DurableFile.write(upload.bytes, to: path, tmpDir: layout.tmp)
-        let metadata = metadataDocument(id, upload)
+        let metadata = metadata(id, upload)
         let type = upload.contentType
         let (thumbnails, logger) = (self.thumbnails, self.logger)
         let job = StorePools.WriteJob(operation: { writer -> Response in
-            .json(201, try writer.insertFile(id: id, metadata: metadata, contentType: type.name,
-                                             thumbnailJob: upload.isImage, scope: scope))
+            .json(201, try writer.insertFile(id: id, metadata: metadata, thumbnailJob: upload.isImage, scope: scope))
         }, completion: { result in
             switch result {
             case .success:
@@ -125,26 +124,14 @@ struct FileHandlers: Sendable {
         }
     }
 
-    func metadataDocument(_ id: String, _ upload: InspectedUpload) -> JSONObject {
-        var doc = JSONObject()
-        doc["contentType"] = .string(upload.contentType.name)
-        doc["size"] = .int(Int64(upload.bytes.count))
-        doc["sha256"] = .string(upload.sha256)
-        if let name = upload.filename { doc["name"] = .string(name) }
-        if let width = upload.width, let height = upload.height {
-            doc["width"] = .int(Int64(width))
-            doc["height"] = .int(Int64(height))
-            var thumbs = JSONObject()
-            for size in thumbnails.sizes {
-                var t = JSONObject()
-                t["state"] = .string("pending")
-                t["url"] = .string("/files/\(id)/thumbnail?size=\(size)")
-                thumbs["\(size)"] = .object(t)
-            }
-            doc["thumbnails"] = .object(thumbs)
+    /// A new upload's metadata: every configured thumbnail size pending.
+    func metadata(_ id: String, _ upload: InspectedUpload) -> FileMetadata {
+        let dimensions = upload.width.flatMap { w in upload.height.map { (width: w, height: $0) } }
+        let pending = dimensions == nil ? [] : thumbnails.sizes.map { size in
+            (size: "\(size)", state: ThumbnailState.pending(url: "/files/\(id)/thumbnail?size=\(size)"))
         }
-        doc["url"] = .string("/files/\(id)")
-        return doc
+        return FileMetadata(contentType: upload.contentType.name, size: upload.bytes.count, sha256: upload.sha256,
+                            name: upload.filename, dimensions: dimensions, thumbnails: pending, url: "/files/\(id)")
     }
 
     /// `GET /files/:id/meta`.

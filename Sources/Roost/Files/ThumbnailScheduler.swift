@@ -109,13 +109,13 @@ final class ThumbnailScheduler: @unchecked Sendable {
     /// On a pool thread: one size of one file, then its own commit.
     private func run(_ job: FileJobRecord, size: Int) {
         let type = MediaType(job.contentType)
-        let value: JSONValue
+        let state: ThumbnailState
         do {
             let spec = ThumbnailSpec.longest(size)
             if let stored = thumbnailer.existing(job.fileID, type, spec) {
-                value = .object(Self.describe(stored, id: job.fileID))
+                state = Self.ready(stored, id: job.fileID)
             } else {
-                value = .object(Self.describe(try thumbnailer.make(job.fileID, type, spec), id: job.fileID))
+                state = Self.ready(try thumbnailer.make(job.fileID, type, spec), id: job.fileID)
                 Telemetry.thumbnailsGenerated().increment()
             }
         } catch let failure as Vips.Unavailable {
@@ -124,14 +124,11 @@ final class ThumbnailScheduler: @unchecked Sendable {
             finished(job.fileID)
             return
         } catch {
-            var failed = JSONObject()
-            failed["state"] = .string("failed")
-            failed["error"] = .string("\(error)")
-            value = .object(failed)
+            state = .failed(error: "\(error)")
         }
         let (id, layout, logger, names) = (job.fileID, thumbnailer.layout, self.logger, sizes.map { "\($0)" })
         let write = StorePools.WriteJob(operation: { writer in
-            if try !writer.recordThumbnail(id: id, name: "\(size)", value: value, sizes: names) {
+            if try !writer.recordThumbnail(id: id, name: "\(size)", state: state, sizes: names) {
                 // Deleted meanwhile: its thumbnails go too.
                 try? FileManager.default.removeItem(atPath: layout.thumbDirectory(id))
             }
@@ -144,16 +141,9 @@ final class ThumbnailScheduler: @unchecked Sendable {
         if !pools.writer.submit(write) { finished(id) }
     }
 
-    static func describe(_ info: ThumbnailInfo, id: String) -> JSONObject {
-        var t = JSONObject()
-        t["state"] = .string("ready")
-        t["contentType"] = .string(info.contentType.name)
-        t["width"] = .int(Int64(info.width))
-        t["height"] = .int(Int64(info.height))
-        t["size"] = .int(Int64(info.size))
-        t["url"] = .string("/files/\(id)/thumbnail?size=\(info.spec.width)")
-        t["madeAt"] = .string(Timestamp.now())
-        return t
+    static func ready(_ info: ThumbnailInfo, id: String) -> ThumbnailState {
+        .ready(contentType: info.contentType.name, width: info.width, height: info.height, size: info.size,
+               url: "/files/\(id)/thumbnail?size=\(info.spec.width)", madeAt: Timestamp.now())
     }
 
     /// Makes one variant on the pool, at most once at a time per variant;
