@@ -22,90 +22,17 @@ copy must equal the collection. Per cycle:
     delta since C0 shows every document and nothing deleted; after the clean
     stop, in SQL, the ids with feed rows in the drill collection are exactly
     the stored ones, each with one create.
+
+The paged sync and the feed's rows as read from SQL are in feed_sync.py.
 """
 
-import hashlib
-import json
 import pathlib
 import sqlite3
-import urllib.parse
 
 from roost_harness import Client
 
 from .common import list_all
-
-PAGE_SIZES = [1, 7, 50, 1000]
-
-
-def _delta(client, coll, since, limit):
-    params = {"limit": str(limit)}
-    if since:
-        params["since"] = since
-    reply = client.request("GET", f"/{coll}/_deltaset?{urllib.parse.urlencode(params)}")
-    if reply.status != 200:
-        raise RuntimeError(f"GET /{coll}/_deltaset answered {reply.status}: {reply.raw[:200]!r}")
-    body = reply.json()
-    if reply.headers.get("x-roost-cursor") != body["cursor"]:
-        raise RuntimeError(f"X-Roost-Cursor {reply.headers.get('x-roost-cursor')!r} is not the body's cursor")
-    return body
-
-
-def sync(port, coll, since, rng, copy=None, max_pages=20000):
-    """Pages from `since` (None: a listing) until more=false, applying each page
-    to `copy`. Returns (cursor, changed {id: doc, latest wins}, deleted ids, pages)."""
-    client = Client(port, timeout=30)
-    changed, deleted, pages = {}, set(), 0
-    try:
-        cursor = since
-        for _ in range(max_pages):
-            body = _delta(client, coll, cursor, rng.choice(PAGE_SIZES))
-            pages += 1
-            for d in body["changed"]:
-                changed[d["_id"]] = d
-                deleted.discard(d["_id"])
-                if copy is not None:
-                    copy[d["_id"]] = d
-            for d in body["deleted"]:
-                deleted.add(d["_id"])
-                changed.pop(d["_id"], None)
-                if copy is not None:
-                    copy.pop(d["_id"], None)
-            cursor = body["cursor"]
-            if not body["more"]:
-                return cursor, changed, deleted, pages
-        raise RuntimeError(f"/{coll}/_deltaset: more=true after {max_pages} pages")
-    finally:
-        client.close()
-
-
-def feed_rows(data_dir):
-    """Read-only: (rows [(seq, coll, id, op)] in rowid order, the feed's head: the largest
-    position handed out, which compaction keeps in the table, never below the horizon)."""
-    path = pathlib.Path(data_dir) / "roost.db"
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    try:
-        rows = db.execute("SELECT seq, coll, id, op FROM _changes ORDER BY rowid").fetchall()
-        head = db.execute("SELECT max(coalesce((SELECT max(seq) FROM _changes), 0), "
-                          "coalesce((SELECT CAST(value AS INTEGER) FROM _meta WHERE key = 'feed_horizon'), 0))").fetchone()
-    finally:
-        db.close()
-    return rows, (head[0] if head else 0)
-
-
-def _digest(rows):
-    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
-
-
-def position_failures(rows, head, where):
-    """`_changes.seq` strictly increasing, and the head at or above its largest value."""
-    failures = []
-    seqs = [r[0] for r in rows]
-    bad = [(a, b) for a, b in zip(seqs, seqs[1:]) if b <= a]
-    if bad:
-        failures.append(f"{where}: _changes.seq not strictly increasing: {bad[:3]}")
-    if seqs and head < seqs[-1]:
-        failures.append(f"{where}: the feed head is {head}, below max(seq) {seqs[-1]}")
-    return failures
+from .feed_sync import PAGE_SIZES, _delta, _digest, feed_rows, position_failures, sync  # noqa: F401 (the drills' API)
 
 
 class FeedCheck:
