@@ -61,8 +61,11 @@ extension DocumentReader {
 
         if let walk, let first = keys.first {
             let range = walk.range.map { r in (r.bracket, r.bounds.map { "\(first.value) \($0.op) \(bind($0.value))" }) }
+            // A filter that is nothing but the walked range holds for every row the
+            // range's bracket and bounds let through: no second test per row.
+            let onlyTheRange = walk.range != nil && query.filter.objectValue?.members.map(\.key) == [walk.field]
             let segments = Self.walkSegments(first, rest: Array(flat.dropFirst(first.expressions.count)), range: range,
-                                             cursor: marks, cursorValues: cursor?.values, filter: filter.whereSQL)
+                                             cursor: marks, cursorValues: cursor?.values, filter: onlyTheRange ? "1" : filter.whereSQL)
             return plan(.walk, from: table, segments)
         }
         if visible == nil, query.sort.isEmpty, let nearest = filter.nearest, let distance = filter.nearestFirst {
