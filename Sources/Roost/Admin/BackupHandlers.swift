@@ -28,15 +28,7 @@ struct BackupHandlers: Sendable {
     /// Runs `body` on a reader once the caller is the admin; it returns the
     /// response, or nil when the backup thread will answer.
     private func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable () throws -> Response?) {
-        let (access, logger) = (self.access, pools.logger)
-        pools.readers.submit({ reader in
-            do {
-                try access.requireAdmin(request, reader)
-                if let response = try body() { out.send(response) }
-            } catch {
-                out.send(ErrorResponses.response(for: error, request, logger))
-            }
-        }, orAnswer: out, .reads)
+        access.readAsAdmin(pools, request, out) { _ in try body() }
     }
 
     func list(_ request: Request, _ out: ResponseWriter) {

@@ -130,19 +130,10 @@ struct ConsoleAdminHandlers: Sendable {
     }
 
     func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
-        let access = self.access
-        pools.read(request, out) { reader in
-            try access.requireAdmin(request, reader)
-            var response = try body(reader)
-            response.headers.add("Cache-Control", "no-store")
-            return response
-        }
+        access.readAsAdmin(pools, request, out) { try body($0) }
     }
 
     func asAdminWriting(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
-        let access = self.access
-        pools.write(request, out, prepare: { reader in
-            try access.requireAdmin(request, reader)
-        }) { writer, _ in try body(writer) }
+        access.writeAsAdmin(pools, request, out, body)
     }
 }

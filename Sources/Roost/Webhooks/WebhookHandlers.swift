@@ -83,19 +83,12 @@ struct WebhookHandlers: Sendable {
     }
 
     func readAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
-        let access = self.access
-        pools.read(request, out) { reader in
-            try access.requireAdmin(request, reader)
-            return try body(reader)
-        }
+        access.readAsAdmin(pools, request, out) { try body($0) }
     }
 
+    /// The caller is checked on a reader first: an anonymous flood never takes the writer.
     func writeAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
-        let access = self.access
-        pools.write(request, out, committed: hooks.committed(.init([]))) { writer in
-            try access.requireAdmin(request, writer)
-            return try body(writer)
-        }
+        access.writeAsAdmin(pools, request, out, committed: hooks.committed(.init([])), body)
     }
 
     func listEndpoints(_ request: Request, _ out: ResponseWriter) {
