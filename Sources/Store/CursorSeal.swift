@@ -42,7 +42,9 @@ public struct CursorSeal: Sendable {
         precondition(ready, "libsodium unusable")
         var key = [UInt8](repeating: 0, count: keyBytes)
         randombytes_buf(&key, key.count)
-        let hex = key.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        var text = [CChar](repeating: 0, count: keyBytes * 2 + 1)
+        sodium_bin2hex(&text, text.count, key, key.count)
+        let hex = String(decoding: text.prefix(keyBytes * 2).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         try db.prepare("INSERT OR REPLACE INTO _meta (key, value) VALUES ('cursor_key', ?1)").run([.text(hex)])
     }
 
@@ -84,15 +86,13 @@ public struct CursorSeal: Sendable {
         return parts.count == 6 && Int64(parts[3]).map { $0 >= 0 } == true
     }
 
+    /// The bytes of hex text (libsodium's `sodium_hex2bin`); nil unless it is exactly that.
     static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
+        let digits = Array(hex.utf8CString.dropLast())
         guard digits.count % 2 == 0 else { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(digits.count / 2)
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[i...i + 1], as: UTF8.self), radix: 16) else { return nil }
-            out.append(byte)
-        }
-        return out
+        var out = [UInt8](repeating: 0, count: digits.count / 2)
+        var length = 0
+        let ok = sodium_hex2bin(&out, out.count, digits, digits.count, nil, &length, nil) == 0
+        return ok && length == out.count ? out : nil
     }
 }
