@@ -38,10 +38,10 @@ struct BatchHandler: Sendable {
         guard let body = collections.checkBody(request, out) else { return }
         let (access, hooks, logger) = (collections.access, collections.hooks, self.logger)
         let pending = HookServices.Pending([])
-        collections.pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
+        collections.jobs.write(request, out, committed: hooks.committed(pending), prepare: { caller in
             let writes = try Self.operations(body, request)
             return try writes.enumerated().map { index, write in
-                do { return (write, try write.prepare(access, reader)) } catch {
+                do { return (write, try write.prepare(caller, access)) } catch {
                     throw Failure(index: index, inner: ErrorResponses.httpError(for: error, request, logger))
                 }
             }

@@ -18,11 +18,10 @@ extension FileHandlers {
 
     /// Starts libvips, the upload and thumbnail pools, and the thumbnail job
     /// scan that resumes jobs a crash cut short.
-    static func start(config: RoostConfig, pools: StorePools, access: AccessPolicy, removals: DeferredRemovals,
-                      logger: Logger) throws -> FileHandlers {
-        let scheduler = ThumbnailScheduler(config: config, pools: pools, logger: logger)
+    static func start(config: RoostConfig, jobs: CallerJobs, removals: DeferredRemovals, logger: Logger) throws -> FileHandlers {
+        let scheduler = ThumbnailScheduler(config: config, pools: jobs.pools, logger: logger)
         try scheduler.start()
-        let handlers = FileHandlers(pools: pools, access: access, config: config, thumbnails: scheduler, removals: removals, logger: logger)
+        let handlers = FileHandlers(jobs: jobs, config: config, thumbnails: scheduler, removals: removals, logger: logger)
         try handlers.uploads.start()
         scheduler.rescan()
         return handlers
