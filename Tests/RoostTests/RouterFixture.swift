@@ -29,6 +29,7 @@ final class RouterFixture: Sendable {
         config.readers = 1
         config.defaultPermission = .public
         config.adminToken = Self.adminToken
+        config.passwordCost = .owasp  // the cheapest hash: sign-ups and log-ins stay quick
         var logger = Logger(label: "router-fixture")
         logger.logLevel = .critical
         let databasePath = dataDir + "/roost.db"
