@@ -7,14 +7,13 @@ the test's clients connect to nginx from other loopback addresses
 import http.client
 import json
 import pathlib
-import re
 import shutil
 import subprocess
 import time
 
 import pytest
 
-from roost_harness import Roostd, free_port
+from roost_harness import Roostd, free_port, remote_in_access_log
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "etc" / "nginx" / "roost.conf"
 
@@ -91,15 +90,6 @@ def call(https_port, pki, client, method, path, body=None, headers=None):  # noq
     out = (r.status, dict(r.getheaders()), r.read())
     conn.close()
     return out
-
-
-def remote_in_access_log(roost, request_id):
-    for _ in range(50):
-        m = re.search(rf"request_id={re.escape(request_id)} remote=(\S+)", roost.log_text())
-        if m:
-            return m.group(1)
-        time.sleep(0.05)
-    raise AssertionError(f"no access-log line for {request_id}")
 
 
 def test_nginx_in_front_names_the_client_and_no_one_is_locked_out(stack):
