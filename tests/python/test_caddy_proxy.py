@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from roost_harness import Roostd, clean_env, free_port, remote_in_access_log
+from roost_harness import Roostd, clean_env, free_port, remote_in_access_log, send_json
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "etc" / "caddy" / "Caddyfile"
 ROOST_CONFIG = 'password_cost: interactive\ntrusted_proxies: ["127.0.0.1"]\nforwarded_header: X-Forwarded-For\n'
@@ -72,12 +72,7 @@ class Caddy:
                                                source_address=(client, 0))
         else:
             conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15, source_address=(client, 0))
-        hdrs = {"Content-Type": "application/json", **(headers or {})}
-        conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=hdrs)
-        r = conn.getresponse()
-        out = (r.status, dict(r.getheaders()), r.read())
-        conn.close()
-        return out
+        return send_json(conn, method, path, body, headers)
 
     def stop(self):
         self.proc.terminate()

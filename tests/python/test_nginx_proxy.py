@@ -5,7 +5,6 @@ the test's clients connect to nginx from other loopback addresses
 (127.0.1.x), so each is a distinct client nginx does not trust either."""
 
 import http.client
-import json
 import pathlib
 import shutil
 import subprocess
@@ -13,7 +12,7 @@ import time
 
 import pytest
 
-from roost_harness import Roostd, free_port, remote_in_access_log
+from roost_harness import Roostd, free_port, remote_in_access_log, send_json
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "etc" / "nginx" / "roost.conf"
 
@@ -84,12 +83,7 @@ def call(https_port, pki, client, method, path, body=None, headers=None):  # noq
     import ssl
     ctx = ssl.create_default_context(cafile=str(pki / "ca.pem"))
     conn = http.client.HTTPSConnection("localhost", https_port, context=ctx, timeout=15, source_address=(client, 0))
-    hdrs = {"Content-Type": "application/json", **(headers or {})}
-    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=hdrs)
-    r = conn.getresponse()
-    out = (r.status, dict(r.getheaders()), r.read())
-    conn.close()
-    return out
+    return send_json(conn, method, path, body, headers)
 
 
 def test_nginx_in_front_names_the_client_and_no_one_is_locked_out(stack):

@@ -99,6 +99,17 @@ def request(port, method, path, body=None, headers=None, raw_body=None, timeout=
         conn.close()
 
 
+def send_json(conn, method, path, body=None, headers=None):
+    """One request on an open `conn` (e.g. from a chosen source address through
+    a proxy), `body` as JSON; closes it. Returns (status, headers as sent, raw bytes)."""
+    try:
+        resp = exchange(conn, method, path, json.dumps(body) if body is not None else None,
+                        {"Content-Type": "application/json", **(headers or {})})
+        return resp.status, resp.sent_headers, resp.raw
+    finally:
+        conn.close()
+
+
 class Client:
     """A keep-alive HTTP/1.1 client for one thread. Network errors propagate
     (a drill counts them as 'no answer'), except that with `retry_get` a GET
