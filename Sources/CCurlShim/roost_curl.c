@@ -2,8 +2,7 @@
 // its ~25 libraries: gnutls, krb5, ldap, ssh2, ...) with dlopen. Its headers
 // give the types, constants and prototypes.
 #include "roost_curl.h"
-#define CURL_DISABLE_TYPECHECK 1
-#include <curl/curl.h>
+#include "curl_api.h"
 #include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -12,17 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-static struct {
-    __typeof__(curl_global_init) *global_init;
-    __typeof__(curl_easy_init) *easy_init;
-    __typeof__(curl_easy_setopt) *easy_setopt;
-    __typeof__(curl_easy_perform) *easy_perform;
-    __typeof__(curl_easy_getinfo) *easy_getinfo;
-    __typeof__(curl_easy_strerror) *easy_strerror;
-    __typeof__(curl_easy_cleanup) *easy_cleanup;
-    __typeof__(curl_slist_append) *slist_append;
-    __typeof__(curl_slist_free_all) *slist_free_all;
-} api;
+struct roost_curl_api api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int loaded = 0;

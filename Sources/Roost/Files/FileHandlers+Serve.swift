@@ -16,11 +16,10 @@ extension FileHandlers {
             guard let stored = try reader.fileForServing(id: id, scope: try handlers.scope(request, reader)) else {
                 throw Self.notFound(id)
             }
-            let path = handlers.layout.objectPath(id)
             let response = try FileResponse(request: request, etag: "\"\(stored.sha256)\"", contentType: MediaType(stored.contentType),
                                             size: stored.size, filename: stored.name, cacheControl: handlers.cacheControl,
                                             read: { offset, length in
-                guard let segment = try FileSegment.open(path, offset: offset, length: length, limit: limit) else {
+                guard let segment = try handlers.objects.openOriginal(id, offset: offset, length: length, limit: limit) else {
                     throw Self.notFound(id)
                 }
                 return segment
@@ -82,15 +81,10 @@ extension FileHandlers {
             if FileResponse.matches(request.headers["If-None-Match"], etag) {
                 return try respond([])
             }
-            let path = scheduler.thumbnailer.path(id, type, spec)
-            if let size = DurableFile.size(path) {
-                return try FileResponse(request: request, etag: etag, contentType: thumbType, size: size, filename: nil,
-                                        cacheControl: handlers.cacheControl, read: { offset, length in
-                    guard let segment = try FileSegment.open(path, offset: offset, length: length, limit: handlers.inspector.maxBytes) else {
-                        throw Self.notFound(id)
-                    }
-                    return segment
-                }).response
+            let name = scheduler.thumbnailer.name(type, spec)
+            if let stored = try handlers.objects.openThumbnail(id, name: name, limit: handlers.inspector.maxBytes) {
+                return try FileResponse(request: request, etag: etag, contentType: thumbType, size: stored.size, filename: nil,
+                                        cacheControl: handlers.cacheControl, read: stored.read).response
             }
             scheduler.variant(id, type, spec) { outcome in
                 out.send(ErrorResponses.catching(request, logger) {
