@@ -43,6 +43,8 @@ public struct S3Client: Sendable {
     }
 
     /// The URL of `key` with `query` pairs, sorted and encoded as SigV4's canonical form wants them.
+    static let emptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
     func url(_ key: String, _ query: [(String, String)]) -> String {
         let path = key.isEmpty ? base + "/" : base + "/" + S3Keys.encode(key, keepSlash: true)
         guard !query.isEmpty else { return path }
@@ -54,6 +56,9 @@ public struct S3Client: Sendable {
     func perform(_ operation: String, _ method: String, key: String, query: [(String, String)] = [], headers: [String] = [],
                  body: UnsafeRawBufferPointer? = nil, into fd: Int32 = -1) throws -> Reply {
         let target = url(key, query)
+        // SigV4 for S3 needs the payload's hash as a header; libcurl 7.88
+        // signs the same hash but does not send the header itself.
+        let headers = headers + ["x-amz-content-sha256: " + (body.map { SHA256.hex($0) } ?? Self.emptyHash)]
         var response = roost_s3_response()
         defer { roost_s3_release(&response) }
         let rc: Int32 = method.withCString { m in target.withCString { u in sigv4.withCString { s in userpwd.withCString { p in

@@ -63,7 +63,7 @@ public struct S3ObjectStore: ObjectStore {
 
     /// An unnamed file in `files/tmp` (O_TMPFILE), or a named one unlinked at once.
     func temporaryDescriptor() throws -> Int32 {
-        let fd = roost_open_unnamed(layout.tmp, 0o600)
+        let fd = roost_open_scratch(layout.tmp, 0o600)
         if fd >= 0 { return fd }
         let path = layout.tmp + "/" + UUID().uuidString
         let named = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
