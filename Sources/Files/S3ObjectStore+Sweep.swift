@@ -2,7 +2,7 @@ import Foundation
 
 /// The start-up sweep of a bucket: local temporary and staging files go;
 /// objects of ids without a row, older than `orphanGrace`, are deleted (an
-/// upload whose row never committed, or a delete cut short). Rows whose
+/// upload whose row never committed, or a delete cut short; see `S3Settings.orphanGraceSeconds`). Rows whose
 /// original is missing are logged, not deleted: the bucket is shared by
 /// every node and the rows stay the record of what should be there.
 extension S3ObjectStore {
@@ -17,7 +17,7 @@ extension S3ObjectStore {
             }
         }
         let objects = try guarded("sweep listing", "*") { try client.list(prefix: keys.root) }
-        let plan = Self.orphans(objects, rows: rows, keys: keys, now: Date(), grace: Self.orphanGrace)
+        let plan = Self.orphans(objects, rows: rows, keys: keys, now: Date(), grace: TimeInterval(client.settings.orphanGraceSeconds))
         for key in plan.doomed {
             do {
                 try client.delete(key)
@@ -41,7 +41,7 @@ extension S3ObjectStore {
     }
 
     /// Which keys to delete: those of ids without a row whose newest object
-    /// is older than `grace`; and which ids have an original.
+    /// is at least `grace` old; and which ids have an original.
     public static func orphans(_ objects: [(key: String, modified: Date)], rows: Set<String>, keys: S3Keys, now: Date,
                                grace: TimeInterval) -> (doomed: [String], originals: Set<String>) {
         var byID: [String: [(key: String, modified: Date)]] = [:]

@@ -14,10 +14,6 @@ public struct S3ObjectStore: ObjectStore {
     /// Local directories: `tmp` for downloads, `staging` for thumbnail inputs.
     let layout: FileLayout
     let logger: Logger
-    /// Objects without a row are swept only when older than this, so an
-    /// upload in flight on another node is never taken for an orphan.
-    public static let orphanGrace: TimeInterval = 3600
-
     public init(settings: S3Settings, layout: FileLayout, logger: Logger) {
         client = S3Client(settings: settings)
         keys = S3Keys(prefix: settings.prefix)

@@ -15,6 +15,9 @@ public struct S3Settings: Sendable, Equatable {
     public var secretAccessKey = ""
     /// Skips TLS certificate checks (`insecure_tls: true`; for test endpoints only).
     public var insecureTLS = false
+    /// Objects without a row are swept only when older than this, so an
+    /// upload in flight on another node is never taken for an orphan.
+    public var orphanGraceSeconds = 3600
     public var timeoutMs = 60_000
     public var connectTimeoutMs = 5_000
 

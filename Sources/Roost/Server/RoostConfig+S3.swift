@@ -15,7 +15,7 @@ extension RoostConfig {
         return true
     }
 
-    /// The `s3:` mapping: endpoint, bucket, region, prefix, multipart_threshold_mib, insecure_tls.
+    /// The `s3:` mapping: endpoint, bucket, region, prefix, multipart_threshold_mib, orphan_grace_seconds, insecure_tls.
     /// Credentials are not accepted here: only from the environment.
     mutating func applyS3(_ value: Any, source: String) throws {
         guard let map = value as? [String: Any] else { throw Invalid("\(source): s3 must be a mapping") }
@@ -31,13 +31,18 @@ extension RoostConfig {
                     throw Invalid("\(source): s3.multipart_threshold_mib must be a whole number from 5 to 5120")
                 }
                 s3.multipartThreshold = mib << 20
+            case "orphan_grace_seconds":
+                guard let seconds = Int(text), (0...604_800).contains(seconds) else {
+                    throw Invalid("\(source): s3.orphan_grace_seconds must be a whole number from 0 to 604800")
+                }
+                s3.orphanGraceSeconds = seconds
             case "insecure_tls":
                 guard let flag = item as? Bool else { throw Invalid("\(source): s3.insecure_tls must be true or false") }
                 s3.insecureTLS = flag
             case "access_key_id", "secret_access_key":
                 throw Invalid("\(source): s3.\(key) is not read from files; set ROOST_S3_ACCESS_KEY_ID and ROOST_S3_SECRET_ACCESS_KEY in the environment")
             default:
-                throw Invalid("\(source): s3: unknown setting \"\(key)\" (use endpoint, bucket, region, prefix, multipart_threshold_mib, insecure_tls)")
+                throw Invalid("\(source): s3: unknown setting \"\(key)\" (use endpoint, bucket, region, prefix, multipart_threshold_mib, orphan_grace_seconds, insecure_tls)")
             }
         }
     }
