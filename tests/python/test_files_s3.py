@@ -8,11 +8,12 @@ import itertools
 import json
 import os
 import sqlite3
+import subprocess
 import time
 
 import pytest
 
-from roost_harness import Roostd, png
+from roost_harness import Roostd, binary, clean_env, png
 from roost_harness.s3 import MotoS3
 
 BASE = "files_permission: public\ndefault_permission: public\nthumbnail_workers: 1\n"
@@ -158,3 +159,21 @@ def test_start_up_refuses_a_store_it_cannot_use(moto, tmp_path, problem, expecte
     assert code != 0 and expected in log, log
     assert "files_store: s3" in log
     assert "Fatal error" not in log and "Illegal instruction" not in log, "a clear exit, not a crash"
+
+
+def test_a_backup_indexes_the_files_in_the_bucket_and_says_it_did_not_copy_them(s3d, tmp_path):
+    ids = sorted(upload(s3d, os.urandom(5000 + i))["_id"] for i in range(2))
+    to = tmp_path / "backups"
+    run = subprocess.run([str(binary()), "backup", "--config", str(s3d.config_path), "--data-dir", str(s3d.data_dir), "--to", str(to)],
+                         env=clean_env(), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "2 files that were NOT copied" in run.stdout and f"s3://roost-files/{s3d.prefix}/" in run.stdout, run.stdout
+    (backup,) = [p for p in to.iterdir() if p.name.startswith("roost-")]
+    assert not (backup / "files" / "objects").exists()
+    lines = [l.split() for l in (backup / "files-in-object-store.txt").read_text().splitlines() if not l.startswith("#")]
+    assert [l[0] for l in lines] == ids
+    for file_id, size, digest in lines:
+        meta = s3d.call("GET", f"/files/{file_id}/meta").body
+        assert (int(size), digest) == (meta["size"], meta["sha256"])
+    verified = subprocess.run([str(binary()), "verify-backup", str(backup)], env=clean_env(), capture_output=True, text=True, timeout=120)
+    assert verified.returncode == 0, verified.stdout + verified.stderr

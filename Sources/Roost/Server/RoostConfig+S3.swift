@@ -7,6 +7,11 @@ extension RoostConfig {
         case s3
     }
 
+    /// Where files live when not under the data directory (`s3://bucket/prefix/`), for backups; nil for local.
+    public var objectStoreLocation: String? {
+        filesStore == .s3 ? "s3://\(s3.bucket)/\(S3Keys(prefix: s3.prefix).root)" : nil
+    }
+
     /// `files_store: local | s3`.
     mutating func setFilesStore(_ key: String, _ value: Any, source: String) throws -> Bool {
         guard key == "files_store" else { return false }

@@ -85,6 +85,7 @@ public final class RoostServer {
         let handlers = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access, hooks: hooks)
         let files = try FileHandlers.start(config: config, objects: objects, pools: pools, access: access, logger: logger)
         let backups = BackupService(settings: config.backups, dataDir: config.dataDir, removals: removals, logger: logger)
+        backups.objectStore = config.objectStoreLocation
         backups.start()
         let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
                                        hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
