@@ -13,6 +13,7 @@ struct roost_curl_api {
     __typeof__(curl_easy_getinfo) *easy_getinfo;
     __typeof__(curl_easy_strerror) *easy_strerror;
     __typeof__(curl_easy_cleanup) *easy_cleanup;
+    __typeof__(curl_easy_reset) *easy_reset;
     __typeof__(curl_slist_append) *slist_append;
     __typeof__(curl_slist_free_all) *slist_free_all;
 };

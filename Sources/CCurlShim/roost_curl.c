@@ -30,7 +30,7 @@ static void load(void) {
         {"curl_global_init", (void **)&api.global_init}, {"curl_easy_init", (void **)&api.easy_init},
         {"curl_easy_setopt", (void **)&api.easy_setopt}, {"curl_easy_perform", (void **)&api.easy_perform},
         {"curl_easy_getinfo", (void **)&api.easy_getinfo}, {"curl_easy_strerror", (void **)&api.easy_strerror},
-        {"curl_easy_cleanup", (void **)&api.easy_cleanup}, {"curl_slist_append", (void **)&api.slist_append},
+        {"curl_easy_cleanup", (void **)&api.easy_cleanup}, {"curl_easy_reset", (void **)&api.easy_reset}, {"curl_slist_append", (void **)&api.slist_append},
         {"curl_slist_free_all", (void **)&api.slist_free_all},
     };
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {

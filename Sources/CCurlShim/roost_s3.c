@@ -74,10 +74,17 @@ static size_t header_line(char *buffer, size_t size, size_t nitems, void *userda
     return len;
 }
 
+/// Each worker thread keeps one easy handle, reset between requests, so its
+/// connection (and TLS session) to the endpoint is reused. Worker threads
+/// live as long as the process; the handle goes with it.
+static __thread CURL *kept;
+
 int roost_s3_perform(const roost_s3_request *req, roost_s3_response *out) {
     memset(out, 0, sizeof *out);
     if (roost_curl_start(out->error, sizeof out->error) != 0) return -1;
-    CURL *curl = api.easy_init();
+    CURL *curl = kept;
+    if (curl) api.easy_reset(curl); else curl = api.easy_init();
+    kept = NULL;
     if (!curl) {
         snprintf(out->error, sizeof out->error, "curl_easy_init failed");
         return -1;
@@ -127,7 +134,8 @@ int roost_s3_perform(const roost_s3_request *req, roost_s3_response *out) {
         api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
     }
     api.slist_free_all(list);
-    api.easy_cleanup(curl);
+    // After a transport failure the next request starts afresh.
+    if (result == 0) kept = curl; else api.easy_cleanup(curl);
     return result;
 }
 

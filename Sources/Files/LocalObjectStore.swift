@@ -21,6 +21,7 @@ public struct LocalObjectStore: ObjectStore {
     }
 
     public var kind: String { "local" }
+    public var isLocal: Bool { true }
 
     public func putOriginal(_ id: String, bytes: [UInt8], contentType: String, keepLocalCopy: Bool) throws {
         try DurableFile.write(bytes, to: layout.objectPath(id), tmpDir: layout.tmp)

@@ -9,6 +9,10 @@ public protocol ObjectStore: Sendable {
     /// `local` or `s3`, for logs and metrics.
     var kind: String { get }
 
+    /// True when bytes come from the local disk (served on the reader that
+    /// checked access); false for network stores (fetched on the upload pool).
+    var isLocal: Bool { get }
+
     /// Stores an upload's original; returns once the store holds the bytes
     /// durably (fsync, or the bucket's acknowledgement). `keepLocalCopy`
     /// (images) keeps a local copy for the thumbnail jobs until `release`.

@@ -22,6 +22,7 @@ public struct S3ObjectStore: ObjectStore {
     }
 
     public var kind: String { "s3" }
+    public var isLocal: Bool { false }
 
     var staging: String { layout.root + "/staging" }
     func stagingPath(_ id: String) -> String { staging + "/" + id }

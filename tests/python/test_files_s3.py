@@ -121,17 +121,20 @@ def test_the_start_up_sweep_removes_objects_without_rows(moto, s3d):
 def test_an_unreachable_store_answers_503_and_keeps_no_row(tmp_path):
     with MotoS3(tmp_path) as s3, Roostd(tmp_path / "d", BASE + s3.config(), env=s3.env()) as d:
         stored = upload(d, b"before the outage")["_id"]
+        image = upload(d, png(64, 48, 3), "image/png")["_id"]
         s3.stop()
         r = d.call("POST", "/files", raw_body=b"during the outage", headers={"Content-Type": "text/plain"})
         assert r.status == 503 and r.body["error"] == "StorageUnavailable" and r.headers["retry-after"], r.raw
         r = d.call("GET", f"/files/{stored}")
+        assert r.status == 503 and r.body["error"] == "StorageUnavailable", r.raw
+        r = d.call("GET", f"/files/{image}/thumbnail?size=128")
         assert r.status == 503 and r.body["error"] == "StorageUnavailable", r.raw
         assert d.call("GET", f"/files/{stored}/meta").status == 200
         assert d.call("POST", "/notes", {"text": "the database still works"}).status == 201
         assert d.call("GET", "/healthz").status == 200
         assert "S3 unreachable" in d.log_text()
     with sqlite3.connect(d.data_dir / "roost.db") as db:
-        assert [r[0] for r in db.execute("SELECT id FROM _files")] == [stored]
+        assert sorted(r[0] for r in db.execute("SELECT id FROM _files")) == sorted([stored, image])
 
 
 @pytest.mark.parametrize("problem, expected", [

@@ -126,6 +126,11 @@ final class ThumbnailScheduler: @unchecked Sendable {
             images.reportUnavailable(failure.description)
             finished(job.fileID)
             return
+        } catch is ObjectStoreUnavailable {
+            // The bucket did not answer (logged by the store): the job stays
+            // pending and a later rescan tries again.
+            finished(job.fileID)
+            return
         } catch {
             state = .failed(error: "\(error)")
         }
