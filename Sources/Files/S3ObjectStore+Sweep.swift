@@ -7,8 +7,7 @@ import Foundation
 /// every node and the rows stay the record of what should be there.
 extension S3ObjectStore {
     public func sweep(rows: Set<String>) throws -> FileSweeper.Outcome {
-        try layout.prepare()
-        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        try prepare()
         var outcome = FileSweeper.Outcome()
         for dir in [layout.tmp, staging] {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] {

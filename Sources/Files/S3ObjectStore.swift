@@ -25,6 +25,12 @@ public struct S3ObjectStore: ObjectStore {
     public var isLocal: Bool { false }
 
     var staging: String { layout.root + "/staging" }
+
+    /// Creates the local directories (the sweep, which also does, may wait for a running backup).
+    public func prepare() throws {
+        try layout.prepare()
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+    }
     func stagingPath(_ id: String) -> String { staging + "/" + id }
 
     /// S3 failures become 503s; the details go to the log, not to the client.

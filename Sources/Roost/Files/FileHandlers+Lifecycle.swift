@@ -16,6 +16,7 @@ extension FileHandlers {
         case .s3:
             if let problem = config.s3.problem { throw RoostConfig.Invalid("files_store: s3: \(problem)") }
             let store = S3ObjectStore(settings: config.s3, layout: layout, logger: logger)
+            try store.prepare()
             do { try store.client.checkBucket() } catch {
                 throw RoostConfig.Invalid("files_store: s3: bucket \"\(config.s3.bucket)\" at \(config.s3.endpoint) cannot be used: \(error)")
             }
