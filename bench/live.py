@@ -29,6 +29,7 @@ import time
 sys.dont_write_bytecode = True  # no bench/__pycache__ churn from importing benchlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
+import figures  # noqa: E402
 from live_clients import COLL, Client, build_client, lag_buckets, lag_quantile, pb_subscriber, writer  # noqa: E402
 from sync import roost_seed  # noqa: E402
 
@@ -245,7 +246,7 @@ def main():
                    for label, r in res.items() if not label.endswith(" p99")}
         metrics["idle_rounds"] = [{"rss_growth_mib": round(r["rss1"] - r["rss0"], 1), "get_alone_rps": round(r["get0"]["rps"]),
                                    "get_with_streams_rps": round(r["get1"]["rps"])} for r in idle_rows]
-    B.publish("live", text, a.out, a.record, metrics, targets)
+    B.publish("live", text, a.out, a.record, metrics, targets, figures.live(metrics, a.rate) if metrics else (), load_before)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
 from scale_data import ADMIN_TOKEN, COLL, PP, RP, f, get, items_of, q, seed_pb, seed_roost  # noqa: E402
-from scale_report import report  # noqa: E402
+from scale_report import figures as scale_figures, report  # noqa: E402
 from scale_reuse import PBKeep, rebuild_ids, start_roostd_keep  # noqa: E402
 from scale_shapes import build_shapes, walk_cursors  # noqa: E402
 
@@ -88,7 +88,8 @@ def main():
         jl.write(json.dumps(rec) + "\n")
         jl.flush()
 
-    B.log("run %s, roostd %s (%s), sizes %s, load average %s" % (run_id, binary, rev, sizes, B.loadavg()))
+    load_before = B.loadavg()
+    B.log("run %s, roostd %s (%s), sizes %s, load average %s" % (run_id, binary, rev, sizes, load_before))
     reuse = a.reuse and os.path.exists(os.path.join(a.workdir, "roost-data"))
     if reuse:
         roost = start_roostd_keep(binary, a.port, a.workdir)
@@ -253,7 +254,9 @@ def main():
                   "check_problems": problems, "roost_plan": plan_text, "note": sh.note, "loadavg": B.loadavg()})
             results.append((size, sh, r, p, problems, plan_text))
     jl.close()
-    report(a, run_id, rev, pb_version, sizes, seeds, results)
+    text = report(a, run_id, rev, pb_version, sizes, seeds, results)
+    B.record("scale", {"run": run_id, "rev": rev, "sizes": sizes, "pocketbase": pb_version}, [], text,
+             scale_figures(results), load_before, path=a.jsonl)
 
 
 if __name__ == "__main__":
