@@ -36,7 +36,7 @@ def create_ab(m, target, script="create.lua"):
                        b["best_rps"], round(a["best_rps"] / b["best_rps"], 3), note)]
     if target == "glue":
         fid = "glue.create_cpu" if script == "create.lua" else "glue.get_cpu"
-        return [figure(fid, cpu, "% CPU per request (medians)", "within ±5%", b_label, b[cpu_key],
+        return [figure(fid, cpu, "% CPU per request (medians)", "within ±5%", b_label + ", CPU µs/request", b[cpu_key],
                        round(a[cpu_key] / b[cpu_key], 3), "%s; best rounds %.0f vs %.0f/s" % (note, a["best_rps"], b["best_rps"]))]
     return []
 
@@ -91,7 +91,7 @@ def backup(m):
 def refs(cost_cpu, cost_rate, guarded_cpu, plain_cpu):
     """refs.py: a delete with a restrict check vs one without, the worse of CPU per delete and time per delete (medians)."""
     return [figure("refs.restrict_cost", round(max(cost_cpu, cost_rate), 1), "% more per delete", "≤ 20%",
-                   "delete without a reference check", plain_cpu, round(guarded_cpu / plain_cpu, 3),
+                   "without a reference check, CPU µs/delete", plain_cpu, round(guarded_cpu / plain_cpu, 3),
                    "CPU %+.1f%%, time %+.1f%% (medians)" % (cost_cpu, cost_rate))]
 
 
