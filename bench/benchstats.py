@@ -91,4 +91,4 @@ def record(name, metrics, targets, markdown, figures=(), load_before=None, notes
     path = path or os.path.join(HERE, "results", name + ".jsonl")
     with open(path, "a") as f:
         f.write(json.dumps({k: v for k, v in rec.items() if v is not None}, ensure_ascii=False) + "\n")
-    log("recorded in %s" % os.path.relpath(path, ROOT))
+    log("recorded in %s; python3 bench/report.py --write puts it into BENCHMARKS.md" % os.path.relpath(path, ROOT))

@@ -245,10 +245,10 @@ def main():
               f"active {mb(je['active'] // 1024)}, metadata {mb(je['metadata'] // 1024)}, "
               f"resident {mb(je['resident'] // 1024)}, mapped {mb(je['mapped'] // 1024)}")
     if args.record:
-        metrics = {"idle_rss_kib": s["VmRSS"], "startup_hwm_kib": hwm_at_ready, "threads": s["Threads"],
+        measured = {"idle_rss_kib": s["VmRSS"], "startup_hwm_kib": hwm_at_ready, "threads": s["Threads"],
                    "anonymous_kib": r.get("Anonymous", 0), "file_kib": s.get("RssFile", 0), "libraries": libraries,
                    "idle_s": args.idle, "config": args.config, "malloc_conf": args.malloc_conf, "image": args.image}
-        benchstats.record("memory", metrics, [], None, figures.memory(s["VmRSS"] / 1024, hwm_at_ready / 1024, libraries),
+        benchstats.record("memory", measured, [], None, figures.memory(s["VmRSS"] / 1024, hwm_at_ready / 1024, libraries),
                           load_before)
 
 

@@ -119,7 +119,7 @@ def met(f, check):
 
 
 def num(x):
-    return "%.3g" % x if abs(x) < 10 else "{:,.0f}".format(x)
+    return "%.3g" % x if abs(x) < 10 else "%.1f" % x if abs(x) < 100 and x != int(x) else "{:,.0f}".format(x)
 
 
 def shown(f, check=None):
@@ -141,8 +141,8 @@ def run_cell(rec):
         load = rec["load_before"].split()[0] + (" → " + rec["load_after"].split()[0] if rec.get("load_after") else "")
     if load is None and "before: " in rec.get("load", ""):
         load = rec["load"].split("before: ")[1].split()[0]
-    tail = " (transcribed)" if str(rec.get("source", "")).startswith("transcribed") else ""
-    return "%s, %s, load %s%s" % (rec["date"][:16].replace("T", " "), rec.get("commit") or "?", load or "?", tail)
+    tail = " †" if str(rec.get("source", "")).startswith("transcribed") else ""
+    return "%s, %s, load %s%s" % (rec["date"][5:16].replace("T", " "), rec.get("commit") or "?", load or "?", tail)
 
 
 def verdict(ok):
@@ -186,16 +186,17 @@ def scale_row(t):
 
 
 def table():
-    out = ["| target (issue) | goal | latest figure | ratio vs peer | met? | run (UTC, commit, load 1-min) |",
+    out = ["| target (issue) | goal | latest figure | ratio vs peer | met? | run: 2026 UTC, commit, load |",
            "|---|---|---|---|---|---|"]
     out += [scale_row(t) if t[4] == "scale" else target_row(t) for t in sorted(TARGETS, key=lambda t: t[1])]
-    return out + [""] + ["Not measured: " + n for n in NOT_MEASURED]
+    return out + ["", "† transcribed from the prose of an earlier BENCHMARKS.md (bench/results/history-2026.md). "
+                  "Load: the 1-minute load average before the run (→ after)."] + [""] + ["Not measured: " + n for n in NOT_MEASURED]
 
 
 def history():
     out = ["| benchmark | run | headline figures |", "|---|---|---|"]
     for name, ids in HISTORY:
-        shown_runs = [r for r in runs(name) if any(f["id"] in ids for f in r["figures"])][-4:]
+        shown_runs = [r for r in runs(name) if any(f["id"] in ids for f in r["figures"])][-3:]
         for rec in reversed(shown_runs):
             parts = []
             for fid in ids:
@@ -211,7 +212,7 @@ def history():
 
 def generated():
     return "\n".join([BEGIN, "", "### Every target, its latest figure", ""] + table() +
-                     ["", "### History of the headline figures (newest first, at most 4 runs a benchmark)", ""] +
+                     ["", "### History of the headline figures (newest first, the last 3 runs of each benchmark)", ""] +
                      history() + ["", END])
 
 

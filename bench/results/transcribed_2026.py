@@ -91,7 +91,7 @@ TRANSCRIBED = [
         figure("scale.page50.100k", 6116, "req/s", "≥ 5× PocketBase", "PocketBase", 1144, 5.3,
                "after skipping the re-test of a filter that is only the walked range; 4,314 → 6,116/s in an A/B")],
         ["the binary with the plain-page change, same data, 3 rounds"])),
-    ("refs", run("refs.py", "2026-11-23T23:24Z", None, "13.10 14.57 10.73", R, [
+    ("refs", run("refs.py", "2026-11-23T23:24Z", None, "13.10", R, [
         figure("refs.restrict_cost", 10.6, "% more per delete", "≤ 20%", "without a reference check, CPU µs/delete", 141.8,
                round(156.8 / 141.8, 3), "CPU +10.6%, time -17.4% (medians); CPU µs/delete 156.8 vs 141.8")],
         ["6 rounds ABBA × 8000 deletes a side, 8 connections; best deletes/s plain 6848, guarded 5579"])),
@@ -99,7 +99,7 @@ TRANSCRIBED = [
         figure("refs.restrict_cost", 11.4, "% more per delete", "≤ 20%", "without a reference check, CPU µs/delete", 131.2,
                round(146.2 / 131.2, 3), "CPU +11.4% (medians 146.2 vs 131.2 µs); deletes/s medians 4405 plain, 4948 guarded")],
         ["4 rounds × 4000 deletes a side"])),
-    ("create_ab", run("create_ab.py", "2026-11-24T04:37Z", "dca2271", "0.1 before", G, [
+    ("create_ab", run("create_ab.py", "2026-11-24T04:37Z", "dca2271", "0.1", G, [
         figure("glue.create_cpu", -1.0, "% CPU per request (medians)", "within ±5%", "d21b578, CPU µs/request", 127, round(126 / 127, 3),
                "creates best/median 10,721/10,319 vs 11,579/10,182"),
         figure("glue.get_cpu", 3.0, "% CPU per request (medians)", "within ±5%", "d21b578, CPU µs/request", 53, round(55 / 53, 3),
