@@ -9,6 +9,7 @@ with the host's noise than the rate.
 
   bench/create_ab.py --a NEW_ROOSTD --b OLD_ROOSTD [--rounds 6] [--duration 10s] [--seed 20000] [--port 18380]
                       [--script get.lua]   (another bench/lua workload on the same seeded items, e.g. GET by id)
+                      [--target feed|glue] (what the run measures, recorded as its figure for bench/report.py)
 
 A is the binary under test (the feed), B the baseline (e.g. a release build of 7403328, the
 commit before the feed): git worktree add --detach /tmp/roost-old 7403328 && (cd /tmp/roost-old

@@ -29,7 +29,8 @@ number of items (20, or 50 for the plain page) and the items must satisfy the sh
 in range, inside the box, the same n values as the other server where the order is defined).
 roostd's plan for each shape (?explain=true with the admin token) goes into the JSON lines.
 
-Writes: one JSON line per (size, shape) and per seeding step to --jsonl, a Markdown report to
+Writes: one JSON line per (size, shape) and per seeding step to --jsonl, then the run's record
+(its figures, for bench/report.py; --no-record: none of it), a Markdown report to
 bench/out/scale/report.md (and stdout). Every process started is stopped on exit.
 """
 import argparse
@@ -65,6 +66,8 @@ def main():
     ap.add_argument("--pb-seed-threads", type=int, default=2)
     ap.add_argument("--pb-batch", type=int, default=1000, help="creates per PocketBase /api/batch (its maxRequests is set to 1000)")
     ap.add_argument("--jsonl", default=os.path.join(B.HERE, "results", "scale.jsonl"))
+    ap.add_argument("--no-record", dest="record", action="store_false",
+                    help="append nothing to --jsonl (neither the per-shape lines nor the run's record)")
     ap.add_argument("--workdir", default=os.path.join(B.OUT, "scale"))
     ap.add_argument("--reuse", action="store_true",
                     help="start both servers on the data a previous run left in --workdir (and its id files) and "
@@ -81,7 +84,7 @@ def main():
     run_id = time.strftime("%Y%m%dT%H%M%S")
     base = {"run": run_id, "rev": rev, "duration": a.duration, "conns": a.conns, "threads": a.threads,
             "nproc": os.cpu_count()}
-    jl = open(a.jsonl, "a")
+    jl = open(a.jsonl if a.record else os.devnull, "a")
 
     def emit(rec):
         rec = dict(base, **rec)
@@ -255,8 +258,9 @@ def main():
             results.append((size, sh, r, p, problems, plan_text))
     jl.close()
     text = report(a, run_id, rev, pb_version, sizes, seeds, results)
-    B.record("scale", {"run": run_id, "rev": rev, "sizes": sizes, "pocketbase": pb_version}, [], text,
-             scale_figures(results), load_before, path=a.jsonl)
+    if a.record:
+        B.record("scale", {"run": run_id, "rev": rev, "sizes": sizes, "pocketbase": pb_version}, [], text,
+                 scale_figures(results), load_before, path=a.jsonl)
 
 
 if __name__ == "__main__":
