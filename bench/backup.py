@@ -40,7 +40,6 @@ import benchlib as B  # noqa: E402
 import figures  # noqa: E402
 
 
-
 def seed(port, count, make, path, headers, threads=8):
     """POSTs `count` bodies from make(i) on `threads` keep-alive connections; returns seconds."""
     def send(holder, rng):

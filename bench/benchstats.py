@@ -80,14 +80,13 @@ def commit():
                           capture_output=True, text=True).stdout.strip() or None
 
 
-def record(name, metrics, targets, markdown, figures=(), load_before=None, notes=None, extra=None, path=None):
+def record(name, metrics, targets, markdown, figures=(), load_before=None, notes=None, path=None):
     """Appends one run to bench/results/NAME.jsonl (bench/report.py renders it): date (UTC), commit,
-    machine, the load average before the run and after it, `figures` (see figure()), the script's
-    own metrics, its targets ([{"target", "measured", "verdict"}]) and the Markdown it printed."""
+    machine and `notes` on it, the load average before the run and after it, `figures` (see figure()),
+    the script's own metrics, its targets ([{"target", "measured", "verdict"}]) and the Markdown it printed."""
     rec = {"bench": name + ".py", "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "commit": commit(),
            "machine": machine(), "load_before": load_before, "load_after": loadavg(), "notes": notes,
            "figures": list(figures), "metrics": metrics, "targets": targets, "markdown": markdown}
-    rec.update(extra or {})
     path = path or os.path.join(HERE, "results", name + ".jsonl")
     with open(path, "a") as f:
         f.write(json.dumps({k: v for k, v in rec.items() if v is not None}, ensure_ascii=False) + "\n")
