@@ -61,6 +61,10 @@ TARGETS = [
     ("https.handshakes", 21, "new TLS handshakes/s, against nginx", "for reference", "https", None),
     ("memory.idle_rss", 22, "idle RSS after start-up", "≤ 48 MB (45.8 MiB)", "memory", ("value", "<=", 48 * MB)),
     ("memory.startup_peak", 22, "start-up peak (VmHWM)", "≤ 64 MB (61.0 MiB)", "memory", ("value", "<=", 64 * MB)),
+    ("s3.upload", 17, "upload a 100 KiB original to S3 (moto) vs the local store", "for reference (moto is no real store)",
+     "s3_files", None),
+    ("s3.get", 17, "GET a 100 KiB original from S3 (moto) vs the local store", "for reference (moto is no real store)",
+     "s3_files", None),
     ("refs.restrict_cost", 23, "a delete with a `restrict` check", "≤ 20% more than without", "refs",
      ("value", "<=", 20)),
     ("glue.create_cpu", 24, "create: CPU/request vs the session's start", "within noise (±5%)", "create_ab",
@@ -88,7 +92,7 @@ HISTORY = [("main", ["run.get", "run.list", "run.create", "run.upload", "run.thu
            ("live", ["live.fanout", "live.p99", "live.idle_rss"]), ("https", ["https.tls_vs_plain"]),
            ("backup", ["backup.speed", "backup.creates_during"]), ("refs", ["refs.restrict_cost"]),
            ("scale", ["scale.get.1M", "scale.geo_box.1M", "scale.page50.100k", "scale.get.cost", "scale.geo_box.cost"]),
-           ("memory", ["memory.idle_rss"])]
+           ("memory", ["memory.idle_rss"]), ("s3_files", ["s3.upload", "s3.get"])]
 BY_ID = {t[0]: t for t in TARGETS}
 
 
