@@ -207,9 +207,11 @@ def history():
                 f = next((f for f in rec["figures"] if f["id"] == fid), None)
                 check = BY_ID.get(fid, (None,) * 5 + (None,))[5] or (("ratio", ">=", 3) if fid.startswith("scale.") and
                                                                      not fid.endswith("cost") else ("value", "<=", 2))
+                if fid in BY_ID and BY_ID[fid][5] is None:
+                    check = None  # a reference figure: shown, never judged
                 if f:
                     text = "%s %s" % (fid.split(".", 1)[1], shown(f, check))
-                    parts.append("**%s**" % text if met(f, check) is False else text)
+                    parts.append("**%s**" % text if check and met(f, check) is False else text)
             out.append("| %s | %s | %s |" % ("`%s`" % (rec.get("bench") or name), run_cell(rec), ", ".join(parts)))
     return out
 
