@@ -59,6 +59,10 @@ public struct S3ObjectStore: ObjectStore {
         let range = offset == 0 && length == nil ? nil : "bytes=\(offset)-" + (length.map { "\(offset + max(0, $0 - 1))" } ?? "")
         if length == 0 { return .bytes([]) }
         guard let count = try guarded("get", id, { try client.get(keys.original(id), range: range, into: fd) }) else { return nil }
+        // A store that ignored the Range (or an object shorter than its row) must not send wrong bytes.
+        if let length, count != length {
+            throw ObjectStoreUnavailable("file \(id): asked the bucket for \(length) bytes at \(offset), got \(count)")
+        }
         if count <= FileSegment.smallRead { return .bytes(try DurableFile.readRange(fd, "file \(id)", offset: 0, count: count)) }
         owned = false
         return .cached(FileBody(descriptor: fd, offset: 0, length: count))
