@@ -99,6 +99,16 @@ def refs(cost_cpu, cost_rate, guarded_cpu, plain_cpu):
                    "CPU %+.1f%%, time %+.1f%% (medians)" % (cost_cpu, cost_rate))]
 
 
+def s3_files(m):
+    """s3_files.py: uploads and GETs of originals with files_store: s3 (moto) against the local store, same run."""
+    out = []
+    for op, fid in (("upload", "s3.upload"), ("get", "s3.get")):
+        s3, local = m["s3"][op + "_rps"], m["local"][op + "_rps"]
+        out.append(figure(fid, round(s3, 1), "req/s", "for reference", "local file store", round(local, 1),
+                          round(s3 / local, 3), "moto_server (one Python process) as the bucket; %s" % m["build"]))
+    return out
+
+
 def memory(idle_mib, peak_mib, libraries=None):
     """memory.py: idle RSS after start-up and the start-up peak (VmHWM)."""
     note = "%d shared libraries mapped" % libraries if libraries else None

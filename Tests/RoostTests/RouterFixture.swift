@@ -44,7 +44,8 @@ final class RouterFixture: Sendable {
                                  outboxDirty: outboxDirty, logger: logger)
         let collections = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access, hooks: hooks)
         let removals = DeferredRemovals(hold: try BackupHold(dataDir: dataDir))
-        let files = try FileHandlers.start(config: config, pools: pools, access: access, removals: removals, logger: logger)
+        let objects = try FileHandlers.objectStore(config: config, removals: removals, logger: logger)
+        let files = try FileHandlers.start(config: config, objects: objects, pools: pools, access: access, logger: logger)
         let hub = LiveHub(databasePath: databasePath, access: access, filesLevel: files.level, config: config, logger: logger)
         let stats = ConsoleStats(pools: pools, files: files, databasePath: databasePath, liveStreams: { 0 }, logger: logger)
         router = Router(RouteAreas(

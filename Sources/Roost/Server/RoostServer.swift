@@ -47,7 +47,8 @@ public final class RoostServer {
         }
         let settings = ReloadableSettings(config)
         try applyReferences(writer, settings: settings)
-        if try backupHold.ifNoBackup({ try FileHandlers.sweep(config: config, writer: writer, logger: logger) }) == nil {
+        let objects = try FileHandlers.objectStore(config: config, removals: removals, logger: logger)
+        if try backupHold.ifNoBackup({ try FileHandlers.sweep(objects: objects, writer: writer, logger: logger) }) == nil {
             logger.notice("a backup is running: the file store sweep waits for the next start")
         }
         try writer.syncConfigWebhookEndpoints(config.webhooks.endpoints)
@@ -82,8 +83,9 @@ public final class RoostServer {
         let deliveries = try startWebhookDelivery(databasePath: databasePath, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
         let handlers = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access, hooks: hooks)
-        let files = try FileHandlers.start(config: config, pools: pools, access: access, removals: removals, logger: logger)
+        let files = try FileHandlers.start(config: config, objects: objects, pools: pools, access: access, logger: logger)
         let backups = BackupService(settings: config.backups, dataDir: config.dataDir, removals: removals, logger: logger)
+        backups.objectStore = config.objectStoreLocation
         backups.start()
         let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
                                        hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
