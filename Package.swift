@@ -39,7 +39,8 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
         // jemalloc as the process's malloc, and its options (linked by Daemon; see Allocator.swift).
         .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
-        // A non-variadic POST around curl_easy_setopt, for webhook delivery. roostd
+        // Non-variadic calls around curl_easy_setopt: webhook delivery and the S3
+        // file store (files_store: s3). roostd
         // does not link libcurl: the shim dlopens libcurl.so.4 at the first delivery.
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl")]),
 
@@ -51,7 +52,7 @@ let package = Package(
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
-        .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCrypto", "CZlib", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCurlShim", "CCrypto", "CZlib", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
 
         // Online backups: database snapshot, file store, manifest, verification, restore.
         .target(name: "Backup", dependencies: ["CCrypto", "CFileShim", "Files", "Store"]),

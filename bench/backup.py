@@ -16,9 +16,9 @@ Plus one backup with nothing else running (the idle time and MB/s). MB/s = the b
 1 MiB = 2^20). Targets (#20): ≥ 200 MB/s; creates during a backup ≥ 80% of without.
 
   bench/backup.py [--roostd .build/release/roostd] [--docs 10000] [--payload-kb 100]
-                  [--files 10000] [--file-kb 8] [--rounds 3] [--port 18480] [--keep]
+                  [--files 10000] [--file-kb 8] [--rounds 3] [--port 18480] [--keep] [--no-record]
 
-Writes Markdown to stdout, one JSON line per run to bench/results/backup.jsonl; data and
+Writes Markdown to stdout, one record per run to bench/results/backup.jsonl (--no-record: not); data and
 logs go to bench/out/backup/ (removed at the end unless --keep).
 """
 import argparse
@@ -37,8 +37,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
-
-RESULTS = os.path.join(B.HERE, "results", "backup.jsonl")
+import figures  # noqa: E402
 
 
 def seed(port, count, make, path, headers, threads=8):
@@ -81,6 +80,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--port", type=int, default=18480)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--no-record", dest="record", action="store_false", help="do not append the run to bench/results/backup.jsonl")
     a = ap.parse_args()
     binary = B.roostd_binary(a.roostd)
     work = B.workdir("backup", fresh=True)
@@ -143,11 +143,8 @@ def main():
               "seed_files_s": round(files_s, 1), "backup_bytes": idle[1], "backup_files": idle[2],
               "idle_backup_s": round(idle[0], 2), "idle_mib_s": round(mib_s, 1), "window": window, "rounds": rounds,
               "creates_ratio": round(ratio, 3)}
-    os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
-    with open(RESULTS, "a") as f:
-        f.write(json.dumps(record) + "\n")
     under = [r["mib_s"] for r in rounds if r["kind"] == "with"]
-    print("\n".join([
+    text = "\n".join([
         "### Online backup (#20): `bench/backup.py`, %s" % record["when"], "",
         "roostd %s; database %.0f MiB (%d documents of ~%d KiB), file store %.0f MiB (%d blobs of %d KiB), "
         "seeded through the API in %.0f s + %.0f s. Load average before: %s." % (
@@ -160,7 +157,10 @@ def main():
         "| creates/s during a backup vs without (`wrk -t2 -c50 -d%s`, median) | %s vs %s: **%.0f%%** | ≥ 80%%: **%s** |" % (
             window, ", ".join(map(str, with_)), ", ".join(map(str, without)), 100 * ratio,
             "met" if ratio >= 0.8 else "missed"),
-    ]) + "\n")
+    ]) + "\n"
+    print(text)
+    if a.record:
+        B.record("backup", record, [], text, figures.backup(record), load_before)
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
 

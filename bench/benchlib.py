@@ -20,7 +20,7 @@ import threading
 import time
 import urllib.parse
 
-from benchstats import (HERE, OUT, ROOT, log, loadavg, machine, machine_ticks, proc_cpu_ticks,  # noqa: F401
+from benchstats import (HERE, OUT, ROOT, figure, log, loadavg, machine, machine_ticks, proc_cpu_ticks,  # noqa: F401
                         record, rss_mib, settle, steal_since)
 
 VENV = os.path.join(OUT, ".venv")
@@ -288,12 +288,12 @@ def in_chunks(start, end, per, threads, send, what="seeding"):
     return seconds
 
 
-def publish(name, text, out=None, keep=False, metrics=None, targets=None):
+def publish(name, text, out=None, keep=False, metrics=None, targets=None, figures=(), load_before=None):
     """A run's last step: prints its Markdown `text`, writes it to `out`, and with `keep` appends
-    the run to bench/results/NAME.jsonl (benchstats.record)."""
+    the run to bench/results/NAME.jsonl (benchstats.record, with its `figures`)."""
     print(text)
     if out:
         with open(out, "w") as f:
             f.write(text)
     if keep:
-        record(name, metrics, targets, text)
+        record(name, metrics, targets, text, figures, load_before)

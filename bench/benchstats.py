@@ -67,15 +67,27 @@ def machine():
     return "%d cores, %s, %.0f GiB RAM, Linux %s" % (os.cpu_count(), cpu, mem / 1048576, os.uname().release)
 
 
-def record(name, metrics, targets, markdown):
-    """Appends one run to bench/results/NAME.jsonl (bench/report.py renders the latest):
-    date, commit, machine, the script's key figures, its targets
-    ([{"target", "measured", "verdict"}]) and the Markdown section it printed."""
-    commit = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=7"],
-                            capture_output=True, text=True).stdout.strip() or None
-    rec = {"bench": name + ".py", "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "commit": commit,
-           "machine": machine(), "load_before": loadavg(), "metrics": metrics, "targets": targets, "markdown": markdown}
-    path = os.path.join(HERE, "results", name + ".jsonl")
+def figure(fid, value, unit, target=None, peer=None, peer_value=None, ratio=None, note=None):
+    """One measured figure of a run, as bench/report.py reads it: `fid` names the target in
+    report.py's TARGETS table; `peer`/`peer_value` the figure it is compared with, `ratio` ours ÷ theirs."""
+    f = {"id": fid, "value": value, "unit": unit, "target": target, "peer": peer, "peer_value": peer_value,
+         "ratio": ratio, "note": note}
+    return {k: v for k, v in f.items() if v is not None}
+
+
+def commit():
+    return subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=7"],
+                          capture_output=True, text=True).stdout.strip() or None
+
+
+def record(name, metrics, targets, markdown, figures=(), load_before=None, notes=None, path=None):
+    """Appends one run to bench/results/NAME.jsonl (bench/report.py renders it): date (UTC), commit,
+    machine and `notes` on it, the load average before the run and after it, `figures` (see figure()),
+    the script's own metrics, its targets ([{"target", "measured", "verdict"}]) and the Markdown it printed."""
+    rec = {"bench": name + ".py", "date": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "commit": commit(),
+           "machine": machine(), "load_before": load_before, "load_after": loadavg(), "notes": notes,
+           "figures": list(figures), "metrics": metrics, "targets": targets, "markdown": markdown}
+    path = path or os.path.join(HERE, "results", name + ".jsonl")
     with open(path, "a") as f:
-        f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    log("recorded in %s" % os.path.relpath(path, ROOT))
+        f.write(json.dumps({k: v for k, v in rec.items() if v is not None}, ensure_ascii=False) + "\n")
+    log("recorded in %s; python3 bench/report.py --write puts it into BENCHMARKS.md" % os.path.relpath(path, ROOT))

@@ -9,6 +9,7 @@ with the host's noise than the rate.
 
   bench/create_ab.py --a NEW_ROOSTD --b OLD_ROOSTD [--rounds 6] [--duration 10s] [--seed 20000] [--port 18380]
                       [--script get.lua]   (another bench/lua workload on the same seeded items, e.g. GET by id)
+                      [--target feed|glue] (what the run measures, recorded as its figure for bench/report.py)
 
 A is the binary under test (the feed), B the baseline (e.g. a release build of 7403328, the
 commit before the feed): git worktree add --detach /tmp/roost-old 7403328 && (cd /tmp/roost-old
@@ -25,6 +26,7 @@ import time
 sys.dont_write_bytecode = True  # no bench/__pycache__ churn from importing benchlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
+import figures  # noqa: E402
 
 
 def main():
@@ -40,6 +42,9 @@ def main():
     ap.add_argument("--script", default="create.lua", help="bench/lua workload (create.lua: the creates this script is named for)")
     ap.add_argument("--out")
     ap.add_argument("--indexes", default="category,n", help="items' indexes, e.g. category,n,location:geo")
+    ap.add_argument("--target", choices=("feed", "glue", "none"), default="none",
+                    help="the target the run measures, recorded as a figure: feed = the change feed's cost on creates "
+                         "(B: without the feed); glue = CPU per request within noise of the commit before (#24)")
     ap.add_argument("--no-record", dest="record", action="store_false",
                     help="do not append the run to bench/results/create_ab.jsonl")
     a = ap.parse_args()
@@ -103,11 +108,13 @@ def main():
     L += ["", "%s's creates/s are %.1f%% below %s's (best rounds; medians %.1f%%); its CPU per create %+.1f%%. "
           "Target, the feed costs ≤ 10%%: **%s**." % (a.a_label, cost_best, a.b_label, cost_med, cpu_more,
                                                      "met" if cost_best <= 10 else "missed")]
-    B.publish("create_ab", "\n".join(L) + "\n", a.out, a.record, {
-        label: {"version": servers[label][3], "best_rps": round(s[0]), "median_rps": round(s[1]), "cpu_us_per_create": round(s[2], 1),
-                "rounds": [round(r["rps"]) for r in res[label]]} for label, s in summary.items()},
+    metrics = {label: {"version": servers[label][3], "best_rps": round(s[0]), "median_rps": round(s[1]),
+                       "cpu_us_per_create": round(s[2], 1), "rounds": [round(r["rps"]) for r in res[label]]}
+               for label, s in summary.items()}
+    B.publish("create_ab", "\n".join(L) + "\n", a.out, a.record, metrics,
         [{"target": "the feed costs creates ≤ 10%", "measured": "%+.1f%% creates/s (best), %+.1f%% CPU per create"
-          % (-cost_best, cpu_more), "verdict": "met" if cost_best <= 10 else "missed"}])
+          % (-cost_best, cpu_more), "verdict": "met" if cost_best <= 10 else "missed"}],
+        figures.create_ab(metrics, a.target, a.script), load_before)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import time
 sys.dont_write_bytecode = True  # no bench/__pycache__ churn from importing benchlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
+import figures  # noqa: E402
 
 NGINX_EXAMPLE = os.path.join(B.ROOT, "etc", "nginx", "roost.conf")
 
@@ -168,8 +169,7 @@ def main():
     text, metrics, targets = report(a, res, stime, ver, nginx_ver, load_before, load_after)
     print(text)
     if a.record:
-        metrics.update(load_before=load_before, load_after=load_after)  # record()'s own load_before is read after the run
-        B.record("https", metrics, targets, text)
+        B.record("https", metrics, targets, text, figures.https(metrics), load_before)
 
 
 def cpu_with_children(pid):

@@ -29,6 +29,7 @@ import time
 sys.dont_write_bytecode = True  # no bench/__pycache__ churn from importing benchlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
+import figures  # noqa: E402
 from live_clients import COLL, Client, build_client, lag_buckets, lag_quantile, pb_subscriber, writer  # noqa: E402
 from sync import roost_seed  # noqa: E402
 
@@ -241,11 +242,15 @@ def main():
         for v in verdicts:  # "<target>: **met|missed** (<measured>)"
             m = re.match(r"(.*): \*\*(met|missed)\*\* \((.*)\)$", v)
             targets.append({"target": m.group(1), "measured": m.group(3), "verdict": m.group(2)})
-        metrics = {label: {"delivered_per_s": round(r["delivered_per_s"]), "p99_ms": round(r["p99_ms"], 1)}
+        metrics = {label: {"delivered_per_s": round(r["delivered_per_s"]), "p99_ms": round(r["p99_ms"], 1),
+                           "best_p99_ms": round(res[label + " p99"], 1)}
                    for label, r in res.items() if not label.endswith(" p99")}
-        metrics["idle_rounds"] = [{"rss_growth_mib": round(r["rss1"] - r["rss0"], 1), "get_alone_rps": round(r["get0"]["rps"]),
+        metrics["idle_rounds"] = [{"rss_growth_mib": round(r["rss1"] - r["rss0"], 1),
+                                   "rss_growth_settled_mib": round(r["rss1s"] - r["rss0"], 1),
+                                   "get_alone_rps": round(r["get0"]["rps"]),
                                    "get_with_streams_rps": round(r["get1"]["rps"])} for r in idle_rows]
-    B.publish("live", text, a.out, a.record, metrics, targets)
+        metrics["rate"] = a.rate
+    B.publish("live", text, a.out, a.record, metrics, targets, figures.live(metrics, a.rate) if metrics else (), load_before)
 
 
 if __name__ == "__main__":

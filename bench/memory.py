@@ -14,7 +14,8 @@ jemalloc's own totals (MALLOC_CONF=stats_print, printed at exit).
 
 With --image it then uploads one 1200x800 PNG (files made public unless
 --config is given), waits for its thumbnails and prints RSS again: libvips
-is loaded at the first image, not at start-up.
+is loaded at the first image, not at start-up. Appends the run (idle RSS and the
+start-up peak against #22's targets) to bench/results/memory.jsonl (--no-record: not).
 """
 
 import argparse
@@ -32,6 +33,9 @@ import json
 import struct
 import urllib.request
 import zlib
+
+import benchstats
+import figures
 
 MiB = 1024 * 1024
 
@@ -155,7 +159,10 @@ def main():
     ap.add_argument("--top", type=int, default=12, help="files to list by resident size")
     ap.add_argument("--malloc-conf", default="", help="extra jemalloc options to try, e.g. narenas:1")
     ap.add_argument("--image", action="store_true", help="then upload one image and measure again")
+    ap.add_argument("--no-record", dest="record", action="store_false",
+                    help="do not append the run to bench/results/memory.jsonl")
     args = ap.parse_args()
+    load_before = benchstats.loadavg()
 
     with tempfile.TemporaryDirectory(prefix="roost-mem-") as tmp:
         port = free_port()
@@ -237,6 +244,12 @@ def main():
         print(f"jemalloc at exit     {je.get('arenas', '?')} arenas; allocated {mb(je['allocated'] // 1024)}, "
               f"active {mb(je['active'] // 1024)}, metadata {mb(je['metadata'] // 1024)}, "
               f"resident {mb(je['resident'] // 1024)}, mapped {mb(je['mapped'] // 1024)}")
+    if args.record:
+        measured = {"idle_rss_kib": s["VmRSS"], "startup_hwm_kib": hwm_at_ready, "threads": s["Threads"],
+                   "anonymous_kib": r.get("Anonymous", 0), "file_kib": s.get("RssFile", 0), "libraries": libraries,
+                   "idle_s": args.idle, "config": args.config, "malloc_conf": args.malloc_conf, "image": args.image}
+        benchstats.record("memory", measured, [], None, figures.memory(s["VmRSS"] / 1024, hwm_at_ready / 1024, libraries),
+                          load_before)
 
 
 if __name__ == "__main__":

@@ -16,11 +16,18 @@ import argparse
 import json
 import os
 import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchstats as B  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GEO_TARGET_MS = 5.0
 RSS_TARGET_MIB = 64.0
 
+# figure ids (bench/report.py's TARGETS) of the ratio workloads, by workload prefix
+FIGURE_IDS = {"a.": "run.get", "b.": "run.list", "c.": "run.create", "g.": "run.upload", "h.": "run.thumbs",
+              "i.": "run.original", "j.": "run.thumb"}
 # workload prefix -> (label, target text, minimum ratio roostd / best PocketBase)
 RATIO_TARGETS = [
     ("a.", "GET one entity by id", "≥ 3× PocketBase", 3.0),
@@ -133,6 +140,47 @@ def targets(rows, best, meta):
     return t
 
 
+def figures_of(rec):
+    """The run's figures (benchstats.figure) from its rows and targets; also reads records written before figures."""
+    rows, out = rec["rows"], []
+
+    def row(name, server="roostd", conns=None):
+        return next((r for r in rows if r["workload"].startswith(name) and r["server"].startswith(server)
+                     and r["rps"] is not None and conns in (None, r["conns"])), None)
+    for prefix, _, target, _ in RATIO_TARGETS:
+        r = next((r for r in rows if r["workload"].startswith(prefix) and r["server"] == "roostd" and "ratio" in r
+                  and r["workload"] not in COMPARED_WITH), None)
+        if r:
+            peer = row(r["workload"], r["ratio_vs"], r["conns"])
+            out.append(B.figure(FIGURE_IDS[prefix], r["rps"], "req/s", target, r["ratio_vs"], peer and peer["rps"], r["ratio"]))
+        if prefix == "a." and r:
+            h = row("a.", "hello", r["conns"])
+            if h:
+                out.append(B.figure("run.get_hello", r["rps"], "req/s", "≥ 50% of the libevent hello ceiling",
+                                    h["server"], h["rps"], round(r["rps"] / h["rps"], 3)))
+    for fid, name in (("run.login", "e."), ("run.login_beside_get", "f. log-ins beside the get")):
+        r = row(name)
+        if r:
+            out.append(B.figure(fid, r.get("timeouts", 0), "timeouts", "no request times out", note=(
+                "%d × 503 + Retry-After%s; p99 %.0f ms; %.1f log-ins/s" % (r.get("s503", 0), " in %d requests" % r["requests"]
+                                                                          if r.get("requests") else "", r["p99_ms"], r["rps"]))))
+    alone, loaded = row("f. get by id, alone"), row("f. get by id, with log-ins")
+    if alone and loaded:
+        out.append(B.figure("run.get_beside_logins", loaded["rps"], "req/s", "≥ 80% of its unloaded rate",
+                            "the same GET alone", alone["rps"], round(loaded["rps"] / alone["rps"], 3)))
+    for conns in (50, 1):
+        r = row("d.", conns=conns)
+        if r:
+            out.append(B.figure("run.geo_p99_%d" % conns, r["p99_ms"], "ms p99", "p99 < %.0f ms" % GEO_TARGET_MS,
+                                note="%.0f req/s, %d connection%s" % (r["rps"], conns, "" if conns == 1 else "s")))
+    t = next((t for t in rec.get("targets", []) if t["workload"].startswith("roostd peak RSS")), None)
+    m = t and re.match(r"([0-9.]+) MiB(?: \(PocketBase ([0-9.]+) MiB\))?", t["measured"])
+    if m:
+        out.append(B.figure("run.peak_rss", float(m.group(1)), "MiB", "≤ 64 MB", "PocketBase",
+                            float(m.group(2)) if m.group(2) else None, note="VmHWM over the whole run"))
+    return out
+
+
 def record(meta_path, results_path):
     meta, notes = {}, []
     for line in open(meta_path):
@@ -142,7 +190,7 @@ def record(meta_path, results_path):
     best = add_ratios(rows)
     date = re.sub(r"(\d{4}-\d\d-\d\d) (\d\d:\d\d) UTC", r"\1T\2Z", meta.get("date", ""))
     commit = re.search(r"\(([0-9a-f]{7,})", meta.get("roostd", ""))
-    return {
+    rec = {
         "bench": "run.sh", "date": date, "commit": commit.group(1) if commit else None,
         "machine": "%s cores, %s, %s RAM, Linux %s" % (meta.get("nproc"), meta.get("cpu"), meta.get("mem"), meta.get("kernel")),
         "versions": "roostd %s, %s; PocketBase %s; libevent %s; SQLite %s (roostd); wrk %s" % (
@@ -150,8 +198,11 @@ def record(meta_path, results_path):
             meta.get("libevent"), meta.get("sqlite"), meta.get("wrk")),
         "load": "%s; machine load average before: %s" % (meta.get("load"), meta.get("loadavg")),
         "data": meta.get("seed"), "files": meta.get("image"),
+        "load_before": meta.get("loadavg"), "load_after": B.loadavg(),
         "rows": rows, "targets": targets(rows, best, meta), "notes": notes,
     }
+    rec["figures"] = figures_of(rec)
+    return rec
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ Python client is the bottleneck. Best and median per side; target: guarded costs
   bench/refs.py [--roostd .build/release/roostd] [--n 20000] [--per 4000] [--rounds 4]
                 [--clients 8] [--port 18290] [--out FILE.md]
 
-Raw numbers, one JSON line per round, are appended to bench/results/refs.jsonl.
+Raw numbers, one JSON line per round, then the run's record (figures) are appended to
+bench/results/refs.jsonl (--no-record: not).
 """
 import argparse
 import functools
@@ -27,6 +28,7 @@ import time
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
+import figures  # noqa: E402
 
 CONFIG = """log_level: warning
 default_permission: public
@@ -80,6 +82,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--port", type=int, default=18290)
+    ap.add_argument("--no-record", dest="record", action="store_false",
+                    help="do not append the rounds and the run to bench/results/refs.jsonl")
     ap.add_argument("--out")
     a = ap.parse_args()
     binary = B.roostd_binary(a.roostd)
@@ -98,7 +102,7 @@ def main():
     results = {"plain": [], "guarded": []}
     order = [("plain", "guarded") if r % 2 == 0 else ("guarded", "plain") for r in range(a.rounds)]
     os.makedirs(os.path.join(B.HERE, "results"), exist_ok=True)
-    raw = open(os.path.join(B.HERE, "results", "refs.jsonl"), "a")
+    raw = open(os.path.join(B.HERE, "results", "refs.jsonl") if a.record else os.devnull, "a")
     for r, pair in enumerate(order):
         for side in pair:
             batch, pools[side] = pools[side][:a.per], pools[side][a.per:]
@@ -138,6 +142,11 @@ def main():
              "Target ≤ 20%%: **%s**." % (cost_cpu, cost_rate, "met" if max(cost_cpu, cost_rate) <= 20 else "missed")]
     text = "\n".join(lines) + "\n"
     print(text)
+    if a.record:
+        B.record("refs", {"plain": dict(zip(("best_rps", "median_rps", "best_cpu_us", "median_cpu_us"), p)),
+                          "guarded": dict(zip(("best_rps", "median_rps", "best_cpu_us", "median_cpu_us"), g)),
+                          "rounds": a.rounds, "per": a.per, "refs_rows": len(kept)}, [], text,
+                 figures.refs(cost_cpu, cost_rate, g[3], p[3]), load)
     if a.out:
         with open(a.out, "w") as f:
             f.write(text)

@@ -1,133 +1,248 @@
 #!/usr/bin/env python3
-"""Renders the runs recorded in bench/results/*.jsonl as Markdown.
+"""Renders the runs recorded in bench/results/*.jsonl: BENCHMARKS.md's generated part.
 
-  report.py              the latest run of each benchmark against its targets, and the
-                         history of run.sh's headline ratios (what BENCHMARKS.md shows)
-  report.py --run [N]    the full report of main.jsonl's run N (default: the last), as
-                         bench/run.sh prints it at the end of a run
-  report.py --history    the headline ratios only
+  report.py              one table, every benchmark target of the issues against its latest
+                         figure, then a short history of the headline figures
+  report.py --write      the same, written into BENCHMARKS.md between its markers
+  report.py --run [N]    the full report of bench/run.sh's run N (default: the last)
+  report.py --history    the headline ratios of every bench/run.sh run
 
-The records are written by bench/record.py (run.sh) and benchlib.record (sync.py,
-create_ab.py, live.py); history-2026.md keeps the text reports they were taken from.
+Each script appends one record a run (bench/benchstats.record) with its "figures": an id
+named in TARGETS below, the value, the peer's value and the ratio. A target's latest figure is
+the one of the newest run (by date) that measured it; met or missed is judged here, from
+TARGETS, the one place the targets are written down.
 """
 import argparse
 import json
 import os
 
+import report_main
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.environ.get("RESULTS_DIR") or os.path.join(HERE, "results")
-# The headline ratios (roostd / PocketBase's faster setting) and the targets of issue 7.
-HEADLINES = [("a.", "GET", 3.0), ("b.", "list", 5.0), ("c.", "create", 3.0), ("g.", "upload", 1.5),
-             ("h.", "thumbs/s", 2.0), ("i.", "original", 3.0), ("j.", "thumbnail", 3.0)]
-SCRIPTS = [("sync", "Delta sync (#15)"), ("create_ab", "Creates with the change feed (#15)"), ("live", "Live updates (#16)")]
+PAGE = os.path.join(os.path.dirname(HERE), "BENCHMARKS.md")
+BEGIN, END = "<!-- bench/report.py: begin -->", "<!-- bench/report.py: end -->"
+MB = 1e6 / 2**20  # the issues give memory and speed in MB; the scripts measure MiB
+
+# (figure id, issue, what is measured, target, results file, check: (field, op, limit) or None for a reference)
+TARGETS = [
+    ("run.get", 7, "GET one entity by id", "≥ 3× PocketBase", "main", ("ratio", ">=", 3)),
+    ("run.get_hello", 7, "GET one entity by id", "≥ 50% of the libevent hello ceiling", "main", ("ratio", ">=", 0.5)),
+    ("run.list", 7, "list, filter, 50 a page, total count, 100k", "≥ 5× PocketBase", "main", ("ratio", ">=", 5)),
+    ("run.create", 7, "create, durable before the 201", "≥ 3× PocketBase", "main", ("ratio", ">=", 3)),
+    ("run.login", 7, "log-in at the Argon2id cost", "no request times out", "main", ("value", "<=", 0)),
+    ("run.login_beside_get", 7, "log-in beside a saturating GET load", "no request times out", "main", ("value", "<=", 0)),
+    ("run.get_beside_logins", 7, "GET by id while log-ins saturate the hash pool", "≥ 80% of alone", "main",
+     ("ratio", ">=", 0.8)),
+    ("run.upload", 7, "upload a 200 KB JPEG, durable", "≥ 1.5× PocketBase", "main", ("ratio", ">=", 1.5)),
+    ("run.thumbs", 7, "thumbnails/s from fresh uploads", "≥ 2× PocketBase", "main", ("ratio", ">=", 2)),
+    ("run.original", 7, "serve an original 200 KB file", "≥ 3× PocketBase", "main", ("ratio", ">=", 3)),
+    ("run.thumb", 7, "serve a ready thumbnail", "≥ 3× PocketBase", "main", ("ratio", ">=", 3)),
+    ("run.geo_p99_50", 7, "geo `$box` over 100k points, 50 connections", "p99 < 5 ms", "main", ("value", "<", 5)),
+    ("run.geo_p99_1", 7, "geo `$box` over 100k points, 1 connection", "p99 < 5 ms", "main", ("value", "<", 5)),
+    ("run.peak_rss", 7, "peak RSS over the whole bench/run.sh", "≤ 64 MB (61.0 MiB)", "main", ("value", "<=", 64 * MB)),
+    ("sync.delta_time", 15, "delta sync after 1% of 100k changed: time", "≥ 20× less than a full refetch", "sync",
+     ("ratio", ">=", 20)),
+    ("sync.delta_bytes", 15, "delta sync: bytes", "≥ 20× fewer than a full refetch", "sync", ("ratio", ">=", 20)),
+    ("sync.empty_delta", 15, "empty delta", "costs no more than a GET by id (≥ 97%)", "sync", ("ratio", ">=", 0.97)),
+    ("create_ab.feed_cost", 15, "the change feed's cost on creates/s (same-run A/B)", "≤ 10%", "create_ab",
+     ("value", "<=", 10)),
+    ("live.fanout", 16, "events delivered/s to 1,000 subscribers", "≥ 3× PocketBase", "live", ("ratio", ">=", 3)),
+    ("live.p99", 16, "write-to-subscriber p99 (unsaturated)", "≤ 50 ms", "live", ("value", "<=", 50)),
+    ("live.idle_rss", 16, "RSS for 10,000 idle streams", "≤ 40 MB (38.1 MiB) more", "live", ("value", "<=", 40 * MB)),
+    ("live.get_with_streams", 16, "GET by id with the 10,000 streams open", "≥ 90% of without", "live",
+     ("ratio", ">=", 0.9)),
+    ("backup.speed", 20, "online backup of ~1 GB and 10k files", "≥ 200 MB/s (190.7 MiB/s)", "backup",
+     ("value", ">=", 200 * MB)),
+    ("backup.creates_during", 20, "creates/s during a backup", "≥ 80% of without", "backup", ("ratio", ">=", 0.8)),
+    ("https.tls_vs_plain", 21, "GET by id over roostd's TLS, keep-alive", "≥ 70% of plain HTTP", "https",
+     ("ratio", ">=", 0.7)),
+    ("https.tls_vs_nginx", 21, "the same, against nginx terminating TLS", "for reference", "https", None),
+    ("https.handshakes", 21, "new TLS handshakes/s, against nginx", "for reference", "https", None),
+    ("memory.idle_rss", 22, "idle RSS after start-up", "≤ 48 MB (45.8 MiB)", "memory", ("value", "<=", 48 * MB)),
+    ("memory.startup_peak", 22, "start-up peak (VmHWM)", "≤ 64 MB (61.0 MiB)", "memory", ("value", "<=", 64 * MB)),
+    ("s3.upload", 17, "upload a 100 KiB original to S3 (moto) vs the local store", "for reference (moto is no real store)",
+     "s3_files", None),
+    ("s3.get", 17, "GET a 100 KiB original from S3 (moto) vs the local store", "for reference (moto is no real store)",
+     "s3_files", None),
+    ("refs.restrict_cost", 23, "a delete with a `restrict` check", "≤ 20% more than without", "refs",
+     ("value", "<=", 20)),
+    ("glue.create_cpu", 24, "create: CPU/request vs the session's start", "within noise (±5%)", "create_ab",
+     ("value", "abs<=", 5)),
+    ("glue.get_cpu", 24, "GET by id: CPU/request vs the session's start", "within noise (±5%)", "create_ab",
+     ("value", "abs<=", 5)),
+]
+# #22: every query shape at 10k, 100k and 1M rows: (shape, label, minimum ratio to PocketBase or None, cost target)
+SCALE = [("get", "GET by id", 3, True), ("list", "`?limit=20`", 3, True), ("sort_asc", "`sort={\"n\":1}`", 3, True),
+         ("sort_desc", "`sort={\"n\":-1}`", 3, True), ("range", "`n` range", 3, True),
+         ("range_sort", "`n` range + sort", 3, True), ("geo_box", "`$geoWithin $box`", 3, True),
+         ("near", "`$nearSphere`", None, True), ("skip", "`skip=30000`", 3, False),
+         ("keyset", "keyset page 1000", 3, True), ("keyset_sort", "keyset page 1000, sorted", 3, True),
+         ("page50", "plain page of 50, no total", 5, True)]
+SIZES = ("10k", "100k", "1M")
+TARGETS += [("scale.%s" % k, 22, "query scaling: " + label, "%s1M cost ≤ 2× 10k's" % (
+    "≥ %d× PocketBase at each size; " % x if x else "") if cost else "≥ %d× PocketBase at each size" % x,
+    "scale", ("scale", x, cost)) for k, label, x, cost in SCALE]
+NOT_MEASURED = ["#17 roostd on PostgreSQL ahead of PocketBase (GET, list, create, upload): no benchmark yet, "
+                "the PostgreSQL engine is not built."]
+# a few figures a benchmark, for the history (newest run first)
+HISTORY = [("main", ["run.get", "run.list", "run.create", "run.upload", "run.thumbs", "run.original", "run.thumb"]),
+           ("sync", ["sync.delta_time", "sync.delta_bytes", "sync.empty_delta"]),
+           ("create_ab", ["create_ab.feed_cost", "glue.create_cpu", "glue.get_cpu"]),
+           ("live", ["live.fanout", "live.p99", "live.idle_rss"]), ("https", ["https.tls_vs_plain"]),
+           ("backup", ["backup.speed", "backup.creates_during"]), ("refs", ["refs.restrict_cost"]),
+           ("scale", ["scale.get.1M", "scale.geo_box.1M", "scale.page50.100k", "scale.get.cost", "scale.geo_box.cost"]),
+           ("memory", ["memory.idle_rss"]), ("s3_files", ["s3.upload", "s3.get"])]
+BY_ID = {t[0]: t for t in TARGETS}
 
 
-def load(name):
+def runs(name):
+    """The file's run records (those with figures), oldest first."""
     path = os.path.join(RESULTS, name + ".jsonl")
     if not os.path.exists(path):
         return []
     with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+        recs = [json.loads(line) for line in f if line.strip()]
+    return sorted((r for r in recs if "figures" in r), key=lambda r: r["date"])
 
 
-def when(rec):
-    return rec["date"].replace("T", " ").replace("Z", " UTC")
+def latest(name, fid):
+    for rec in reversed(runs(name)):
+        f = next((f for f in rec["figures"] if f["id"] == fid), None)
+        if f:
+            return rec, f
+    return None, None
 
 
-def verdict(v):
-    return "**missed**" if v == "missed" else v
+def met(f, check):
+    field, op, limit = check
+    x = f.get(field)
+    if x is None:
+        return None
+    return {">=": x >= limit, "<=": x <= limit, "<": x < limit, "abs<=": abs(x) <= limit}[op]
 
 
-def fmt(x):
-    return "skipped" if x is None else ("%.1f" % x if x < 100 else "%.0f" % x)
+def num(x):
+    return "%.3g" % x if abs(x) < 10 else "%.1f" % x if abs(x) < 100 and x != int(x) else "{:,.0f}".format(x)
 
 
-def errors(r):
-    if not r.get("errors"):
-        return "0"
-    s503, timeouts = r.get("s503", 0), r.get("timeouts", 0)
-    other = r["errors"] - s503
-    share = ("%.1f%%" % (100.0 * r["errors"] / r["requests"])) if r.get("requests") else ""
-    if other == 0:  # only 503s: answered, with Retry-After, not failed
-        return "%d × 503%s" % (s503, " (%s)" % share if share else "")
-    parts = ["%d × 503" % s503] if s503 else []
-    parts += ["%d timeouts" % timeouts] if timeouts else []
-    parts += ["%d other" % (other - timeouts)] if other - timeouts > 0 else []
-    return "**%d** (%s)" % (r["errors"], "; ".join(x for x in [share, ", ".join(parts)] if x))
+def shown(f, check=None):
+    """A figure in a few characters: a ratio (× or %, as its target is stated) or the value with its unit."""
+    if check and check[0] == "ratio" and f.get("ratio") is not None:
+        x = f["ratio"]
+        return "%.0f%%" % (100 * x) if check[2] < 1.5 else ("%.0f×" % x if x >= 10 else "%.2f×" % x)
+    if f.get("value") is None:
+        return "%.0f%%" % (100 * f["ratio"]) if f.get("ratio") is not None else "—"
+    unit = f["unit"].split(" (")[0]
+    if unit.startswith("%"):
+        return ("%+.1f%s" if check and check[1] == "abs<=" else "%.1f%s") % (f["value"], unit)
+    return "%s%s%s" % (num(f["value"]), "" if unit.startswith("×") else " ", unit)
 
 
-def run_table(rec):
-    out = ["| workload | server | conns | req/s | p50 ms | p99 ms | errors | roostd / PB best |",
-           "|---|---|--:|--:|--:|--:|--:|--:|"]
-    for r in rec["rows"]:
-        if r["rps"] is None:
-            out.append("| %s | %s | %d | skipped (time budget) | | | | |" % (r["workload"], r["server"], r["conns"]))
-            continue
-        rate = fmt(r["rps"]) + (" (best of %s)" % " / ".join(fmt(x) for x in r["rounds"]) if r.get("rounds") else "")
-        ratio = "**%.2f×** (vs %s)" % (r["ratio"], r["ratio_vs"].replace("PocketBase (", "").rstrip(")")) if "ratio" in r else ""
-        out.append("| %s | %s | %d | %s | %.2f | %.2f | %s | %s |" % (
-            r["workload"], r["server"], r["conns"], rate, r["p50_ms"], r["p99_ms"], errors(r), ratio))
+def run_cell(rec):
+    load = rec.get("load_note")
+    if load is None and rec.get("load_before"):
+        load = rec["load_before"].split()[0] + (" → " + rec["load_after"].split()[0] if rec.get("load_after") else "")
+    if load is None and "before: " in rec.get("load", ""):
+        load = rec["load"].split("before: ")[1].split()[0]
+    tail = " †" if str(rec.get("source", "")).startswith("transcribed") else ""
+    return "%s, %s, load %s%s" % (rec["date"][5:16].replace("T", " "), rec.get("commit") or "?", load or "?", tail)
+
+
+def verdict(ok):
+    return "—" if ok is None else ("met" if ok else "**missed**")
+
+
+def target_row(t):
+    fid, issue, what, target, name, check = t
+    rec, f = latest(name, fid)
+    if f is None:
+        return "| #%d %s | %s | not measured | | | |" % (issue, what, target)
+    ratio = "" if f.get("ratio") is None or f.get("peer") is None else "%s vs %s, %s" % (
+        shown(f, ("ratio", ">=", 0 if check is None or check[0] != "ratio" else check[2])), num(f["peer_value"]), f["peer"])
+    value = shown(f, check) if check and check[0] == "value" else shown(f)
+    return "| #%d %s | %s | %s | %s | %s | %s |" % (issue, what, target, value, ratio,
+                                                    verdict(met(f, check) if check else None), run_cell(rec))
+
+
+def scale_row(t):
+    fid, issue, what, target, name, (_, minimum, cost) = t
+    figs, cells, ratios, oks, used = {}, [], [], [], []
+    for size in SIZES + ("cost",):
+        rec, f = latest(name, "%s.%s" % (fid, size))
+        if f:
+            figs[size] = f
+            used += [] if rec in used else [rec]
+    for size in SIZES:
+        f = figs.get(size)
+        cells.append("%s %s" % (size, num(f["value"]) if f else "–"))
+        if minimum:
+            ratios.append("%.1f×" % f["ratio"] if f and f.get("ratio") is not None else "–")
+            oks.append(None if not f or f.get("ratio") is None else f["ratio"] >= minimum)
+    if cost and "cost" in figs:
+        oks.append(figs["cost"]["value"] <= 2)
+    value = " · ".join(cells) + " req/s" + ("; cost %.2f" % figs["cost"]["value"] if "cost" in figs else "")
+    ok = None if not oks or None in oks else all(oks)
+    missed = [s for s, o in zip(SIZES + ("cost",), oks) if o is False]
+    return "| #%d %s | %s | %s | %s | %s | %s |" % (
+        issue, what[len("query scaling: "):] + " (scaling)", target, value, " / ".join(ratios),
+        "**missed** (%s)" % ", ".join(missed) if missed else verdict(ok), "; ".join(run_cell(r) for r in used))
+
+
+def table():
+    out = ["| target (issue) | goal | latest figure | ratio vs peer | met? | run: 2026 UTC, commit, load |",
+           "|---|---|---|---|---|---|"]
+    out += [scale_row(t) if t[4] == "scale" else target_row(t) for t in sorted(TARGETS, key=lambda t: t[1])]
+    return out + ["", "† transcribed from the prose of an earlier BENCHMARKS.md (bench/results/history-2026.md). "
+                  "Load: the 1-minute load average before the run (→ after)."] + [""] + ["Not measured: " + n for n in NOT_MEASURED]
+
+
+def history():
+    out = ["| benchmark | run | headline figures |", "|---|---|---|"]
+    for name, ids in HISTORY:
+        shown_runs = [r for r in runs(name) if any(f["id"] in ids for f in r["figures"])][-3:]
+        for rec in reversed(shown_runs):
+            parts = []
+            for fid in ids:
+                f = next((f for f in rec["figures"] if f["id"] == fid), None)
+                check = BY_ID.get(fid, (None,) * 5 + (None,))[5] or (("ratio", ">=", 3) if fid.startswith("scale.") and
+                                                                     not fid.endswith("cost") else ("value", "<=", 2))
+                if fid in BY_ID and BY_ID[fid][5] is None:
+                    check = None  # a reference figure: shown, never judged
+                if f:
+                    text = "%s %s" % (fid.split(".", 1)[1], shown(f, check))
+                    parts.append("**%s**" % text if check and met(f, check) is False else text)
+            out.append("| %s | %s | %s |" % ("`%s`" % (rec.get("bench") or name), run_cell(rec), ", ".join(parts)))
     return out
 
 
-def targets_table(targets, first="workload"):
-    out = ["| %s | target | measured | |" % first, "|---|---|---|---|"]
-    out += ["| %s | %s | %s | %s |" % (t.get("workload", ""), t["target"], t["measured"], verdict(t["verdict"])) for t in targets]
-    return out
+def generated():
+    return "\n".join([BEGIN, "", "### Every target, its latest figure", ""] + table() +
+                     ["", "### History of the headline figures (newest first, the last 3 runs of each benchmark)", ""] +
+                     history() + ["", END])
 
 
-def run_report(rec):
-    out = ["## Run %s" % when(rec), ""]
-    for key in ("machine", "versions", "load", "data", "files"):
-        if rec.get(key):
-            out.append("- %s: %s" % (key, rec[key]))
-    out += [""] + run_table(rec) + ["", "Targets (issue 7), from this run only:", ""] + targets_table(rec["targets"]) + [""]
-    out += ["- note: %s" % n for n in rec.get("notes", [])]
-    return out
-
-
-def history(runs):
-    out = ["| run (UTC) | commit | " + " | ".join("%s (≥ %g×)" % (h[1], h[2]) for h in HEADLINES) + " |",
-           "|---|---|" + "--:|" * len(HEADLINES)]
-    for rec in runs:
-        cells = []
-        for prefix, _, minimum in HEADLINES:
-            r = next((r for r in rec["rows"] if r["workload"].startswith(prefix) and r["server"] == "roostd"
-                      and "ratio" in r), None)
-            cells.append("" if r is None else ("%.2f" % r["ratio"] if r["ratio"] >= minimum else "**%.2f**" % r["ratio"]))
-        out.append("| %s | %s | %s |" % (when(rec)[:16], rec.get("commit") or "?", " | ".join(cells)))
-    return out
-
-
-def latest():
-    out = []
-    runs = load("main")
-    if runs:
-        rec = runs[-1]
-        out += ["### `bench/run.sh`: %s (%s)" % (when(rec), rec.get("commit")), "", rec.get("machine", ""), ""]
-        out += targets_table(rec["targets"]) + ["", "<details><summary>Every workload of that run</summary>", ""]
-        out += run_table(rec) + ["", "</details>", ""]
-    for name, title in SCRIPTS:
-        recs = load(name)
-        if recs:
-            rec = recs[-1]
-            out += ["### %s: `bench/%s.py`, %s (%s)" % (title, name, when(rec), rec.get("commit")), ""]
-            out += targets_table(rec["targets"], first="") + [""]
-    return out
+def write():
+    page = open(PAGE).read()
+    head, rest = page.split(BEGIN, 1)
+    with open(PAGE, "w") as f:
+        f.write(head + generated() + rest.split(END, 1)[1])
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--run", nargs="?", type=int, const=-1, help="full report of main.jsonl's run N (default the last)")
-    ap.add_argument("--history", action="store_true")
+    ap.add_argument("--history", action="store_true", help="the headline ratios of every bench/run.sh run")
+    ap.add_argument("--write", action="store_true", help="regenerate BENCHMARKS.md between its markers")
     a = ap.parse_args()
     if a.run is not None:
-        lines = run_report(load("main")[a.run])
+        print("\n".join(report_main.run_report(runs("main")[a.run])))
     elif a.history:
-        lines = history(load("main"))
+        print("\n".join(report_main.history(runs("main"))))
+    elif a.write:
+        write()
     else:
-        lines = latest()
-    print("\n".join(lines))
+        print(generated())
 
 
 if __name__ == "__main__":

@@ -603,7 +603,7 @@ REPORT=$RUN/report.md
 if [ "$APPEND" = 1 ]; then
     "$PY" "$HERE/record.py" "$RUN/meta.txt" "$RESULTS" || die "record.py failed"
     "$PY" "$HERE/report.py" --run >"$REPORT" || die "report.py failed"
-    log "recorded this run in bench/results/main.jsonl (bench/report.py renders it)"
+    log "recorded this run in bench/results/main.jsonl; python3 bench/report.py --write puts it into BENCHMARKS.md"
 else
     rm -f "$RUN/main.jsonl"
     "$PY" "$HERE/record.py" "$RUN/meta.txt" "$RESULTS" --out "$RUN/main.jsonl" || die "record.py failed"

@@ -29,7 +29,8 @@ number of items (20, or 50 for the plain page) and the items must satisfy the sh
 in range, inside the box, the same n values as the other server where the order is defined).
 roostd's plan for each shape (?explain=true with the admin token) goes into the JSON lines.
 
-Writes: one JSON line per (size, shape) and per seeding step to --jsonl, a Markdown report to
+Writes: one JSON line per (size, shape) and per seeding step to --jsonl, then the run's record
+(its figures, for bench/report.py; --no-record: none of it), a Markdown report to
 bench/out/scale/report.md (and stdout). Every process started is stopped on exit.
 """
 import argparse
@@ -44,7 +45,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
 from scale_data import ADMIN_TOKEN, COLL, PP, RP, f, get, items_of, q, seed_pb, seed_roost  # noqa: E402
-from scale_report import report  # noqa: E402
+from scale_report import figures as scale_figures, report  # noqa: E402
 from scale_reuse import PBKeep, rebuild_ids, start_roostd_keep  # noqa: E402
 from scale_shapes import build_shapes, walk_cursors  # noqa: E402
 
@@ -65,6 +66,8 @@ def main():
     ap.add_argument("--pb-seed-threads", type=int, default=2)
     ap.add_argument("--pb-batch", type=int, default=1000, help="creates per PocketBase /api/batch (its maxRequests is set to 1000)")
     ap.add_argument("--jsonl", default=os.path.join(B.HERE, "results", "scale.jsonl"))
+    ap.add_argument("--no-record", dest="record", action="store_false",
+                    help="append nothing to --jsonl (neither the per-shape lines nor the run's record)")
     ap.add_argument("--workdir", default=os.path.join(B.OUT, "scale"))
     ap.add_argument("--reuse", action="store_true",
                     help="start both servers on the data a previous run left in --workdir (and its id files) and "
@@ -81,14 +84,15 @@ def main():
     run_id = time.strftime("%Y%m%dT%H%M%S")
     base = {"run": run_id, "rev": rev, "duration": a.duration, "conns": a.conns, "threads": a.threads,
             "nproc": os.cpu_count()}
-    jl = open(a.jsonl, "a")
+    jl = open(a.jsonl if a.record else os.devnull, "a")
 
     def emit(rec):
         rec = dict(base, **rec)
         jl.write(json.dumps(rec) + "\n")
         jl.flush()
 
-    B.log("run %s, roostd %s (%s), sizes %s, load average %s" % (run_id, binary, rev, sizes, B.loadavg()))
+    load_before = B.loadavg()
+    B.log("run %s, roostd %s (%s), sizes %s, load average %s" % (run_id, binary, rev, sizes, load_before))
     reuse = a.reuse and os.path.exists(os.path.join(a.workdir, "roost-data"))
     if reuse:
         roost = start_roostd_keep(binary, a.port, a.workdir)
@@ -253,7 +257,10 @@ def main():
                   "check_problems": problems, "roost_plan": plan_text, "note": sh.note, "loadavg": B.loadavg()})
             results.append((size, sh, r, p, problems, plan_text))
     jl.close()
-    report(a, run_id, rev, pb_version, sizes, seeds, results)
+    text = report(a, run_id, rev, pb_version, sizes, seeds, results)
+    if a.record:
+        B.record("scale", {"run": run_id, "rev": rev, "sizes": sizes, "pocketbase": pb_version}, [], text,
+                 scale_figures(results), load_before, path=a.jsonl)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ import time
 sys.dont_write_bytecode = True  # no bench/__pycache__ churn from importing benchlib
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as B  # noqa: E402
+import figures  # noqa: E402
 from seed import entity  # noqa: E402
 from sync_clients import COLL, get, measured, pb_list, roost_delta, roost_full_keyset, roost_full_skip  # noqa: E402
 
@@ -217,17 +218,18 @@ def main():
              % ("met" if ratio_t >= 20 and ratio_b >= 20 else "missed", ratio_t, ratio_b, full_name,
                 full.server_cpu / max(delta.server_cpu, 0.01),
                 "met" if e["rps"] >= g["rps"] * 0.97 else "missed", e["rps"], g["rps"], 100 * e["rps"] / g["rps"]))
-    B.publish("sync", "\n".join(L) + "\n", a.out, a.record, {
+    metrics = {
         "methods": {name: {"best_s": round(best[name].seconds, 3), "body_bytes": best[name].body,
                            "server_cpu_s": round(best[name].server_cpu, 2), "pages": best[name].pages}
                     for name, _, _ in methods},
-        "get_rps": round(g["rps"]), "empty_delta_rps": round(e["rps"])},
+        "get_rps": round(g["rps"]), "empty_delta_rps": round(e["rps"])}
+    B.publish("sync", "\n".join(L) + "\n", a.out, a.record, metrics,
         [{"target": "delta ≥ 20× less time and bytes than a full refetch",
           "measured": "%.0f× time, %.0f× bytes" % (ratio_t, ratio_b),
           "verdict": "met" if ratio_t >= 20 and ratio_b >= 20 else "missed"},
          {"target": "empty delta costs no more than a GET by id",
           "measured": "%.0f vs %.0f req/s (%.0f%%)" % (e["rps"], g["rps"], 100 * e["rps"] / g["rps"]),
-          "verdict": "met" if e["rps"] >= g["rps"] * 0.97 else "missed"}])
+          "verdict": "met" if e["rps"] >= g["rps"] * 0.97 else "missed"}], figures.sync(metrics), load_before)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,13 @@ public struct BackupTaker: Sendable {
     public var nice: Int32 = 10
     /// Hard-link live files when the backup shares their file system (off: copy them).
     public var linkLiveFiles = true
+    /// Where the files live when not on this disk (`files_store: s3`, e.g.
+    /// `s3://bucket/prefix/`): they are not copied; the backup holds an index
+    /// of them instead (`BackupTaker.objectIndexName`; see the README).
+    public var objectStore: String?
+
+    /// The list of files a backup did not copy because they are in an object store.
+    public static let objectIndexName = "files-in-object-store.txt"
 
     public init(dataDir: String, catalog: BackupCatalog) {
         self.dataDir = dataDir
@@ -54,6 +61,8 @@ public struct BackupTaker: Sendable {
         /// Where the wall time went, in order (e.g. `copy`, `hash`, `verify`, `sync`).
         public let phases: PhaseTimes
         public let pruned: [String]
+        /// Files the database names that stay in the object store, listed in the index, not copied.
+        public var filesInObjectStore = 0
     }
 
     /// Takes the backup; throws with the reason, leaving nothing that looks complete.
@@ -76,6 +85,7 @@ public struct BackupTaker: Sendable {
             var copier = BackupFileCopier(staging: staging, previous: catalog.newest(), pacer: Pacer(bytesPerSecond: maxRate, isCancelled: isCancelled))
             copier.linkLive = linkLiveFiles
             let (createdAt, files, database, integrity) = try snapshot(into: staging, copier: &copier, phases: &phases)
+            let indexed = objectStore == nil ? 0 : try SQLiteBackup.fileRows(staging + "/" + BackupManifest.databaseName).count
             let copySeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             let manifest = BackupManifest(createdAt: createdAt, seconds: copySeconds,
                                           database: .init(path: BackupManifest.databaseName, size: database.size, sha256: database.sha256),
@@ -92,10 +102,12 @@ public struct BackupTaker: Sendable {
             phases.end("sync")
             FileCopy.dropCache(final + "/" + BackupManifest.databaseName)
             let pruned = catalog.prune(keep: keep)
-            return Outcome(name: name, path: final, manifest: manifest, linkedFiles: copier.linked,
-                           linkedLiveFiles: copier.linkedLive, copiedFiles: copier.copied,
-                           copiedBytes: copier.copiedBytes, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
-                           phases: phases, pruned: pruned)
+            var outcome = Outcome(name: name, path: final, manifest: manifest, linkedFiles: copier.linked,
+                                  linkedLiveFiles: copier.linkedLive, copiedFiles: copier.copied,
+                                  copiedBytes: copier.copiedBytes, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
+                                  phases: phases, pruned: pruned)
+            outcome.filesInObjectStore = indexed
+            return outcome
         } catch {
             try? FileManager.default.removeItem(atPath: staging)
             throw error
@@ -120,6 +132,15 @@ public struct BackupTaker: Sendable {
         phases.end("copy")
         let integrity = IntegrityCheckInBackground(copy, nice: nice)
         defer { integrity.wait() }
+        if let objectStore {
+            let index = try indexObjects(SQLiteBackup.fileRows(copy), in: objectStore, staging: staging)
+            phases.end("files")
+            let database = try FileCopy.digest(copy)
+            phases.end("hash")
+            let check = integrity.wait()
+            phases.end("integrity")
+            return (createdAt, [index], database, check)
+        }
         let layout = FileLayout(dataDir: dataDir)
         var files: [BackupManifest.Entry] = []
         for row in try SQLiteBackup.fileRows(copy) {
@@ -144,5 +165,17 @@ public struct BackupTaker: Sendable {
         let check = integrity.wait()
         phases.end("integrity")
         return (createdAt, files, database, check)
+    }
+
+    /// Writes the index of files kept in an object store (id, size, SHA-256
+    /// of each row's bytes), which the manifest then seals like any file.
+    private func indexObjects(_ rows: [SQLiteBackup.FileRow], in store: String, staging: String) throws -> BackupManifest.Entry {
+        var text = "# Files this backup's database names, kept in \(store) and NOT copied here.\n"
+            + "# Restoring them relies on the bucket (keep versioning on). One line each: id size sha256\n"
+        for row in rows { text += "\(row.id) \(row.size ?? -1) \(row.sha256 ?? "-")\n" }
+        let path = staging + "/" + Self.objectIndexName
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let digest = try FileCopy.digest(path)
+        return BackupManifest.Entry(path: Self.objectIndexName, size: digest.size, sha256: digest.sha256)
     }
 }

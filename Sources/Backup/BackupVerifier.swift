@@ -24,6 +24,16 @@ public enum BackupVerifier {
     /// The relative path of file `id`'s original, as in a data directory.
     static func objectPath(_ id: String) -> String { String(FileLayout(dataDir: "").objectPath(id).dropFirst()) }
 
+    /// The index of files kept in an object store, keyed like manifest paths: path → SHA-256.
+    static func objectIndex(_ path: String) throws -> [String: String] {
+        var out: [String: String] = [:]
+        for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: " ")
+            if fields.count == 3 { out[objectPath(String(fields[0]))] = String(fields[2]) }
+        }
+        return out
+    }
+
     /// Verifies the backup at `path`.
     /// - Parameters:
     ///   - rereading: hash every byte it lists (else check each size).
@@ -60,13 +70,17 @@ public enum BackupVerifier {
         do {
             let check = try integrity?.get() ?? SQLiteBackup.integrityCheck(database)
             if check != ["ok"] { problem("integrity_check: \(check.prefix(10).joined(separator: "; "))") }
-            let listed = Dictionary(manifest.files.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
+            var listed = Dictionary(manifest.files.map { ($0.path, $0.sha256) }, uniquingKeysWith: { a, _ in a })
+            // Files kept in an object store: their index stands for them.
+            if listed[BackupTaker.objectIndexName] != nil {
+                listed = try objectIndex(path + "/" + BackupTaker.objectIndexName)
+            }
             for row in try SQLiteBackup.fileRows(database) {
-                guard let entry = listed[objectPath(row.id)] else {
+                guard let sha256 = listed[objectPath(row.id)] else {
                     problem("file \(row.id) has a row but is not in the backup")
                     continue
                 }
-                if let sha = row.sha256, sha != entry.sha256 { problem("file \(row.id): its row says SHA-256 \(sha), the backup holds \(entry.sha256)") }
+                if let sha = row.sha256, sha != sha256 { problem("file \(row.id): its row says SHA-256 \(sha), the backup holds \(sha256)") }
             }
         } catch {
             problem("database: \(error)")

@@ -2,8 +2,7 @@
 // its ~25 libraries: gnutls, krb5, ldap, ssh2, ...) with dlopen. Its headers
 // give the types, constants and prototypes.
 #include "roost_curl.h"
-#define CURL_DISABLE_TYPECHECK 1
-#include <curl/curl.h>
+#include "curl_api.h"
 #include <ctype.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -12,17 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-static struct {
-    __typeof__(curl_global_init) *global_init;
-    __typeof__(curl_easy_init) *easy_init;
-    __typeof__(curl_easy_setopt) *easy_setopt;
-    __typeof__(curl_easy_perform) *easy_perform;
-    __typeof__(curl_easy_getinfo) *easy_getinfo;
-    __typeof__(curl_easy_strerror) *easy_strerror;
-    __typeof__(curl_easy_cleanup) *easy_cleanup;
-    __typeof__(curl_slist_append) *slist_append;
-    __typeof__(curl_slist_free_all) *slist_free_all;
-} api;
+struct roost_curl_api api;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static int loaded = 0;
@@ -41,7 +30,7 @@ static void load(void) {
         {"curl_global_init", (void **)&api.global_init}, {"curl_easy_init", (void **)&api.easy_init},
         {"curl_easy_setopt", (void **)&api.easy_setopt}, {"curl_easy_perform", (void **)&api.easy_perform},
         {"curl_easy_getinfo", (void **)&api.easy_getinfo}, {"curl_easy_strerror", (void **)&api.easy_strerror},
-        {"curl_easy_cleanup", (void **)&api.easy_cleanup}, {"curl_slist_append", (void **)&api.slist_append},
+        {"curl_easy_cleanup", (void **)&api.easy_cleanup}, {"curl_easy_reset", (void **)&api.easy_reset}, {"curl_slist_append", (void **)&api.slist_append},
         {"curl_slist_free_all", (void **)&api.slist_free_all},
     };
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {

@@ -36,6 +36,10 @@ int roost_open_unnamed(const char *directory, unsigned int mode) {
     return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
 }
 
+int roost_open_scratch(const char *directory, unsigned int mode) {
+    return open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
+}
+
 int roost_link_unnamed(int fd, const char *path) {
     char self[64];
     snprintf(self, sizeof self, "/proc/self/fd/%d", fd);

@@ -36,32 +36,32 @@ public struct ThumbnailInfo: Sendable {
     public let bytes: [UInt8]
 }
 
-/// Makes thumbnails from stored files with libvips and writes them durably
-/// next to their source. Runs on thumbnail pool threads only.
+/// Makes thumbnails from stored files with libvips and stores them beside
+/// their source in the object store. Runs on thumbnail pool threads only.
 public struct Thumbnailer: Sendable {
-    public let layout: FileLayout
+    public let store: any ObjectStore
     public let quality: Int
     /// fsync thumbnails too (durability `power`). Otherwise the atomic rename
     /// alone protects them: a thumbnail can always be made again.
     public let syncWrites: Bool
 
-    public init(layout: FileLayout, quality: Int = 80, syncWrites: Bool = false) {
-        self.layout = layout
+    public init(store: any ObjectStore, quality: Int = 80, syncWrites: Bool = false) {
+        self.store = store
         self.quality = quality
         self.syncWrites = syncWrites
     }
 
-    /// The thumbnail file of `spec` for file `id` of type `type`.
-    public func path(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec) -> String {
-        layout.thumbPath(id, variant: spec.name + "." + MediaType.fileExtension(type.thumbnailFormat))
+    /// The stored name of `spec`'s thumbnail for a file of type `type`, e.g. `128.webp`.
+    public func name(_ type: MediaType, _ spec: ThumbnailSpec) -> String {
+        spec.name + "." + MediaType.fileExtension(type.thumbnailFormat)
     }
 
-    /// The stored thumbnail of `spec`, when one is already on disk (made on
+    /// The stored thumbnail of `spec`, when one is already stored (made on
     /// demand, or by a job that a crash cut short before its commit) and
     /// readable; nil otherwise. Thumbnails derive from immutable originals,
     /// so a whole one never needs making again.
     public func existing(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec) -> ThumbnailInfo? {
-        guard let bytes = try? DurableFile.read(path(id, type, spec), limit: 64 << 20), !bytes.isEmpty,
+        guard let bytes = try? store.readThumbnail(id, name: name(type, spec), limit: 64 << 20), !bytes.isEmpty,
               let header = try? Vips.probe(bytes) else { return nil }
         return ThumbnailInfo(spec: spec, contentType: MediaType.of(type.thumbnailFormat), width: header.width,
                              height: header.height, size: bytes.count, bytes: bytes)
@@ -73,25 +73,21 @@ public struct Thumbnailer: Sendable {
     /// - Returns: how many variants were removed.
     @discardableResult
     public func evictOneOffVariants(_ id: String, limit: Int, kept: Set<String>) -> Int {
-        let dir = layout.thumbDirectory(id)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return 0 }
-        var oneOff: [(name: String, made: Date)] = []
-        for name in names where !kept.contains(String(name.split(separator: ".").first ?? "")) {
-            let made = (try? FileManager.default.attributesOfItem(atPath: dir + "/" + name)[.modificationDate] as? Date) ?? .distantPast
-            oneOff.append((name, made))
-        }
+        guard let stored = try? store.thumbnails(id) else { return 0 }
+        let oneOff = stored.filter { !kept.contains(String($0.name.split(separator: ".").first ?? "")) }
         guard oneOff.count > limit else { return 0 }
         let doomed = oneOff.sorted { $0.made < $1.made }.prefix(oneOff.count - limit)
-        for victim in doomed { try? FileManager.default.removeItem(atPath: dir + "/" + victim.name) }
+        for victim in doomed { store.removeThumbnail(id, name: victim.name) }
         return doomed.count
     }
 
     /// Makes (or remakes) the thumbnail and stores it.
     public func make(_ id: String, _ type: MediaType, _ spec: ThumbnailSpec) throws -> ThumbnailInfo {
         let format = type.thumbnailFormat
-        let encoded = try Vips.thumbnail(path: layout.objectPath(id), width: spec.width, height: spec.height,
-                                         crop: spec.crop, format: format, quality: quality)
-        try DurableFile.write(encoded.bytes, to: path(id, type, spec), tmpDir: layout.tmp, sync: syncWrites)
+        let encoded = try store.withLocalOriginal(id) { path in
+            try Vips.thumbnail(path: path, width: spec.width, height: spec.height, crop: spec.crop, format: format, quality: quality)
+        }
+        try store.putThumbnail(id, name: name(type, spec), bytes: encoded.bytes, sync: syncWrites)
         return ThumbnailInfo(spec: spec, contentType: MediaType.of(format), width: encoded.width, height: encoded.height,
                              size: encoded.bytes.count, bytes: encoded.bytes)
     }

@@ -38,8 +38,9 @@ final class RouterFixture: Sendable {
         let pools = StorePools(databasePath: databasePath, writer: writer, config: config, logger: logger)
         try pools.start()
         // The server's own composition: every area it routes is routed here.
-        let areas = try ServerComposition(config: config, settings: ReloadableSettings(config), pools: pools,
-                                          removals: DeferredRemovals(hold: try BackupHold(dataDir: dataDir)),
+        let removals = DeferredRemovals(hold: try BackupHold(dataDir: dataDir))
+        let areas = try ServerComposition(config: config, settings: ReloadableSettings(config), pools: pools, removals: removals,
+                                          objects: try FileHandlers.objectStore(config: config, removals: removals, logger: logger),
                                           info: ServerInfo(version: "test", listen: [], startedAt: ""), state: ServerState(),
                                           logger: logger)
         router = areas.router

@@ -14,15 +14,19 @@ import time
 import pytest
 
 from roost_harness import Roostd, png, png_from_chunks
+from roost_harness.s3 import MotoS3
 
 CONFIG = "files_permission: public\ndefault_permission: public\nthumbnail_workers: 1\n"
 
 
 class FilesDaemon(Roostd):
-    """roostd with CONFIG, and what the file tests look at: rows, jobs, objects on disk."""
+    """roostd with CONFIG, and what the file tests look at: rows, jobs, stored
+    objects: on disk, or in the bucket of `s3` (a running MotoS3)."""
 
-    def __init__(self, tmp):
-        super().__init__(tmp, CONFIG)
+    def __init__(self, tmp, s3=None):
+        self.s3 = s3
+        self.base_config = CONFIG + (s3.config() + "  orphan_grace_seconds: 0\n" if s3 else "")
+        super().__init__(tmp, self.base_config, env=s3.env() if s3 else None)
 
     def upload_pngs(self, count, width, height, first_seed):
         """Uploads `count` distinct PNGs; returns their ids."""
@@ -42,8 +46,34 @@ class FilesDaemon(Roostd):
             return [r[0] for r in db.execute("SELECT file_id FROM _file_jobs")]
 
     def objects(self):
-        root = self.data_dir / "files" / "objects"
-        return {p.name: p for p in root.glob("*/*") if p.is_file()}
+        """The stored originals' ids."""
+        if self.s3:
+            return {k.split("/")[1] for k in self.s3.keys("files/") if k.endswith("/original")}
+        return {p.name for p in (self.data_dir / "files" / "objects").glob("*/*") if p.is_file()}
+
+    def object_bytes(self, file_id):
+        if self.s3:
+            return self.s3.get(f"files/{file_id}/original")
+        return next((self.data_dir / "files" / "objects").glob(f"*/{file_id}")).read_bytes()
+
+    def thumbnail_names(self, file_id):
+        if self.s3:
+            return sorted(k.rsplit("/", 1)[1] for k in self.s3.keys(f"files/{file_id}/thumb/"))
+        return sorted(p.name for p in (self.data_dir / "files" / "thumbs").glob(f"*/{file_id}/*"))
+
+    def remove_thumbnails(self, file_id):
+        for name in self.thumbnail_names(file_id):
+            if self.s3:
+                self.s3.delete(f"files/{file_id}/thumb/{name}")
+            else:
+                next((self.data_dir / "files" / "thumbs").glob(f"*/{file_id}/{name}")).unlink()
+
+    def thumbnail_writes(self, file_id, name):
+        """A mark that changes when the thumbnail is written again: the inode
+        (a remake renames a new file into place), or the bucket's version count."""
+        if self.s3:
+            return self.s3.versions(f"files/{file_id}/thumb/{name}")
+        return next((self.data_dir / "files" / "thumbs").glob(f"*/{file_id}/{name}")).stat().st_ino
 
     def wait_for_thumbnails(self, ids, timeout=60):
         deadline = time.monotonic() + timeout
@@ -55,12 +85,18 @@ class FilesDaemon(Roostd):
         pytest.fail("thumbnail jobs did not finish")
 
 
-@pytest.fixture
-def daemon():
+@pytest.fixture(params=["local", "s3"])
+def daemon(request):
+    """Every test here runs on the local file store and on an S3 bucket (moto)."""
     with tempfile.TemporaryDirectory(prefix="roost-files-") as tmp:
-        d = FilesDaemon(tmp)
-        yield d
-        d.stop()
+        s3 = MotoS3(tmp, versioning=True).start() if request.param == "s3" else None
+        d = FilesDaemon(tmp, s3)
+        try:
+            yield d
+        finally:
+            d.stop()
+            if s3:
+                s3.stop()
 
 
 def test_kill9_during_uploads_leaves_whole_files_with_rows(daemon):
@@ -105,8 +141,8 @@ def test_kill9_during_uploads_leaves_whole_files_with_rows(daemon):
     # thumbnail jobs may already be writing new temp files, so compare names.
     assert not leftovers & set(tmp_dir.iterdir())
     assert set(rows) == set(objects), "every file has its row and every row its file"
-    for file_id, path in objects.items():
-        data = path.read_bytes()
+    for file_id in objects:
+        data = daemon.object_bytes(file_id)
         assert len(data) == rows[file_id]["size"]
         assert hashlib.sha256(data).hexdigest() == rows[file_id]["sha256"]
     for file_id, digest in acknowledged.items():
@@ -137,16 +173,14 @@ def test_restart_resumes_thumbnail_jobs(daemon):
             db.execute("UPDATE _files SET doc = ? WHERE id = ?", (json.dumps(doc), file_id))
             db.execute("INSERT INTO _file_jobs (file_id, content_type, created_at) VALUES (?, 'image/png', '2026-01-01T00:00:00.000Z')",
                        (file_id,))
-    for d in (daemon.data_dir / "files" / "thumbs").glob("*/*"):
-        for f in d.iterdir():
-            f.unlink()
+    for file_id in ids:
+        daemon.remove_thumbnails(file_id)
 
     daemon.start()
     metas = daemon.wait_for_thumbnails(ids)
     for m in metas:
         assert m["thumbnails"]["512"]["width"] == 512 and m["thumbnails"]["512"]["height"] == 341
-        thumbs = list((daemon.data_dir / "files" / "thumbs").glob(f"*/{m['_id']}/*"))
-        assert sorted(p.name for p in thumbs) == ["128.webp", "512.webp"]
+        assert daemon.thumbnail_names(m["_id"]) == ["128.webp", "512.webp"]
 
 
 def png_with_garbage_pixels(width, height):
@@ -182,11 +216,11 @@ def test_undecodable_pixels_fail_the_thumbnails_not_the_daemon(daemon):
 
 def test_decode_validation_refuses_undecodable_pixels_at_upload(daemon):
     """`upload_validation: decode` decodes every pixel before the 201."""
-    daemon.config_path.write_text(CONFIG + "upload_validation: decode\n")
+    daemon.config_path.write_text(daemon.base_config + "upload_validation: decode\n")
     daemon.start()
     status, _, raw = daemon.request("POST", "/files", png_with_garbage_pixels(300, 200), {"Content-Type": "image/png"})
     assert status == 422 and json.loads(raw)["error"] == "InvalidImage", raw
-    assert daemon.rows() == {} and daemon.objects() == {}
+    assert daemon.rows() == {} and daemon.objects() == set()
     status, _, raw = daemon.request("POST", "/files", png(120, 80, 3), {"Content-Type": "image/png"})
     assert status == 201, raw
 
@@ -194,17 +228,18 @@ def test_decode_validation_refuses_undecodable_pixels_at_upload(daemon):
 def test_on_demand_thumbnail_is_not_made_twice(daemon):
     """A configured size asked for before its job ran is made on demand (lane 0,
     ahead of the backlog); the job then records that file instead of making
-    it again (same inode: a remake would rename a new file into place)."""
+    it again (same inode, or one version in the bucket)."""
     daemon.start()
     ids = daemon.upload_pngs(12, 900, 700, first_seed=5)
     last = ids[-1]
     status, _, body = daemon.request("GET", f"/files/{last}/thumbnail?size=512")
     assert status == 200 and body[:4] == b"RIFF"
-    made = list((daemon.data_dir / "files" / "thumbs").glob(f"*/{last}/512.webp"))
-    assert len(made) == 1
-    inode = made[0].stat().st_ino
+    assert "512.webp" in daemon.thumbnail_names(last)
+    mark = daemon.thumbnail_writes(last, "512.webp")
     metas = daemon.wait_for_thumbnails(ids)
-    assert made[0].stat().st_ino == inode
+    assert daemon.thumbnail_writes(last, "512.webp") == mark
+    if daemon.s3:
+        assert mark == 1
     meta = next(m for m in metas if m["_id"] == last)
     assert (meta["thumbnails"]["512"]["width"], meta["thumbnails"]["512"]["height"]) == (512, 398)
 

@@ -15,6 +15,10 @@ int roost_cached_pages(int fd, uint64_t offset, uint64_t length, uint64_t *cache
 /// (EOPNOTSUPP or EISDIR where the file system cannot).
 int roost_open_unnamed(const char *directory, unsigned int mode);
 
+/// An unnamed scratch file in `directory`, open for reading and writing
+/// (O_TMPFILE | O_RDWR); it vanishes when closed. -1 with errno otherwise.
+int roost_open_scratch(const char *directory, unsigned int mode);
+
 /// Gives the unnamed file `fd` the name `path` (linkat through
 /// /proc/self/fd, which needs no privilege). Fails with EEXIST if `path`
 /// exists: it never replaces a file.

@@ -13,7 +13,13 @@ public enum BackupCommands {
         var taker = BackupTaker(dataDir: config.dataDir, catalog: BackupCatalog(root: root))
         taker.maxRate = maxRate ?? config.backups.maxRate
         taker.keep = keep ?? 0
+        taker.objectStore = config.objectStoreLocation
         let o = try taker.take()
+        if let store = taker.objectStore {
+            return "backup \(o.path) verified: \(o.manifest.totalBytes) bytes, the database and an index of \(o.filesInObjectStore) files "
+                + "that were NOT copied: they stay in \(store) (keep bucket versioning on), snapshot at \(o.manifest.createdAt), "
+                + String(format: "%.2f s", o.seconds) + (o.pruned.isEmpty ? "" : "; removed \(o.pruned.joined(separator: ", "))")
+        }
         return "backup \(o.path) verified: \(o.manifest.totalBytes) bytes, database and \(o.manifest.files.count) files "
             + "(\(o.linkedFiles) linked from the previous backup, \(o.linkedLiveFiles) from the data directory, "
             + "\(o.copiedFiles) copied), snapshot at \(o.manifest.createdAt), "

@@ -16,6 +16,8 @@ final class BackupService: @unchecked Sendable {
 
     let settings: RoostConfig.Backups
     let dataDir: String
+    /// `s3://bucket/prefix/` when files live in S3: backups index them instead of copying.
+    var objectStore: String?
     let removals: DeferredRemovals
     let logger: Logger
     private let condition = NSCondition()
@@ -120,6 +122,7 @@ final class BackupService: @unchecked Sendable {
         var taker = BackupTaker(dataDir: dataDir, catalog: catalog)
         taker.keep = settings.keep
         taker.maxRate = settings.maxRate
+        taker.objectStore = objectStore
         taker.isCancelled = { [self] in
             condition.lock()
             defer { condition.unlock() }
@@ -137,7 +140,7 @@ final class BackupService: @unchecked Sendable {
             Telemetry.backups(outcome: "success").increment()
             logger.info("backup taken and verified", metadata: [
                 "backup": "\(o.path)", "bytes": "\(o.manifest.totalBytes)", "files": "\(o.manifest.files.count)",
-                "linked": "\(o.linkedFiles)", "linked_live": "\(o.linkedLiveFiles)", "copied": "\(o.copiedFiles)", "seconds": "\(String(format: "%.3f", o.seconds))",
+                "linked": "\(o.linkedFiles)", "linked_live": "\(o.linkedLiveFiles)", "copied": "\(o.copiedFiles)", "in_object_store_not_copied": "\(o.filesInObjectStore)", "seconds": "\(String(format: "%.3f", o.seconds))",
                 "pruned": "\(o.pruned.count)",
             ])
         case .failure(let error):

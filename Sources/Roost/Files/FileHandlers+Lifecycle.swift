@@ -5,11 +5,31 @@ import Logging
 import Store
 
 extension FileHandlers {
+    /// The configured object store. With `files_store: s3` the settings are
+    /// checked and the bucket must answer a signed listing, so a missing
+    /// bucket or bad credentials stop the start with a clear message.
+    static func objectStore(config: RoostConfig, removals: DeferredRemovals, logger: Logger) throws -> any ObjectStore {
+        let layout = FileLayout(dataDir: config.dataDir)
+        switch config.filesStore {
+        case .local:
+            return LocalObjectStore(layout: layout, logger: logger, removePaths: { removals.remove($0) })
+        case .s3:
+            if let problem = config.s3.problem { throw RoostConfig.Invalid("files_store: s3: \(problem)") }
+            let store = S3ObjectStore(settings: config.s3, layout: layout, logger: logger)
+            try store.prepare()
+            do { try store.client.checkBucket() } catch {
+                throw RoostConfig.Invalid("files_store: s3: bucket \"\(config.s3.bucket)\" at \(config.s3.endpoint) cannot be used: \(error)")
+            }
+            logger.info("files are stored in S3", metadata: ["endpoint": "\(config.s3.endpoint)", "bucket": "\(config.s3.bucket)",
+                                                           "prefix": "\(store.keys.root)"])
+            return store
+        }
+    }
+
     /// Before the pools start (the writer is still ours): sweeps temporary
     /// files, files without rows and rows without files.
-    static func sweep(config: RoostConfig, writer: DocumentWriter, logger: Logger) throws {
-        let sweeper = FileSweeper(layout: FileLayout(dataDir: config.dataDir), logger: logger)
-        let outcome = try sweeper.sweep(rows: try writer.allFileIDs())
+    static func sweep(objects: any ObjectStore, writer: DocumentWriter, logger: Logger) throws {
+        let outcome = try objects.sweep(rows: try writer.allFileIDs())
         if !outcome.rowsWithoutFiles.isEmpty {
             logger.warning("file rows without files removed", metadata: ["ids": "\(outcome.rowsWithoutFiles.prefix(20))"])
             try writer.transaction { try writer.removeFileRows(outcome.rowsWithoutFiles) }
@@ -18,10 +38,10 @@ extension FileHandlers {
 
     /// Starts libvips, the upload and thumbnail pools, and the thumbnail job
     /// scan that resumes jobs a crash cut short.
-    static func start(config: RoostConfig, jobs: CallerJobs, removals: DeferredRemovals, logger: Logger) throws -> FileHandlers {
-        let scheduler = ThumbnailScheduler(config: config, pools: jobs.pools, logger: logger)
+    static func start(config: RoostConfig, objects: any ObjectStore, jobs: CallerJobs, logger: Logger) throws -> FileHandlers {
+        let scheduler = ThumbnailScheduler(config: config, store: objects, pools: jobs.pools, logger: logger)
         try scheduler.start()
-        let handlers = FileHandlers(jobs: jobs, config: config, thumbnails: scheduler, removals: removals, logger: logger)
+        let handlers = FileHandlers(jobs: jobs, config: config, thumbnails: scheduler, objects: objects, logger: logger)
         try handlers.uploads.start()
         scheduler.rescan()
         return handlers

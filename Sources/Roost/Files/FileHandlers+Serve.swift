@@ -6,7 +6,9 @@ import JSON
 import Store
 
 /// Serving stored bytes: `GET /files/:id` and `GET /files/:id/thumbnail`.
-/// Bytes are read on a worker thread, never on the loop.
+/// Bytes are read on a worker thread, never on the loop: local files on the
+/// reader that checked access, objects in S3 on the upload pool (a slow
+/// bucket must not hold the database readers).
 extension FileHandlers {
     /// `GET /files/:id`.
     func serve(_ id: String, _ request: Request, _ out: ResponseWriter) {
@@ -16,17 +18,32 @@ extension FileHandlers {
             guard let stored = try reader.fileForServing(id: id, scope: scope) else {
                 throw Self.notFound(id)
             }
-            let path = handlers.layout.objectPath(id)
-            let response = try FileResponse(request: request, etag: "\"\(stored.sha256)\"", contentType: MediaType(stored.contentType),
-                                            size: stored.size, filename: stored.name, cacheControl: handlers.cacheControl,
-                                            read: { offset, length in
-                guard let segment = try FileSegment.open(path, offset: offset, length: length, limit: limit) else {
-                    throw Self.notFound(id)
-                }
-                return segment
-            }).response
-            return response
+            return try handlers.fetching(request, out) {
+                try FileResponse(request: request, etag: "\"\(stored.sha256)\"", contentType: MediaType(stored.contentType),
+                                 size: stored.size, filename: stored.name, cacheControl: handlers.cacheControl,
+                                 read: { offset, length in
+                    guard let segment = try handlers.objects.openOriginal(id, offset: offset, length: length, limit: limit) else {
+                        throw Self.notFound(id)
+                    }
+                    return segment
+                }).response
+            }
         }
+    }
+
+    /// Runs `body`, which reads stored bytes, here (local files) or on the
+    /// upload pool (S3; 503 when it is full). Nil when handed on: the pool answers.
+    func fetching(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable () throws -> Response?) throws -> Response? {
+        if objects.isLocal { return try body() }
+        let logger = self.logger
+        uploads.submit({ _ in
+            do {
+                if let response = try body() { out.send(response) }
+            } catch {
+                out.send(ErrorResponses.response(for: error, request, logger))
+            }
+        }, orAnswer: out, .uploads)
+        return nil
     }
 
     /// Immutable: a file id never names other bytes. Shared and private
@@ -82,27 +99,24 @@ extension FileHandlers {
             if FileResponse.matches(request.headers["If-None-Match"], etag) {
                 return try respond([])
             }
-            let path = scheduler.thumbnailer.path(id, type, spec)
-            if let size = DurableFile.size(path) {
-                return try FileResponse(request: request, etag: etag, contentType: thumbType, size: size, filename: nil,
-                                        cacheControl: handlers.cacheControl, read: { offset, length in
-                    guard let segment = try FileSegment.open(path, offset: offset, length: length, limit: handlers.inspector.maxBytes) else {
-                        throw Self.notFound(id)
-                    }
-                    return segment
-                }).response
+            let name = scheduler.thumbnailer.name(type, spec)
+            return try handlers.fetching(request, out) {
+                if let stored = try handlers.objects.openThumbnail(id, name: name, limit: handlers.inspector.maxBytes) {
+                    return try FileResponse(request: request, etag: etag, contentType: thumbType, size: stored.size, filename: nil,
+                                            cacheControl: handlers.cacheControl, read: stored.read).response
+                }
+                scheduler.variant(id, type, spec) { outcome in
+                    out.send(ErrorResponses.catching(request, logger) {
+                        do { return try respond(try outcome.get().bytes) } catch let e as Vips.Unavailable {
+                            throw scheduler.images.unavailable(e)
+                        } catch let e as Vips.Failure {
+                            logger.warning("thumbnail failed", metadata: ["file": "\(id)", "variant": "\(spec.name)", "error": "\(e)"])
+                            throw HTTPError(422, "InvalidImage", "No thumbnail can be made of this file: \(e)")
+                        }
+                    })
+                }
+                return nil
             }
-            scheduler.variant(id, type, spec) { outcome in
-                out.send(ErrorResponses.catching(request, logger) {
-                    do { return try respond(try outcome.get().bytes) } catch let e as Vips.Unavailable {
-                        throw scheduler.images.unavailable(e)
-                    } catch let e as Vips.Failure {
-                        logger.warning("thumbnail failed", metadata: ["file": "\(id)", "variant": "\(spec.name)", "error": "\(e)"])
-                        throw HTTPError(422, "InvalidImage", "No thumbnail can be made of this file: \(e)")
-                    }
-                })
-            }
-            return nil
         }
     }
 }

@@ -20,25 +20,23 @@ struct FileHandlers: Sendable {
     let jobs: CallerJobs
     let uploads: WorkerPool<DocumentReader, UploadJob>
     let thumbnails: ThumbnailScheduler
-    let layout: FileLayout
+    /// Where the bytes live: the local file store or an S3 bucket.
+    let objects: any ObjectStore
     let inspector: UploadInspector
     let level: AccessScope.Level
     let ids = DocumentID()
     let logger: Logger
-    /// Unlinks deleted files' bytes, or keeps them while a backup runs.
-    let removals: DeferredRemovals
 
     /// Extra room a multipart body may take around its file part.
     static let multipartSlack = 64 * 1024
 
     static let collection = "files"
 
-    init(jobs: CallerJobs, config: RoostConfig, thumbnails: ThumbnailScheduler, removals: DeferredRemovals, logger: Logger) {
+    init(jobs: CallerJobs, config: RoostConfig, thumbnails: ThumbnailScheduler, objects: any ObjectStore, logger: Logger) {
         self.jobs = jobs
-        self.removals = removals
+        self.objects = objects
         self.thumbnails = thumbnails
         self.logger = logger
-        layout = FileLayout(dataDir: config.dataDir)
         inspector = UploadInspector(maxBytes: config.maxUploadBytes, maxPixels: config.maxImagePixels,
                                     validation: config.uploadValidation)
         level = config.filesPermission
@@ -91,11 +89,10 @@ struct FileHandlers: Sendable {
             throw error
         }
         let id = ids.next()
-        let path = layout.objectPath(id)
-        try DurableFile.write(upload.bytes, to: path, tmpDir: layout.tmp)
-        let metadata = metadata(id, upload)
         let type = upload.contentType
-        let (thumbnails, logger) = (self.thumbnails, self.logger)
+        try objects.putOriginal(id, bytes: upload.bytes, contentType: type.name, keepLocalCopy: upload.isImage)
+        let metadata = metadata(id, upload)
+        let (thumbnails, logger, objects) = (self.thumbnails, self.logger, self.objects)
         let job = StorePools.WriteJob(operation: { writer -> Response in
             .json(201, try writer.insertFile(id: id, metadata: metadata, thumbnailJob: upload.isImage, scope: scope))
         }, completion: { result in
@@ -104,12 +101,12 @@ struct FileHandlers: Sendable {
                 if upload.isImage { thumbnails.enqueue(FileJobRecord(fileID: id, contentType: type.name)) }
             case .failure:
                 // No row: the file must not stay (the sweep would also find it).
-                unlink(path)
+                objects.discardUncommitted(id)
             }
             out.send(ErrorResponses.catching(request, logger) { try result.get() })
         })
         if !pools.writer.submit(job) {
-            unlink(path)
+            objects.discardUncommitted(id)
             throw Overload.writes.error
         }
     }
@@ -136,12 +133,12 @@ struct FileHandlers: Sendable {
     /// `DELETE /files/:id`: the row goes in the group commit, then the bytes.
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
-        let (uploads, layout, level, removals) = (self.uploads, self.layout, self.level, self.removals)
+        let (uploads, objects, level) = (self.uploads, self.objects, self.level)
         jobs.write(request, out, committed: {
             // After COMMIT: a crash before these unlinks leaves files the
             // sweep removes. While a backup runs they wait (its snapshot
             // may have been taken before this delete).
-            let remove: @Sendable () -> Void = { removals.remove([layout.objectPath(id), layout.thumbDirectory(id)]) }
+            let remove: @Sendable () -> Void = { objects.remove(id) }
             if !uploads.submit({ _ in remove() }) { remove() }
         }) { writer, caller in
             try writer.deleteFile(id: id, scope: AccessScope(principal: caller.principal, level: level))

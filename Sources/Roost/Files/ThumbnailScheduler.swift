@@ -34,8 +34,8 @@ final class ThumbnailScheduler: @unchecked Sendable {
     private let lock = NSLock()
     private var running: [String: Int] = [:]
 
-    init(config: RoostConfig, pools: StorePools, logger: Logger) {
-        thumbnailer = Thumbnailer(layout: FileLayout(dataDir: config.dataDir), syncWrites: config.durability == .power)
+    init(config: RoostConfig, store: any ObjectStore, pools: StorePools, logger: Logger) {
+        thumbnailer = Thumbnailer(store: store, syncWrites: config.durability == .power)
         sizes = config.thumbnailSizes
         self.pools = pools
         self.logger = logger
@@ -88,7 +88,10 @@ final class ThumbnailScheduler: @unchecked Sendable {
     private func finished(_ id: String) {
         lock.lock()
         if let left = running[id] { running[id] = left > 1 ? left - 1 : nil }
+        let done = running[id] == nil
         lock.unlock()
+        // Every size is done: the local copy kept for them (S3) can go.
+        if done { thumbnailer.store.release(id) }
     }
 
     /// Looks for jobs in the database that are not queued (after a restart, or
@@ -123,14 +126,19 @@ final class ThumbnailScheduler: @unchecked Sendable {
             images.reportUnavailable(failure.description)
             finished(job.fileID)
             return
+        } catch is ObjectStoreUnavailable {
+            // The bucket did not answer (logged by the store): the job stays
+            // pending and a later rescan tries again.
+            finished(job.fileID)
+            return
         } catch {
             state = .failed(error: "\(error)")
         }
-        let (id, layout, logger, names) = (job.fileID, thumbnailer.layout, self.logger, sizes.map { "\($0)" })
+        let (id, store, logger, names) = (job.fileID, thumbnailer.store, self.logger, sizes.map { "\($0)" })
         let write = StorePools.WriteJob(operation: { writer in
             if try !writer.recordThumbnail(id: id, name: "\(size)", state: state, sizes: names) {
                 // Deleted meanwhile: its thumbnails go too.
-                try? FileManager.default.removeItem(atPath: layout.thumbDirectory(id))
+                store.removeThumbnails(id)
             }
         }, completion: { [self] result in
             if case .failure(let error) = result {

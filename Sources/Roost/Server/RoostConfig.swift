@@ -99,6 +99,9 @@ public struct RoostConfig: Sendable {
     public var uploadQueue = 64
     /// The access level of the file store.
     public var filesPermission: Permission = .shared
+    /// Where file bytes live (`files_store`), and the bucket when `s3` (see RoostConfig+S3.swift).
+    public var filesStore: FilesStore = .local
+    public var s3 = S3Settings()
     /// The messaging collections (threads and messages) and their built-in hooks.
     public var messaging = Messaging()
     /// Outgoing webhook endpoints and delivery settings.
@@ -147,6 +150,8 @@ public struct RoostConfig: Sendable {
                 try applyWebhooks(value)
             } else if key == "backups" {
                 try applyBackups(value)
+            } else if key == "s3" {
+                try applyS3(value, source: path)
             } else if key == "tls" {
                 try applyTLS(value, source: path)
             } else if key == "collections" {
@@ -163,6 +168,7 @@ public struct RoostConfig: Sendable {
         for key in Self.scalarKeys {
             if let value = environment["ROOST_" + key.uppercased()] { try set(key, value, source: "ROOST_" + key.uppercased()) }
         }
+        try applyS3(environment: environment)
     }
 
     static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
@@ -171,7 +177,7 @@ public struct RoostConfig: Sendable {
                              "password_cost", "hash_concurrency", "admin_token",
                              "sqlite_cache_bytes", "sqlite_mmap_bytes",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
-                             "thumbnail_workers", "upload_queue", "files_permission", "hook_budget_ms",
+                             "thumbnail_workers", "upload_queue", "files_permission", "files_store", "hook_budget_ms",
                              "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
                              "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade"]
 
@@ -250,7 +256,9 @@ public struct RoostConfig: Sendable {
             guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): files_permission must be public, shared, private or readonly") }
             filesPermission = p
         default:
-            guard try setNetwork(key, value, source: source) else { throw Invalid("\(source): unknown setting \"\(key)\"") }
+            guard try setNetwork(key, value, source: source) || setFilesStore(key, value, source: source) else {
+                throw Invalid("\(source): unknown setting \"\(key)\"")
+            }
         }
     }
 

@@ -47,7 +47,8 @@ public final class RoostServer {
         }
         let settings = ReloadableSettings(config)
         try applyReferences(writer, settings: settings)
-        if try backupHold.ifNoBackup({ try FileHandlers.sweep(config: config, writer: writer, logger: logger) }) == nil {
+        let objects = try FileHandlers.objectStore(config: config, removals: removals, logger: logger)
+        if try backupHold.ifNoBackup({ try FileHandlers.sweep(objects: objects, writer: writer, logger: logger) }) == nil {
             logger.notice("a backup is running: the file store sweep waits for the next start")
         }
         try writer.syncConfigWebhookEndpoints(config.webhooks.endpoints)
@@ -69,7 +70,7 @@ public final class RoostServer {
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
         let state = ServerState()
         let areas = try ServerComposition(
-            config: config, settings: settings, pools: pools, removals: removals,
+            config: config, settings: settings, pools: pools, removals: removals, objects: objects,
             info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()), state: state, logger: logger)
         let (hooks, files, backups, hub, stats, router) = (areas.hooks, areas.files, areas.backups, areas.hub, areas.stats, areas.router)
         try hooks.after.start()

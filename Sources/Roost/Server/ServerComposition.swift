@@ -1,5 +1,6 @@
 import Auth
 import Backup
+import Files
 import Jobs
 import Logging
 import Store
@@ -20,7 +21,8 @@ struct ServerComposition {
 
     /// Builds every area on started `pools`; starts only the file pipeline's
     /// own pools (uploads, thumbnails), which handlers submit to directly.
-    init(config: RoostConfig, settings: ReloadableSettings, pools: StorePools, removals: DeferredRemovals,
+    /// - Parameter objects: where file bytes live (`FileHandlers.objectStore`).
+    init(config: RoostConfig, settings: ReloadableSettings, pools: StorePools, removals: DeferredRemovals, objects: any ObjectStore,
          info: ServerInfo, state: ServerState, logger: Logger) throws {
         let databasePath = config.dataDir + "/roost.db"
         let lifetime = Int64(config.sessionLifetime)
@@ -38,9 +40,10 @@ struct ServerComposition {
         hookServices.set(hooks)
         self.hooks = hooks
         let collections = CollectionHandlers(jobs: jobs, maxBodyBytes: config.maxBodyBytes, hooks: hooks)
-        let files = try FileHandlers.start(config: config, jobs: jobs, removals: removals, logger: logger)
+        let files = try FileHandlers.start(config: config, objects: objects, jobs: jobs, logger: logger)
         self.files = files
         let backups = BackupService(settings: config.backups, dataDir: config.dataDir, removals: removals, logger: logger)
+        backups.objectStore = config.objectStoreLocation
         self.backups = backups
         let hub = LiveHub(databasePath: databasePath, access: access, filesLevel: files.level, config: config, logger: logger)
         self.hub = hub
