@@ -17,6 +17,8 @@ final class RouterFixture: Sendable {
     nonisolated(unsafe) static let shared = try! RouterFixture()
 
     let router: Router
+    /// The job seam the handlers run on (for tests that count what reached it).
+    let jobs: CallerJobs
     let dataDir: String
 
     init() throws {
@@ -27,40 +29,22 @@ final class RouterFixture: Sendable {
         config.readers = 1
         config.defaultPermission = .public
         config.adminToken = Self.adminToken
+        config.passwordCost = .owasp  // the cheapest hash: sign-ups and log-ins stay quick
         var logger = Logger(label: "router-fixture")
         logger.logLevel = .critical
         let databasePath = dataDir + "/roost.db"
         let writer = try DocumentWriter(path: databasePath, synchronous: "NORMAL", ids: DocumentID(), logger: logger)
         try writer.migrate()
-        let settings = ReloadableSettings(config)
         let pools = StorePools(databasePath: databasePath, writer: writer, config: config, logger: logger)
         try pools.start()
-        let access = AccessPolicy(
-            authenticator: Authenticator(adminTokenHash: SessionToken.hash(Self.adminToken), sessionLifetime: 3600, logger: logger),
-            settings: settings, renew: { _ in })
-        let outboxDirty = LockedBox(false)
-        let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty,
-                                                                 logger: logger),
-                                 outboxDirty: outboxDirty, logger: logger)
-        let collections = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access, hooks: hooks)
+        // The server's own composition: every area it routes is routed here.
         let removals = DeferredRemovals(hold: try BackupHold(dataDir: dataDir))
-        let objects = try FileHandlers.objectStore(config: config, removals: removals, logger: logger)
-        let files = try FileHandlers.start(config: config, objects: objects, pools: pools, access: access, logger: logger)
-        let hub = LiveHub(databasePath: databasePath, access: access, filesLevel: files.level, config: config, logger: logger)
-        let stats = ConsoleStats(pools: pools, files: files, databasePath: databasePath, liveStreams: { 0 }, logger: logger)
-        router = Router(RouteAreas(
-            collections: collections, batch: BatchHandler(collections: collections, logger: logger),
-            live: LiveHandlers(pools: pools, access: access, hub: hub),
-            accounts: AccountHandlers(pools: pools, collections: collections, access: access,
-                                      hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: 3600),
-            files: files, push: PushHandlers(pools: pools, collections: collections, access: access),
-            admin: WebhookHandlers(pools: pools, collections: collections, access: access, hooks: hooks),
-            backups: BackupHandlers(service: BackupService(settings: config.backups, dataDir: dataDir, removals: removals,
-                                                           logger: logger),
-                                    pools: pools, access: access),
-            console: ConsoleAdminHandlers(pools: pools, access: access, stats: stats, logs: .shared),
-            system: SystemHandlers(pools: pools, access: access, info: ServerInfo(version: "test", listen: [], startedAt: ""),
-                                   metrics: MetricsEndpoint(pools: pools), state: ServerState())))
+        let areas = try ServerComposition(config: config, settings: ReloadableSettings(config), pools: pools, removals: removals,
+                                          objects: try FileHandlers.objectStore(config: config, removals: removals, logger: logger),
+                                          info: ServerInfo(version: "test", listen: [], startedAt: ""), state: ServerState(),
+                                          logger: logger)
+        router = areas.router
+        jobs = areas.jobs
     }
 
     /// Routes one request and waits for its response (from whichever thread sends it).

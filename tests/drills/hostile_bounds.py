@@ -7,7 +7,7 @@ import threading
 import time
 import urllib.parse
 
-from roost_harness import one_request, png
+from roost_harness import one_request, png, rss_kib
 
 from .hostile_corpus import _contract
 from .hostile_corpus_cases import COLLECTION
@@ -35,14 +35,14 @@ class _Probe:
             except OSError as e:
                 failures.append(f"/healthz: {type(e).__name__}: {e}")
             latencies.append(time.monotonic() - t0)
-            rss_max = max(rss_max, _rss_kib(pid))
+            rss_max = max(rss_max, rss_kib(pid))
             stop.wait(interval)
         out.send((latencies, failures, rss_max))
         out.close()
 
     def __enter__(self):
         ctx = multiprocessing.get_context("fork")
-        self.rss_before = _rss_kib(self.daemon.proc.pid)
+        self.rss_before = rss_kib(self.daemon.proc.pid)
         self.stop = ctx.Event()
         self.receive, send = ctx.Pipe(duplex=False)
         self.proc = ctx.Process(target=self._loop, daemon=True,
@@ -54,20 +54,9 @@ class _Probe:
         self.stop.set()
         self.latencies, self.failures, rss_max = self.receive.recv() if self.receive.poll(30) else ([], ["no probe report"], 0)
         self.proc.join(timeout=10)
-        rss_max = max(rss_max, _rss_kib(self.daemon.proc.pid))
+        rss_max = max(rss_max, rss_kib(self.daemon.proc.pid))
         self.rss_growth_mib = max(0, rss_max - self.rss_before) / 1024
         return False
-
-
-def _rss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 class _Tally:

@@ -1,12 +1,11 @@
 """The world of the access-matrix tests: one roostd with a collection per
 permission level, four principals, the seeded rows and the expectation tables."""
 
-import json
 import urllib.parse
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN, FAST_HASHING, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, json_query as q, running_roostd
 
 
 LEVELS = ["public", "shared", "private", "readonly"]
@@ -103,10 +102,6 @@ def in_box(row):
 
 def tagged_x(row):
     return ROWS[row][3] == "x"
-
-
-def q(obj):
-    return urllib.parse.quote(json.dumps(obj, separators=(",", ":")))
 
 
 class World:

@@ -2,12 +2,10 @@
 recording daemon fixture."""
 
 import datetime
-import json
-import urllib.parse
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN, FAST_HASHING, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, json_query as q, running_roostd
 
 
 CONFIG = FAST_HASHING + f"""\
@@ -29,10 +27,6 @@ PROFILES = {
     "carol": {"firstName": "Carol", "lastName": "Cole", "email": "carol@watercooler.test", "title": "Engineer"},
 }
 NEW_ALICE_PASSWORD = "a brand new passphrase"
-
-
-def q(obj):
-    return urllib.parse.quote(json.dumps(obj, separators=(",", ":")))
 
 
 class Recorder:

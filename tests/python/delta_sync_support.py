@@ -5,14 +5,12 @@ ground truth of the randomised convergence runs."""
 import collections
 import json
 import os
-import struct
 import urllib.parse
-import uuid
 import zlib
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN, FAST_HASHING, cursors, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, cursors, json_query as q, png_from_chunks, running_roostd
 
 
 CONFIG = FAST_HASHING + f"""\
@@ -31,17 +29,7 @@ collections:
 
 
 # ---------------------------------------------------------------------------------------------
-# Plumbing: users with unique names (the daemon and keep-alive clients are roost_harness's).
-
-def new_user(node, name):
-    """Signs up `name` plus a random suffix; returns (user _id, token)."""
-    body = node.sign_up(f"{name}-{uuid.uuid4().hex[:6]}", email=f"{name}@example.com")
-    return body["user"]["_id"], body["token"]
-
-
-def q(value):
-    return urllib.parse.quote(json.dumps(value, separators=(",", ":")))
-
+# Plumbing: paths and a syncing client (the daemon, its users and keep-alive clients are roost_harness's).
 
 def qid(entity_id):
     return urllib.parse.quote(entity_id, safe="")
@@ -144,7 +132,7 @@ def node():
 @pytest.fixture(scope="module")
 def people(node):
     """Three signed-in users: {name: (id, token)}."""
-    return {name: new_user(node, name) for name in ("ann", "ben", "cat")}
+    return {name: node.new_user(name) for name in ("ann", "ben", "cat")}
 
 
 # Filters a client may sync with, and the same test in Python.
@@ -189,10 +177,7 @@ def _seeds(default):
 
 
 def png(width, height, seed):
+    """A PNG of its own pattern (not roost_harness.png's), so its bytes and hashes stay as they were."""
     raw = b"".join(b"\x00" + bytes(((x * 7 + y * seed + c * 50) & 0xFF) for x in range(width) for c in range(3))
                    for y in range(height))
-
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    return png_from_chunks(width, height, zlib.compress(raw))

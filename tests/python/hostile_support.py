@@ -3,15 +3,13 @@ requests may have wedged it), a client that checks the error-body and no-5xx
 invariants on every answer, /healthz probes in a thread, and an RSS watchdog
 that kills the daemon before a runaway request can hurt the machine."""
 
-import json
 import pathlib
 import threading
 import time
-import urllib.parse
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN, FAST_HASHING, Roostd, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, Roostd, json_query, running_roostd
 
 __all__ = ["ADMIN_TOKEN", "FAST_HASHING", "HostileDaemon", "hostile_roostd", "q", "HealthProbes", "RSSWatch",
            "check_invariants", "guarded_get", "account"]
@@ -19,7 +17,7 @@ __all__ = ["ADMIN_TOKEN", "FAST_HASHING", "HostileDaemon", "hostile_roostd", "q"
 
 def q(obj):
     """URL-encodes a JSON value for a query parameter (parentheses stay raw to keep long regexes short)."""
-    return urllib.parse.quote(json.dumps(obj, separators=(",", ":")), safe="()")
+    return json_query(obj, safe="()")
 
 
 def check_invariants(resp, what):

@@ -3,13 +3,12 @@ with keep-alive clients per token, the module-scoped `roost`, `limits` and `peop
 fixtures, and assertions on streams."""
 
 import urllib.parse
-import uuid
 
 import pytest
 
 from drills.common import ADMIN_TOKEN
 from drills.live import LiveStream, cursor_seq
-from roost_harness import Client, Roostd, cursors
+from roost_harness import Client, Roostd, assert_error, cursors  # noqa: F401 (assert_error: for the tests)
 
 
 CONFIG = f"""\
@@ -39,23 +38,12 @@ def q(s):
 class Node(Roostd):
     """A roostd with a keep-alive client per token (no retries: a dropped connection is an error here)."""
 
-    usernames = {}
-
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         cursors.register(self.data_dir)   # event ids are sealed: the checks open them with its key
 
     def api(self, token=None):
         return Client(self.port, timeout=15, token=token)
-
-    def new_user(self, name):
-        """Signs up `name` plus a random suffix; returns (user _id, token)."""
-        username = f"{name}-{uuid.uuid4().hex[:6]}"
-        r = self.api().request("POST", "/users", {"username": username, "password": PASSWORD,
-                                                  "email": f"{name}@example.com"})
-        assert r.status == 201, r
-        self.usernames[r.json()["user"]["_id"]] = username
-        return r.json()["user"]["_id"], r.json()["token"]
 
     def stream(self, path, token=None, **kw):
         s = LiveStream(self.port, path, token=token, **kw)
@@ -64,26 +52,20 @@ class Node(Roostd):
         return s
 
 
-def _daemon(tmp_path_factory, name, config):
-    node = Node(tmp_path_factory.mktemp(name), config)
-    node.start()
+def module_node(name, config):
+    """A module-scoped fixture called `name`: a Node with `config`, stopped after the module."""
+    @pytest.fixture(scope="module", name=name)
+    def node(tmp_path_factory):
+        n = Node(tmp_path_factory.mktemp(name), config)
+        n.start()
+        yield n
+        n.stop()
+        n.close()
     return node
 
 
-@pytest.fixture(scope="module")
-def roost(tmp_path_factory):
-    node = _daemon(tmp_path_factory, "live", CONFIG)
-    yield node
-    node.stop()
-    node.close()
-
-
-@pytest.fixture(scope="module")
-def limits(tmp_path_factory):
-    node = _daemon(tmp_path_factory, "live-limits", LIMITS_CONFIG)
-    yield node
-    node.stop()
-    node.close()
+roost = module_node("roost", CONFIG)
+limits = module_node("limits", LIMITS_CONFIG)
 
 
 @pytest.fixture(scope="module")
@@ -99,14 +81,6 @@ def assert_ascending(events):
     seqs = [cursor_seq(e.id) for e in events]
     assert all(s is not None for s in seqs), events
     assert seqs == sorted(set(seqs)), f"ids not strictly ascending: {seqs}"
-
-
-def assert_error(reply_or_stream, status, code=None):
-    body = reply_or_stream.json()
-    assert reply_or_stream.status == status, (reply_or_stream.status, body)
-    assert isinstance(body, dict) and set(body) == {"error", "description"}, body
-    if code:
-        assert body["error"] == code, body
 
 
 def until_sentinel(stream, sentinel_id, timeout=10):

@@ -3,11 +3,10 @@ reference that filters and orders them."""
 
 import json
 import random
-import urllib.parse
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN, FAST_HASHING, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, json_query as q, running_roostd
 
 
 CONFIG = f"""
@@ -24,10 +23,6 @@ collections:
 
 DOCS = 1200
 SEED = 2211
-
-
-def q(value):
-    return urllib.parse.quote(json.dumps(value, separators=(",", ":")))
 
 
 def random_value(rng, arrays):

@@ -9,7 +9,6 @@ import http.client
 import http.server
 import json
 import pathlib
-import re
 import shutil
 import socket
 import ssl
@@ -19,7 +18,7 @@ import time
 
 import pytest
 
-from roost_harness import Roostd, clean_env, free_port
+from roost_harness import Roostd, clean_env, free_port, remote_in_access_log, send_json
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "etc" / "caddy" / "Caddyfile"
 ROOST_CONFIG = 'password_cost: interactive\ntrusted_proxies: ["127.0.0.1"]\nforwarded_header: X-Forwarded-For\n'
@@ -73,12 +72,7 @@ class Caddy:
                                                source_address=(client, 0))
         else:
             conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15, source_address=(client, 0))
-        hdrs = {"Content-Type": "application/json", **(headers or {})}
-        conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=hdrs)
-        r = conn.getresponse()
-        out = (r.status, dict(r.getheaders()), r.read())
-        conn.close()
-        return out
+        return send_json(conn, method, path, body, headers)
 
     def stop(self):
         self.proc.terminate()
@@ -97,15 +91,6 @@ def stack(request, tmp_path, pki):  # noqa: F811
         assert roost.stop() == 0
         # Caddy kept its state in the test's dirs, not the user's HOME.
         assert (tmp_path / "config-home" / "caddy" / "autosave.json").exists()
-
-
-def remote_in_access_log(roost, request_id):
-    for _ in range(50):
-        m = re.search(rf"request_id={re.escape(request_id)} remote=(\S+)", roost.log_text())
-        if m:
-            return m.group(1)
-        time.sleep(0.05)
-    raise AssertionError(f"no access-log line for {request_id}")
 
 
 def test_caddy_names_the_client_whatever_it_claims(stack):

@@ -7,11 +7,10 @@ import json
 import sqlite3
 import tempfile
 import time
-import urllib.parse
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
+from roost_harness import ADMIN_TOKEN as ADMIN, Roostd, json_query as q
 
 ROWS = 100_000
 BUDGET_MS = 100
@@ -53,10 +52,6 @@ def timed(roost, path):
         assert status == 200, (path, body)
         best = elapsed if best is None else min(best, elapsed)
     return best, body
-
-
-def q(value):
-    return urllib.parse.quote(json.dumps(value))
 
 
 @pytest.mark.parametrize("what,path", [

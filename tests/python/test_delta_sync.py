@@ -37,7 +37,6 @@ from delta_sync_support import (
     World,
     _seeds,
     full_list,
-    new_user,
     node,
     people,
     qid,
@@ -53,7 +52,7 @@ def test_random_convergence(node, level, seed):
     rng = random.Random(seed)
     private = level == "private"
     coll = "prvSync" if private else f"shrSync{seed}x{uuid.uuid4().hex[:4]}"
-    users = [new_user(node, f"u{k}") for k in range(4)]
+    users = [node.new_user(f"u{k}") for k in range(4)]
     ids = [u for u, _ in users]
     tokens = dict(users)
     world = World(private, ids)

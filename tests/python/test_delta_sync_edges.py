@@ -18,7 +18,6 @@ from delta_sync_support import (
     delta_path,
     error_code,
     full_list,
-    new_user,
     node,
     people,
     png,
@@ -180,7 +179,7 @@ def test_cursor_from_another_database_is_gone(node, people):
     api = node.api(people["ann"][1])
     ours = api.call("GET", delta_path("shrEdge")).body["cursor"]
     with running_roostd(CONFIG) as other:
-        _, token = new_user(other, "zed")
+        _, token = other.new_user("zed")
         oapi = other.api(token)
         assert oapi.call("POST", "/shrEdge", {"a": 1}).status == 201
         theirs = oapi.call("GET", delta_path("shrEdge")).body["cursor"]
@@ -195,7 +194,7 @@ def test_permission_level_change_expires_cursors(tmp_path, how):
     config = FAST_HASHING + "collections:\n  lvl: {permission: shared}\n"
     node = Roostd(tmp_path, config).start()
     try:
-        uid, token = new_user(node, "lev")
+        uid, token = node.new_user("lev")
         api = node.api(token)
         assert api.call("POST", "/lvl", {"_id": f"{uid}:a"}).status == 201
         cursor = api.call("GET", delta_path("lvl")).body["cursor"]
@@ -229,9 +228,9 @@ def test_permission_level_change_expires_cursors(tmp_path, how):
 
 
 def test_users_deltaset_is_the_public_view_with_deletions(node):
-    me, my_token = new_user(node, "viewer")
-    gone, gone_token = new_user(node, "leaver")
-    other, other_token = new_user(node, "stayer")
+    me, my_token = node.new_user("viewer")
+    gone, gone_token = node.new_user("leaver")
+    other, other_token = node.new_user("stayer")
     client = SyncClient(node.api(my_token), "users", name="viewer")
     client.sync(limit=2)
     assert {me, gone, other} <= set(client.copy)

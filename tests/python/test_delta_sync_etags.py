@@ -7,7 +7,7 @@ import pytest
 
 from roost_harness import ADMIN_TOKEN
 
-from delta_sync_support import delta_path, error_code, new_user, node, people, png
+from delta_sync_support import delta_path, error_code, node, people, png
 
 
 # ---------------------------------------------------------------------------------------------
@@ -90,7 +90,7 @@ def test_etags_on_other_entity_responses(node, people):
     api = node.api(people["ann"][1])
     path = f"/etagNotes/res{uuid.uuid4().hex[:8]}"
     assert api.call("PUT", path, {"a": 1}).status == 201
-    uid, token = new_user(node, "tagged")
+    uid, token = node.new_user("tagged")
     uapi = node.api(token)
     me = uapi.call("GET", "/users/me")
     responses = [("GET ?resolve=a", api.call("GET", path + "?resolve=a")), ("GET /users/me", me),
@@ -101,7 +101,7 @@ def test_etags_on_other_entity_responses(node, people):
 
 
 def test_user_and_file_responses_carry_the_stored_etag(node, people):
-    uid, token = new_user(node, "etagged")
+    uid, token = node.new_user("etagged")
     uapi, other = node.api(token), node.api(people["ben"][1])
     put = uapi.call("PUT", f"/users/{uid}", {"nick": "p"})
     responses = [("GET /users/:id (self)", uapi.call("GET", f"/users/{uid}")),
@@ -130,7 +130,7 @@ def test_resolve_etag_is_the_entitys_own(node, people):
 
 @pytest.mark.parametrize("method,body", [("PUT", {"nick": "z"}), ("PATCH", {"nick": "z"}), ("DELETE", None)])
 def test_if_match_on_users(node, method, body):
-    uid, token = new_user(node, "cond")
+    uid, token = node.new_user("cond")
     api = node.api(token)
     path = f"/users/{uid}"
     first = api.call("GET", path)
@@ -151,7 +151,7 @@ def test_if_match_on_users(node, method, body):
 
 
 def test_stale_if_match_refuses_a_password_change(node):
-    uid, token = new_user(node, "pwcond")
+    uid, token = node.new_user("pwcond")
     api = node.api(token)
     stale = api.call("GET", f"/users/{uid}").header("ETag")
     assert api.call("PATCH", f"/users/{uid}", {"nick": "n"}).status == 200

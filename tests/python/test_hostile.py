@@ -23,9 +23,7 @@ test_hostile_runaway.py: 5 to 7.
 """
 
 import random
-import struct
 import time
-import zlib
 
 import pytest
 
@@ -41,6 +39,7 @@ from hostile_world import (
     uniq,
     world,
 )
+from roost_harness import png
 
 
 # ===========================================================================
@@ -210,16 +209,6 @@ def test_nul_bytes_are_refused_whole_not_compared_cut_short(world):
         r = world.call("anon", "GET", f"/pubNul2?query={q(flt)}")
         assert r.status == 400 and r.body["error"] == "InvalidQuery", r
     assert world.call("anon", "GET", "/pubNul2/_count").body == {"count": 1}
-
-
-def png(width, height, seed):
-    rows = b"".join(b"\x00" + bytes(((x * 3 + y * seed + c * 85) & 0xFF) for x in range(width) for c in range(3))
-                    for y in range(height))
-
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows, 1)) + chunk(b"IEND", b"")
 
 
 def test_200_widths_do_not_store_200_variants(world):

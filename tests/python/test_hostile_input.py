@@ -7,6 +7,8 @@ import socket
 import time
 import urllib.parse
 
+from roost_harness import rss_kib
+
 ERROR_STATUSES = {400, 404, 405, 409, 413, 415, 503}
 
 
@@ -118,14 +120,6 @@ def _query(roostd, collection, flt, **extra):
     return status, json.loads(body)
 
 
-def _rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def test_long_filter_paths_are_linear_and_bounded(roostd):
     deep = 1
     for _ in range(19):
@@ -150,7 +144,7 @@ def test_long_filter_paths_are_linear_and_bounded(roostd):
 
 def test_regex_is_bounded_in_size_time_and_memory(roostd):
     assert roostd.json("POST", "/regexBounds", {"s": "a" * 20_000})[0] == 201
-    before = _rss_kib(roostd.pid)
+    before = rss_kib(roostd.pid)
     cases = [
         ("()" * 8000, "InvalidQuery", "1024"),
         ("(a)" * 65, "InvalidQuery", "64"),
@@ -162,7 +156,7 @@ def test_regex_is_bounded_in_size_time_and_memory(roostd):
         status, body = _query(roostd, "regexBounds", {"s": {"$regex": pattern}})
         assert status == 400 and body["error"] == error and mentions in body["description"], (pattern[:20], body)
         assert time.monotonic() - started < 3, pattern[:20]
-    assert _rss_kib(roostd.pid) - before < 200 * 1024
+    assert rss_kib(roostd.pid) - before < 200 * 1024
     assert _query(roostd, "regexBounds", {"s": {"$regex": "^a{5}"}}) == (200, _query(roostd, "regexBounds", {})[1])
 
 

@@ -9,7 +9,7 @@ import pytest
 from drills.common import ADMIN_TOKEN
 from drills.live import LiveStream, cursor_seq, live_path, metric
 
-from live_support import PASSWORD, PER_ADDRESS_CONFIG, _daemon, assert_error, kinds, limits, roost
+from live_support import PASSWORD, PER_ADDRESS_CONFIG, assert_error, kinds, limits, module_node, roost
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,12 +109,7 @@ def test_live_max_connections(limits):
     assert _wait_streams(limits, 0)
 
 
-@pytest.fixture(scope="module")
-def per_address(tmp_path_factory):
-    node = _daemon(tmp_path_factory, "live-per-address", PER_ADDRESS_CONFIG)
-    yield node
-    node.stop()
-    node.close()
+per_address = module_node("per_address", PER_ADDRESS_CONFIG)
 
 
 def test_live_max_per_address(per_address):

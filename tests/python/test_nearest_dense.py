@@ -5,11 +5,10 @@ cursors and skips."""
 import json
 import math
 import random
-import urllib.parse
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN, running_roostd
+from roost_harness import ADMIN_TOKEN, json_query as q, running_roostd
 
 CONFIG = f"""
 default_permission: public
@@ -26,10 +25,6 @@ def metres(a, b):
     (x1, y1), (x2, y2) = a, b
     h = math.sin(math.radians(y2 - y1) / 2) ** 2 + math.cos(math.radians(y1)) * math.cos(math.radians(y2)) * math.sin(math.radians(x2 - x1) / 2) ** 2
     return 2 * math.asin(min(1, math.sqrt(h))) * 6378100.0
-
-
-def q(value):
-    return urllib.parse.quote(json.dumps(value, separators=(",", ":")))
 
 
 @pytest.fixture(scope="module")

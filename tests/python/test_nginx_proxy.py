@@ -5,16 +5,14 @@ the test's clients connect to nginx from other loopback addresses
 (127.0.1.x), so each is a distinct client nginx does not trust either."""
 
 import http.client
-import json
 import pathlib
-import re
 import shutil
 import subprocess
 import time
 
 import pytest
 
-from roost_harness import Roostd, free_port
+from roost_harness import Roostd, free_port, remote_in_access_log, send_json
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "etc" / "nginx" / "roost.conf"
 
@@ -85,21 +83,7 @@ def call(https_port, pki, client, method, path, body=None, headers=None):  # noq
     import ssl
     ctx = ssl.create_default_context(cafile=str(pki / "ca.pem"))
     conn = http.client.HTTPSConnection("localhost", https_port, context=ctx, timeout=15, source_address=(client, 0))
-    hdrs = {"Content-Type": "application/json", **(headers or {})}
-    conn.request(method, path, body=json.dumps(body) if body is not None else None, headers=hdrs)
-    r = conn.getresponse()
-    out = (r.status, dict(r.getheaders()), r.read())
-    conn.close()
-    return out
-
-
-def remote_in_access_log(roost, request_id):
-    for _ in range(50):
-        m = re.search(rf"request_id={re.escape(request_id)} remote=(\S+)", roost.log_text())
-        if m:
-            return m.group(1)
-        time.sleep(0.05)
-    raise AssertionError(f"no access-log line for {request_id}")
+    return send_json(conn, method, path, body, headers)
 
 
 def test_nginx_in_front_names_the_client_and_no_one_is_locked_out(stack):

@@ -16,7 +16,7 @@ import pathlib
 
 import pytest
 
-from roost_harness import Roostd, free_port
+from roost_harness import Roostd, free_port, remote_in_access_log
 
 SIGNATURE = b"\r\n\r\n\x00\r\nQUIT\n"
 CONFIG = 'password_cost: interactive\nhash_concurrency: 2\ntrusted_proxies: ["127.0.0.1"]\n'
@@ -65,15 +65,6 @@ def exchange(port, *pieces, source="127.0.0.1", timeout=10, pause=0.0):
 def status_of(reply):
     m = re.match(rb"HTTP/1.1 (\d+)", reply)
     return int(m.group(1)) if m else None
-
-
-def remote_in_access_log(d, rid):
-    for _ in range(50):
-        m = re.search(rf"request_id={re.escape(rid)} remote=(\S+)", d.log_text())
-        if m:
-            return m.group(1)
-        time.sleep(0.05)
-    raise AssertionError(f"no access-log line for {rid}")
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ Everything talks to 127.0.0.1 only."""
 import http.client
 import json
 import time
+import urllib.parse
 
 _UNPARSED = object()
 
@@ -98,6 +99,17 @@ def request(port, method, path, body=None, headers=None, raw_body=None, timeout=
         conn.close()
 
 
+def send_json(conn, method, path, body=None, headers=None):
+    """One request on an open `conn` (e.g. from a chosen source address through
+    a proxy), `body` as JSON; closes it. Returns (status, headers as sent, raw bytes)."""
+    try:
+        resp = exchange(conn, method, path, json.dumps(body) if body is not None else None,
+                        {"Content-Type": "application/json", **(headers or {})})
+        return resp.status, resp.sent_headers, resp.raw
+    finally:
+        conn.close()
+
+
 class Client:
     """A keep-alive HTTP/1.1 client for one thread. Network errors propagate
     (a drill counts them as 'no answer'), except that with `retry_get` a GET
@@ -151,8 +163,15 @@ def one_request(port, method, path, body=None, headers=None, timeout=10.0):
 
 
 def assert_error(resp, status, code=None):
-    """The response is an error of `status` (and `code`) with the standard body."""
-    assert resp.status == status, resp
-    assert isinstance(resp.body, dict) and set(resp.body) == {"error", "description"}, resp
+    """The response is an error of `status` (and `code`) with the standard body.
+    `resp` is a Response, or anything with `status` and `json()` (a refused live stream)."""
+    body = resp.body if isinstance(resp, Response) else resp.json()
+    assert resp.status == status, (resp.status, body)
+    assert isinstance(body, dict) and set(body) == {"error", "description"}, (resp.status, body)
     if code is not None:
-        assert resp.body["error"] == code, resp
+        assert body["error"] == code, (resp.status, body)
+
+
+def json_query(value, safe="/"):
+    """A JSON value as a compact, URL-encoded query parameter (`query`, `sort`, …)."""
+    return urllib.parse.quote(json.dumps(value, separators=(",", ":")), safe=safe)

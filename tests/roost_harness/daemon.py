@@ -4,11 +4,13 @@ survives restarts, with its log, readiness wait and HTTP helpers."""
 import contextlib
 import json
 import pathlib
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 
 from . import client as http
 from .paths import binary, clean_env, free_port
@@ -56,6 +58,7 @@ class Roostd:
         self.port = self.fixed_port
         self.proc = None
         self.logs = []  # one file per start, oldest first
+        self.usernames = {}  # _id → username of the users `new_user` signed up
         self.starts = 0
 
     # ------------------------------------------------------------------ process
@@ -189,6 +192,14 @@ class Roostd:
         assert r.status == 201, r
         return r.body
 
+    def new_user(self, name, password="correct horse battery"):
+        """Signs up `name` plus a random suffix, with email name@example.com; returns
+        (user _id, token) and remembers the username in `usernames` by _id."""
+        username = f"{name}-{uuid.uuid4().hex[:6]}"
+        body = self.sign_up(username, password, email=f"{name}@example.com")
+        self.usernames[body["user"]["_id"]] = username
+        return body["user"]["_id"], body["token"]
+
     def log_in(self, username, password):
         return self.call("POST", "/login", {"username": username, "password": password})
 
@@ -203,3 +214,25 @@ def running_roostd(config, env=None, cls=Roostd, stop_timeout=10):
             yield daemon.start()
         finally:
             daemon.stop(timeout=stop_timeout, strict=False)
+
+
+def remote_in_access_log(roostd, request_id):
+    """The client address the access log names for `request_id` (waits up to 2.5 s for the line)."""
+    for _ in range(50):
+        m = re.search(rf"request_id={re.escape(request_id)} remote=(\S+)", roostd.log_text())
+        if m:
+            return m.group(1)
+        time.sleep(0.05)
+    raise AssertionError(f"no access-log line for {request_id}")
+
+
+def rss_kib(pid):
+    """The resident set size of process `pid` in KiB (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0

@@ -56,7 +56,8 @@ struct AccessPolicy: Sendable {
     }
 
     /// The caller, from a reader or from the writer inside its transaction;
-    /// queues a sliding renewal of the session when one is due.
+    /// queues a sliding renewal of the session when one is due. Only the
+    /// job seam (`CallerJobs`) calls this: handlers are handed the caller.
     func caller(_ request: Request, _ sessions: some SessionStore) throws -> Authenticator.Caller {
         let caller = try authenticator.caller(request) { try sessions.session(tokenHash: $0, now: $1) }
         if caller.renewDue, let hash = caller.tokenHash { renew(hash) }
@@ -64,13 +65,13 @@ struct AccessPolicy: Sendable {
     }
 
     /// The caller's scope in `collection`.
-    func scope(_ request: Request, _ collection: String, _ sessions: some SessionStore) throws -> AccessScope {
-        AccessScope(principal: try caller(request, sessions).principal, level: level(of: collection))
+    func scope(_ principal: AccessScope.Principal, in collection: String) -> AccessScope {
+        AccessScope(principal: principal, level: level(of: collection))
     }
 
-    /// Nothing when the caller holds the admin token; else 401 (none or a wrong one) or 403 (a user's).
-    func requireAdmin(_ request: Request, _ sessions: some SessionStore) throws {
-        switch try caller(request, sessions).principal {
+    /// Nothing for the admin; else 401 (no token) or 403 (a user's).
+    static func requireAdmin(_ principal: AccessScope.Principal) throws {
+        switch principal {
         case .admin: return
         case .anonymous: throw HTTPError(401, "Unauthorized", "The admin API needs the admin token.")
         case .user: throw HTTPError(403, "Forbidden", "The admin API needs the admin token.")

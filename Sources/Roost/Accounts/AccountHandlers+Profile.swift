@@ -9,11 +9,10 @@ extension AccountHandlers {
     /// `oldPassword` (admins excepted) and signs out the user's other sessions.
     func update(_ id: String, _ request: Request, _ out: ResponseWriter, merge: Bool) {
         guard let body = collections.checkBody(request, out, extraTypes: merge ? ["application/merge-patch+json"] : []) else { return }
-        let (hasher, access, pools, hooks) = (self.hasher, self.access, self.pools, collections.hooks)
+        let (hasher, pools, hooks) = (self.hasher, self.pools, collections.hooks)
         // Who asks and what they send are settled on a reader, before the body
         // reaches the writer or a hash thread (and never on the loop).
-        pools.readStep(request, out) { reader in
-            let caller = try access.caller(request, reader)
+        jobs.read(request, out) { _, caller in
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             let fields = try CollectionHandlers.object(body)
             guard fields["password"] != nil else {
@@ -54,12 +53,11 @@ extension AccountHandlers {
     /// `DELETE /users/:id`: self or admin; removes the record, credentials and
     /// sessions. Honours `If-Match`/`If-None-Match` against the stored record.
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
-        let (access, hooks, pools, pending) = (self.access, collections.hooks, self.pools, HookServices.Pending([]))
-        pools.write(request, out, committed: {
+        let (hooks, pools, pending) = (collections.hooks, self.pools, HookServices.Pending([]))
+        jobs.write(request, out, committed: {
             hooks.committed(pending)()
             pools.sessionsRevoked.get()?()
-        }, prepare: { reader in
-            let caller = try access.caller(request, reader)
+        }, prepare: { caller in
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             return caller
         }) { writer, caller in

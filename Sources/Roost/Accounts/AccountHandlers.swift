@@ -10,9 +10,8 @@ import Store
 /// Sign-up, log-in, log-out and the member directory. Password hashing runs
 /// on the hash pool; the writes that follow run in the writer's group commit.
 struct AccountHandlers: Sendable {
-    let pools: StorePools
+    let jobs: CallerJobs
     let collections: CollectionHandlers
-    let access: AccessPolicy
     let hasher: PasswordHasher
     let sessionLifetime: Int64
     /// Verified against when a username is unknown, so timing reveals nothing.
@@ -23,10 +22,11 @@ struct AccountHandlers: Sendable {
     /// (a size check), before a reader parses them.
     static let maxLoginBody = 16 * 1024
 
-    init(pools: StorePools, collections: CollectionHandlers, access: AccessPolicy, hasher: PasswordHasher, sessionLifetime: Int64) {
-        self.pools = pools
+    var pools: StorePools { jobs.pools }
+
+    init(jobs: CallerJobs, collections: CollectionHandlers, hasher: PasswordHasher, sessionLifetime: Int64) {
+        self.jobs = jobs
         self.collections = collections
-        self.access = access
         self.hasher = hasher
         self.sessionLifetime = sessionLifetime
         decoyHash = hasher.decoyHash()
@@ -154,9 +154,8 @@ struct AccountHandlers: Sendable {
 
     /// `GET /users/me`: the caller's own record, private fields included.
     func me(_ request: Request, _ out: ResponseWriter) {
-        let access = self.access
-        pools.read(request, out) { reader in
-            guard case .user(let id) = try access.caller(request, reader).principal else {
+        jobs.read(request, out) { reader, caller in
+            guard case .user(let id) = caller.principal else {
                 throw HTTPError(401, "Unauthorized", "Sign in to see your own record.")
             }
             guard let text = try reader.get(Self.users, id: id) else { throw HTTPError.notFound("Your user record no longer exists.") }

@@ -17,8 +17,7 @@ import Store
 /// backup thread; reading the directory on a reader, never on the loop.
 struct BackupHandlers: Sendable {
     let service: BackupService
-    let pools: StorePools
-    let access: AccessPolicy
+    let jobs: CallerJobs
 
     var routes: [RoostRoute] {
         let handlers = self
@@ -28,7 +27,7 @@ struct BackupHandlers: Sendable {
     /// Runs `body` on a reader once the caller is the admin; it returns the
     /// response, or nil when the backup thread will answer.
     private func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable () throws -> Response?) {
-        access.readAsAdmin(pools, request, out) { _ in try body() }
+        jobs.readAsAdmin(request, out) { _ in try body() }
     }
 
     func list(_ request: Request, _ out: ResponseWriter) {

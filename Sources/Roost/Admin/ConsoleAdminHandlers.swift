@@ -16,8 +16,7 @@ import Store
 /// - `GET|DELETE /admin/users/:id/sessions`, `DELETE /admin/users/:id/sessions/:sid`;
 /// - `POST /admin/webhooks/endpoints/:name/disable`.
 struct ConsoleAdminHandlers: Sendable {
-    let pools: StorePools
-    let access: AccessPolicy
+    let jobs: CallerJobs
     let stats: ConsoleStats
     let logs: LogRing
 
@@ -42,7 +41,7 @@ struct ConsoleAdminHandlers: Sendable {
     }
 
     func collectionDetails(_ request: Request, _ out: ResponseWriter) {
-        let access = self.access
+        let access = jobs.access
         asAdmin(request, out) { reader in
             .json(200, JSONValue.array(try reader.collectionDetails().map { c in
                 var o = JSONObject()
@@ -130,10 +129,10 @@ struct ConsoleAdminHandlers: Sendable {
     }
 
     func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
-        access.readAsAdmin(pools, request, out) { try body($0) }
+        jobs.readAsAdmin(request, out) { try body($0) }
     }
 
     func asAdminWriting(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
-        access.writeAsAdmin(pools, request, out, body)
+        jobs.writeAsAdmin(request, out, body)
     }
 }

@@ -15,7 +15,7 @@ import Store
 /// Body: `{"operations": [{"method", "path", "body", "headers"}]}` where
 /// `path` is `/:collection` (POST) or `/:collection/:id` (PUT, PATCH,
 /// DELETE) and `headers` may carry `If-Match` / `If-None-Match`. The batch's
-/// own `Authorization` applies to every operation.
+/// own `Authorization` applies to every operation: its caller is found once.
 struct BatchHandler: Sendable {
     let collections: CollectionHandlers
     let logger: Logger
@@ -38,10 +38,10 @@ struct BatchHandler: Sendable {
         guard let body = collections.checkBody(request, out) else { return }
         let (access, hooks, logger) = (collections.access, collections.hooks, self.logger)
         let pending = HookServices.Pending([])
-        collections.pools.write(request, out, committed: hooks.committed(pending), prepare: { reader in
+        collections.jobs.write(request, out, committed: hooks.committed(pending), prepare: { caller in
             let writes = try Self.operations(body, request)
             return try writes.enumerated().map { index, write in
-                do { return (write, try write.prepare(access, reader)) } catch {
+                do { return (write, try write.prepare(caller, access)) } catch {
                     throw Failure(index: index, inner: ErrorResponses.httpError(for: error, request, logger))
                 }
             }
@@ -98,8 +98,7 @@ struct BatchHandler: Sendable {
         case (_, .object(let o)?): entity = o
         default: throw HTTPError(400, "InvalidDocument", "A \(methodName) operation needs a JSON object body.")
         }
-        var headers = Headers()
-        if let auth = batch.headers["Authorization"] { headers.add("Authorization", auth) }
+        var headers = Headers()  // the batch's caller is found once, by the job seam, for every operation
         if let given = op["headers"], given.objectValue == nil {
             throw HTTPError(400, "InvalidDocument", "An operation's headers must be an object such as {\"If-Match\": \"...\"}.")
         }

@@ -11,9 +11,8 @@ extension CollectionHandlers {
 
     func deltaset(_ collection: String, _ request: Request, _ out: ResponseWriter, level: AccessScope.Level? = nil) {
         let access = self.access
-        pools.read(request, out) { reader in
-            let principal = try access.caller(request, reader).principal
-            let scope = AccessScope(principal: principal, level: level ?? access.level(of: collection))
+        jobs.read(request, out, in: collection, level: level) { reader, scope in
+            let principal = scope.principal
             try scope.checkCollectionRead() // who may ask comes before what they ask
             let filter = try ListParameters.filter(request)
             try access.checkHiddenFields(collection, principal, filter: filter, sort: [])

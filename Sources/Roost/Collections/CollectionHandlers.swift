@@ -10,16 +10,17 @@ import Store
 /// shape, then queues the work to a reader or the writer. Writes run through
 /// the before hooks inside their savepoint; after hooks are queued after COMMIT.
 struct CollectionHandlers: Sendable {
-    let pools: StorePools
+    let jobs: CallerJobs
     let maxBodyBytes: Int
-    let access: AccessPolicy
     let hooks: HookServices
+
+    var pools: StorePools { jobs.pools }
+    var access: AccessPolicy { jobs.access }
 
     func list(_ collection: String, _ request: Request, _ out: ResponseWriter) {
         let html = ContentNegotiation.prefersHTML(request.headers["Accept"])
         let access = self.access
-        pools.read(request, out) { reader in
-            let scope = try access.scope(request, collection, reader)
+        jobs.read(request, out, in: collection) { reader, scope in
             let find = try ListParameters.find(request)
             try access.checkHiddenFields(collection, scope.principal, filter: find.filter, sort: find.sort.map(\.field))
             if try ListParameters.wantsExplain(request) {
@@ -43,8 +44,7 @@ struct CollectionHandlers: Sendable {
 
     func count(_ collection: String, _ request: Request, _ out: ResponseWriter) {
         let access = self.access
-        pools.read(request, out) { reader in
-            let scope = try access.scope(request, collection, reader)
+        jobs.read(request, out, in: collection) { reader, scope in
             let filter = try ListParameters.filter(request)
             try access.checkHiddenFields(collection, scope.principal, filter: filter, sort: [])
             let n = try reader.count(collection, filter: filter, scope: scope)
@@ -54,8 +54,7 @@ struct CollectionHandlers: Sendable {
 
     func get(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         let access = self.access
-        pools.read(request, out) { reader in
-            let scope = try access.scope(request, collection, reader)
+        jobs.read(request, out, in: collection) { reader, scope in
             guard let text = try reader.get(collection, id: id, scope: scope, redaction: access.redaction(collection, scope.principal)) else {
                 throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
             }
@@ -93,8 +92,8 @@ struct CollectionHandlers: Sendable {
         // body is checked here and parsed in the writer's job, saving the
         // reader hop; access is still settled before the body is parsed or a
         // writer slot is taken.
-        if write.request.headers["Authorization"] == nil, (write.body?.count ?? 0) <= CollectionWrite.inlineBodyLimit {
-            let scope = AccessScope(principal: .anonymous, level: access.level(of: write.collection))
+        if let caller = CallerJobs.callerWithoutLookup(write.request), (write.body?.count ?? 0) <= CollectionWrite.inlineBodyLimit {
+            let scope = access.scope(caller.principal, in: write.collection)
             do {
                 try write.checkAccess(scope, access)
             } catch {
@@ -104,8 +103,8 @@ struct CollectionHandlers: Sendable {
                 try write.apply(try write.prepared(scope), hooks: hooks, writer: writer, pending: pending)
             }
         }
-        pools.write(write.request, out, committed: hooks.committed(pending), prepare: { reader in
-            try write.prepare(access, reader)
+        jobs.write(write.request, out, committed: hooks.committed(pending), prepare: { caller in
+            try write.prepare(caller, access)
         }) { writer, prepared in
             try write.apply(prepared, hooks: hooks, writer: writer, pending: pending)
         }

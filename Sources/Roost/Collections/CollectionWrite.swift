@@ -7,7 +7,7 @@ import Store
 /// One write to a collection in its two steps, the same for a single
 /// request and for each operation of a `POST /_batch`:
 ///
-/// 1. `prepare`, on a reader thread: who the caller is, that they may write
+/// 1. `prepare`, on a reader thread with the caller the job seam found: that they may write
 ///    to the collection at all, and the parsed body. A refused or malformed
 ///    write never takes a writer slot.
 /// 2. `apply`, in the writer's transaction: the row is read once and the
@@ -36,8 +36,8 @@ struct CollectionWrite: Sendable {
     /// the writer's job (their access needs no look-up); larger ones on a reader.
     static let inlineBodyLimit = 64 * 1024
 
-    func prepare(_ access: AccessPolicy, _ reader: DocumentReader) throws -> Prepared {
-        let scope = try access.scope(request, collection, reader)
+    func prepare(_ caller: Authenticator.Caller, _ access: AccessPolicy) throws -> Prepared {
+        let scope = access.scope(caller.principal, in: collection)
         try checkAccess(scope, access)
         return try prepared(scope)
     }

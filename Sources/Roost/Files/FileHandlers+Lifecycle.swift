@@ -38,11 +38,10 @@ extension FileHandlers {
 
     /// Starts libvips, the upload and thumbnail pools, and the thumbnail job
     /// scan that resumes jobs a crash cut short.
-    static func start(config: RoostConfig, objects: any ObjectStore, pools: StorePools, access: AccessPolicy,
-                      logger: Logger) throws -> FileHandlers {
-        let scheduler = ThumbnailScheduler(config: config, store: objects, pools: pools, logger: logger)
+    static func start(config: RoostConfig, objects: any ObjectStore, jobs: CallerJobs, logger: Logger) throws -> FileHandlers {
+        let scheduler = ThumbnailScheduler(config: config, store: objects, pools: jobs.pools, logger: logger)
         try scheduler.start()
-        let handlers = FileHandlers(pools: pools, access: access, config: config, thumbnails: scheduler, objects: objects, logger: logger)
+        let handlers = FileHandlers(jobs: jobs, config: config, thumbnails: scheduler, objects: objects, logger: logger)
         try handlers.uploads.start()
         scheduler.rescan()
         return handlers

@@ -3,21 +3,6 @@ import EventLoop
 import HTTP
 import Store
 
-extension FileHandlers {
-    /// Runs `body` on a reader thread; it returns a response, or nil when it
-    /// handed the request on (to the thumbnail pool) and that will answer.
-    func reading(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
-        let handlers = self
-        pools.readers.submit({ reader in
-            do {
-                if let response = try body(reader) { out.send(response) }
-            } catch {
-                out.send(ErrorResponses.response(for: error, request, handlers.logger))
-            }
-        }, orAnswer: out, .reads)
-    }
-}
-
 /// A response for stored bytes: strong ETag with `If-None-Match` → 304,
 /// a single byte `Range` → 206 (416 when unsatisfiable), `Cache-Control`,
 /// `nosniff`, and `Content-Disposition: attachment` for types that are not

@@ -14,8 +14,8 @@ extension FileHandlers {
     func serve(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
         let (handlers, limit) = (self, inspector.maxBytes)
-        reading(request, out) { reader in
-            guard let stored = try reader.fileForServing(id: id, scope: try handlers.scope(request, reader)) else {
+        jobs.read(request, out, in: Self.collection, level: level) { reader, scope in
+            guard let stored = try reader.fileForServing(id: id, scope: scope) else {
                 throw Self.notFound(id)
             }
             return try handlers.fetching(request, out) {
@@ -82,8 +82,8 @@ extension FileHandlers {
             return out.send(e.response)
         } catch { return out.send(HTTPError.badRequest("\(error)").response) }
         let (handlers, scheduler, logger) = (self, thumbnails, self.logger)
-        reading(request, out) { reader in
-            guard let stored = try reader.fileForServing(id: id, scope: try handlers.scope(request, reader)) else {
+        jobs.read(request, out, in: Self.collection, level: level) { reader, scope in
+            guard let stored = try reader.fileForServing(id: id, scope: scope) else {
                 throw Self.notFound(id)
             }
             let type = MediaType(stored.contentType)

@@ -17,8 +17,7 @@ import Store
 struct FileHandlers: Sendable {
     typealias UploadJob = @Sendable (DocumentReader) -> Void
 
-    let pools: StorePools
-    let access: AccessPolicy
+    let jobs: CallerJobs
     let uploads: WorkerPool<DocumentReader, UploadJob>
     let thumbnails: ThumbnailScheduler
     /// Where the bytes live: the local file store or an S3 bucket.
@@ -33,11 +32,9 @@ struct FileHandlers: Sendable {
 
     static let collection = "files"
 
-    init(pools: StorePools, access: AccessPolicy, config: RoostConfig, thumbnails: ThumbnailScheduler, objects: any ObjectStore,
-         logger: Logger) {
-        self.pools = pools
+    init(jobs: CallerJobs, config: RoostConfig, thumbnails: ThumbnailScheduler, objects: any ObjectStore, logger: Logger) {
+        self.jobs = jobs
         self.objects = objects
-        self.access = access
         self.thumbnails = thumbnails
         self.logger = logger
         inspector = UploadInspector(maxBytes: config.maxUploadBytes, maxPixels: config.maxImagePixels,
@@ -52,9 +49,7 @@ struct FileHandlers: Sendable {
     /// The largest body evhttp must accept for an upload to reach us.
     static func bodyCap(_ config: RoostConfig) -> Int { config.maxUploadBytes + multipartSlack }
 
-    func scope(_ request: Request, _ reader: DocumentReader) throws -> AccessScope {
-        AccessScope(principal: try access.caller(request, reader).principal, level: level)
-    }
+    var pools: StorePools { jobs.pools }
 
     /// The file API's routes (`/files/_deltaset` and `/files/_live` are the collection feeds, in `Router`).
     var routes: [RoostRoute] {
@@ -80,18 +75,13 @@ struct FileHandlers: Sendable {
         if request.body.count > limit { return out.send(HTTPError.tooLarge(limit: inspector.maxBytes).response) }
         if request.body.isEmpty { return out.send(UploadError.empty().httpError.response) }
         let handlers = self
-        uploads.submit({ reader in
-            do {
-                try handlers.store(request, out, reader)
-            } catch {
-                out.send(ErrorResponses.response(for: error, request, handlers.logger))
-            }
+        uploads.submit(jobs.job(request, out) { _, caller in
+            try handlers.store(request, out, AccessScope(principal: caller.principal, level: handlers.level))
         }, orAnswer: out, .uploads)
     }
 
     /// On an upload worker: inspect, write durably, then record in the group commit.
-    private func store(_ request: Request, _ out: ResponseWriter, _ reader: DocumentReader) throws {
-        let scope = try scope(request, reader)
+    private func store(_ request: Request, _ out: ResponseWriter, _ scope: AccessScope) throws {
         try scope.checkCreate()
         let upload: InspectedUpload
         do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
@@ -134,9 +124,8 @@ struct FileHandlers: Sendable {
     /// `GET /files/:id/meta`.
     func meta(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
-        let handlers = self
-        reading(request, out) { reader in
-            guard let text = try reader.file(id: id, scope: try handlers.scope(request, reader)) else { throw Self.notFound(id) }
+        jobs.read(request, out, in: Self.collection, level: level) { reader, scope in
+            guard let text = try reader.file(id: id, scope: scope) else { throw Self.notFound(id) }
             return Preconditions.entityResponse(200, text)
         }
     }
@@ -144,22 +133,17 @@ struct FileHandlers: Sendable {
     /// `DELETE /files/:id`: the row goes in the group commit, then the bytes.
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
-        let (handlers, objects, logger, access, level) = (self, self.objects, self.logger, self.access, self.level)
-        let job = StorePools.WriteJob(operation: { writer -> Response in
-            let scope = AccessScope(principal: try access.caller(request, writer).principal, level: level)
-            try writer.deleteFile(id: id, scope: scope)
+        let (uploads, objects, level) = (self.uploads, self.objects, self.level)
+        jobs.write(request, out, committed: {
+            // After COMMIT: a crash before these unlinks leaves files the
+            // sweep removes. While a backup runs they wait (its snapshot
+            // may have been taken before this delete).
+            let remove: @Sendable () -> Void = { objects.remove(id) }
+            if !uploads.submit({ _ in remove() }) { remove() }
+        }) { writer, caller in
+            try writer.deleteFile(id: id, scope: AccessScope(principal: caller.principal, level: level))
             return .json(200, "{\"count\":1}")
-        }, completion: { result in
-            if case .success = result {
-                // After COMMIT: a crash before these unlinks leaves files the
-                // sweep removes. While a backup runs they wait (its snapshot
-                // may have been taken before this delete).
-                let remove: @Sendable () -> Void = { objects.remove(id) }
-                if !handlers.uploads.submit({ _ in remove() }) { remove() }
-            }
-            out.send(ErrorResponses.catching(request, logger) { try result.get() })
-        })
-        pools.writer.submit(job, orAnswer: out, .writes)
+        }
     }
 
     static func notFound(_ id: String) -> HTTPError { .notFound("No file with _id \"\(id)\".") }

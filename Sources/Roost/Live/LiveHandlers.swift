@@ -8,8 +8,7 @@ import Store
 /// from `Authorization`, or `?access_token=` for browsers' `EventSource`),
 /// then the stream starts on its loop and the `LiveHub` feeds it.
 struct LiveHandlers: Sendable {
-    let pools: StorePools
-    let access: AccessPolicy
+    let jobs: CallerJobs
     let hub: LiveHub
 
     func events(_ request: Request, _ out: ResponseWriter) {
@@ -35,29 +34,24 @@ struct LiveHandlers: Sendable {
         case nil:
             break
         }
-        let (access, hub) = (self.access, self.hub)
-        let accepted = pools.readStep(request, out) { reader in
-            do {
-                let caller = try access.caller(request, reader)
-                let subscription = try make()
-                for topic in subscription.topics {
-                    let level = topic.collection == "files" ? hub.filesLevel : access.level(of: topic.collection)
-                    try AccessScope(principal: caller.principal, level: level).checkCollectionRead()
-                    try access.checkHiddenFields(topic.collection, caller.principal, filter: topic.filter, sort: [])
-                    _ = try FilterMatcher(topic.filter) // a bad filter is a 400 now, not a silent stream
-                }
-                let since = try Self.cursor(request, try reader.cursorSeal())
-                let headers = Headers([("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
-                                       ("X-Accel-Buffering", "no")])
-                out.stream(headers: headers, timeoutSeconds: Int32(hub.heartbeat * 2 + 30)) { stream in
-                    hub.add(stream: stream, principal: caller.principal, tokenHash: caller.tokenHash,
-                            subscription: subscription, since: since, address: address)
-                }
-                return nil
-            } catch {
-                hub.release(address: address)
-                throw error
+        let (access, hub) = (jobs.access, self.hub)
+        // A refusal (a bad token's included) gives the reserved place back.
+        let accepted = jobs.read(request, out, failed: { hub.release(address: address) }) { reader, caller in
+            let subscription = try make()
+            for topic in subscription.topics {
+                let level = topic.collection == "files" ? hub.filesLevel : access.level(of: topic.collection)
+                try AccessScope(principal: caller.principal, level: level).checkCollectionRead()
+                try access.checkHiddenFields(topic.collection, caller.principal, filter: topic.filter, sort: [])
+                _ = try FilterMatcher(topic.filter) // a bad filter is a 400 now, not a silent stream
             }
+            let since = try Self.cursor(request, try reader.cursorSeal())
+            let headers = Headers([("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
+                                   ("X-Accel-Buffering", "no")])
+            out.stream(headers: headers, timeoutSeconds: Int32(hub.heartbeat * 2 + 30)) { stream in
+                hub.add(stream: stream, principal: caller.principal, tokenHash: caller.tokenHash,
+                        subscription: subscription, since: since, address: address)
+            }
+            return nil
         }
         if !accepted { hub.release(address: address) }
     }

@@ -158,26 +158,39 @@ final class StorePools: Sendable {
     /// - Returns: false when the queue was full (503 already sent).
     @discardableResult
     func readStep(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) -> Bool {
+        readStep(request, out, authenticate: Self.nobody) { reader, _ in try body(reader) }
+    }
+
+    /// For a public step: no caller to find.
+    private static let nobody: @Sendable (Request, DocumentReader) throws -> Void = { _, _ in }
+
+    /// Runs `authenticate` and then `body` with its result on a reader thread
+    /// (see `CallerJobs`). A read that outgrows its slice starts over on the
+    /// slow lane with the caller already found.
+    /// - Returns: false when the queue was full (503 already sent).
+    @discardableResult
+    func readStep<Caller: Sendable>(_ request: Request, _ out: ResponseWriter,
+                                    authenticate: @escaping @Sendable (Request, DocumentReader) throws -> Caller,
+                                    _ body: @escaping @Sendable (DocumentReader, Caller) throws -> Response?) -> Bool {
         if slowLaneAddresses.isListed(request.remoteAddress) {
             Telemetry.slowLaneReads(reason: "address").increment()
-            return slowRead(request, out, body)
+            return slowRead(request, out) { reader in try body(reader, try authenticate(request, reader)) }
         }
         return readers.submit({ [self] reader in
+            var found: Caller? = nil
             do {
-                if let response = try body(reader) { out.send(response) }
+                let caller = try authenticate(request, reader)
+                found = caller
+                if let response = try body(reader, caller) { out.send(response) }
             } catch where Self.ranPastSlice(error) {
                 slowLaneAddresses.overran(request.remoteAddress)
                 Telemetry.slowLaneReads(reason: "overran").increment()
-                slowRead(request, out, body)
+                let known = found
+                slowRead(request, out) { reader in try body(reader, try known ?? authenticate(request, reader)) }
             } catch {
                 out.send(ErrorResponses.response(for: error, request, logger))
             }
         }, orAnswer: out, .reads)
-    }
-
-    /// Runs `body` on a reader thread and sends its response; 503 if the queue is full.
-    func read(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
-        readStep(request, out) { reader in try body(reader) }
     }
 
     /// Starts a read over on a slow reader (it outgrew its slice on a reader).
@@ -213,20 +226,4 @@ final class StorePools: Sendable {
             out.send(ErrorResponses.catching(request, logger) { try result.get() })
         }, orAnswer: out, .writes)
     }
-
-    /// A write in two steps: `prepare` runs on a reader thread (authenticate,
-    /// check the collection's level, parse the body), so a refused or
-    /// malformed request never takes a writer slot and no body is parsed on
-    /// the writer or a loop; then `operation` runs in the writer's next group
-    /// commit with what `prepare` returned.
-    func write<Prepared: Sendable>(_ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
-                                   prepare: @escaping @Sendable (DocumentReader) throws -> Prepared,
-                                   _ operation: @escaping @Sendable (DocumentWriter, Prepared) throws -> Response) {
-        readStep(request, out) { [self] reader in
-            let prepared = try prepare(reader)
-            write(request, out, committed: committed) { writer in try operation(writer, prepared) }
-            return nil
-        }
-    }
 }
-

@@ -7,9 +7,8 @@ import Store
 /// `DELETE /push/devices/:token` removes it, `GET /push/devices` lists the
 /// caller's. A token belongs to one user at a time: registering it moves it.
 struct PushHandlers: Sendable {
-    let pools: StorePools
+    let jobs: CallerJobs
     let collections: CollectionHandlers
-    let access: AccessPolicy
 
     static let platforms: Set<String> = ["ios", "android", "web"]
 
@@ -32,11 +31,10 @@ struct PushHandlers: Sendable {
 
     func register(_ request: Request, _ out: ResponseWriter) {
         guard let body = collections.checkBody(request, out) else { return }
-        let access = self.access
         // Who asks and what they send are settled on a reader: a refused or
         // malformed request never takes a writer slot.
-        pools.write(request, out, prepare: { reader in
-            let user = try Self.user(try access.caller(request, reader).principal)
+        jobs.write(request, out, prepare: { caller in
+            let user = try Self.user(caller.principal)
             let fields = try CollectionHandlers.object(body)
             guard case .string(let platform)? = fields["platform"], Self.platforms.contains(platform) else {
                 throw HTTPError(400, "InvalidDocument", "platform must be ios, android or web.")
@@ -53,9 +51,8 @@ struct PushHandlers: Sendable {
     }
 
     func unregister(_ token: String, _ request: Request, _ out: ResponseWriter) {
-        let access = self.access
-        pools.write(request, out) { writer in
-            let principal = try access.caller(request, writer).principal
+        jobs.write(request, out) { writer, caller in
+            let principal = caller.principal
             let owner: String? = principal == .admin ? nil : try Self.user(principal)
             guard try writer.unregisterDevice(token: token, userID: owner) else {
                 throw HTTPError.notFound("You have no device with that token.")
@@ -65,9 +62,8 @@ struct PushHandlers: Sendable {
     }
 
     func list(_ request: Request, _ out: ResponseWriter) {
-        let access = self.access
-        pools.read(request, out) { reader in
-            let user = try Self.user(try access.caller(request, reader).principal)
+        jobs.read(request, out) { reader, caller in
+            let user = try Self.user(caller.principal)
             return .json(200, JSONValue.array(try reader.devices(userIDs: [user]).map { .object(Self.device($0)) }).jsonText)
         }
     }

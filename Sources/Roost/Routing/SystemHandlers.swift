@@ -5,8 +5,7 @@ import Store
 /// The daemon's own pages: the status page `/`, `/healthz`, `/readyz`,
 /// `/openapi.yaml` and `/metrics`.
 struct SystemHandlers: Sendable {
-    let pools: StorePools
-    let access: AccessPolicy
+    let jobs: CallerJobs
     let info: ServerInfo
     let metrics: MetricsEndpoint
     let state: ServerState
@@ -33,9 +32,10 @@ struct SystemHandlers: Sendable {
     /// The status page: only what the caller may read is listed (public
     /// collections, or everything for the admin).
     func home(_ request: Request, _ out: ResponseWriter) {
-        let (info, access) = (self.info, self.access)
-        pools.read(request, out) { reader in
-            let isAdmin = (try? access.caller(request, reader).principal) == .admin
+        let (info, access) = (self.info, jobs.access)
+        // A bad token is no token here: the page lists more only for the admin.
+        jobs.read(request, out, badToken: .ignore) { reader, caller in
+            let isAdmin = caller.principal == .admin
             let visible = try reader.collectionSummaries().filter { isAdmin || access.level(of: $0.name) == .public }
             return .html(200, HTMLPages.home(version: info.version, listen: info.listen, startedAt: info.startedAt,
                                              collections: visible))
@@ -46,6 +46,7 @@ struct SystemHandlers: Sendable {
     /// close) or when a queue is nearly full.
     func readiness() -> Response {
         if state.isDraining { return HTTPError(503, "ShuttingDown", "The server is shutting down.").response }
+        let pools = jobs.pools
         let saturated = pools.readers.depth >= pools.readers.queue.capacity * 9 / 10
             || pools.writer.depth >= pools.writer.queue.capacity * 9 / 10
             || pools.hashers.depth >= pools.hashers.queue.capacity * 9 / 10

@@ -68,45 +68,19 @@ public final class RoostServer {
             l.sockets.first.map { (l.tls ? "https://" : "") + $0.description + (l.proxyProtocol ? RoostConfig.Listener.proxySuffix : "") }
         }
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
-        let lifetime = Int64(config.sessionLifetime)
-        let access = AccessPolicy(
-            authenticator: Authenticator(adminTokenHash: config.adminToken.map(SessionToken.hash), sessionLifetime: lifetime, logger: logger),
-            settings: settings,
-            renew: { hash in pools.background { try $0.renewSession(tokenHash: hash, now: Authenticator.now, lifetime: lifetime) } })
-        let outboxDirty = LockedBox(false)
-        let hookServices = LockedBox<HookServices?>(nil)
-        let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty,
-                                                                 services: hookServices, logger: logger),
-                                 outboxDirty: outboxDirty, logger: logger)
-        hookServices.set(hooks)
+        let state = ServerState()
+        let areas = try ServerComposition(
+            config: config, settings: settings, pools: pools, removals: removals, objects: objects,
+            info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()), state: state, logger: logger)
+        let (hooks, files, backups, hub, stats, router) = (areas.hooks, areas.files, areas.backups, areas.hub, areas.stats, areas.router)
         try hooks.after.start()
         let deliveries = try startWebhookDelivery(databasePath: databasePath, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
-        let handlers = CollectionHandlers(pools: pools, maxBodyBytes: config.maxBodyBytes, access: access, hooks: hooks)
-        let files = try FileHandlers.start(config: config, objects: objects, pools: pools, access: access, logger: logger)
-        let backups = BackupService(settings: config.backups, dataDir: config.dataDir, removals: removals, logger: logger)
-        backups.objectStore = config.objectStoreLocation
         backups.start()
-        let accounts = AccountHandlers(pools: pools, collections: handlers, access: access,
-                                       hasher: PasswordHasher(cost: config.passwordCost), sessionLifetime: lifetime)
-        let state = ServerState()
-        let hub = LiveHub(databasePath: databasePath, access: access, filesLevel: files.level, config: config, logger: logger)
         try hub.start()
-        let stats = ConsoleStats(pools: pools, files: files, databasePath: databasePath,
-                                 liveStreams: { hub.openStreams }, logger: logger)
         stats.start()
         pools.afterCommit.set { hub.wake() }
         pools.sessionsRevoked.set { hub.sessionsChanged() }
-        let live = LiveHandlers(pools: pools, access: access, hub: hub)
-        let router = Router(RouteAreas(
-            collections: handlers, batch: BatchHandler(collections: handlers, logger: logger), live: live,
-            accounts: accounts, files: files, push: PushHandlers(pools: pools, collections: handlers, access: access),
-            admin: WebhookHandlers(pools: pools, collections: handlers, access: access, hooks: hooks),
-            backups: BackupHandlers(service: backups, pools: pools, access: access),
-            console: ConsoleAdminHandlers(pools: pools, access: access, stats: stats, logs: .shared),
-            system: SystemHandlers(pools: pools, access: access,
-                                   info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()),
-                                   metrics: MetricsEndpoint(pools: pools), state: state)))
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
         let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
         let server = HTTPServer(loops: loops, sockets: BoundListener.groups(listeners, tls: false, proxyProtocol: false),

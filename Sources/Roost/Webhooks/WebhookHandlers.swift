@@ -14,9 +14,8 @@ import Webhooks
 ///   `GET /admin/webhooks/deliveries/:id` (with its attempts),
 ///   `POST /admin/webhooks/deliveries/:id/retry` (re-queues a dead one).
 struct WebhookHandlers: Sendable {
-    let pools: StorePools
+    let jobs: CallerJobs
     let collections: CollectionHandlers
-    let access: AccessPolicy
     let hooks: HookServices
 
     var routes: [RoostRoute] {
@@ -83,12 +82,12 @@ struct WebhookHandlers: Sendable {
     }
 
     func readAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
-        access.readAsAdmin(pools, request, out) { try body($0) }
+        jobs.readAsAdmin(request, out) { try body($0) }
     }
 
     /// The caller is checked on a reader first: an anonymous flood never takes the writer.
     func writeAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
-        access.writeAsAdmin(pools, request, out, committed: hooks.committed(.init([])), body)
+        jobs.writeAsAdmin(request, out, committed: hooks.committed(.init([])), body)
     }
 
     func listEndpoints(_ request: Request, _ out: ResponseWriter) {

@@ -5,14 +5,12 @@ import Store
 /// The one gate of the admin API: the caller is checked on a reader, so a
 /// refused request never takes a writer slot, and admin answers are never
 /// cached (they may hold secrets, e.g. a webhook endpoint's).
-extension AccessPolicy {
+extension CallerJobs {
     /// Runs `body` on a reader once the caller is the admin. `body` returns the
     /// response, or nil when another thread will answer (e.g. a backup).
-    func readAsAdmin(_ pools: StorePools, _ request: Request, _ out: ResponseWriter,
-                     _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
-        let access = self
-        pools.readStep(request, out) { reader in
-            try access.requireAdmin(request, reader)
+    func readAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
+        read(request, out) { reader, caller in
+            try AccessPolicy.requireAdmin(caller.principal)
             guard var response = try body(reader) else { return nil }
             response.headers.add("Cache-Control", "no-store")
             return response
@@ -20,11 +18,10 @@ extension AccessPolicy {
     }
 
     /// Runs `body` in the writer's next group commit once a reader found the caller is the admin.
-    func writeAsAdmin(_ pools: StorePools, _ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
+    func writeAsAdmin(_ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
                       _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
-        let access = self
-        pools.write(request, out, committed: committed, prepare: { reader in
-            try access.requireAdmin(request, reader)
+        write(request, out, committed: committed, prepare: { caller in
+            try AccessPolicy.requireAdmin(caller.principal)
         }) { writer, _ in try body(writer) }
     }
 }

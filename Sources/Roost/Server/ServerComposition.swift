@@ -1,0 +1,63 @@
+import Auth
+import Backup
+import Files
+import Jobs
+import Logging
+import Store
+
+/// What answers requests, built from a config in one place: the access
+/// policy and its job seam, the hooks, every area's handlers and the route
+/// table. `RoostServer` builds it and then starts its services (hooks, live
+/// hub, stats, backups); the in-process tests (`RouterFixture`) build the
+/// very same, so an area wired here is routed in both.
+struct ServerComposition {
+    let jobs: CallerJobs
+    let hooks: HookServices
+    let files: FileHandlers
+    let backups: BackupService
+    let hub: LiveHub
+    let stats: ConsoleStats
+    let router: Router
+
+    /// Builds every area on started `pools`; starts only the file pipeline's
+    /// own pools (uploads, thumbnails), which handlers submit to directly.
+    /// - Parameter objects: where file bytes live (`FileHandlers.objectStore`).
+    init(config: RoostConfig, settings: ReloadableSettings, pools: StorePools, removals: DeferredRemovals, objects: any ObjectStore,
+         info: ServerInfo, state: ServerState, logger: Logger) throws {
+        let databasePath = config.dataDir + "/roost.db"
+        let lifetime = Int64(config.sessionLifetime)
+        let access = AccessPolicy(
+            authenticator: Authenticator(adminTokenHash: config.adminToken.map(SessionToken.hash), sessionLifetime: lifetime, logger: logger),
+            settings: settings,
+            renew: { hash in pools.background { try $0.renewSession(tokenHash: hash, now: Authenticator.now, lifetime: lifetime) } })
+        let jobs = CallerJobs(pools: pools, access: access)
+        self.jobs = jobs
+        let outboxDirty = LockedBox(false)
+        let hookServices = LockedBox<HookServices?>(nil)
+        let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty,
+                                                                 services: hookServices, logger: logger),
+                                 outboxDirty: outboxDirty, logger: logger)
+        hookServices.set(hooks)
+        self.hooks = hooks
+        let collections = CollectionHandlers(jobs: jobs, maxBodyBytes: config.maxBodyBytes, hooks: hooks)
+        let files = try FileHandlers.start(config: config, objects: objects, jobs: jobs, logger: logger)
+        self.files = files
+        let backups = BackupService(settings: config.backups, dataDir: config.dataDir, removals: removals, logger: logger)
+        backups.objectStore = config.objectStoreLocation
+        self.backups = backups
+        let hub = LiveHub(databasePath: databasePath, access: access, filesLevel: files.level, config: config, logger: logger)
+        self.hub = hub
+        let stats = ConsoleStats(pools: pools, files: files, databasePath: databasePath, liveStreams: { hub.openStreams }, logger: logger)
+        self.stats = stats
+        router = Router(RouteAreas(
+            collections: collections, batch: BatchHandler(collections: collections, logger: logger),
+            live: LiveHandlers(jobs: jobs, hub: hub),
+            accounts: AccountHandlers(jobs: jobs, collections: collections, hasher: PasswordHasher(cost: config.passwordCost),
+                                      sessionLifetime: lifetime),
+            files: files, push: PushHandlers(jobs: jobs, collections: collections),
+            admin: WebhookHandlers(jobs: jobs, collections: collections, hooks: hooks),
+            backups: BackupHandlers(service: backups, jobs: jobs),
+            console: ConsoleAdminHandlers(jobs: jobs, stats: stats, logs: .shared),
+            system: SystemHandlers(jobs: jobs, info: info, metrics: MetricsEndpoint(pools: pools), state: state)))
+    }
+}
