@@ -42,6 +42,8 @@ let package = Package(
         // A non-variadic POST around curl_easy_setopt, for webhook delivery. roostd
         // does not link libcurl: the shim dlopens libcurl.so.4 at the first delivery.
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl")]),
+        // libpq, PostgreSQL's client library, for the StorePostgres engine (issue #17).
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq"),
 
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
@@ -50,6 +52,8 @@ let package = Package(
         .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
+        // The PostgreSQL engine under the Store seam (docs/ENGINES.md). Not linked into roostd yet.
+        .target(name: "StorePostgres", dependencies: ["Store", "CPostgres", "JSON", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
         .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCrypto", "CZlib", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
 
@@ -98,7 +102,8 @@ let package = Package(
         .testTarget(name: "AuthTests", dependencies: ["Auth"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "HTTP"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),
+        // StoreTests also run the filter corpora on a throwaway PostgreSQL (StorePostgres).
+        .testTarget(name: "StoreTests", dependencies: ["Store", "StorePostgres", "JSON", "RoostTestSupport"]),
         .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
         // A real roostd started for a test, shared by the test targets that need one.
         .target(name: "RoostTestSupport", path: "Tests/Support"),
