@@ -28,9 +28,9 @@ extension PostgresDialect {
             own = .path(base: "CASE WHEN \(row).type = 'object' THEN \(row).value END", steps: [.key(step.key)])
         }
         let inElement = ValueRef.path(base: "\(e).value", steps: [.key(step.key)])
-        var sql = "LATERAL (SELECT \(typeOf(own, bind: bind)) AS type, \(valueOf(own, bind: bind)) AS value, 1 AS expand"
+        var sql = "LATERAL (SELECT \(typeOf(own, bind: bind)) AS type, \(valueOf(own, bind: bind)) AS value, TRUE AS expand"
             + " WHERE \(type) IS DISTINCT FROM 'array'"
-            + " UNION ALL SELECT \(typeOf(inElement, bind: bind)), \(valueOf(inElement, bind: bind)), 1"
+            + " UNION ALL SELECT \(typeOf(inElement, bind: bind)), \(valueOf(inElement, bind: bind)), TRUE"
             + " FROM \(elements(of: ref, alias: e, bind: bind)) WHERE \(type) = 'array' AND \(e).type = 'object'"
         if let index = step.index {
             let positional: ValueRef
@@ -39,7 +39,7 @@ extension PostgresDialect {
             case .element(let row): positional = .path(base: "\(row).value", steps: [.index(index)])
             }
             let positionalType = typeOf(positional, bind: bind)
-            sql += " UNION ALL SELECT \(positionalType), \(valueOf(positional, bind: bind)), 0"
+            sql += " UNION ALL SELECT \(positionalType), \(valueOf(positional, bind: bind)), FALSE"
                 + " WHERE \(type) = 'array' AND \(positionalType) IS NOT NULL"
         }
         return sql + ") AS \(alias)"

@@ -151,7 +151,15 @@ public final class PostgresDocumentWriter {
     /// Applies an RFC 7396 merge patch to the document `id`.
     public func patch(in collection: String, id: String, _ patch: JSONObject, ifMatch: String? = nil,
                       scope: AccessScope = .system) throws -> String {
-        guard let existing = try existingRow(in: collection, id: id, scope: scope) else {
+        try self.patch(in: collection, id: id, patch, existing: try existingRow(in: collection, id: id, scope: scope),
+                       ifMatch: ifMatch, scope: scope)
+    }
+
+    /// `patch` for a row already read with `existingRow` (nil: 404); it
+    /// fails with a conflict if the row changed since that read.
+    public func patch(in collection: String, id: String, _ patch: JSONObject, existing: StoredRow?, ifMatch: String? = nil,
+                      scope: AccessScope) throws -> String {
+        guard let existing else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
         if let given = patch["_id"], given != .string(id) { throw StoreError.invalid("_id cannot be changed.") }
@@ -168,7 +176,12 @@ public final class PostgresDocumentWriter {
 
     /// Deletes the document `id`; with `ifMatch`, only while its `_updatedAt` is still that.
     public func delete(from collection: String, id: String, ifMatch: String? = nil, scope: AccessScope = .system) throws {
-        guard let existing = try existingRow(in: collection, id: id, scope: scope), let layout = try catalog.layout(collection) else {
+        try delete(from: collection, id: id, existing: try existingRow(in: collection, id: id, scope: scope), ifMatch: ifMatch, scope: scope)
+    }
+
+    /// `delete` for a row already read with `existingRow` (nil: 404).
+    public func delete(from collection: String, id: String, existing: StoredRow?, ifMatch: String? = nil, scope: AccessScope) throws {
+        guard let existing, let layout = try catalog.layout(collection) else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
         if let ifMatch, ifMatch != existing.updatedAt { throw PreconditionFailed(current: existing.updatedAt) }

@@ -134,19 +134,31 @@ public final class ThrowawayPostgres: @unchecked Sendable {
         }
     }
 
+    /// Runs `tool` and waits for it with posix_spawn and waitpid. (Foundation's
+    /// `Process` could miss the exit of `runuser` once `pg_ctl` had started
+    /// a server in the background, and wait for ever.) Output goes to a file,
+    /// not a pipe: the server would keep a pipe's write end open.
     static func runOnce(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(text)")
+        let log = NSTemporaryDirectory() + "roost-pg-tool-\(UUID().uuidString).log"
+        defer { unlink(log) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw Failure(description: "cannot start \(tool): error \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        // WIFEXITED and WEXITSTATUS are macros Swift cannot import.
+        let exited = status & 0x7F == 0, code = (status >> 8) & 0xFF
+        guard exited && code == 0 else {
+            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
         }
     }
 }
