@@ -33,6 +33,17 @@ public enum PostgresMigrations {
             CREATE TABLE _meta (key text PRIMARY KEY, value text NOT NULL);
             INSERT INTO _meta (key, value) VALUES ('epoch', left(md5(random()::text || clock_timestamp()::text), 16)), ('feed_horizon', '0');
             """),
+        // Thumbnail jobs, claimed by one node at a time under a lease (`PostgresFileJobs`).
+        (2, """
+            CREATE TABLE _file_jobs (
+                file_id text COLLATE "C" PRIMARY KEY,
+                content_type text NOT NULL,
+                created_at text NOT NULL,
+                claimed_by text,
+                lease_until timestamptz
+            );
+            CREATE INDEX _file_jobs_lease ON _file_jobs (lease_until NULLS FIRST);
+            """),
     ]
 
     /// Applies every migration the database has not recorded.
