@@ -39,9 +39,13 @@ public final class PGConnection {
     private func live() throws -> OpaquePointer {
         guard let handle else { throw PGError(sqlState: "08003", message: "the connection is closed") }
         if PQstatus(handle) != CONNECTION_OK {
+            // Inside a transaction a new connection would run the rest in
+            // autocommit: fail until the transaction has ended instead.
+            guard transactionDepth == 0 else {
+                throw PGError(sqlState: "08006", message: "the connection was lost inside a transaction; nothing of it was committed")
+            }
             PQreset(handle)
             statements.removeAll()
-            transactionDepth = 0
             guard PQstatus(handle) == CONNECTION_OK else {
                 throw PGError(sqlState: "08006", message: String(cString: PQerrorMessage(handle)))
             }
@@ -86,7 +90,10 @@ public final class PGConnection {
     }
 
     /// Runs `body` in a transaction (a savepoint when one is already open):
-    /// committed when it returns, rolled back when it throws.
+    /// committed when it returns, rolled back when it throws. The depth
+    /// drops only after COMMIT ran, so a connection lost inside a
+    /// transaction fails everything up to and including its COMMIT (see
+    /// `live`): work done before the loss is never reported as committed.
     /// - Parameter begin: the statement that opens an outermost transaction
     ///   (e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`).
     public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
@@ -94,16 +101,21 @@ public final class PGConnection {
         let savepoint = "s\(transactionDepth)"
         try execute(outer ? begin : "SAVEPOINT \(savepoint)")
         transactionDepth += 1
+        defer { transactionDepth -= 1 }
+        let value: T
         do {
-            let value = try body()
-            transactionDepth -= 1
-            try execute(outer ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
-            return value
+            value = try body()
         } catch {
-            transactionDepth -= 1
             try? execute(outer ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT \(savepoint)")
             throw error
         }
+        do {
+            try execute(outer ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
+        } catch {
+            try? execute(outer ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT \(savepoint)")
+            throw error
+        }
+        return value
     }
 
     /// True while a transaction opened by `transaction` is running.

@@ -87,6 +87,26 @@ struct PostgresBasicsTests {
         #expect(try store.reader.get("c", id: "a") != nil)
     }
 
+    @Test("a connection lost inside a batch fails the whole batch; nothing done before the loss is reported committed")
+    func lostInsideABatch() throws {
+        let store = try PGTestStore()
+        try store.insert("c", [#"{"_id":"warm"}"#])
+        let results = store.writer.commitBatch([
+            { w in try w.insert(into: "c", object(#"{"_id":"before"}"#)) },
+            { w -> String in
+                try w.db.run("SELECT pg_terminate_backend(pg_backend_pid())")
+                return ""
+            },
+            { w in try w.insert(into: "c", object(#"{"_id":"after"}"#)) },
+        ])
+        for result in results { #expect((try? result.get()) == nil, "\(result)") }
+        #expect(try store.idSet("c", json("{}")) == ["warm"])
+        // The writer reconnects for the next batch.
+        try store.insert("c", [#"{"_id":"next"}"#])
+        #expect(try store.idSet("c", json("{}")) == ["warm", "next"])
+        #expect(try store.reader.changes(after: 0, limit: 10).changes.map(\.id) == ["warm", "next"])
+    }
+
     @Test("libpq's PG* variables work: an empty URL connects through them")
     func environment() throws {
         let store = try PGTestStore()
