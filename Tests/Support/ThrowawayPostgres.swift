@@ -62,8 +62,10 @@ public final class ThrowawayPostgres: @unchecked Sendable {
 
     init() throws {
         bin = try Self.binaries()
+        Self.stopOrphans(bin)
         let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("roost-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        try String(getpid()).write(to: base.appendingPathComponent("owner"), atomically: true, encoding: .utf8)
         directory = base
         if getuid() == 0 {
             // The postgres user owns the cluster; it needs to enter the directory.
@@ -95,6 +97,21 @@ public final class ThrowawayPostgres: @unchecked Sendable {
     public func stop() {
         _ = try? run(bin.appendingPathComponent("pg_ctl").path, ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "stop"])
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Stops and removes the clusters of test processes that died without
+    /// stopping theirs (killed by a timeout, say): each cluster's directory
+    /// names its owner's pid.
+    static func stopOrphans(_ bin: URL) {
+        let temp = NSTemporaryDirectory()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temp)) ?? [] where name.hasPrefix("roost-pg-") {
+            let dir = URL(fileURLWithPath: temp).appendingPathComponent(name)
+            guard let text = try? String(contentsOf: dir.appendingPathComponent("owner"), encoding: .utf8),
+                  let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                  kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            _ = try? run(bin.appendingPathComponent("pg_ctl").path, ["-D", dir.appendingPathComponent("data").path, "-m", "immediate", "stop"])
+            try? FileManager.default.removeItem(at: dir)
+        }
     }
 
     /// The server's bin directory.

@@ -37,10 +37,30 @@ def server_bin() -> Path:
     raise PostgresMissing("PostgreSQL 15 or later is not installed (no /usr/lib/postgresql/<version>/bin/initdb): run `make deps`.")
 
 
+def stop_orphans(bin_dir: Path):
+    """Stops and removes clusters whose test process died without stopping
+    them (each cluster's directory names its owner's pid)."""
+    for owner in Path(tempfile.gettempdir()).glob("roost-pg-*/owner"):
+        try:
+            os.kill(int(owner.read_text().strip()), 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except (ValueError, OSError):
+            continue
+        cmd = [str(bin_dir / "pg_ctl"), "-D", str(owner.parent / "data"), "-m", "immediate", "stop"]
+        if os.geteuid() == 0:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", timeout=60)
+        shutil.rmtree(owner.parent, ignore_errors=True)
+
+
 class ThrowawayPostgres:
     def __init__(self):
         self.bin = server_bin()
+        stop_orphans(self.bin)
         self.dir = Path(tempfile.mkdtemp(prefix="roost-pg-"))
+        (self.dir / "owner").write_text(str(os.getpid()))
         self.port = None
         self._databases = 0
 
