@@ -156,12 +156,12 @@ extension FilterCompiler {
         }
         var terms: [String] = []
         if !numbers.isEmpty || !strings.isEmpty {
-            let t = typeOf(ref)
+            let t = typeOf(ref), v = valueOf(ref)
             if !numbers.isEmpty {
-                terms.append("(\(dialect.isNumber(t)) AND \(numberOf(ref)) IN (" + numbers.map { bind($0) }.joined(separator: ",") + "))")
+                terms.append("(\(dialect.isNumber(t)) AND \(dialect.numberOf(v)) IN (" + numbers.map { bind($0) }.joined(separator: ",") + "))")
             }
             if !strings.isEmpty {
-                terms.append("(\(dialect.isString(t)) AND \(stringOf(ref)) IN (" + strings.map { bind($0) }.joined(separator: ",") + "))")
+                terms.append("(\(dialect.isString(t)) AND \(dialect.stringOf(v)) IN (" + strings.map { bind($0) }.joined(separator: ",") + "))")
             }
         }
         terms += others.map { equals(ref, $0) }

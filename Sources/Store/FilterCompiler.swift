@@ -133,9 +133,9 @@ public final class FilterCompiler {
 
     func typeOf(_ ref: ValueRef) -> String { dialect.typeOf(ref, bind: bind) }
     func valueOf(_ ref: ValueRef) -> String { dialect.valueOf(ref, bind: bind) }
-    func numberOf(_ ref: ValueRef) -> String { dialect.numberOf(ref, bind: bind) }
-    func stringOf(_ ref: ValueRef) -> String { dialect.stringOf(ref, bind: bind) }
-    func jsonTextOf(_ ref: ValueRef) -> String { dialect.jsonTextOf(ref, bind: bind) }
+    func numberOf(_ ref: ValueRef) -> String { dialect.numberOf(valueOf(ref)) }
+    func stringOf(_ ref: ValueRef) -> String { dialect.stringOf(valueOf(ref)) }
+    func jsonTextOf(_ ref: ValueRef) -> String { dialect.jsonTextOf(valueOf(ref)) }
 
     /// `a OP b OP c …` as a balanced tree, so a long list never exceeds
     /// SQLite's expression depth (1000).

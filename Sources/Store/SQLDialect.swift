@@ -29,14 +29,14 @@ public protocol SQLDialect: Sendable {
     /// The JSON held by iteration row `alias` where a JSON function may read
     /// it, or SQL NULL when the row holds no JSON container.
     func rowJSON(_ alias: String) -> String
-    /// The value of `ref` as a number to compare with a number parameter
-    /// (only meaningful where `isNumber` holds; never an error elsewhere).
-    func numberOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String
-    /// The value of `ref` as text to compare with a text parameter, byte by
-    /// byte (only meaningful where `isString` holds).
-    func stringOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String
-    /// The value of `ref`, an array or object, as its stored JSON text.
-    func jsonTextOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String
+    /// A `valueOf` expression as a number to compare with a number
+    /// parameter (only meaningful where `isNumber` holds; never an error elsewhere).
+    func numberOf(_ value: String) -> String
+    /// A `valueOf` expression as text to compare with a text parameter,
+    /// byte by byte (only meaningful where `isString` holds).
+    func stringOf(_ value: String) -> String
+    /// A `valueOf` expression of an array or object as its stored JSON text.
+    func jsonTextOf(_ value: String) -> String
     /// A number's integer part, truncated toward zero and held to 64 bits.
     func integerPart(_ number: String) -> String
     /// The pattern and flags to bind for a `$regex` that PCRE2 accepted, or

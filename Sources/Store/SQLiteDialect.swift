@@ -8,9 +8,10 @@ public struct SQLiteDialect: SQLDialect {
     public var falseSQL: String { "0" }
     public func not(_ sql: String) -> String { "NOT coalesce((\(sql)), 0)" }
     public func rowJSON(_ alias: String) -> String { ValueRef.json(ofRow: alias) }
-    public func numberOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String { valueOf(ref, bind: bind) }
-    public func stringOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String { valueOf(ref, bind: bind) }
-    public func jsonTextOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String { valueOf(ref, bind: bind) }
+    /// `json_extract` already gives numbers, text and containers' JSON text.
+    public func numberOf(_ value: String) -> String { value }
+    public func stringOf(_ value: String) -> String { value }
+    public func jsonTextOf(_ value: String) -> String { value }
     public func integerPart(_ number: String) -> String { "CAST(\(number) AS INTEGER)" }
     /// PCRE2 itself runs the pattern (`RegexFunction`): bound as written.
     public func regexSource(_ pattern: String, flags: String) throws(QueryError) -> (pattern: String, flags: String) { (pattern, flags) }

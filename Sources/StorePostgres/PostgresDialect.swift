@@ -64,19 +64,16 @@ public struct PostgresDialect: SQLDialect {
 
     public func valueOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String { json(ref, bind: bind) }
 
-    public func numberOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String {
-        let j = json(ref, bind: bind)
-        return "(CASE WHEN json_typeof(\(j)) = 'number' THEN (\(j) #>> '{}')::numeric END)"
+    /// `value` is a `json` expression (`valueOf`); it may appear more than once, its parameters bound once.
+    public func numberOf(_ value: String) -> String {
+        "(CASE WHEN json_typeof(\(value)) = 'number' THEN (\(value) #>> '{}')::numeric END)"
     }
 
-    public func stringOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String {
-        let j = json(ref, bind: bind)
-        return "((CASE WHEN json_typeof(\(j)) = 'string' THEN \(j) #>> '{}' END) COLLATE \"C\")"
+    public func stringOf(_ value: String) -> String {
+        "((CASE WHEN json_typeof(\(value)) = 'string' THEN \(value) #>> '{}' END) COLLATE \"C\")"
     }
 
-    public func jsonTextOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String {
-        "((\(json(ref, bind: bind)))::text COLLATE \"C\")"
-    }
+    public func jsonTextOf(_ value: String) -> String { "((\(value))::text COLLATE \"C\")" }
 
     /// As SQLite's `CAST(x AS INTEGER)`: toward zero, saturating at 64 bits.
     public func integerPart(_ number: String) -> String {

@@ -69,7 +69,7 @@ extension PostgresDocumentReader {
             let json = dialect.json(ref, bind: bind)
             let type = "(\(PostgresDialect.type(ofJSON: json)))"
             let bracket = "CASE \(type) WHEN 'number' THEN 2 WHEN 'string' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 5 WHEN 'true' THEN 6 WHEN 'false' THEN 6 ELSE 1 END"
-            let number = "(CASE WHEN json_typeof(\(json)) = 'number' THEN (\(json) #>> '{}')::numeric END)"
+            let number = dialect.numberOf(json)
             let text = "((CASE \(type) WHEN 'string' THEN \(json) #>> '{}' WHEN 'object' THEN \(json)::text WHEN 'array' THEN \(json)::text"
                 + " WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END) COLLATE \"C\")"
             return [.init(sql: bracket, kind: .int, ascending: ascending), .init(sql: number, kind: .numeric, ascending: ascending),
