@@ -34,6 +34,13 @@ APT_PACKAGES += chromium chromium-driver
 # promtool, Prometheus's own linter, checks /metrics (tests/python/test_metrics_lint.py). It comes in
 # Debian's prometheus package; installed without recommends, and its service is not used.
 APT_PACKAGES += prometheus
+# PostgreSQL, the second storage engine (issue #17; docs/ENGINES.md). postgresql-15 is the
+# server the tests start as a throwaway cluster (initdb/pg_ctl as the postgres user, loopback
+# only; the package's own cluster and service are not used); on Debian 12 it also ships the
+# contrib extensions (cube, earthdistance). The postgres user it creates runs the test clusters.
+APT_PACKAGES += postgresql-15
+# libpq's headers for the StorePostgres target (roostd itself does not link libpq yet).
+APT_PACKAGES += libpq-dev
 SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3

@@ -43,6 +43,8 @@ let package = Package(
         // file store (files_store: s3). roostd
         // does not link libcurl: the shim dlopens libcurl.so.4 at the first delivery.
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl")]),
+        // libpq, PostgreSQL's client library, for the StorePostgres engine (issue #17).
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq"),
 
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
@@ -51,6 +53,8 @@ let package = Package(
         .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
+        // The PostgreSQL engine under the Store seam (docs/ENGINES.md). Not linked into roostd yet.
+        .target(name: "StorePostgres", dependencies: ["Store", "CPostgres", "JSON", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
         .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCurlShim", "CCrypto", "CZlib", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
 
@@ -99,7 +103,8 @@ let package = Package(
         .testTarget(name: "AuthTests", dependencies: ["Auth"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "HTTP"]),
-        .testTarget(name: "StoreTests", dependencies: ["Store", "JSON"]),
+        // StoreTests also run the filter corpora on a throwaway PostgreSQL (StorePostgres).
+        .testTarget(name: "StoreTests", dependencies: ["Store", "StorePostgres", "JSON", "RoostTestSupport"]),
         .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
         // A real roostd started for a test, shared by the test targets that need one.
         .target(name: "RoostTestSupport", path: "Tests/Support"),

@@ -77,14 +77,43 @@ public struct AccessScope: Sendable {
         "In a private collection an _id you choose must start with your user id and ':' (\"\(principal.userID ?? "")\":…); leave _id out to get a server-made one."
     }
 
-    /// SQL that limits reads to visible rows, or nil when every row is visible.
-    func readPredicate(_ bind: (SQLValue) -> String) -> String? {
+    /// Which rows a caller may read or write, as data each engine renders to SQL.
+    public enum RowRule: Sendable, Equatable {
+        case all
+        case none
+        /// Rows whose `_acl` names `user` as the creator or in one of the lists `in`.
+        case listed(user: String, in: [String])
+    }
+
+    /// The rows this caller may read.
+    public var readRule: RowRule {
         switch (principal, level) {
-        case (.admin, _), (_, .public), (.user, .shared), (.user, .readonly): return nil
-        case (.anonymous, _): return "0"
-        case (.user(let id), .private): return Self.listed(id, in: ["creator", "read", "write"], bind)
+        case (.admin, _), (_, .public), (.user, .shared), (.user, .readonly): return .all
+        case (.anonymous, _): return .none
+        case (.user(let id), .private): return .listed(user: id, in: ["creator", "read", "write"])
         }
     }
+
+    /// The rows this caller may change.
+    public var writeRule: RowRule {
+        switch (principal, level) {
+        case (.admin, _), (_, .public): return .all
+        case (.anonymous, _), (.user, .readonly): return .none
+        case (.user(let id), .shared), (.user(let id), .private): return .listed(user: id, in: ["creator", "write"])
+        }
+    }
+
+    /// `rule` as SQLite SQL over the row `d`, or nil for every row.
+    static func sqlite(_ rule: RowRule, _ bind: (SQLValue) -> String) -> String? {
+        switch rule {
+        case .all: return nil
+        case .none: return "0"
+        case .listed(let id, let fields): return listed(id, in: fields, bind)
+        }
+    }
+
+    /// SQL that limits reads to visible rows, or nil when every row is visible.
+    func readPredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(readRule, bind) }
 
     /// A condition that starts a private read from the caller's own rows
     /// (an index range of `aclTable` that touches no one else's), or nil
@@ -120,13 +149,7 @@ public struct AccessScope: Sendable {
     }
 
     /// SQL that limits writes to rows this caller may change, or nil for all rows.
-    func writePredicate(_ bind: (SQLValue) -> String) -> String? {
-        switch (principal, level) {
-        case (.admin, _), (_, .public): return nil
-        case (.anonymous, _), (.user, .readonly): return "0"
-        case (.user(let id), .shared), (.user(let id), .private): return Self.listed(id, in: ["creator", "write"], bind)
-        }
-    }
+    func writePredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(writeRule, bind) }
 
     /// True when `id` is the row's creator or appears in one of its ACL lists.
     static func listed(_ id: String, in fields: [String], _ bind: (SQLValue) -> String) -> String {
@@ -141,7 +164,7 @@ public struct AccessScope: Sendable {
 
     /// The `_acl` for a new document: the creator comes from the session,
     /// never the client; `read` and `write` lists are the client's, checked.
-    func newACL(from client: JSONValue?) throws(StoreError) -> JSONObject {
+    public func newACL(from client: JSONValue?) throws(StoreError) -> JSONObject {
         var acl = JSONObject()
         acl["creator"] = principal.userID.map { .string($0) } ?? .null
         try Self.copyLists(from: client, into: &acl)
@@ -149,7 +172,7 @@ public struct AccessScope: Sendable {
     }
 
     /// The `_acl` after an update: the creator stays; writers may change the lists.
-    func updatedACL(existing: JSONObject?, client: JSONValue?) throws(StoreError) -> JSONObject {
+    public func updatedACL(existing: JSONObject?, client: JSONValue?) throws(StoreError) -> JSONObject {
         var acl = JSONObject()
         acl["creator"] = existing?["creator"] ?? .null
         acl["read"] = existing?["read"]

@@ -241,7 +241,7 @@ public final class DocumentWriter {
 
     /// The client's fields with server-owned ones removed, after checking
     /// that no key could be mistaken for a query operator.
-    static func clientFields(_ body: JSONObject) throws -> JSONObject {
+    public static func clientFields(_ body: JSONObject) throws -> JSONObject {
         try checkKeys(.object(body), depth: 0)
         var fields = body
         for key in ["_id", "_createdAt", "_updatedAt", "_acl"] { fields[key] = nil }

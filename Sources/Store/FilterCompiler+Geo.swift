@@ -11,10 +11,10 @@ extension FilterCompiler {
     /// or NULL when the field holds no point.
     func overPoint(_ path: FieldPath, root: ValueRef, _ expr: (String, String) -> String) -> String {
         var ref = root
-        for c in path.components { ref = ref.child(.key(c)) }
+        for c in path.components { ref = ref.child(.key(c), dialect) }
         let t = typeOf(ref)
-        let lng = "CASE WHEN \(dialect.isArray(t)) THEN \(valueOf(ref.child(.index(0)))) ELSE \(valueOf(ref.child(.key("coordinates")).child(.index(0)))) END"
-        let lat = "CASE WHEN \(dialect.isArray(typeOf(ref))) THEN \(valueOf(ref.child(.index(1)))) ELSE \(valueOf(ref.child(.key("coordinates")).child(.index(1)))) END"
+        let lng = "CASE WHEN \(dialect.isArray(t)) THEN \(valueOf(ref.child(.index(0), dialect))) ELSE \(valueOf(ref.child(.key("coordinates"), dialect).child(.index(0), dialect))) END"
+        let lat = "CASE WHEN \(dialect.isArray(typeOf(ref))) THEN \(valueOf(ref.child(.index(1), dialect))) ELSE \(valueOf(ref.child(.key("coordinates"), dialect).child(.index(1), dialect))) END"
         return "(SELECT \(expr("p.x", "p.y")) FROM (SELECT \(lng) AS x, \(lat) AS y) AS p WHERE typeof(p.x) IN ('integer','real') AND typeof(p.y) IN ('integer','real'))"
     }
 

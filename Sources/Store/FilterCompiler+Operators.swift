@@ -38,7 +38,7 @@ extension FilterCompiler {
                 if let p = fieldPath, let indexed = indexedEquality(p, [arg]) { clauses.append(indexed); continue }
                 clauses.append(any { self.equals($0, arg) })
             case "$ne":
-                clauses.append(Self.not(any { self.equals($0, arg) }))
+                clauses.append(dialect.not(any { self.equals($0, arg) }))
             case "$gt", "$gte", "$lt", "$lte":
                 if let p = fieldPath, let indexed = indexedComparison(p, op, arg) { clauses.append(indexed); continue }
                 let sqlOp = ["$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="][op]!
@@ -51,7 +51,7 @@ extension FilterCompiler {
                 }
                 let positive: String
                 if values.isEmpty {
-                    positive = "0"
+                    positive = dialect.falseSQL
                 } else if let p = fieldPath, let indexed = indexedEquality(p, values) {
                     positive = indexed
                 } else if useIndexes, path == ["_id"], values.allSatisfy({ $0.stringValue != nil }) {
@@ -59,7 +59,7 @@ extension FilterCompiler {
                 } else {
                     positive = any { ref in self.equalsAny(ref, values) }
                 }
-                clauses.append(op == "$in" ? positive : Self.not(positive))
+                clauses.append(op == "$in" ? positive : dialect.not(positive))
             case "$exists":
                 let wanted: Bool
                 switch arg {
@@ -70,15 +70,15 @@ extension FilterCompiler {
                 default: throw .invalid("$exists needs true or false.")
                 }
                 let exists = anyValue(root, path, expand: false) { "(\(self.typeOf($0)) IS NOT NULL)" }
-                clauses.append(wanted ? exists : Self.not(exists))
+                clauses.append(wanted ? exists : dialect.not(exists))
             case "$not":
                 guard case .object(let inner) = arg, let first = inner.members.first, first.key.hasPrefix("$") else {
                     throw .invalid("$not needs an operator object, such as {\"$not\": {\"$gt\": 5}}.")
                 }
-                clauses.append(Self.not(try compileOperators(inner, path: path, root: root, expand: expand, depth: depth + 1)))
+                clauses.append(dialect.not(try compileOperators(inner, path: path, root: root, expand: expand, depth: depth + 1)))
             case "$all":
                 guard case .array(let values) = arg else { throw .invalid("$all needs an array.") }
-                if values.isEmpty { clauses.append("0"); continue }
+                if values.isEmpty { clauses.append(dialect.falseSQL); continue }
                 try count((values.count - 1) * weight)
                 for value in values {
                     if case .object(let o) = value, o.members.first?.key == "$elemMatch" {
@@ -112,7 +112,7 @@ extension FilterCompiler {
                     throw .invalid("$mod needs [divisor, remainder] with a non-zero divisor.")
                 }
                 clauses.append(any { ref in
-                    "(\(self.dialect.isNumber(self.typeOf(ref))) AND CAST(\(self.valueOf(ref)) AS INTEGER) % \(self.bind(.int(divisor))) = \(self.bind(.int(remainder))))"
+                    "(\(self.dialect.isNumber(self.typeOf(ref))) AND \(self.dialect.integerPart(self.numberOf(ref))) % \(self.bind(.int(divisor))) = \(self.bind(.int(remainder))))"
                 })
             case "$type":
                 let names: [JSONValue] = arg.arrayValue ?? [arg]
@@ -121,9 +121,11 @@ extension FilterCompiler {
                 for name in names { predicates.append(try typePredicate(name)) }
                 clauses.append(any { ref in "(" + predicates.map { $0(ref) }.joined(separator: " OR ") + ")" })
             case "$geoWithin", "$within":
+                guard dialect.supportsGeo else { throw Self.noGeo(op) }
                 guard let p = fieldPath else { throw .invalid("\(op) needs a field.") }
                 clauses.append(try geoWithin(p, arg, root: root))
             case "$nearSphere", "$near":
+                guard dialect.supportsGeo else { throw Self.noGeo(op) }
                 guard let p = fieldPath else { throw .invalid("\(op) needs a field.") }
                 clauses.append(try nearSphere(p, arg, maxDistance: ops["$maxDistance"], minDistance: ops["$minDistance"], root: root))
             case "$maxDistance", "$minDistance":
@@ -133,6 +135,11 @@ extension FilterCompiler {
             }
         }
         return conjunction(clauses)
+    }
+
+    /// The refusal of a geo operator on a database whose dialect has none yet.
+    static func noGeo(_ op: String) -> QueryError {
+        .invalid("\(op) is not available on this storage engine yet (PostgreSQL: see docs/ENGINES.md).")
     }
 
     /// Equality with any of `values`: numbers and strings as SQL `IN` lists
@@ -151,14 +158,14 @@ extension FilterCompiler {
         if !numbers.isEmpty || !strings.isEmpty {
             let t = typeOf(ref), v = valueOf(ref)
             if !numbers.isEmpty {
-                terms.append("(\(dialect.isNumber(t)) AND \(v) IN (" + numbers.map { bind($0) }.joined(separator: ",") + "))")
+                terms.append("(\(dialect.isNumber(t)) AND \(dialect.numberOf(v)) IN (" + numbers.map { bind($0) }.joined(separator: ",") + "))")
             }
             if !strings.isEmpty {
-                terms.append("(\(dialect.isString(t)) AND \(v) IN (" + strings.map { bind($0) }.joined(separator: ",") + "))")
+                terms.append("(\(dialect.isString(t)) AND \(dialect.stringOf(v)) IN (" + strings.map { bind($0) }.joined(separator: ",") + "))")
             }
         }
         terms += others.map { equals(ref, $0) }
-        return Self.balanced(terms, "OR")
+        return balanced(terms, "OR")
     }
 
     /// MongoDB compares only within one type bracket: numbers with numbers, strings with strings.
@@ -168,12 +175,12 @@ extension FilterCompiler {
             let bound: SQLValue = literal.doubleValue.map { d in
                 if case .int(let i) = literal { return .int(i) } else { return .double(d) }
             }!
-            return { ref in "(\(self.dialect.isNumber(self.typeOf(ref))) AND \(self.valueOf(ref)) \(sqlOp) \(self.bind(bound)))" }
+            return { ref in "(\(self.dialect.isNumber(self.typeOf(ref))) AND \(self.numberOf(ref)) \(sqlOp) \(self.bind(bound)))" }
         case .string(let s):
-            return { ref in "(\(self.dialect.isString(self.typeOf(ref))) AND \(self.valueOf(ref)) \(sqlOp) \(self.bind(.text(s))))" }
+            return { ref in "(\(self.dialect.isString(self.typeOf(ref))) AND \(self.stringOf(ref)) \(sqlOp) \(self.bind(.text(s))))" }
         case .null:
             if sqlOp == ">=" || sqlOp == "<=" { return { ref in self.equals(ref, .null) } }
-            return { _ in "0" }
+            return { _ in self.dialect.falseSQL }
         case .bool(let b):
             return { ref in
                 let t = self.typeOf(ref)
@@ -195,8 +202,9 @@ extension FilterCompiler {
             flags = o
         }
         try RegexFunction.validate(source, flags: flags)
+        let rendered = try dialect.regexSource(source, flags: flags)
         return { ref in
-            let match = self.dialect.regexMatch(value: self.valueOf(ref), pattern: self.bind(.text(source)), flags: self.bind(.text(flags)))
+            let match = self.dialect.regexMatch(value: self.stringOf(ref), pattern: self.bind(.text(rendered.pattern)), flags: self.bind(.text(rendered.flags)))
             return "(\(self.dialect.isString(self.typeOf(ref))) AND \(match))"
         }
     }
@@ -240,7 +248,7 @@ extension FilterCompiler {
                 }
             } catch {
                 failure = error as? QueryError
-                return "0"
+                return self.dialect.falseSQL
             }
             return "(\(self.dialect.isArray(type)) AND EXISTS (SELECT 1 FROM \(from) WHERE \(condition)))"
         }

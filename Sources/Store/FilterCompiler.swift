@@ -123,7 +123,7 @@ public final class FilterCompiler {
 
     func bind(_ value: SQLValue) -> String {
         params.append(value)
-        return dialect.placeholder(params.count)
+        return dialect.placeholder(params.count, for: value)
     }
 
     func nextAlias() -> String {
@@ -133,17 +133,17 @@ public final class FilterCompiler {
 
     func typeOf(_ ref: ValueRef) -> String { dialect.typeOf(ref, bind: bind) }
     func valueOf(_ ref: ValueRef) -> String { dialect.valueOf(ref, bind: bind) }
+    func numberOf(_ ref: ValueRef) -> String { dialect.numberOf(valueOf(ref)) }
+    func stringOf(_ ref: ValueRef) -> String { dialect.stringOf(valueOf(ref)) }
+    func jsonTextOf(_ ref: ValueRef) -> String { dialect.jsonTextOf(valueOf(ref)) }
 
     /// `a OP b OP c …` as a balanced tree, so a long list never exceeds
     /// SQLite's expression depth (1000).
-    static func balanced(_ parts: [String], _ op: String) -> String {
-        guard parts.count > 1 else { return parts.first.map { "(\($0))" } ?? (op == "AND" ? "1" : "0") }
+    func balanced(_ parts: [String], _ op: String) -> String {
+        guard parts.count > 1 else { return parts.first.map { "(\($0))" } ?? (op == "AND" ? dialect.trueSQL : dialect.falseSQL) }
         let middle = parts.count / 2
         return "(" + balanced(Array(parts[..<middle]), op) + " \(op) " + balanced(Array(parts[middle...]), op) + ")"
     }
-
-    /// `NOT` that treats SQL NULL as false first, so negations keep missing fields.
-    static func not(_ sql: String) -> String { "NOT coalesce((\(sql)), 0)" }
 
     /// A document-level filter: every member must hold.
     func compileObject(_ object: JSONObject, root: ValueRef, depth: Int) throws(QueryError) -> String {
@@ -160,8 +160,8 @@ public final class FilterCompiler {
                     guard case .object(let sub) = item else { throw .invalid("Each entry of \(key) must be an object.") }
                     parts.append(try compileObject(sub, root: root, depth: depth + 1))
                 }
-                let joined = Self.balanced(parts, key == "$and" ? "AND" : "OR")
-                clauses.append(key == "$nor" ? Self.not(joined) : joined)
+                let joined = balanced(parts, key == "$and" ? "AND" : "OR")
+                clauses.append(key == "$nor" ? dialect.not(joined) : joined)
             case "$comment":
                 continue
             default:
@@ -176,9 +176,9 @@ public final class FilterCompiler {
 
     /// `(a AND b …)`, remembering when every part is an index look-up.
     func conjunction(_ clauses: [String]) -> String {
-        guard !clauses.isEmpty else { return "1" }
+        guard !clauses.isEmpty else { return dialect.trueSQL }
         // A long chain (many `$all` values) as a balanced tree: SQLite's expression depth is 1000.
-        let sql = clauses.count > 64 ? Self.balanced(clauses, "AND") : "(" + clauses.joined(separator: " AND ") + ")"
+        let sql = clauses.count > 64 ? balanced(clauses, "AND") : "(" + clauses.joined(separator: " AND ") + ")"
         let parts = clauses.map { indexParts[$0] }
         if parts.allSatisfy({ $0 != nil }) { indexParts[sql] = parts.flatMap { $0! } }
         // A conjunction implies each of its parts' boxes.
@@ -219,7 +219,7 @@ public final class FilterCompiler {
     ///   array (not for one reached by position at the end of the path).
     func anyValue(_ root: ValueRef, _ path: ArraySlice<String>, expand: Bool, _ predicate: (ValueRef) -> String) -> String {
         guard let first = path.first else { return leaf(root, expand: expand, gate: nil, predicate) }
-        let start = root.child(.key(first))
+        let start = root.child(.key(first), dialect)
         let steps = path.dropFirst().map { PathWalkStep(key: $0, index: FieldPath.isArrayIndex($0) ? Int($0) : nil) }
         guard !steps.isEmpty else { return leaf(start, expand: expand, gate: nil, predicate) }
         // Two steps run faster as two nested one-step walks than as the
@@ -231,7 +231,7 @@ public final class FilterCompiler {
     /// `EXISTS` over the rows of the first walk, then the next from each of them.
     private func walked(_ ref: ValueRef, _ walks: ArraySlice<[PathWalkStep]>, expand: Bool,
                         _ predicate: (ValueRef) -> String) -> String {
-        guard let steps = walks.first else { return "0" }
+        guard let steps = walks.first else { return dialect.falseSQL }
         let alias = nextAlias()
         let from = dialect.walk(from: ref, steps: steps, alias: alias, bind: bind)
         let rest = walks.dropFirst()
@@ -263,11 +263,11 @@ public final class FilterCompiler {
         switch literal {
         case .null: return "(\(t) IS NULL OR \(dialect.isNull(t)))"
         case .bool(let b): return "(\(dialect.isBool(t, b)))"
-        case .int(let i): return "(\(dialect.isNumber(t)) AND \(valueOf(ref)) = \(bind(.int(i))))"
-        case .double(let d): return "(\(dialect.isNumber(t)) AND \(valueOf(ref)) = \(bind(.double(d))))"
-        case .string(let s): return "(\(dialect.isString(t)) AND \(valueOf(ref)) = \(bind(.text(s))))"
-        case .array: return "(\(dialect.isArray(t)) AND \(valueOf(ref)) = \(bind(.text(literal.jsonText))))"
-        case .object: return "(\(dialect.isObject(t)) AND \(valueOf(ref)) = \(bind(.text(literal.jsonText))))"
+        case .int(let i): return "(\(dialect.isNumber(t)) AND \(numberOf(ref)) = \(bind(.int(i))))"
+        case .double(let d): return "(\(dialect.isNumber(t)) AND \(numberOf(ref)) = \(bind(.double(d))))"
+        case .string(let s): return "(\(dialect.isString(t)) AND \(stringOf(ref)) = \(bind(.text(s))))"
+        case .array: return "(\(dialect.isArray(t)) AND \(jsonTextOf(ref)) = \(bind(.text(literal.jsonText))))"
+        case .object: return "(\(dialect.isObject(t)) AND \(jsonTextOf(ref)) = \(bind(.text(literal.jsonText))))"
         }
     }
 }

@@ -18,8 +18,32 @@ public struct PathWalkStep: Sendable {
 /// The filter compiler speaks only through this seam, so a PostgreSQL dialect
 /// (jsonb_typeof, jsonb_array_elements, `~`) can stand beside SQLite's.
 public protocol SQLDialect: Sendable {
-    /// A placeholder for the parameter numbered `n` (1-based).
-    func placeholder(_ n: Int) -> String
+    /// A placeholder for the parameter numbered `n` (1-based), which holds
+    /// `value` (a dialect with typed parameters casts it to `value`'s type).
+    func placeholder(_ n: Int, for value: SQLValue) -> String
+    /// SQL's true and false as the database writes them.
+    var trueSQL: String { get }
+    var falseSQL: String { get }
+    /// `NOT` that treats SQL NULL as false first, so negations keep missing fields.
+    func not(_ sql: String) -> String
+    /// The JSON held by iteration row `alias` where a JSON function may read
+    /// it, or SQL NULL when the row holds no JSON container.
+    func rowJSON(_ alias: String) -> String
+    /// A `valueOf` expression as a number to compare with a number
+    /// parameter (only meaningful where `isNumber` holds; never an error elsewhere).
+    func numberOf(_ value: String) -> String
+    /// A `valueOf` expression as text to compare with a text parameter,
+    /// byte by byte (only meaningful where `isString` holds).
+    func stringOf(_ value: String) -> String
+    /// A `valueOf` expression of an array or object as its stored JSON text.
+    func jsonTextOf(_ value: String) -> String
+    /// A number's integer part, truncated toward zero and held to 64 bits.
+    func integerPart(_ number: String) -> String
+    /// The pattern and flags to bind for a `$regex` that PCRE2 accepted, or
+    /// a refusal when this database's engine would not match it as PCRE2 does.
+    func regexSource(_ pattern: String, flags: String) throws(QueryError) -> (pattern: String, flags: String)
+    /// Whether the geo operators compile for this database.
+    var supportsGeo: Bool { get }
     /// The JSON type name of `ref`, or SQL NULL when it is missing.
     func typeOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String
     /// The SQL value of `ref`: scalars as SQL scalars, containers as JSON text.
@@ -51,10 +75,10 @@ public protocol SQLDialect: Sendable {
 
 extension ValueRef {
     /// The value one step further in.
-    func child(_ step: PathStep) -> ValueRef {
+    func child(_ step: PathStep, _ dialect: any SQLDialect) -> ValueRef {
         switch self {
         case .path(let base, let steps): return .path(base: base, steps: steps + [step])
-        case .element(let alias): return .path(base: Self.json(ofRow: alias), steps: [step])
+        case .element(let alias): return .path(base: dialect.rowJSON(alias), steps: [step])
         }
     }
 

@@ -40,17 +40,17 @@ extension SQLiteDialect {
         // Only a document has keys: a string row holding JSON-like text has none.
         let own: ValueRef
         switch ref {
-        case .path: own = ref.child(.key(step.key))
+        case .path: own = ref.child(.key(step.key), self)
         case .element(let row):
             own = .path(base: "CASE WHEN \(row).type = 'object' THEN \(ValueRef.json(ofRow: row)) END", steps: [.key(step.key)])
         }
-        let inElement = ValueRef.element(alias: e).child(.key(step.key))
+        let inElement = ValueRef.element(alias: e).child(.key(step.key), self)
         var sql = "(SELECT \(typeOf(own, bind: bind)) AS type, \(valueOf(own, bind: bind)) AS value, 1 AS expand"
             + " WHERE \(type) IS NOT 'array'"
             + " UNION ALL SELECT \(typeOf(inElement, bind: bind)), \(valueOf(inElement, bind: bind)), 1"
             + " FROM \(elements(of: ref, alias: e, bind: bind)) WHERE \(type) = 'array' AND \(e).type = 'object'"
         if let index = step.index {
-            let positional = ref.child(.index(index))
+            let positional = ref.child(.index(index), self)
             let positionalType = typeOf(positional, bind: bind)
             sql += " UNION ALL SELECT \(positionalType), \(valueOf(positional, bind: bind)), 0"
                 + " WHERE \(type) = 'array' AND \(positionalType) IS NOT NULL"

@@ -3,6 +3,19 @@ public struct SQLiteDialect: SQLDialect {
     public init() {}
 
     public func placeholder(_ n: Int) -> String { "?\(n)" }
+    public func placeholder(_ n: Int, for value: SQLValue) -> String { placeholder(n) }
+    public var trueSQL: String { "1" }
+    public var falseSQL: String { "0" }
+    public func not(_ sql: String) -> String { "NOT coalesce((\(sql)), 0)" }
+    public func rowJSON(_ alias: String) -> String { ValueRef.json(ofRow: alias) }
+    /// `json_extract` already gives numbers, text and containers' JSON text.
+    public func numberOf(_ value: String) -> String { value }
+    public func stringOf(_ value: String) -> String { value }
+    public func jsonTextOf(_ value: String) -> String { value }
+    public func integerPart(_ number: String) -> String { "CAST(\(number) AS INTEGER)" }
+    /// PCRE2 itself runs the pattern (`RegexFunction`): bound as written.
+    public func regexSource(_ pattern: String, flags: String) throws(QueryError) -> (pattern: String, flags: String) { (pattern, flags) }
+    public var supportsGeo: Bool { true }
 
     /// A JSON path such as `$."address"."city"[0]`, bound as a parameter.
     static func jsonPath(_ steps: [PathStep]) -> String {

@@ -1,0 +1,29 @@
+import Store
+
+/// `AccessScope`'s row rules as PostgreSQL SQL over the row `d`, exactly as
+/// SQLite renders them: the creator, or a user listed in `_acl`'s lists.
+enum PostgresAccess {
+    /// `rule` as SQL, or nil when every row qualifies.
+    static func sql(_ rule: AccessScope.RowRule, _ bind: (SQLValue) -> String) -> String? {
+        switch rule {
+        case .all: return nil
+        case .none: return "FALSE"
+        case .listed(let user, let fields):
+            let id = bind(.text(user))
+            let terms = fields.map { field -> String in
+                if field == "creator" { return "(d.doc #>> '{_acl,creator}') = \(id)" }
+                // Fixed field names (creator, read, write) from AccessScope, never client text.
+                let list = "d.doc #> '{_acl,\(field)}'"
+                return "EXISTS (SELECT 1 FROM json_array_elements_text(CASE WHEN json_typeof(\(list)) = 'array' THEN \(list) END) AS u(v) WHERE u.v = \(id))"
+            }
+            return "(" + terms.joined(separator: " OR ") + ")"
+        }
+    }
+
+    /// The WHERE clause of a read: the caller's filter runs only on rows
+    /// that pass `visible` (a CASE is evaluated in order whatever the plan).
+    static func visibleFirst(_ visible: String?, _ filter: String) -> String {
+        guard let visible else { return filter }
+        return "CASE WHEN \(visible) THEN (\(filter)) ELSE FALSE END"
+    }
+}

@@ -1,0 +1,104 @@
+import JSON
+import Store
+
+/// One column of a list's order and its SQL type (for the `after` cursor's parameters).
+struct PostgresOrderColumn {
+    enum Kind { case int, numeric, text }
+    let sql: String
+    let kind: Kind
+    let ascending: Bool
+}
+
+/// Lists on PostgreSQL: one statement per page (a scan; index walks are
+/// not built yet), in MongoDB's order across types exactly as SQLite sorts:
+/// a type bracket (null and missing, numbers, strings, objects, arrays,
+/// booleans), then numbers by value, then strings byte by byte and
+/// containers by their stored JSON text, then the row id.
+extension PostgresDocumentReader {
+    func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope) throws -> ListPage {
+        let compiled = try FilterCompiler(dialect: dialect).compile(query.filter)
+        guard let layout = try catalog.layout(collection) else {
+            if let after = query.after { try KeysetCursor.check(token: after) }
+            return ListPage(documents: [])
+        }
+        let params = ParameterList(compiled.params)
+        let columns = query.sort.flatMap { orderColumns($0.field, ascending: $0.ascending, params.bind) }
+            + [PostgresOrderColumn(sql: "d.rid", kind: .int, ascending: query.sort.first?.ascending ?? true)]
+        let order = query.sort.map { "\($0.field):\($0.ascending ? 1 : -1)" }.joined(separator: ",")
+        var keyset = ""
+        if let token = query.after {
+            let cursor = try KeysetCursor(token: token, order: order, count: columns.count)
+            keyset = " AND " + (try Self.after(columns, cursor.values, params.bind))
+        }
+        var select = "d.doc::text"
+        if let fields = query.fields {
+            let names = (["_id"] + fields).map { params.bind(.text($0)) }.joined(separator: ",")
+            select = "(SELECT '{' || string_agg(to_json(f.key)::text || ':' || f.value::text, ',' ORDER BY f.n) || '}'"
+                + " FROM json_each(d.doc) WITH ORDINALITY AS f(key, value, n) WHERE f.key IN (\(names)))"
+        }
+        let visible = PostgresAccess.sql(scope.readRule, params.bind)
+        let condition = PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
+        let orderBy = columns.map { "\($0.sql) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
+        let limit = params.bind(.int(Int64(query.limit))), skip = params.bind(.int(Int64(query.skip)))
+        let sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", ")) FROM \(layout.table) AS d"
+            + " WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit) OFFSET \(skip)"
+        let rows = try db.query(sql, params.values) { row -> (String, [SQLValue]) in
+            let values = columns.indices.map { i -> SQLValue in
+                guard let text = row.text(i + 1) else { return .null }
+                switch columns[i].kind {
+                case .int: return Int64(text).map { .int($0) } ?? .null
+                case .numeric, .text: return .text(text)
+                }
+            }
+            return (row.text(0) ?? "{}", values)
+        }
+        let next = rows.count == query.limit && query.limit > 0 ? rows.last.map { KeysetCursor(order: order, values: $0.1).token } : nil
+        return ListPage(documents: rows.map(\.0), next: next)
+    }
+
+    /// The order columns of one sort key: a built-in column, or a field's
+    /// bracket, number and text.
+    func orderColumns(_ field: String, ascending: Bool, _ bind: (SQLValue) -> String) -> [PostgresOrderColumn] {
+        switch field {
+        case "_id": return [.init(sql: "d.id", kind: .text, ascending: ascending)]
+        case "_createdAt": return [.init(sql: "d.created_at", kind: .text, ascending: ascending)]
+        case "_updatedAt": return [.init(sql: "d.updated_at", kind: .text, ascending: ascending)]
+        default:
+            // As SQLite's `$."a"."b"`: each part a member name, never an array position.
+            let ref = ValueRef.path(base: "d.doc", steps: field.split(separator: ".").map { .key(String($0)) })
+            let json = dialect.json(ref, bind: bind)
+            let type = "(\(PostgresDialect.type(ofJSON: json)))"
+            let bracket = "CASE \(type) WHEN 'number' THEN 2 WHEN 'string' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 5 WHEN 'true' THEN 6 WHEN 'false' THEN 6 ELSE 1 END"
+            let number = dialect.numberOf(json)
+            let text = "((CASE \(type) WHEN 'string' THEN \(json) #>> '{}' WHEN 'object' THEN \(json)::text WHEN 'array' THEN \(json)::text"
+                + " WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END) COLLATE \"C\")"
+            return [.init(sql: bracket, kind: .int, ascending: ascending), .init(sql: number, kind: .numeric, ascending: ascending),
+                    .init(sql: text, kind: .text, ascending: ascending)]
+        }
+    }
+
+    /// Rows strictly after the cursor's position in the columns' own
+    /// directions. Each value must have its column's type, or the cursor is
+    /// refused (400), never sent to the database to fail there.
+    static func after(_ columns: [PostgresOrderColumn], _ values: [SQLValue], _ bind: (SQLValue) -> String) throws(QueryError) -> String {
+        let refusal = QueryError.invalid("after is not a cursor of this list's order; start again without after (or with the same sort and query).")
+        var marks: [String] = []
+        for (column, value) in zip(columns, values) {
+            switch (column.kind, value) {
+            case (_, .null): marks.append("NULL")
+            case (.int, .int): marks.append(bind(value))
+            case (.numeric, .text(let s)) where Double(s)?.isFinite == true && s.allSatisfy({ "0123456789.-+eE".contains($0) }):
+                marks.append("\(bind(value))::numeric")
+            case (.text, .text): marks.append(bind(value))
+            default: throw refusal
+            }
+        }
+        var terms: [String] = []
+        for i in columns.indices {
+            var parts = (0..<i).map { "\(columns[$0].sql) IS NOT DISTINCT FROM \(marks[$0])" }
+            parts.append("\(columns[i].sql) \(columns[i].ascending ? ">" : "<") \(marks[i])")
+            terms.append("(" + parts.joined(separator: " AND ") + ")")
+        }
+        return "(" + terms.joined(separator: " OR ") + ")"
+    }
+}

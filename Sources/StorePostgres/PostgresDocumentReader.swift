@@ -1,0 +1,86 @@
+import JSON
+import Store
+
+/// Reads on PostgreSQL, one connection per reader thread, with the same
+/// methods, answers and errors as `DocumentReader`: get, find, page (with
+/// the total from the same snapshot), count, and the change feed.
+///
+/// Access rules are inside the SQL exactly as on SQLite: a row the caller
+/// may not read is filtered before the caller's filter and sort see it
+/// (`PostgresAccess.visibleFirst`).
+public final class PostgresDocumentReader {
+    let db: PGConnection
+    let catalog: PostgresCatalog
+    let dialect = PostgresDialect()
+    /// The longest a list or count may run before it is stopped (`statement_timeout`).
+    public var timeLimit: Double = 10
+
+    public init(url: String) throws {
+        db = try PGConnection(url: url)
+        catalog = PostgresCatalog(db: db)
+    }
+
+    /// The JSON text of document `id`, or nil when it is absent or the caller may not read it.
+    public func get(_ collection: String, id: String, scope: AccessScope = .system) throws -> String? {
+        try scope.checkCollectionRead()
+        guard let layout = try catalog.layout(collection) else { return nil }
+        let params = ParameterList([.text(id)])
+        let visible = PostgresAccess.sql(scope.readRule, params.bind).map { " AND \($0)" } ?? ""
+        let text: String?? = try db.first("SELECT d.doc::text FROM \(layout.table) AS d WHERE d.id = $1::text\(visible)", params.values) { $0.text(0) }
+        return text ?? nil
+    }
+
+    /// The matching documents' JSON texts, in order.
+    public func find(_ collection: String, _ query: FindQuery, scope: AccessScope = .system) throws -> [String] {
+        try page(collection, query, withTotal: false, scope: scope).documents
+    }
+
+    /// One page of matches, the cursor of the next page when this one is
+    /// full, and, when asked, the total number of matches, from one snapshot.
+    public func page(_ collection: String, _ query: FindQuery, withTotal: Bool, scope: AccessScope = .system) throws -> ListPage {
+        try scope.checkCollectionRead()
+        return try snapshot {
+            var page = try findInSnapshot(collection, query, scope: scope)
+            page.total = withTotal ? try countInSnapshot(collection, filter: query.filter, scope: scope) : nil
+            return page
+        }
+    }
+
+    /// The number of documents matching `filter` that the caller may read.
+    public func count(_ collection: String, filter: JSONValue, scope: AccessScope = .system) throws -> Int {
+        try scope.checkCollectionRead()
+        return try snapshot { try countInSnapshot(collection, filter: filter, scope: scope) }
+    }
+
+    func countInSnapshot(_ collection: String, filter: JSONValue, scope: AccessScope) throws -> Int {
+        let compiled = try FilterCompiler(dialect: dialect).compile(filter)
+        guard let layout = try catalog.layout(collection) else { return 0 }
+        let params = ParameterList(compiled.params)
+        let visible = PostgresAccess.sql(scope.readRule, params.bind)
+        let sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(PostgresAccess.visibleFirst(visible, compiled.whereSQL))"
+        let count: Int64 = try db.first(sql, params.values) { $0.int(0) ?? 0 } ?? 0
+        return Int(count)
+    }
+
+    /// `body` in a read-only snapshot with the time limit.
+    func snapshot<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try db.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                try db.run("SELECT set_config('statement_timeout', $1::text, true)", [.text("\(Int(timeLimit * 1000))")])
+                return try body()
+            }
+        } catch let error as PGError {
+            throw error.storeError
+        }
+    }
+
+    /// Up to `limit` changes after position `seq`, in order, and the newest position.
+    public func changes(after seq: Int64, limit: Int) throws -> (changes: [(seq: Int64, collection: String, id: String, op: Int64)], head: Int64) {
+        try snapshot {
+            let rows = try db.query("SELECT seq, coll, id, op FROM _changes WHERE seq > $1::bigint ORDER BY seq LIMIT $2::bigint",
+                                    [.int(seq), .int(Int64(limit))]) { ($0.int(0) ?? 0, $0.text(1) ?? "", $0.text(2) ?? "", $0.int(3) ?? 0) }
+            let head: Int64 = try db.first("SELECT coalesce(max(seq), 0) FROM _changes") { $0.int(0) ?? 0 } ?? 0
+            return (changes: rows.map { (seq: $0.0, collection: $0.1, id: $0.2, op: $0.3) }, head: head)
+        }
+    }
+}
