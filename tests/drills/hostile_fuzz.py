@@ -111,7 +111,7 @@ def run_fuzz(daemon, max_examples=50, max_time=None, seed=None, workdir=None, ph
         cmd += ["--seed", str(seed)]
     if phases:
         cmd += ["--phases", phases]
-    env = dict(os.environ, SCHEMATHESIS_HOOKS="", NO_COLOR="1")
+    env = dict(os.environ, SCHEMATHESIS_HOOKS=str(pathlib.Path(__file__).with_name("schemathesis_hooks.py")), NO_COLOR="1")
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=str(workdir), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           timeout=(max_time or 600) + 120)

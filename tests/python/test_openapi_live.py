@@ -200,3 +200,12 @@ def test_ids_count_characters_and_refuse_nul_as_the_spec_says(roostd):
     assert roostd.request("PUT", "/specWide/" + "%C3%A9" * 256, {"name": "wide"})[0] == 201
     assert roostd.request("PUT", "/specWide/" + "%C3%A9" * 257, {"name": "wide"})[0] == 400
     assert roostd.request("POST", "/specWide", {"a\u0000b": 1})[0] == 400
+
+
+def test_a_batch_id_may_start_with_a_combining_character(roostd):
+    """The spec's BatchOperation.path admits any id character but `/` and controls: the
+    server split paths on Characters, where "/" and a following emoji modifier (U+1F3FB)
+    are one, and refused the path."""
+    ops = [{"method": "PUT", "path": "/specBatch/\U0001F3FBtone", "body": {"a": 1}}]
+    status, _, raw = roostd.request("POST", "/_batch", {"operations": ops})
+    assert status == 200, raw
