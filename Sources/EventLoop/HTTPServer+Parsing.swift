@@ -56,6 +56,16 @@ extension HTTPServer {
         return headers
     }
 
+    /// libevent 2.1 never reads the body of a HEAD or TRACE request: on a kept-alive
+    /// connection its bytes would be parsed as the next request. Such a request's
+    /// connection is closed after the reply instead.
+    static func leavesBodyUnread(_ command: evhttp_cmd_type, _ headers: Headers) -> Bool {
+        guard command == EVHTTP_REQ_HEAD || command == EVHTTP_REQ_TRACE else { return false }
+        if headers["Transfer-Encoding"] != nil { return true }
+        if let length = headers["Content-Length"], length.utf8.contains(where: { $0 != UInt8(ascii: "0") }) { return true }
+        return false
+    }
+
     static func body(_ buffer: OpaquePointer?) -> [UInt8] {
         guard let buffer else { return [] }
         let length = evbuffer_get_length(buffer)

@@ -34,6 +34,6 @@ public final class DocumentID: @unchecked Sendable {
 
     /// Client ids must be short, printable strings.
     public static func isValidClientID(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 256 && !id.unicodeScalars.contains { $0.value < 0x20 || $0 == "/" }
+        !id.isEmpty && id.unicodeScalars.count <= 256 && !id.unicodeScalars.contains { $0.value < 0x20 || $0 == "/" }
     }
 }

@@ -80,7 +80,7 @@ public final class DocumentWriter {
         let id: String
         if let given = body["_id"] {
             guard case .string(let s) = given, DocumentID.isValidClientID(s) else {
-                throw StoreError.invalid("_id must be a non-empty string of at most 256 characters without '/'.")
+                throw StoreError.invalid("_id must be a non-empty string of at most 256 characters without '/' or control characters.")
             }
             guard scope.mayChoose(id: s) else { throw StoreError.invalid(scope.idNamespaceRule) }
             id = s

@@ -58,8 +58,9 @@ import Testing
         Case(method: .get, target: "/metrics/x", status: 400, code: "ReservedCollectionName"),
         // Roost's own areas.
         Case(method: .get, target: "/users/a/b", status: 404, code: "NotFound"),
-        Case(method: .post, target: "/users/me", status: 405, allow: "GET, HEAD, PUT, PATCH, DELETE"),
-        Case(method: .put, target: "/users/me", status: 400, code: "InvalidJSON"),  // reached the update handler
+        Case(method: .post, target: "/users/me", status: 405, allow: "GET, HEAD"),
+        Case(method: .put, target: "/users/me", status: 405, allow: "GET, HEAD"),
+        Case(method: .put, target: "/users/someone", status: 400, code: "InvalidJSON"),  // reached the update handler
         Case(method: .put, target: "/users/_count", status: 405, allow: "GET, HEAD"),
         Case(method: .get, target: "/users/me", status: 401),
         Case(method: .post, target: "/files", status: 400, code: "EmptyBody"),

@@ -51,7 +51,11 @@ def test_sign_up_validation(app):
     assert r.status == 201, r
     r2 = app.call("POST", "/users", {"username": "y" * 64, "password": "p" * 1024})
     assert r2.status == 201, r2
-    for s in (r, r2):
+    # Lengths count characters (as the spec's minLength/maxLength do), not UTF-8 bytes.
+    assert_error(app.call("POST", "/users", {"username": "sevenchars", "password": "pässwö!"}), 400)
+    r3 = app.call("POST", "/users", {"username": "widechars", "password": "ü" * 1024})
+    assert r3.status == 201, r3
+    for s in (r, r2, r3):
         assert app.call("DELETE", f"/users/{s.body['user']['_id']}", token=s.body["token"]).status == 200
 
 
@@ -158,8 +162,10 @@ def test_profile_edit(app):
     assert_error(app.call("PATCH", f"/users/{alice['id']}", {"title": "Intern"}, token=bob["token"]), 403, "Forbidden")
     assert_error(app.call("PUT", f"/users/{alice['id']}", {"title": "Intern"}, token=bob["token"]), 403, "Forbidden")
     assert_error(app.call("PATCH", f"/users/{alice['id']}", {"title": "Intern"}), 401)
-    assert_error(app.call("PATCH", f"/users/{alice['id']}", {"username": "alicia"}, token=alice["token"]), 400)
-    assert_error(app.call("PUT", f"/users/{alice['id']}", {**profile, "username": "alicia"}, token=alice["token"]), 400)
+    assert_error(app.call("PATCH", f"/users/{alice['id']}", {"username": "alicia"}, token=alice["token"]), 409, "ImmutableField")
+    assert_error(app.call("PUT", f"/users/{alice['id']}", {**profile, "username": "alicia"}, token=alice["token"]), 409, "ImmutableField")
+    # The whole record sent back, its unchanged username included, is fine.
+    assert app.call("PUT", f"/users/{alice['id']}", {**profile, "username": "alice"}, token=alice["token"]).status == 200
     assert_error(app.call("PATCH", f"/users/{alice['id']}", {"_acl": {"creator": bob["id"]}}, token=alice["token"]), 400)
     assert app.call("GET", "/users/me", token=alice["token"]).body["title"] == "Principal Engineer"
     # The admin may edit anyone.

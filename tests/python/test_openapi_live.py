@@ -41,6 +41,12 @@ LIVE = [
     ("POST", "/login", {"username": "nobody-at-all", "password": "wrong password"}, "/login"),
     ("POST", "/logout", None, "/logout"),
     ("GET", "/specLocations?query=%7B%22%24where%22%3A%221%22%7D", None, "/{collection}"),
+    # An _id counts characters, as the spec's maxLength does: 256 of them are fine, 257 are not.
+    ("PUT", "/specLocations/" + "%C3%A9" * 256, {"name": "wide"}, "/{collection}/{id}"),
+    ("POST", "/specLocations", {"_id": "\u00e9" * 257}, "/{collection}"),
+    ("POST", "/specLocations", {"a\u0000b": 1}, "/{collection}"),
+    ("GET", "/%C3%B4/_count", None, "/{collection}/_count"),
+    ("PATCH", "/files/x", {"a": 1}, "/{collection}/{id}"),
 ]
 
 
@@ -73,7 +79,7 @@ def test_live_account_flow_is_documented(roostd, spec):
     assert call("GET", f"/users/{uid}", "/users/{id}", token=token)[0] == 200
     assert call("PATCH", f"/users/{uid}", "/users/{id}", {"title": "Spec"}, token=token)[0] == 200
     assert call("PUT", f"/users/{uid}", "/users/{id}", {"title": "Spec"}, token=token)[0] == 200
-    assert call("PATCH", f"/users/{uid}", "/users/{id}", {"username": "renamed"}, token=token)[0] == 400
+    assert call("PATCH", f"/users/{uid}", "/users/{id}", {"username": "renamed"}, token=token)[0] == 409
     assert call("PATCH", f"/users/{uid}", "/users/{id}", {"password": "new password 1"}, token=token)[0] == 403
     assert call("GET", "/users/nobody", "/users/{id}", token=token)[0] == 404
     status, login = call("POST", "/login", "/login", {"username": name, "password": password})
@@ -180,3 +186,20 @@ def test_live_file_access_errors_are_documented(spec):
         assert call("GET", f"/files/{fid}/meta", "/files/{id}/meta", token=bob).status == 200
         assert call("DELETE", f"/files/{fid}", "/files/{id}", token=bob).status == 403
         assert call("DELETE", f"/files/{fid}", "/files/{id}", token=alice).status == 200
+
+
+def test_ids_count_characters_and_refuse_nul_as_the_spec_says(roostd):
+    """DocumentID's maxLength (256) counts characters, as JSON Schema does, not UTF-8
+    bytes; a member name with U+0000 breaks MemberName's pattern and is 400."""
+    assert roostd.request("PUT", "/specWide/" + "%C3%A9" * 256, {"name": "wide"})[0] == 201
+    assert roostd.request("PUT", "/specWide/" + "%C3%A9" * 257, {"name": "wide"})[0] == 400
+    assert roostd.request("POST", "/specWide", {"a\u0000b": 1})[0] == 400
+
+
+def test_a_batch_id_may_start_with_a_combining_character(roostd):
+    """The spec's BatchOperation.path admits any id character but `/` and controls: the
+    server split paths on Characters, where "/" and a following emoji modifier (U+1F3FB)
+    are one, and refused the path."""
+    ops = [{"method": "PUT", "path": "/specBatch/\U0001F3FBtone", "body": {"a": 1}}]
+    status, _, raw = roostd.request("POST", "/_batch", {"operations": ops})
+    assert status == 200, raw

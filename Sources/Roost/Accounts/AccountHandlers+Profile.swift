@@ -97,8 +97,9 @@ extension AccountHandlers {
         if fields["password"] != nil || fields["oldPassword"] != nil {
             throw HTTPError(400, "InvalidDocument", "Change the password with both password and oldPassword.")
         }
+        // Clients may send the whole record back: an unchanged username is fine.
         if let name = changes["username"], name != existing["username"] {
-            throw HTTPError(400, "InvalidDocument", "username cannot be changed.")
+            throw HTTPError(409, "ImmutableField", "username cannot be changed; send the current one or leave it out.")
         }
         changes["username"] = existing["username"]
         let stored = try hooks.run(.beforeUpdate, users, id: id, entity: changes, isPatch: merge, previous: existing,

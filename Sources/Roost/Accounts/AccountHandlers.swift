@@ -181,8 +181,8 @@ struct AccountHandlers: Sendable {
     }
 
     static func password(_ value: JSONValue?, field: String) throws -> String {
-        guard case .string(let password)? = value, (8...1024).contains(password.utf8.count) else {
-            throw HTTPError(400, "InvalidDocument", "\(field) must be a string of 8 to 1024 bytes.")
+        guard case .string(let password)? = value, (8...1024).contains(password.unicodeScalars.count) else {
+            throw HTTPError(400, "InvalidDocument", "\(field) must be a string of 8 to 1024 characters.")
         }
         return password
     }

@@ -77,7 +77,8 @@ struct BatchHandler: Sendable {
             throw HTTPError(400, "InvalidDocument", "Each operation needs a method and a path.")
         }
         // Exactly `/collection` or `/collection/id`: no empty segment, and only the id is percent-decoded.
-        let raw = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // Split on bytes: as Characters, a "/" followed by a combining mark (or an emoji modifier) is no "/".
+        let raw = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
         let segments = raw.count >= 2 && raw[0].isEmpty && !raw.dropFirst().contains("")
             ? [raw[1]] + raw.dropFirst(2).map { $0.removingPercentEncoding ?? $0 } : []
         guard let collection = segments.first, !CollectionName.isReserved(collection), CollectionName.isWellFormed(collection),

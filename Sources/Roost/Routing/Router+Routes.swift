@@ -43,8 +43,8 @@ extension Router {
             RoostRoute("/users/_count", [.get: { r, out in collections.count(users, r, out) }]),
             RoostRoute("/users/_deltaset", [.get: { r, out in collections.deltaset(users, r, out) }]),
             RoostRoute("/users/_live", [.get: { r, out in live.collection(users, r, out) }], headAsGet: false),
-            // Writes to `/users/me` are writes to the account whose id is "me" (none: 401, 403 or 404).
-            RoostRoute("/users/me", [.get: { r, out in accounts.me(r, out) }, .put: update, .patch: merge, .delete: delete]),
+            // `/users/me` is only read (openapi.yaml declares GET alone): writes are 405, not writes to an id "me".
+            RoostRoute("/users/me", [.get: { r, out in accounts.me(r, out) }]),
             RoostRoute("/users/:id", [.get: { r, out in collections.get(users, r.segments[1], r, out) },
                                       .put: update, .patch: merge, .delete: delete]),
             RoostRoute("/users/*", anyMethod: Router.noEndpoint),
