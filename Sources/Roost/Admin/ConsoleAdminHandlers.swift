@@ -76,9 +76,11 @@ struct ConsoleAdminHandlers: Sendable {
         }
     }
 
-    /// Revokes one session (`id`) of `user`, or all of them.
+    /// Revokes one session (`id`) of `user`, or all of them; once committed,
+    /// the live streams of revoked sessions end now, not at the next heartbeat.
     func revoke(_ user: String, _ id: String?, _ request: Request, _ out: ResponseWriter) {
-        asAdminWriting(request, out) { writer in
+        let pools = jobs.pools
+        jobs.writeAsAdmin(request, out, committed: { pools.sessionsRevoked.get()?() }) { writer in
             let n = try writer.revokeSessions(userID: user, id: id)
             if id != nil && n == 0 { throw HTTPError.notFound("No session \(id ?? "") of user \(user).") }
             return .json(200, "{\"count\":\(n)}")
