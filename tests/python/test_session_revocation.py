@@ -5,6 +5,8 @@ a private file looks missing to others whatever the Range/HEAD/If-None-Match/
 thumbnail variant; hostile headers on a file download never give a 500."""
 
 import json
+import threading
+import time
 import urllib.parse
 
 import pytest
@@ -198,3 +200,29 @@ def test_hostile_headers_on_a_download_never_give_a_500(roost, headers):
             if "Authorization" in headers:
                 assert r.status == 401, (method, tail, headers, r)
     client.close()
+
+
+def test_a_stream_racing_a_logout_does_not_outlive_it(roost):
+    """A subscribe whose caller was found just before a log-out committed: the hub
+    admits it after the log-out checked the open streams, so it must check the
+    session itself. Bounded rounds of subscribe ∥ logout: every stream that opened
+    ends (live_heartbeat is 60 s, so only that check can end it in time)."""
+    uid, _ = roost.new_user("racer")
+    username = roost.usernames[uid]
+    opened = 0
+    for round_ in range(25):
+        token = roost.log_in(username, "correct horse battery").body["token"]
+        box = {}
+        t = threading.Thread(target=lambda: box.setdefault("s", LiveStream(roost.port, live_path("notes"), token=token)))
+        t.start()
+        time.sleep(0.0005 * (round_ % 5))
+        assert roost.call("POST", "/logout", token=token).status == 200
+        t.join(10)
+        s = box["s"]
+        if s.status == 200:
+            opened += 1
+            assert s.wait_end(5), f"round {round_}: a stream opened around a log-out is still open"
+        else:
+            assert s.status == 401, s.status
+        s.close()
+    print(f"streams that opened around their log-out: {opened} of 25")
