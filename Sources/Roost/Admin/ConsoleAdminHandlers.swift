@@ -101,13 +101,13 @@ struct ConsoleAdminHandlers: Sendable {
     func logEntries(_ request: Request, _ out: ResponseWriter) {
         let after = UInt64(request.query["after"] ?? "") ?? 0
         let levelName = request.query["level"].flatMap { $0.isEmpty ? nil : $0 }
-        guard let level = levelName.map({ Logger.Level(rawValue: $0) }) ?? .trace else {
-            return out.send(HTTPError(400, "InvalidQuery", "level must be trace, debug, info, notice, warning, error or critical.").response)
-        }
         let requestID = request.query["request_id"]
         let limit = min(max(Int(request.query["limit"] ?? "") ?? 500, 1), 2000)
         let logs = self.logs
-        asAdmin(request, out) { _ in
+        asAdmin(request, out) { _ in  // the admin first, then what they ask
+            guard let level = levelName.map({ Logger.Level(rawValue: $0) }) ?? .trace else {
+                throw HTTPError(400, "InvalidQuery", "level must be trace, debug, info, notice, warning, error or critical.")
+            }
             let (records, last) = logs.entries(after: after, minimum: level, requestID: requestID, limit: limit)
             var o = JSONObject()
             o["last"] = .int(Int64(last))
