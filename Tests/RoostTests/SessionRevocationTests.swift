@@ -104,8 +104,7 @@ import Testing
                 return .json(200, "{}")
             }
         }
-        withKnownIssue("the writer trusts the caller its reader found (see the review's finding W1)") {
-            #expect(response.status == 401 && !wrote.get(), "\(response.status) \(response.text)")
-        }
+        #expect(response.status == 401 && response.body == Authenticator.invalidToken.response.body && !wrote.get(),
+                "\(response.status) \(response.text)")
     }
 }

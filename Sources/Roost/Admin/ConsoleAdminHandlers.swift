@@ -80,7 +80,7 @@ struct ConsoleAdminHandlers: Sendable {
     /// the live streams of revoked sessions end now, not at the next heartbeat.
     func revoke(_ user: String, _ id: String?, _ request: Request, _ out: ResponseWriter) {
         let pools = jobs.pools
-        jobs.writeAsAdmin(request, out, committed: { pools.sessionsRevoked.get()?() }) { writer in
+        jobs.writeAsAdmin(request, out, committed: { pools.sessionsEnded() }) { writer in
             let n = try writer.revokeSessions(userID: user, id: id)
             if id != nil && n == 0 { throw HTTPError.notFound("No session \(id ?? "") of user \(user).") }
             return .json(200, "{\"count\":\(n)}")
