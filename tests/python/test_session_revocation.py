@@ -2,8 +2,10 @@
 very next request, on the same keep-alive connection, for every kind of route; an
 admin's revocation ends the user's live streams at once (not at the next heartbeat);
 a private file looks missing to others whatever the Range/HEAD/If-None-Match/
-thumbnail variant; hostile headers on a file download never give a 500."""
+thumbnail variant; hostile headers on a file download never give a 500. Each test
+runs with files on disk and with files in S3 (moto)."""
 
+import contextlib
 import json
 import threading
 import time
@@ -14,6 +16,7 @@ import pytest
 from drills.common import ADMIN_TOKEN
 from drills.live import LiveStream, live_path
 from roost_harness import Roostd, assert_error, png
+from roost_harness.s3 import MotoS3
 
 # live_heartbeat is long on purpose: a revoked stream must end without waiting for it.
 CONFIG = f"""\
@@ -30,13 +33,19 @@ collections:
 MISSING_FILE = "0123456789abcdef01234567"
 
 
-@pytest.fixture(scope="module")
-def roost(tmp_path_factory):
-    node = Roostd(tmp_path_factory.mktemp("revocation"), CONFIG)
-    node.start()
-    yield node
-    node.stop()
-    node.close()
+@pytest.fixture(scope="module", params=["local", "s3"])
+def roost(request, tmp_path_factory):
+    """Every test twice: files on disk, and files in an S3 bucket (moto)."""
+    with contextlib.ExitStack() as stack:
+        config, env = CONFIG, None
+        if request.param == "s3":
+            s3 = stack.enter_context(MotoS3(tmp_path_factory.mktemp("moto")))
+            config, env = CONFIG + s3.config(prefix="revocation"), s3.env()
+        node = Roostd(tmp_path_factory.mktemp("revocation"), config, env=env)
+        node.start()
+        yield node
+        node.stop()
+        node.close()
 
 
 def upload_png(client, seed):
