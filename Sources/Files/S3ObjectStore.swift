@@ -80,12 +80,13 @@ public struct S3ObjectStore: ObjectStore {
     }
 
     public func withLocalOriginal<T>(_ id: String, _ body: (String) throws -> T) throws -> T {
-        let kept = stagingPath(id)
-        if DurableFile.size(kept) != nil { return try body(kept) }
         let path = layout.tmp + "/" + UUID().uuidString
+        defer { unlink(path) }
+        // A name of our own for the staged copy: `release` may unlink the
+        // staged name meanwhile (its last thumbnail job done) while this one reads it.
+        if link(stagingPath(id), path) == 0 { return try body(path) }
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw DurableFile.fail("cannot create", path) }
-        defer { unlink(path) }
         let found = try { defer { close(fd) }; return try guarded("get", id) { try client.get(keys.original(id), into: fd) } }()
         guard found != nil else { throw DurableFile.Failure(description: "the original of file \(id) is not in the bucket") }
         return try body(path)

@@ -82,11 +82,14 @@ import Testing
         Case(method: .get, target: "/files/\(fileID)", statuses: [401, 401, 404, 404]),
         Case(method: .get, target: "/files/\(fileID)/meta", statuses: [401, 401, 404, 404]),
         Case(method: .get, target: "/files/\(fileID)/thumbnail", statuses: [401, 401, 404, 404]),
+        Case(method: .get, target: "/files/\(fileID)/thumbnail?size=oops", statuses: [401, 401, 404, 404]),  // who, then what
         Case(method: .delete, target: "/files/\(fileID)", statuses: [401, 401, 404, 404]),
         Case(method: .post, target: "/files", body: "plain text", contentType: "text/plain", statuses: [401, 401, 201, 201]),
         // The admin gate, on a reader for reads and writes alike.
         Case(method: .get, target: "/admin/stats", statuses: [401, 401, 403, 200]),
         Case(method: .get, target: "/admin/backups", statuses: [401, 401, 403, 200]),
+        Case(method: .get, target: "/admin/logs?level=bogus", statuses: [401, 401, 403, 400]),
+        Case(method: .get, target: "/admin/webhooks/deliveries?status=bogus", statuses: [401, 401, 403, 400]),
         Case(method: .post, target: "/admin/webhooks/endpoints", body: "{}", statuses: [401, 401, 403, 400]),
     ])
     func callers(_ c: Case) {

@@ -18,8 +18,9 @@ extension AccountHandlers {
             guard fields["password"] != nil else {
                 let pending = HookServices.Pending([])
                 pools.write(request, out, committed: hooks.committed(pending)) { writer in
-                    try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: fields, newHash: nil, merge: merge,
-                                         hooks: hooks, pending: pending)
+                    try CallerJobs.requireLiveSession(caller, writer) // still signed in (a log-out may have come meanwhile)
+                    return try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: fields, newHash: nil, merge: merge,
+                                                hooks: hooks, pending: pending)
                 }
                 return nil
             }
@@ -39,10 +40,11 @@ extension AccountHandlers {
                 let pending = HookServices.Pending([])
                 pools.write(request, out, committed: {
                     hooks.committed(pending)()
-                    pools.sessionsRevoked.get()?() // the user's other sessions ended: so do their live streams
+                    pools.sessionsEnded() // the user's other sessions ended: so do their live streams
                 }) { writer in
-                    try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: changes, newHash: hash, merge: merge,
-                                         hooks: hooks, pending: pending)
+                    try CallerJobs.requireLiveSession(caller, writer) // the hash took a while: still signed in?
+                    return try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: changes, newHash: hash, merge: merge,
+                                                hooks: hooks, pending: pending)
                 }
                 return nil
             }
@@ -56,7 +58,7 @@ extension AccountHandlers {
         let (hooks, pools, pending) = (collections.hooks, self.pools, HookServices.Pending([]))
         jobs.write(request, out, committed: {
             hooks.committed(pending)()
-            pools.sessionsRevoked.get()?()
+            pools.sessionsEnded()
         }, prepare: { caller in
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             return caller

@@ -144,7 +144,7 @@ struct AccountHandlers: Sendable {
             return out.send(HTTPError(401, "Unauthorized", "Send the session token as Authorization: Bearer <token>.").response)
         }
         let pools = self.pools
-        pools.write(request, out, committed: { pools.sessionsRevoked.get()?() }) { writer in
+        pools.write(request, out, committed: { pools.sessionsEnded() }) { writer in
             guard try writer.deleteSession(tokenHash: SessionToken.hash(token)) else {
                 throw HTTPError(401, "InvalidToken", "The session token is invalid, expired or already revoked.")
             }

@@ -78,16 +78,30 @@ struct CallerJobs: Sendable {
     /// (check what they may do, parse the body), so a refused or malformed
     /// request never takes a writer slot and no body is parsed on the writer
     /// or a loop; then `operation` runs in the writer's next group commit
-    /// with what `prepare` returned.
+    /// with what `prepare` returned. If sessions were revoked since the
+    /// caller was found, the writer checks the caller's session again: a
+    /// write in flight during a log-out does not land after it.
     func write<Prepared: Sendable>(_ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
                                    prepare: @escaping @Sendable (Caller) throws -> Prepared,
                                    _ operation: @escaping @Sendable (DocumentWriter, Prepared) throws -> Response) {
-        let pools = self.pools
-        pools.readStep(request, out, authenticate: authenticate) { _, caller in
+        let (pools, authenticate, revocations) = (self.pools, self.authenticate, pools.revocations)
+        // The count is read before the session is: a revocation it missed moves it later.
+        pools.readStep(request, out, authenticate: { r, reader in (revocations.get(), try authenticate(r, reader)) }) { _, found in
+            let (seen, caller) = found
             let prepared = try prepare(caller)
-            pools.write(request, out, committed: committed) { writer in try operation(writer, prepared) }
+            pools.write(request, out, committed: committed) { writer in
+                if revocations.get() != seen { try Self.requireLiveSession(caller, writer) }
+                return try operation(writer, prepared)
+            }
             return nil
         }
+    }
+
+    /// 401 `InvalidToken` when the caller's session is gone (in the writer,
+    /// for a write whose caller was found on another thread a while ago).
+    static func requireLiveSession(_ caller: Caller, _ writer: DocumentWriter) throws {
+        guard let hash = caller.tokenHash, try writer.session(tokenHash: hash, now: Authenticator.now) == nil else { return }
+        throw Authenticator.invalidToken
     }
 
     /// A job for another pool whose threads hold a reader connection (uploads):

@@ -76,9 +76,11 @@ struct ConsoleAdminHandlers: Sendable {
         }
     }
 
-    /// Revokes one session (`id`) of `user`, or all of them.
+    /// Revokes one session (`id`) of `user`, or all of them; once committed,
+    /// the live streams of revoked sessions end now, not at the next heartbeat.
     func revoke(_ user: String, _ id: String?, _ request: Request, _ out: ResponseWriter) {
-        asAdminWriting(request, out) { writer in
+        let pools = jobs.pools
+        jobs.writeAsAdmin(request, out, committed: { pools.sessionsEnded() }) { writer in
             let n = try writer.revokeSessions(userID: user, id: id)
             if id != nil && n == 0 { throw HTTPError.notFound("No session \(id ?? "") of user \(user).") }
             return .json(200, "{\"count\":\(n)}")
@@ -99,13 +101,13 @@ struct ConsoleAdminHandlers: Sendable {
     func logEntries(_ request: Request, _ out: ResponseWriter) {
         let after = UInt64(request.query["after"] ?? "") ?? 0
         let levelName = request.query["level"].flatMap { $0.isEmpty ? nil : $0 }
-        guard let level = levelName.map({ Logger.Level(rawValue: $0) }) ?? .trace else {
-            return out.send(HTTPError(400, "InvalidQuery", "level must be trace, debug, info, notice, warning, error or critical.").response)
-        }
         let requestID = request.query["request_id"]
         let limit = min(max(Int(request.query["limit"] ?? "") ?? 500, 1), 2000)
         let logs = self.logs
-        asAdmin(request, out) { _ in
+        asAdmin(request, out) { _ in  // the admin first, then what they ask
+            guard let level = levelName.map({ Logger.Level(rawValue: $0) }) ?? .trace else {
+                throw HTTPError(400, "InvalidQuery", "level must be trace, debug, info, notice, warning, error or critical.")
+            }
             let (records, last) = logs.entries(after: after, minimum: level, requestID: requestID, limit: limit)
             var o = JSONObject()
             o["last"] = .int(Int64(last))

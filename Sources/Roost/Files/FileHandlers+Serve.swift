@@ -77,17 +77,17 @@ extension FileHandlers {
     /// thumbnail, or one made now on the thumbnail pool.
     func thumbnail(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
-        let spec: ThumbnailSpec
-        do { spec = try Self.thumbnailSpec(request.query, defaultSize: thumbnails.sizes.first ?? 128) } catch let e as HTTPError {
-            return out.send(e.response)
-        } catch { return out.send(HTTPError.badRequest("\(error)").response) }
         let (handlers, scheduler, logger) = (self, thumbnails, self.logger)
+        let defaultSize = thumbnails.sizes.first ?? 128
+        // Who asks, then whether they may see the file, then what they ask
+        // for: a bad token is 401 and a file they may not read 404, whatever the query.
         jobs.read(request, out, in: Self.collection, level: level) { reader, scope in
             guard let stored = try reader.fileForServing(id: id, scope: scope) else {
                 throw Self.notFound(id)
             }
             let type = MediaType(stored.contentType)
             guard stored.isImage else { throw HTTPError.notFound("File \"\(id)\" is \(type), which has no thumbnails.") }
+            let spec = try Self.thumbnailSpec(request.query, defaultSize: defaultSize)
             let etag = "\"\(stored.sha256)-\(spec.name)\""
             let thumbType = MediaType.of(type.thumbnailFormat)
             @Sendable func respond(_ bytes: [UInt8]) throws -> Response {

@@ -76,12 +76,13 @@ struct FileHandlers: Sendable {
         if request.body.isEmpty { return out.send(UploadError.empty().httpError.response) }
         let handlers = self
         uploads.submit(jobs.job(request, out) { _, caller in
-            try handlers.store(request, out, AccessScope(principal: caller.principal, level: handlers.level))
+            try handlers.store(request, out, caller)
         }, orAnswer: out, .uploads)
     }
 
     /// On an upload worker: inspect, write durably, then record in the group commit.
-    private func store(_ request: Request, _ out: ResponseWriter, _ scope: AccessScope) throws {
+    private func store(_ request: Request, _ out: ResponseWriter, _ caller: CallerJobs.Caller) throws {
+        let scope = AccessScope(principal: caller.principal, level: level)
         try scope.checkCreate()
         let upload: InspectedUpload
         do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
@@ -94,7 +95,8 @@ struct FileHandlers: Sendable {
         let metadata = metadata(id, upload)
         let (thumbnails, logger, objects) = (self.thumbnails, self.logger, self.objects)
         let job = StorePools.WriteJob(operation: { writer -> Response in
-            .json(201, try writer.insertFile(id: id, metadata: metadata, thumbnailJob: upload.isImage, scope: scope))
+            try CallerJobs.requireLiveSession(caller, writer) // inspecting and storing took a while: still signed in?
+            return .json(201, try writer.insertFile(id: id, metadata: metadata, thumbnailJob: upload.isImage, scope: scope))
         }, completion: { result in
             switch result {
             case .success:

@@ -24,6 +24,17 @@ extension LiveHub {
         }
     }
 
+    /// A new stream's caller was found on a reader a moment ago: a log-out or
+    /// revocation that committed since (and checked the streams before this
+    /// one was here) ends it now, not at the next heartbeat.
+    /// - Returns: true when the session is gone and the stream ends.
+    func sessionEndedBeforeAdmission(_ subscriber: Subscriber, _ reader: DocumentReader) throws -> Bool {
+        guard let hash = subscriber.tokenHash, try reader.session(tokenHash: hash, now: Authenticator.now) == nil else { return false }
+        let stream = subscriber.stream
+        stream.loop.execute { stream.finish() }
+        return true
+    }
+
     /// Queues bytes for a subscriber; a round's bytes for one stream go out as one chunk.
     func send(_ subscriber: Subscriber, _ bytes: [UInt8]) {
         if subscriber.buffered.isEmpty { dirty.append(subscriber) }

@@ -190,6 +190,7 @@ final class LiveHub: @unchecked Sendable {
     /// A new stream: from its cursor when the feed still holds it, else a
     /// `reset` (resync) and live from now.
     private func admit(_ subscriber: Subscriber, _ reader: DocumentReader) throws {
+        if try sessionEndedBeforeAdmission(subscriber, reader) { return }
         subscribers[subscriber.id] = subscriber
         subscriber.topicFilters = subscriber.subscription.topics.map { ($0.collection, filter($0)) }
         send(subscriber, ServerSentEvent.preamble(retryMilliseconds: 2000))

@@ -53,6 +53,10 @@ final class StorePools: Sendable {
     let afterCommit: LockedBox<(@Sendable () -> Void)?>
     /// Called after a commit that revoked sessions (log-out): live streams end.
     let sessionsRevoked = LockedBox<(@Sendable () -> Void)?>(nil)
+    /// How many commits revoked sessions; only the writer thread moves it
+    /// (`sessionsEnded`). A write whose caller was found before it moved
+    /// checks its session again in the writer (`CallerJobs.write`).
+    let revocations = LockedBox<UInt64>(0)
 
     init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
         self.logger = logger
@@ -146,6 +150,15 @@ final class StorePools: Sendable {
                 out.send(ErrorResponses.response(for: error, request, logger))
             }
         }, orAnswer: out, .hashes)
+    }
+
+    /// On the writer thread, after a commit that revoked sessions (log-out,
+    /// an admin's revocation, a new password, a deleted user): writes in
+    /// flight with a caller found before it check their session again, and
+    /// live streams of revoked sessions end.
+    func sessionsEnded() {
+        revocations.set(revocations.get() &+ 1)
+        sessionsRevoked.get()?()
     }
 
     /// Fire-and-forget write (e.g. a session renewal); dropped if the queue is full.

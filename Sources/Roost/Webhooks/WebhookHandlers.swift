@@ -55,11 +55,11 @@ struct WebhookHandlers: Sendable {
     func listDeliveries(_ request: Request, _ out: ResponseWriter) {
         let status = request.query["status"]
         let limit = min(Int(request.query["limit"] ?? "") ?? 100, 1000)
-        if let status, !["pending", "delivered", "dead"].contains(status) {
-            return out.send(HTTPError(400, "InvalidQuery", "status must be pending, delivered or dead.").response)
-        }
-        readAsAdmin(request, out) { reader in
-            .json(200, JSONValue.array(try reader.deliveries(status: status, limit: max(limit, 1)).map { .object($0) }).jsonText)
+        readAsAdmin(request, out) { reader in  // the admin first, then what they ask
+            if let status, !["pending", "delivered", "dead"].contains(status) {
+                throw HTTPError(400, "InvalidQuery", "status must be pending, delivered or dead.")
+            }
+            return .json(200, JSONValue.array(try reader.deliveries(status: status, limit: max(limit, 1)).map { .object($0) }).jsonText)
         }
     }
 
