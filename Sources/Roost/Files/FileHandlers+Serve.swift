@@ -111,7 +111,7 @@ extension FileHandlers {
                             throw scheduler.images.unavailable(e)
                         } catch let e as Vips.Failure {
                             logger.warning("thumbnail failed", metadata: ["file": "\(id)", "variant": "\(spec.name)", "error": "\(e)"])
-                            throw HTTPError(422, "InvalidImage", "No thumbnail can be made of this file: \(e)")
+                            throw HTTPError(422, "InvalidImage", "No thumbnail can be made of this file.")
                         }
                     })
                 }
