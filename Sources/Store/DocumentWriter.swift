@@ -74,23 +74,8 @@ public final class DocumentWriter {
     /// Stores a new document. The client's `_id` is kept; otherwise one is made.
     /// - Returns: the stored document's JSON text.
     public func insert(into collection: String, _ body: JSONObject, scope: AccessScope = .system) throws -> String {
-        try scope.checkCreate()
-        var document = try Self.clientFields(body)
-        document["_acl"] = .object(try scope.newACL(from: body["_acl"]))
-        let id: String
-        if let given = body["_id"] {
-            guard case .string(let s) = given, DocumentID.isValidClientID(s) else {
-                throw StoreError.invalid("_id must be a non-empty string of at most 256 characters without '/' or control characters.")
-            }
-            guard scope.mayChoose(id: s) else { throw StoreError.invalid(scope.idNamespaceRule) }
-            id = s
-        } else {
-            id = ids.next()
-        }
-        let now = Timestamp.now()
-        document.prepend("_id", .string(id))
-        document["_createdAt"] = .string(now)
-        document["_updatedAt"] = .string(now)
+        let new = try NewDocument(body, scope: scope, ids: ids)
+        let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
         let text = document.jsonText
         do {
