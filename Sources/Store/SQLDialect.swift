@@ -73,6 +73,15 @@ public protocol SQLDialect: Sendable {
     func isObject(_ type: String) -> String
 }
 
+/// The type names both engines' JSON functions share (`json_type` and
+/// `json_typeof` agree on these); numbers and strings differ per dialect.
+extension SQLDialect {
+    public func isBool(_ type: String, _ value: Bool) -> String { "\(type) = '\(value ? "true" : "false")'" }
+    public func isNull(_ type: String) -> String { "\(type) = 'null'" }
+    public func isArray(_ type: String) -> String { "\(type) = 'array'" }
+    public func isObject(_ type: String) -> String { "\(type) = 'object'" }
+}
+
 extension ValueRef {
     /// The value one step further in.
     func child(_ step: PathStep, _ dialect: any SQLDialect) -> ValueRef {

@@ -67,8 +67,4 @@ public struct SQLiteDialect: SQLDialect {
 
     public func isNumber(_ t: String) -> String { "\(t) IN ('integer','real')" }
     public func isString(_ t: String) -> String { "\(t) = 'text'" }
-    public func isBool(_ t: String, _ value: Bool) -> String { "\(t) = '\(value ? "true" : "false")'" }
-    public func isNull(_ t: String) -> String { "\(t) = 'null'" }
-    public func isArray(_ t: String) -> String { "\(t) = 'array'" }
-    public func isObject(_ t: String) -> String { "\(t) = 'object'" }
 }

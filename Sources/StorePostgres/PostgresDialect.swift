@@ -104,8 +104,4 @@ public struct PostgresDialect: SQLDialect {
 
     public func isNumber(_ t: String) -> String { "\(t) = 'number'" }
     public func isString(_ t: String) -> String { "\(t) = 'string'" }
-    public func isBool(_ t: String, _ value: Bool) -> String { "\(t) = '\(value ? "true" : "false")'" }
-    public func isNull(_ t: String) -> String { "\(t) = 'null'" }
-    public func isArray(_ t: String) -> String { "\(t) = 'array'" }
-    public func isObject(_ t: String) -> String { "\(t) = 'object'" }
 }
