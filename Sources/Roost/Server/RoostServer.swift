@@ -37,10 +37,9 @@ public final class RoostServer {
         // Tested (never waited for) before anything that would take away what a running backup copies.
         let backupHold = try BackupHold(dataDir: config.dataDir)
         let removals = DeferredRemovals(hold: backupHold)
-        let databasePath = config.dataDir + "/roost.db"
+        let engine = try config.storeEngine()
 
-        let writer = try DocumentWriter(path: databasePath, synchronous: config.durability == .power ? "FULL" : "NORMAL",
-                                        ids: DocumentID(), logger: logger)
+        let writer = try engine.openWriter(ids: DocumentID(), logger: logger)
         try writer.migrate()
         for (name, collection) in config.collections.sorted(by: { $0.key < $1.key }) {
             try writer.applyIndexes(Set(collection.indexes), on: name)
@@ -53,11 +52,12 @@ public final class RoostServer {
         }
         try writer.syncConfigWebhookEndpoints(config.webhooks.endpoints)
 
-        let pools = StorePools(databasePath: databasePath, writer: writer, config: config, logger: logger)
+        let pools = StorePools(engine: engine, writer: writer, config: config, logger: logger)
         try pools.start()
-        let checkpointer = Checkpointer(path: databasePath, logger: logger)
-        checkpointer.mayRestart = { !backupHold.isBackupRunning }
-        checkpointer.start()
+        // SQLite's WAL checkpoints; PostgreSQL checkpoints itself.
+        let checkpointer = (engine as? SQLiteEngine).map { Checkpointer(path: $0.path, logger: logger) }
+        checkpointer?.mayRestart = { !backupHold.isBackupRunning }
+        checkpointer?.start()
         let compactor = FeedCompactor(pools: pools, retention: Int64(config.changesRetention), logger: logger)
         compactor.start()
 
@@ -74,7 +74,7 @@ public final class RoostServer {
             info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()), state: state, logger: logger)
         let (hooks, files, backups, hub, stats, router) = (areas.hooks, areas.files, areas.backups, areas.hub, areas.stats, areas.router)
         try hooks.after.start()
-        let deliveries = try startWebhookDelivery(databasePath: databasePath, pools: pools)
+        let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
         backups.start()
         try hub.start()
@@ -137,7 +137,7 @@ public final class RoostServer {
         deliveries.shutdown()
         hooks.after.shutdown()
         pools.shutdown()
-        checkpointer.stop()
+        checkpointer?.stop()
         writer.checkpoint()
         withExtendedLifetime(lock) {}
         logger.info("roostd stopped")
