@@ -18,6 +18,10 @@ extension RoostConfig {
         return true
     }
 
+    /// Why roostd takes no backups when its data live in PostgreSQL.
+    static let externalDatabaseBackups = "The data live in PostgreSQL (database_url): back them up with PostgreSQL's own tools "
+        + "(pg_dump, or base backups with WAL archiving for point-in-time recovery) and keep bucket versioning on; see docs/SCALING.md."
+
     /// The engine this configuration selects, with its connection settings.
     public func storeEngine() throws -> any StoreEngine {
         if databaseURL != nil { throw Invalid("database_url: PENDING") }

@@ -80,6 +80,8 @@ public final class RoostServer {
         try hub.start()
         stats.start()
         pools.afterCommit.set { hub.wake() }
+        // Other nodes' commits (PostgreSQL) wake the live streams too.
+        let commitWatch = try engine.watchCommits(logger: logger) { hub.wake() }
         pools.sessionsRevoked.set { hub.sessionsChanged() }
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
         let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
@@ -119,7 +121,7 @@ public final class RoostServer {
         logger.info("roostd listening", metadata: [
             "listen": "\(addresses.joined(separator: ","))", "data_dir": "\(config.dataDir)",
             "loops": "\(config.loops)", "readers": "\(config.readers)", "version": "\(Self.version)",
-            "allocator": "\(Allocator.description)",
+            "allocator": "\(Allocator.description)", "database": "\(config.databaseDescription)",
         ])
         onReady(addresses)
         notifier.ready(status: "Serving on \(addresses.joined(separator: ", ")) with \(config.loops) loops, \(config.readers) readers")
@@ -130,6 +132,7 @@ public final class RoostServer {
         services.accessLog?.flush()
 
         notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
+        commitWatch?.stop()
         compactor.stop()
         stats.stop()
         files.shutdown()

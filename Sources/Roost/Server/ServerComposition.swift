@@ -44,6 +44,7 @@ struct ServerComposition {
         self.files = files
         let backups = BackupService(settings: config.backups, dataDir: config.dataDir, removals: removals, logger: logger)
         backups.objectStore = config.objectStoreLocation
+        backups.embeddedDatabase = engine.isEmbedded
         self.backups = backups
         let hub = LiveHub(engine: engine, access: access, filesLevel: files.level, config: config, logger: logger)
         self.hub = hub

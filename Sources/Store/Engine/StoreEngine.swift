@@ -14,6 +14,15 @@ public protocol StoreEngine: Sendable {
     func openReader() throws -> any DocumentReading
     /// The writer's connection: one per process.
     func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting
+    /// Calls `wake` whenever any node commits changes (PostgreSQL: LISTEN /
+    /// NOTIFY, a wake-up only: the feed table is the truth). nil when only
+    /// this process writes, so the writer's own after-commit call suffices.
+    func watchCommits(logger: Logger, _ wake: @escaping @Sendable () -> Void) throws -> (any CommitWatch)?
+}
+
+/// A running watch for other nodes' commits; `stop` ends it.
+public protocol CommitWatch: AnyObject, Sendable {
+    func stop()
 }
 
 /// SQLite in WAL mode, one file in the data directory.
@@ -35,4 +44,7 @@ public struct SQLiteEngine: StoreEngine {
     public func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting {
         try DocumentWriter(path: path, synchronous: synchronous, ids: ids, logger: logger)
     }
+
+    /// One process writes the file: its writer wakes the live streams itself.
+    public func watchCommits(logger: Logger, _ wake: @escaping @Sendable () -> Void) throws -> (any CommitWatch)? { nil }
 }
