@@ -74,7 +74,7 @@ class Roostd:
         argv += list(self.args)
         env = clean_env(**self.env)
         url = engine.database_url(self.data_dir)
-        if url and "ROOST_DATABASE_URL" not in env:
+        if url and "ROOST_DATABASE_URL" not in env and "database_url" not in self.config_path.read_text():
             env["ROOST_DATABASE_URL"] = url
         pid_vars, pass_fds = self.pid_vars, ()
         if self.listen_socket is not None:
