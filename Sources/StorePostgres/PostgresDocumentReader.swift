@@ -14,6 +14,10 @@ public final class PostgresDocumentReader {
     let dialect = PostgresDialect()
     /// The longest a list or count may run before it is stopped (`statement_timeout`).
     public var timeLimit: Double = 10
+    /// This node's name on the webhook deliveries it claims; the same as its writer's `nodeID`.
+    public var nodeID = PostgresNode.defaultID
+    /// Seconds a claimed delivery stays this node's; each poll of the outbox renews it.
+    public var deliveryLease: Double = 60
 
     public init(url: String) throws {
         db = try PGConnection(url: url)

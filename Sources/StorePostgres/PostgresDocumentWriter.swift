@@ -20,6 +20,8 @@ public final class PostgresDocumentWriter {
     var feedOrdering = FeedOrdering.advisoryLock
     /// Called after a batch wrote its change rows, just before COMMIT (tests hold a commit open here).
     var beforeCommit: (() -> Void)?
+    /// This node's name: `recordAttempt` counts only deliveries it still holds.
+    public var nodeID = PostgresNode.defaultID
 
     public init(url: String, ids: DocumentID, logger: Logger) throws {
         db = try PGConnection(url: url)
