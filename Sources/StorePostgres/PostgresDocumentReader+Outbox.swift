@@ -40,6 +40,17 @@ extension PostgresDocumentReader {
         }
     }
 
+    /// Gives up this node's claims on deliveries still pending, so other
+    /// nodes need not wait for the lease (PostgreSQL only: for a dispatcher
+    /// that stopped, after its delivery threads finished).
+    /// - Returns: how many claims were given up.
+    @discardableResult
+    public func releaseDeliveryClaims() throws -> Int {
+        try db.query("""
+            UPDATE _webhook_deliveries SET claimed_by = NULL, lease_until = NULL WHERE claimed_by = $1::text AND status = 'pending' RETURNING 1
+            """, [.text(nodeID)]) { _ in () }.count
+    }
+
     /// When the next pending delivery to an enabled endpoint is due (ms), if any.
     public func nextDeliveryDue() throws -> Int64? {
         try db.first("""

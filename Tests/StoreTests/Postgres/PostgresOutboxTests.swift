@@ -200,4 +200,18 @@ struct PostgresOutboxTests {
         #expect(done.contains(#""status":"delivered","attempts":2"#), "\(done)")
         #expect(try b.reader.dueDeliveries(now: Self.later, limit: 5).isEmpty)
     }
+
+    @Test("a node that stops gives its claims up: another node need not wait for the lease")
+    func release() throws {
+        let store = try PGTestStore()
+        try store.writer.inBatch { w in
+            try w.saveWebhookEndpoint(Self.endpoint("one", ["*"]), keepDisabled: false)
+            for _ in 0..<3 { _ = try w.enqueueEvent(type: "t", data: "{}") }
+        }
+        let a = try Self.node(store.url, "a"), b = try Self.node(store.url, "b")
+        #expect(try a.reader.dueDeliveries(now: Self.later, limit: 2).map(\.rid) == [1, 2])
+        #expect(try b.reader.dueDeliveries(now: Self.later, limit: 5).map(\.rid) == [3])
+        #expect(try a.reader.releaseDeliveryClaims() == 2)
+        #expect(try b.reader.dueDeliveries(now: Self.later, limit: 5).map(\.rid) == [1, 2, 3])
+    }
 }
