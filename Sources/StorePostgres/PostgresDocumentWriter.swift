@@ -20,8 +20,6 @@ public final class PostgresDocumentWriter {
     var feedOrdering = FeedOrdering.advisoryLock
     /// Called after a batch wrote its change rows, just before COMMIT (tests hold a commit open here).
     var beforeCommit: (() -> Void)?
-    /// This node's name: `recordAttempt` counts only deliveries it still holds.
-    public var nodeID = PostgresNode.defaultID
 
     public init(url: String, ids: DocumentID, logger: Logger) throws {
         db = try PGConnection(url: url)
@@ -29,6 +27,9 @@ public final class PostgresDocumentWriter {
         self.ids = ids
         self.logger = logger
     }
+
+    /// This node's name: `recordAttempt` counts only deliveries it still holds.
+    public var nodeID = PostgresNode.id
 
     /// Applies pending migrations (one node at a time).
     public func migrate() throws { try PostgresMigrations.apply(on: db, logger: logger) }
