@@ -11,6 +11,10 @@ import Store
 public final class PostgresDocumentReader {
     let db: PGConnection
     let catalog: PostgresCatalog
+    /// This node's name on the webhook deliveries it claims; the same as its writer's `nodeID`.
+    public var nodeID = PostgresNode.id
+    /// Seconds a claimed delivery stays this node's; each poll of the outbox renews it.
+    public var deliveryLease: Double = 60
     let dialect = PostgresDialect()
     /// The longest a list or count may run before it is stopped (`statement_timeout`).
     public var timeLimit: Double = 10
@@ -19,11 +23,6 @@ public final class PostgresDocumentReader {
         db = try PGConnection(url: url)
         catalog = PostgresCatalog(db: db)
     }
-
-    /// This node's name on the webhook deliveries it claims; the same as its writer's `nodeID`.
-    public var nodeID = PostgresNode.id
-    /// Seconds a claimed delivery stays this node's; each poll of the outbox renews it.
-    public var deliveryLease: Double = 60
 
     /// The JSON text of document `id`, or nil when it is absent or the caller may not read it.
     public func get(_ collection: String, id: String, scope: AccessScope = .system) throws -> String? {
