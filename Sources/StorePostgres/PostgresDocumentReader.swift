@@ -11,6 +11,10 @@ import Store
 public final class PostgresDocumentReader {
     let db: PGConnection
     let catalog: PostgresCatalog
+    /// This node's name on the webhook deliveries it claims; the same as its writer's `nodeID`.
+    public var nodeID = PostgresNode.id
+    /// Seconds a claimed delivery stays this node's; each poll of the outbox renews it.
+    public var deliveryLease: Double = 60
     let dialect = PostgresDialect()
     /// The longest a list or count may run before it is stopped (`statement_timeout`).
     public var timeLimit: Double = 10

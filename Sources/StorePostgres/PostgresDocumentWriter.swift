@@ -28,6 +28,9 @@ public final class PostgresDocumentWriter {
         self.logger = logger
     }
 
+    /// This node's name: `recordAttempt` counts only deliveries it still holds.
+    public var nodeID = PostgresNode.id
+
     /// Applies pending migrations (one node at a time).
     public func migrate() throws { try PostgresMigrations.apply(on: db, logger: logger) }
 
