@@ -38,3 +38,10 @@ enum PostgresReferenceReport {
         }
     }
 }
+
+extension PostgresDocumentReader {
+    /// The dangling references of `schema`'s fields (`roostd check-references`), from one snapshot.
+    public func danglingReferences(_ schema: ReferenceSchema) throws -> [DanglingReference] {
+        try snapshot { try PostgresReferenceReport.dangling(schema, db: db, catalog: catalog) }
+    }
+}
