@@ -18,33 +18,38 @@ public final class PostgresDocumentReader {
     let dialect = PostgresDialect()
     /// The longest a list or count may run before it is stopped (`statement_timeout`).
     public var timeLimit: Double = 10
+    /// Who this node's thumbnail-job claims are made as (`PostgresNode.id`; tests set one per connection).
+    public var jobWorker = PostgresNode.id
 
     public init(url: String) throws {
         db = try PGConnection(url: url)
         catalog = PostgresCatalog(db: db)
     }
 
-    /// The JSON text of document `id`, or nil when it is absent or the caller may not read it.
-    public func get(_ collection: String, id: String, scope: AccessScope = .system) throws -> String? {
+    /// The JSON text of document `id`, or nil when it is absent or the caller
+    /// may not read it; `redaction`'s fields removed as on SQLite.
+    public func get(_ collection: String, id: String, scope: AccessScope = .system, redaction: Redaction? = nil) throws -> String? {
         try scope.checkCollectionRead()
         guard let layout = try catalog.layout(collection) else { return nil }
         let params = ParameterList([.text(id)])
         let visible = PostgresAccess.sql(scope.readRule, params.bind).map { " AND \($0)" } ?? ""
         let text: String?? = try db.first("SELECT d.doc::text FROM \(layout.table) AS d WHERE d.id = $1::text\(visible)", params.values) { $0.text(0) }
-        return text ?? nil
+        return (text ?? nil).map { redaction?.applied(to: $0) ?? $0 }
     }
 
     /// The matching documents' JSON texts, in order.
-    public func find(_ collection: String, _ query: FindQuery, scope: AccessScope = .system) throws -> [String] {
-        try page(collection, query, withTotal: false, scope: scope).documents
+    public func find(_ collection: String, _ query: FindQuery, scope: AccessScope = .system, redaction: Redaction? = nil) throws -> [String] {
+        try page(collection, query, withTotal: false, scope: scope, redaction: redaction).documents
     }
 
     /// One page of matches, the cursor of the next page when this one is
     /// full, and, when asked, the total number of matches, from one snapshot.
-    public func page(_ collection: String, _ query: FindQuery, withTotal: Bool, scope: AccessScope = .system) throws -> ListPage {
+    public func page(_ collection: String, _ query: FindQuery, withTotal: Bool, scope: AccessScope = .system,
+                     redaction: Redaction? = nil) throws -> ListPage {
         try scope.checkCollectionRead()
         return try snapshot {
             var page = try findInSnapshot(collection, query, scope: scope)
+            if let redaction { page.documents = page.documents.map(redaction.applied) }
             page.total = withTotal ? try countInSnapshot(collection, filter: query.filter, scope: scope) : nil
             return page
         }

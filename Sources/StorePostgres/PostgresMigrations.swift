@@ -45,6 +45,7 @@ public enum PostgresMigrations {
             CREATE INDEX _file_jobs_lease ON _file_jobs (lease_until NULLS FIRST);
             """),
         accounts,
+        files,
     ]
 
     /// Applies every migration the database has not recorded.
