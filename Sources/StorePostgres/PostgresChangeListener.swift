@@ -29,6 +29,8 @@ public final class PostgresChangeListener: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     /// Written once by `stop()`; the thread polls it beside the socket.
     private var stopPipe: [Int32] = [-1, -1]
+    /// A failed connection attempt was logged since the last success (one warning per outage).
+    private var outageLogged = false
 
     /// - Parameters:
     ///   - url: a libpq URL or connection string (empty: the `PG*` variables).
@@ -139,10 +141,14 @@ public final class PostgresChangeListener: @unchecked Sendable {
             status = PQconnectPoll(conn)
         }
         guard status == PGRES_POLLING_OK, PQstatus(conn) == CONNECTION_OK else {
-            logger.warning("cannot connect to listen for changes", metadata: ["error": "\(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))"])
+            if !outageLogged {
+                logger.warning("cannot connect to listen for changes; retrying", metadata: ["error": "\(String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines))"])
+                outageLogged = true
+            }
             PQfinish(conn)
             return nil
         }
+        outageLogged = false
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         // The channel is a fixed identifier, never client text; quoted as one.
         let result = PQexec(conn, "LISTEN \"\(channel.replacingOccurrences(of: "\"", with: "\"\""))\"")
