@@ -49,6 +49,12 @@ extension PostgresDocumentReader {
                  op: ChangeFeed.Operation(rawValue: $0.int(3) ?? 0) ?? .update, at: $0.int(4) ?? 0, before: $0.text(5))
             }
             let end = rows.last?.seq ?? seq
+            // The state after `end` of each entity whose last change here is not a delete: read together.
+            var last: [String: (coll: String, id: String)] = [:]
+            for row in rows.reversed() where last[row.coll + "\u{0}" + row.id] == nil && row.op != .delete {
+                last[row.coll + "\u{0}" + row.id] = (row.coll, row.id)
+            }
+            let committed = try committedStates(Array(last.values), after: end, head: head)
             var next: [String: String?] = [:] // key: the entity's state after the last change seen so far (walking backwards)
             var out: [FeedChange] = []
             out.reserveCapacity(rows.count)
@@ -60,7 +66,7 @@ extension PostgresDocumentReader {
                 } else if let known = next[key] {
                     after = known
                 } else {
-                    after = try committedState(row.coll, row.id, after: end, head: head)
+                    after = committed[key] ?? nil
                 }
                 next[key] = .some(row.before)
                 out.append(FeedChange(seq: row.seq, collection: row.coll, id: row.id, operation: row.op, at: row.at,
@@ -70,17 +76,30 @@ extension PostgresDocumentReader {
         }
     }
 
-    /// The entity as of the feed position `end`: the `before` of its first
-    /// change after `end`, else the row now.
-    func committedState(_ collection: String, _ id: String, after end: Int64, head: Int64) throws -> String? {
-        if end < head, let later = try db.first("""
-            SELECT prev_doc FROM _changes WHERE coll = $1::text AND seq > $2::bigint AND id = $3::text ORDER BY seq LIMIT 1
-            """, [.text(collection), .int(end), .text(id)], { $0.text(0) }) {
-            return later
+    /// Each entity as of the feed position `end`, keyed `collection NUL id`:
+    /// the `before` of its first change after `end`, else the row now (nil:
+    /// absent). One statement for the feed and one per collection, not one per entity.
+    func committedStates(_ entities: [(coll: String, id: String)], after end: Int64, head: Int64) throws -> [String: String?] {
+        var states: [String: String?] = [:]
+        guard !entities.isEmpty else { return states }
+        if end < head {
+            let keys = JSONValue.array(entities.map { .object(JSONObject([("c", .string($0.coll)), ("i", .string($0.id))])) }).jsonText
+            let later = try db.query("""
+                SELECT DISTINCT ON (f.coll, f.id) f.coll, f.id, f.prev_doc FROM _changes AS f
+                WHERE f.seq > $1::bigint AND (f.coll, f.id) IN (SELECT k.c, k.i FROM json_to_recordset($2::json) AS k(c text, i text))
+                ORDER BY f.coll, f.id, f.seq
+                """, [.int(end), .text(keys)]) { ($0.text(0) ?? "", $0.text(1) ?? "", $0.text(2)) }
+            for (coll, id, before) in later { states[coll + "\u{0}" + id] = .some(before) }
         }
-        guard let table = try feedTable(collection).sql else { return nil }
-        let text: String?? = try db.first("SELECT doc::text FROM \(table) WHERE id = $1::text", [.text(id)]) { $0.text(0) }
-        return text ?? nil
+        let rest = Dictionary(grouping: entities.filter { states[$0.coll + "\u{0}" + $0.id] == nil }, by: \.coll)
+        for (collection, group) in rest {
+            guard let table = try feedTable(collection).sql else { continue }
+            let ids = JSONValue.array(group.map { .string($0.id) }).jsonText
+            let rows = try db.query("SELECT id, doc::text FROM \(table) WHERE id IN (SELECT json_array_elements_text($1::json))",
+                                    [.text(ids)]) { ($0.text(0) ?? "", $0.text(1)) }
+            for (id, text) in rows { states[collection + "\u{0}" + id] = .some(text) }
+        }
+        return states
     }
 
     /// The table holding `collection`'s entities (nil SQL when nothing was
