@@ -20,6 +20,8 @@ public final class PostgresDocumentReader {
     public var timeLimit: Double = 10
     /// Who this node's thumbnail-job claims are made as (`PostgresNode.id`; tests set one per connection).
     public var jobWorker = PostgresNode.id
+    /// The feed cursors' seal, read once (`cursorSeal()`).
+    var seal: CursorSeal?
 
     public init(url: String) throws {
         db = try PGConnection(url: url)
@@ -80,16 +82,6 @@ public final class PostgresDocumentReader {
             }
         } catch let error as PGError {
             throw error.storeError
-        }
-    }
-
-    /// Up to `limit` changes after position `seq`, in order, and the newest position.
-    public func changes(after seq: Int64, limit: Int) throws -> (changes: [(seq: Int64, collection: String, id: String, op: Int64)], head: Int64) {
-        try snapshot {
-            let rows = try db.query("SELECT seq, coll, id, op FROM _changes WHERE seq > $1::bigint ORDER BY seq LIMIT $2::bigint",
-                                    [.int(seq), .int(Int64(limit))]) { ($0.int(0) ?? 0, $0.text(1) ?? "", $0.text(2) ?? "", $0.int(3) ?? 0) }
-            let head: Int64 = try db.first("SELECT coalesce(max(seq), 0) FROM _changes") { $0.int(0) ?? 0 } ?? 0
-            return (changes: rows.map { (seq: $0.0, collection: $0.1, id: $0.2, op: $0.3) }, head: head)
         }
     }
 }

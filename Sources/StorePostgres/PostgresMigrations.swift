@@ -46,6 +46,7 @@ public enum PostgresMigrations {
             """),
         accounts,
         files,
+        feed,
     ]
 
     /// Applies every migration the database has not recorded.
