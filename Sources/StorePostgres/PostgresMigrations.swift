@@ -44,6 +44,7 @@ public enum PostgresMigrations {
             );
             CREATE INDEX _file_jobs_lease ON _file_jobs (lease_until NULLS FIRST);
             """),
+        indexes,
     ]
 
     /// Applies every migration the database has not recorded.
