@@ -64,8 +64,9 @@ public final class PostgresDocumentReader {
     }
 
     func countInSnapshot(_ collection: String, filter: JSONValue, scope: AccessScope) throws -> Int {
-        let compiled = try FilterCompiler(dialect: dialect).compile(filter)
-        guard let layout = try catalog.layout(collection) else { return 0 }
+        let layout = try catalog.layout(collection)
+        let compiled = try makeCompiler(layout).compile(filter)
+        guard let layout else { return 0 }
         let params = ParameterList(compiled.params)
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
         let sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(PostgresAccess.visibleFirst(visible, compiled.whereSQL))"

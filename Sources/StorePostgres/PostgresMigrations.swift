@@ -47,6 +47,7 @@ public enum PostgresMigrations {
         accounts,
         files,
         feed,
+        indexes,
     ]
 
     /// Applies every migration the database has not recorded.
