@@ -17,6 +17,8 @@
 // Each function: return type, name, parameters, arguments, the value when libpq is not loaded.
 #define ROOST_PQ_FUNCTIONS(X) \
     X(PGconn *, PQconnectdb, (const char *conninfo), (conninfo), NULL) \
+    X(PGconn *, PQconnectStart, (const char *conninfo), (conninfo), NULL) \
+    X(PostgresPollingStatusType, PQconnectPoll, (PGconn *conn), (conn), PGRES_POLLING_FAILED) \
     X(ConnStatusType, PQstatus, (const PGconn *conn), (conn), CONNECTION_BAD) \
     X(char *, PQerrorMessage, (const PGconn *conn), (conn), (char *)"libpq is not loaded") \
     X(PQnoticeProcessor, PQsetNoticeProcessor, (PGconn *conn, PQnoticeProcessor proc, void *arg), (conn, proc, arg), NULL) \

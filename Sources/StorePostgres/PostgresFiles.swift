@@ -68,14 +68,4 @@ extension PostgresDocumentReader {
     public func pendingFileJobs(limit: Int) throws -> [FileJobRecord] {
         try PostgresFiles.claimJobs(db, worker: jobWorker, limit: limit, lease: PostgresNode.jobLease)
     }
-
-    /// One page of file metadata documents, newest first, and the number of files.
-    public func filePage(limit: Int, skip: Int) throws -> (documents: [String], total: Int) {
-        try snapshot {
-            let documents = try db.query("SELECT doc::text FROM _files ORDER BY rid DESC LIMIT $1::bigint OFFSET $2::bigint",
-                                         [.int(Int64(limit)), .int(Int64(skip))]) { $0.text(0) ?? "{}" }
-            let total = try db.first("SELECT count(*) FROM _files") { Int($0.int(0) ?? 0) } ?? 0
-            return (documents, total)
-        }
-    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Store
+import StorePostgres
 
 extension RoostConfig {
     /// `database_url` (or `ROOST_DATABASE_URL`): `postgres://user@host:port/db`
@@ -24,13 +25,13 @@ extension RoostConfig {
 
     /// The engine this configuration selects, with its connection settings.
     public func storeEngine() throws -> any StoreEngine {
-        if databaseURL != nil { throw Invalid("database_url: PENDING") }
+        if let databaseURL { return PostgresEngine(url: databaseURL) }
         return SQLiteEngine(path: dataDir + "/roost.db", synchronous: durability == .power ? "FULL" : "NORMAL")
     }
 
     /// The database for logs: SQLite's file, or PostgreSQL's host and name without credentials.
     public var databaseDescription: String {
         guard let databaseURL else { return dataDir + "/roost.db" }
-        return databaseURL
+        return PostgresEngine.describe(url: databaseURL)
     }
 }

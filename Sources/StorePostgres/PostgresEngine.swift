@@ -1,0 +1,52 @@
+import Foundation
+import Logging
+import Store
+
+/// PostgreSQL (≥ 15) through libpq: every reader thread and the writer get
+/// their own blocking connection to `url`. Many roostd nodes may share the
+/// database (docs/SCALING.md).
+public struct PostgresEngine: StoreEngine {
+    /// A libpq URL; parts it leaves out come from the `PG*` variables.
+    public let url: String
+    /// This process among the nodes (work claims name it): host and pid.
+    public let nodeID: String
+
+    public init(url: String, nodeID: String = PostgresEngine.defaultNodeID) {
+        self.url = url
+        self.nodeID = nodeID
+    }
+
+    public static var defaultNodeID: String { "\(ProcessInfo.processInfo.hostName):\(getpid())" }
+
+    public var name: String { "postgresql" }
+    public var isEmbedded: Bool { false }
+
+    public func openReader() throws -> any DocumentReading {
+        let reader = try PostgresDocumentReader(url: url)
+        reader.nodeID = nodeID
+        return reader
+    }
+
+    public func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting {
+        let writer = try PostgresDocumentWriter(url: url, ids: ids, logger: logger)
+        writer.nodeID = nodeID
+        return writer
+    }
+
+    /// Listens for every node's commits (`NOTIFY` in each commit that wrote
+    /// change rows); a wake-up only, the feed table is the truth.
+    public func watchCommits(logger: Logger, _ wake: @escaping @Sendable () -> Void) throws -> (any CommitWatch)? {
+        let listener = PostgresChangeListener(url: url, logger: logger, wake: wake)
+        try listener.start()
+        return listener
+    }
+
+    /// `url` without its password: host, port and database, for logs.
+    public static func describe(url: String) -> String {
+        guard let parts = URLComponents(string: url) else { return "postgresql" }
+        let host = parts.host.map { $0.isEmpty ? "local socket" : $0 } ?? "local socket"
+        let port = parts.port.map { ":\($0)" } ?? ""
+        let db = parts.path.isEmpty ? "" : parts.path
+        return "postgresql://\(host)\(port)\(db)"
+    }
+}
