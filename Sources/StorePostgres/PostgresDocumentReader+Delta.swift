@@ -79,9 +79,12 @@ extension PostgresDocumentReader {
     func hiddenKnown(_ hidden: [String], _ collection: String, since: FeedCursor, head: Int64, scope: AccessScope) throws -> [String] {
         guard !hidden.isEmpty else { return [] }
         let list = JSONValue.array(hidden.map { .string($0) }).jsonText
+        // One probe of `_changes_entity` per entity (LATERAL), never a join the planner may misjudge.
         let states = try db.query("""
-            SELECT id, prev_doc FROM _changes WHERE coll = $1::text AND seq > $2::bigint AND seq <= $3::bigint
-            AND id IN (SELECT json_array_elements_text($4::json)) ORDER BY seq
+            SELECT k.id, c.prev_doc FROM (SELECT DISTINCT json_array_elements_text($4::json) AS id) AS k
+            CROSS JOIN LATERAL (SELECT seq, prev_doc FROM _changes
+                                WHERE coll = $1::text AND id = k.id AND seq > $2::bigint AND seq <= $3::bigint) AS c
+            ORDER BY c.seq
             """, [.text(collection), .int(since.base ?? since.seq), .int(head), .text(list)]) { ($0.text(0) ?? "", $0.text(1)) }
         var judged = Set<String>(), known = Set<String>()
         for (id, text) in states where !judged.contains(id) {

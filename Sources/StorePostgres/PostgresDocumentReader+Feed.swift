@@ -85,9 +85,9 @@ extension PostgresDocumentReader {
         if end < head {
             let keys = JSONValue.array(entities.map { .object(JSONObject([("c", .string($0.coll)), ("i", .string($0.id))])) }).jsonText
             let later = try db.query("""
-                SELECT DISTINCT ON (f.coll, f.id) f.coll, f.id, f.prev_doc FROM _changes AS f
-                WHERE f.seq > $1::bigint AND (f.coll, f.id) IN (SELECT k.c, k.i FROM json_to_recordset($2::json) AS k(c text, i text))
-                ORDER BY f.coll, f.id, f.seq
+                SELECT k.c, k.i, f.prev_doc FROM json_to_recordset($2::json) AS k(c text, i text)
+                CROSS JOIN LATERAL (SELECT prev_doc FROM _changes WHERE coll = k.c AND id = k.i AND seq > $1::bigint
+                                    ORDER BY seq LIMIT 1) AS f
                 """, [.int(end), .text(keys)]) { ($0.text(0) ?? "", $0.text(1) ?? "", $0.text(2)) }
             for (coll, id, before) in later { states[coll + "\u{0}" + id] = .some(before) }
         }
