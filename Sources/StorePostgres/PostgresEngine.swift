@@ -8,15 +8,16 @@ import Store
 public struct PostgresEngine: StoreEngine {
     /// A libpq URL; parts it leaves out come from the `PG*` variables.
     public let url: String
-    /// This process among the nodes (work claims name it): host and pid.
+    /// This node among the nodes: thumbnail jobs and webhook deliveries are
+    /// claimed under it. Stable across restarts (roostd names it after its
+    /// host and data directory), so a restarted node takes its own claims
+    /// back at once instead of waiting out their lease.
     public let nodeID: String
 
-    public init(url: String, nodeID: String = PostgresEngine.defaultNodeID) {
+    public init(url: String, nodeID: String = PostgresNode.id) {
         self.url = url
         self.nodeID = nodeID
     }
-
-    public static var defaultNodeID: String { "\(ProcessInfo.processInfo.hostName):\(getpid())" }
 
     public var name: String { "postgresql" }
     public var isEmbedded: Bool { false }
@@ -24,12 +25,14 @@ public struct PostgresEngine: StoreEngine {
     public func openReader() throws -> any DocumentReading {
         let reader = try PostgresDocumentReader(url: url)
         reader.nodeID = nodeID
+        reader.jobWorker = nodeID
         return reader
     }
 
     public func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting {
         let writer = try PostgresDocumentWriter(url: url, ids: ids, logger: logger)
         writer.nodeID = nodeID
+        writer.jobWorker = nodeID
         return writer
     }
 

@@ -103,6 +103,8 @@ public struct RoostConfig: Sendable {
     public var filesStore: FilesStore = .local
     /// `database_url`: PostgreSQL instead of SQLite in the data directory (nil: SQLite).
     public var databaseURL: String?
+    /// `node_id`: this node's name among nodes sharing a database (nil: host and data directory).
+    public var configuredNodeID: String?
     public var s3 = S3Settings()
     /// The messaging collections (threads and messages) and their built-in hooks.
     public var messaging = Messaging()
@@ -181,7 +183,7 @@ public struct RoostConfig: Sendable {
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "files_store", "hook_budget_ms",
                              "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
-                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade", "database_url"]
+                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade", "database_url", "node_id"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
