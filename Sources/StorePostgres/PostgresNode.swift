@@ -7,8 +7,15 @@ public enum PostgresNode {
     /// restarts that reuse a pid. Every connection of the process claims as it.
     public static let id: String = {
         let random = (0..<4).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-        return "\(ProcessInfo.processInfo.hostName):\(getpid()):\(random)"
+        return "\(hostName):\(getpid()):\(random)"
     }()
+
+    /// `gethostname`, never a DNS look-up (Foundation's `hostName` may resolve).
+    private static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "host" }
+        return String(cString: buffer)
+    }
 
     /// Seconds a claimed thumbnail job stays this node's. The node renews it
     /// at each rescan and each finished size; a node killed mid-job loses

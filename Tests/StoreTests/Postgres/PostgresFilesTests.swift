@@ -141,6 +141,10 @@ struct PostgresFilesTests {
         #expect(try observer.file(id: "b", scope: .system) != nil)
         #expect(try jobs() == 1)
         #expect(try store.reader.changes(after: 0, limit: 10).changes.map(\.id) == ["b"], "the failed upload left no change row")
+        // Outside a batch (the start-up sweep), `transaction` writes its change rows too.
+        try store.writer.transaction { try store.writer.removeFileRows(["b"]) }
+        #expect(try store.reader.changes(after: 0, limit: 10).changes.map { "\($0.collection)/\($0.id)" } == ["files/b", "files/b"])
+        #expect(try jobs() == 0 && observer.file(id: "b", scope: .system) == nil)
     }
 
     @Test("two nodes recording different sizes of one file at once keep both")
