@@ -48,10 +48,18 @@ extension PostgresDialect {
     /// exact test. Such points are not in the GiST index; `farPoint` finds them.
     static let farCoordinate = "1e6"
 
-    /// True for a point with a coordinate beyond `farCoordinate` (a partial index holds those rows).
+    /// True for a point with a coordinate beyond `farCoordinate` (and for
+    /// a few rows with one numeric coordinate that far and no point at all).
+    /// One comparison on `farness`, so the planner estimates it from that
+    /// expression's index statistics: far points are rare.
     func farPoint(document: String, path: [String], bind: (SQLValue) -> String) -> String {
+        "(\(farness(document: document, path: path, bind: bind)) > \(Self.farCoordinate))"
+    }
+
+    /// The larger of the point's coordinates' magnitudes (a geo index's second, btree, index).
+    func farness(document: String, path: [String], bind: (SQLValue) -> String) -> String {
         let (lng, lat) = pointCoordinates(document: document, path: path, bind: bind)
-        return "(abs(\(lat)) > \(Self.farCoordinate) OR abs(\(lng)) > \(Self.farCoordinate))"
+        return "greatest(abs(\(lat)), abs(\(lng)))"
     }
 
     /// The point's longitude and latitude as `float8` (NULL when not numbers), as `overPoint` reads them.
