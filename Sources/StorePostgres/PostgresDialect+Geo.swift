@@ -12,8 +12,12 @@ import Store
 extension PostgresDialect {
     public func supportsGeoShape(_ shape: String) -> Bool { shape == "$box" || shape == "$centerSphere" }
 
+    /// Each step is its own subquery behind `OFFSET 0`, which the planner
+    /// does not flatten: the coordinates are read from the document once
+    /// per row, not once per use (a `json` value is parsed at every `->`).
     public func overPoint(lng: String, lat: String, _ expr: (String, String) -> String) -> String {
-        "(SELECT \(expr("p.x", "p.y")) FROM (SELECT \(Self.geoNumber(lng)) AS x, \(Self.geoNumber(lat)) AS y) AS p WHERE p.x IS NOT NULL AND p.y IS NOT NULL)"
+        "(SELECT \(expr("p.x", "p.y")) FROM (SELECT \(Self.geoNumber("c.lng")) AS x, \(Self.geoNumber("c.lat")) AS y"
+            + " FROM (SELECT \(lng) AS lng, \(lat) AS lat OFFSET 0) AS c OFFSET 0) AS p WHERE p.x IS NOT NULL AND p.y IS NOT NULL)"
     }
 
     /// Half of the largest double: `a / 2 - b / 2` beyond it means `a - b` overflows.
