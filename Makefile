@@ -39,7 +39,8 @@ APT_PACKAGES += prometheus
 # only; the package's own cluster and service are not used); on Debian 12 it also ships the
 # contrib extensions (cube, earthdistance). The postgres user it creates runs the test clusters.
 APT_PACKAGES += postgresql-15
-# libpq's headers for the StorePostgres target (roostd itself does not link libpq yet).
+# libpq's headers for the StorePostgres target; nothing links libpq: CPostgresShim loads
+# libpq.so.5 (libpq5, a dependency of libpq-dev) with dlopen at the first PostgreSQL connection.
 APT_PACKAGES += libpq-dev
 SWIFT_FLAGS  ?=
 VENV         := .venv

@@ -12,8 +12,12 @@ import Store
 extension PostgresDialect {
     public func supportsGeoShape(_ shape: String) -> Bool { shape == "$box" || shape == "$centerSphere" }
 
+    /// Each step is its own subquery behind `OFFSET 0`, which the planner
+    /// does not flatten: the coordinates are read from the document once
+    /// per row, not once per use (a `json` value is parsed at every `->`).
     public func overPoint(lng: String, lat: String, _ expr: (String, String) -> String) -> String {
-        "(SELECT \(expr("p.x", "p.y")) FROM (SELECT \(Self.geoNumber(lng)) AS x, \(Self.geoNumber(lat)) AS y) AS p WHERE p.x IS NOT NULL AND p.y IS NOT NULL)"
+        "(SELECT \(expr("p.x", "p.y")) FROM (SELECT \(Self.geoNumber("c.lng")) AS x, \(Self.geoNumber("c.lat")) AS y"
+            + " FROM (SELECT \(lng) AS lng, \(lat) AS lat OFFSET 0) AS c OFFSET 0) AS p WHERE p.x IS NOT NULL AND p.y IS NOT NULL)"
     }
 
     /// Half of the largest double: `a / 2 - b / 2` beyond it means `a - b` overflows.
@@ -48,10 +52,18 @@ extension PostgresDialect {
     /// exact test. Such points are not in the GiST index; `farPoint` finds them.
     static let farCoordinate = "1e6"
 
-    /// True for a point with a coordinate beyond `farCoordinate` (a partial index holds those rows).
+    /// True for a point with a coordinate beyond `farCoordinate` (and for
+    /// a few rows with one numeric coordinate that far and no point at all).
+    /// One comparison on `farness`, so the planner estimates it from that
+    /// expression's index statistics: far points are rare.
     func farPoint(document: String, path: [String], bind: (SQLValue) -> String) -> String {
+        "(\(farness(document: document, path: path, bind: bind)) > \(Self.farCoordinate))"
+    }
+
+    /// The larger of the point's coordinates' magnitudes (a geo index's second, btree, index).
+    func farness(document: String, path: [String], bind: (SQLValue) -> String) -> String {
         let (lng, lat) = pointCoordinates(document: document, path: path, bind: bind)
-        return "(abs(\(lat)) > \(Self.farCoordinate) OR abs(\(lng)) > \(Self.farCoordinate))"
+        return "greatest(abs(\(lat)), abs(\(lng)))"
     }
 
     /// The point's longitude and latitude as `float8` (NULL when not numbers), as `overPoint` reads them.

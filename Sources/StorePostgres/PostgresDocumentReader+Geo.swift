@@ -35,15 +35,16 @@ extension PostgresDocumentReader {
     /// ordered by the exact distance and the row, as on SQLite. Nil when the
     /// field has no geo index or the centre is far (the list measures every row).
     func nearestBound(_ layout: CollectionLayout, _ point: NearPoint, distance: String, condition: String,
-                      params: ParameterList, wanted: Int) throws -> String? {
+                      params: ParameterList, wanted: Int, probe: inout PostgresListStatement.Probe?) throws -> String? {
         guard wanted > 0, PostgresGeoIndex.isNear(point.lng), PostgresGeoIndex.isNear(point.lat), try hasGeoIndex(layout, point.path) else { return nil }
-        let probe = ParameterList(params.values)
+        let knn = ParameterList(params.values)
         let path = point.path.split(separator: ".").map(String.init)
-        let earth = dialect.earthPoint(document: FilterCompiler.documentColumn, path: path, bind: probe.bind)
-        let centre = "ll_to_earth(\(probe.bind(.double(point.lat))), \(probe.bind(.double(point.lng))))"
+        let earth = dialect.earthPoint(document: FilterCompiler.documentColumn, path: path, bind: knn.bind)
+        let centre = "ll_to_earth(\(knn.bind(.double(point.lat))), \(knn.bind(.double(point.lng))))"
         let sql = "SELECT max(n.distance)::text, count(*) FROM (SELECT \(distance) AS distance FROM \(layout.table) AS d"
-            + " WHERE \(condition) ORDER BY \(earth) <-> \(centre) LIMIT \(probe.bind(.int(Int64(wanted))))) AS n"
-        let (reach, found) = try db.first(sql, probe.values) { ($0.text(0), $0.int(1) ?? 0) } ?? (nil, 0)
+            + " WHERE \(condition) ORDER BY \(earth) <-> \(centre) LIMIT \(knn.bind(.int(Int64(wanted))))) AS n"
+        probe = .init(sql: sql, params: knn.values)
+        let (reach, found) = try db.first(sql, knn.values) { ($0.text(0), $0.int(1) ?? 0) } ?? (nil, 0)
         // No match in the index: only far points (outside it) may match.
         guard found > 0 else { return dialect.farPoint(document: FilterCompiler.documentColumn, path: path, bind: params.bind) }
         guard let reach, let metres = Double(reach) else { return nil }

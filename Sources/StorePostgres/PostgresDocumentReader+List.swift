@@ -22,6 +22,26 @@ extension PostgresDocumentReader {
             if let after = query.after { try KeysetCursor.check(token: after) }
             return ListPage(documents: [])
         }
+        let statement = try listStatement(layout, compiled, query, scope: scope)
+        let columns = statement.columns
+        let rows = try db.query(statement.sql, statement.params) { row -> (String, [SQLValue]) in
+            let values = columns.indices.map { i -> SQLValue in
+                guard let text = row.text(i + 1) else { return .null }
+                switch columns[i].kind {
+                case .int: return Int64(text).map { .int($0) } ?? .null
+                case .numeric, .text: return .text(text)
+                }
+            }
+            return (row.text(0) ?? "{}", values)
+        }
+        let next = rows.count == query.limit && query.limit > 0 ? rows.last.map { KeysetCursor(order: statement.order, values: $0.1).token } : nil
+        return ListPage(documents: rows.map(\.0), next: next)
+    }
+
+    /// The statement that reads one page of `query`. A nearest-first list
+    /// runs its probe first (`nearestBound`), recorded in `probe`.
+    func listStatement(_ layout: CollectionLayout, _ compiled: CompiledFilter, _ query: FindQuery,
+                       scope: AccessScope) throws -> PostgresListStatement {
         let params = ParameterList(compiled.params)
         // Unsorted, a $nearSphere orders by its exact distance (as on SQLite), then the row.
         let near = query.sort.isEmpty ? compiled.nearestFirst : nil
@@ -42,9 +62,10 @@ extension PostgresDocumentReader {
         }
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
         var condition = PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
+        var probe: PostgresListStatement.Probe?
         if let near, visible == nil, let point = compiled.nearPoint {
             let wanted = query.skip > Int.max - query.limit ? Int.max : query.limit + query.skip
-            if let bound = try nearestBound(layout, point, distance: near, condition: condition, params: params, wanted: wanted) {
+            if let bound = try nearestBound(layout, point, distance: near, condition: condition, params: params, wanted: wanted, probe: &probe) {
                 condition += " AND \(bound)"
             }
         }
@@ -52,18 +73,7 @@ extension PostgresDocumentReader {
         let limit = params.bind(.int(Int64(query.limit))), skip = params.bind(.int(Int64(query.skip)))
         let sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", ")) FROM \(layout.table) AS d"
             + " WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit) OFFSET \(skip)"
-        let rows = try db.query(sql, params.values) { row -> (String, [SQLValue]) in
-            let values = columns.indices.map { i -> SQLValue in
-                guard let text = row.text(i + 1) else { return .null }
-                switch columns[i].kind {
-                case .int: return Int64(text).map { .int($0) } ?? .null
-                case .numeric, .text: return .text(text)
-                }
-            }
-            return (row.text(0) ?? "{}", values)
-        }
-        let next = rows.count == query.limit && query.limit > 0 ? rows.last.map { KeysetCursor(order: order, values: $0.1).token } : nil
-        return ListPage(documents: rows.map(\.0), next: next)
+        return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe)
     }
 
     /// The order columns of one sort key: a built-in column, or a field's

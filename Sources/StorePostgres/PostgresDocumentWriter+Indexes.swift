@@ -8,8 +8,8 @@ import Store
 /// and, for a top-level field, (type, number) and (type, string) for
 /// equality and ranges (the filter's "or any element of an array" arm is
 /// the type `array`, the same index's first column). A geo index is a GiST
-/// index on the point's `ll_to_earth`, with a partial index of the rows
-/// whose coordinates are too far out for it (`PostgresDialect.farPoint`). Declared paths are operator config,
+/// index on the point's `ll_to_earth`, with an index of whether a
+/// point's coordinates are too far out for it (`PostgresDialect.farPoint`). Declared paths are operator config,
 /// not client input; they reach the DDL as escaped literals.
 ///
 /// Many nodes: the whole change runs in one transaction under an advisory

@@ -60,12 +60,13 @@ enum PostgresGeoIndex {
         return (low, high)
     }
 
-    /// The GiST index on the point at `path` of table `table`, and the
-    /// partial index of the rows whose point is far (`PostgresDialect.farPoint`).
+    /// The GiST index on the point at `path` of table `table`, and an index
+    /// on how far out the point is (`PostgresDialect.farness`): it finds
+    /// the far rows, and its statistics tell the planner they are few.
     static func createSQL(names: [String], table: String, path: [String], literal: (SQLValue) -> String) -> [String] {
         let dialect = PostgresDialect()
         let point = dialect.earthPoint(document: "doc", path: path, bind: literal)
         return ["CREATE INDEX IF NOT EXISTS \(names[0]) ON \(table) USING gist ((\(point)))",
-                "CREATE INDEX IF NOT EXISTS \(names[1]) ON \(table) (rid) WHERE \(dialect.farPoint(document: "doc", path: path, bind: literal))"]
+                "CREATE INDEX IF NOT EXISTS \(names[1]) ON \(table) ((\(dialect.farness(document: "doc", path: path, bind: literal))))"]
     }
 }
