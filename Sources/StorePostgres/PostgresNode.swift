@@ -11,7 +11,7 @@ public enum PostgresNode {
     }()
 
     /// `gethostname`, never a DNS look-up (Foundation's `hostName` may resolve).
-    private static var hostName: String {
+    public static var hostName: String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "host" }
         return String(cString: buffer)

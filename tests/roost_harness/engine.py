@@ -66,7 +66,7 @@ def sql(data_dir, statement, params=()):
     import subprocess
     out = subprocess.run([str(cluster().bin / "psql"), url, "-X", "-At", "-F", "\x1f", "-R", "\x1e", "-v", "ON_ERROR_STOP=1",
                           "-c", text], capture_output=True, timeout=60, check=True).stdout.decode()
-    return [tuple(row.split("\x1f")) for row in out.split("\x1e") if row]
+    return [tuple(row.split("\x1f")) for row in out.rstrip("\n").split("\x1e") if row]
 
 
 def dump(data_dir):

@@ -31,7 +31,7 @@ extension RoostConfig {
     public var nodeID: String {
         if let configuredNodeID { return configuredNodeID }
         let dir = URL(fileURLWithPath: dataDir).standardizedFileURL.path
-        return "\(ProcessInfo.processInfo.hostName):\(dir)"
+        return "\(PostgresNode.hostName):\(dir)"
     }
 
     /// Why roostd takes no backups when its data live in PostgreSQL.
