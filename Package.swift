@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
-        // The PostgreSQL engine under the Store seam (docs/ENGINES.md). Not linked into roostd yet.
+        // The PostgreSQL engine under the Store seam (database_url; docs/ENGINES.md).
         .target(name: "StorePostgres", dependencies: ["Store", "CPostgres", "CPostgresShim", "JSON", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
         .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCurlShim", "CCrypto", "CZlib", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
@@ -111,7 +111,7 @@ let package = Package(
         // A real roostd started for a test, shared by the test targets that need one.
         .target(name: "RoostTestSupport", path: "Tests/Support"),
         .testTarget(name: "RoostTests", dependencies: [
-            "JSON", "roostd", "Roost", "Auth", "HTTP", "EventLoop", "Store", "Jobs", "Backup", "Files", "RoostTestSupport",
+            "JSON", "roostd", "Roost", "Auth", "HTTP", "EventLoop", "Store", "StorePostgres", "Jobs", "Backup", "Files", "RoostTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),

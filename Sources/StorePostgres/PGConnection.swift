@@ -17,8 +17,6 @@ public final class PGConnection {
     private static let cacheLimit = 512
     /// The depth of `transaction` calls: only the outermost begins and commits.
     private var transactionDepth = 0
-    /// Sees each statement `query` runs, with its parameters (`explain` collects a list's statements).
-    var observer: ((String, [SQLValue]) -> Void)?
 
     /// Connects with a libpq connection string or URL (`postgres://user@host:port/db`);
     /// an empty string uses libpq's `PG*` environment variables alone.
@@ -59,7 +57,6 @@ public final class PGConnection {
     /// Runs `sql` with `params` as a prepared statement and maps each row.
     @discardableResult
     public func query<T>(_ sql: String, _ params: [SQLValue] = [], _ map: (PGRow) throws -> T) throws -> [T] {
-        observer?(sql, params)
         let conn = try live()
         let name = try prepared(sql, params.count, conn)
         let result = try withTextParameters(params) { values in

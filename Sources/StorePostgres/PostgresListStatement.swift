@@ -40,3 +40,15 @@ extension PostgresDocumentReader {
         }
     }
 }
+
+extension PostgresDocumentReader {
+    /// The EXPLAIN lines of a find's filter, for tests and operators
+    /// (`DocumentReader.plan`); empty for a collection never written.
+    public func plan(_ collection: String, filter: JSONValue) throws -> [String] {
+        try snapshot {
+            guard let layout = try catalog.layout(collection) else { return [] }
+            let compiled = try makeCompiler(layout).compile(filter)
+            return try db.query("EXPLAIN SELECT d.doc FROM \(layout.table) AS d WHERE \(compiled.whereSQL)", compiled.params) { $0.text(0) ?? "" }
+        }
+    }
+}

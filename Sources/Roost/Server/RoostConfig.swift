@@ -147,6 +147,11 @@ public struct RoostConfig: Sendable {
                 for (k, v) in map {
                     guard k == "private_fields", let list = v as? [Any] else { throw Invalid("users: unknown setting \"\(k)\" (use private_fields: [..])") }
                     privateUserFields = list.map { "\($0)" }
+                    // Each is a top-level member name, removed by a JSON path that quotes it.
+                    if let bad = privateUserFields.first(where: { $0.isEmpty || $0.contains("\"") || $0.contains("\\")
+                                                                 || $0.unicodeScalars.contains { $0.value < 0x20 } }) {
+                        throw Invalid("users.private_fields: \"\(bad)\" is not a member name roostd can redact (no quotes, backslashes or control characters)")
+                    }
                 }
             } else if key == "messaging" {
                 try applyMessaging(value)

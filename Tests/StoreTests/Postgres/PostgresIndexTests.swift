@@ -118,6 +118,9 @@ struct PostgresIndexTests {
                 #expect(try store.reader.count("big", filter: json(c.filter)) == expected, "\(c.name)")
             }
         }
+        // plan(), the filter's plan alone: the string equality through its index.
+        #expect(try store.reader.plan("big", filter: json(#"{"name":"n42"}"#)).joined(separator: "\n").contains("c_\(table)_x"))
+        #expect(try store.reader.plan("nothing", filter: json(#"{"name":"n42"}"#)).isEmpty)
         // The indexed answers are the scan's: the same pages with the indexes dropped.
         func timed(_ label: String, _ c: PlanCase) throws -> [String] {
             let start = Date()
