@@ -84,14 +84,25 @@ class ThrowawayPostgres:
         for _ in range(5):
             port = free_port()
             try:
-                self._run("pg_ctl", "-D", data, "-l", str(self.dir / "log"), "-w", "-t", "60", "-o",
-                          f"-p {port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-                          "-c full_page_writes=off -c max_connections=200", "start")
+                self._start_server(port)
                 self.port = port
                 return self
             except RuntimeError as error:  # most likely the port was taken meanwhile
                 last = error
         raise RuntimeError(f"pg_ctl start failed: {last}")
+
+    def _start_server(self, port):
+        self._run("pg_ctl", "-D", str(self.dir / "data"), "-l", str(self.dir / "log"), "-w", "-t", "60", "-o",
+                  f"-p {port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+                  "-c full_page_writes=off -c max_connections=200", "start")
+
+    def shut_down(self):
+        """Stops the server (`pg_ctl stop -m fast`: every session is ended), keeping its data: an outage."""
+        self._run("pg_ctl", "-D", str(self.dir / "data"), "-m", "fast", "-w", "stop")
+
+    def bring_back(self):
+        """Starts the server again on the same port after `shut_down`."""
+        self._start_server(self.port)
 
     def database(self, prefix="t") -> str:
         """A fresh empty database; returns its libpq URL."""
