@@ -36,8 +36,17 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
     /// The statement was too large or complex for the server (class 54).
     public var isQueryTooLarge: Bool { sqlState.hasPrefix("54") }
 
+    /// A value too large for one entry of an index (54000, "index row size … exceeds …" or
+    /// "index row requires …"): a declared index's field (or `username`) holds a value
+    /// past PostgreSQL's limit of about 2,700 bytes per B-tree entry.
+    public var isIndexEntryTooLarge: Bool { sqlState == "54000" && message.hasPrefix("index row") }
+
     /// The error as the store reports it where it has an equal on SQLite.
     public var storeError: any Error {
+        if isIndexEntryTooLarge {
+            return StoreError.invalid("A value of an indexed field is too large for PostgreSQL's index (about 2,700 bytes at most); "
+                + "shorten it, or ask the operator to remove the field from the collection's indexes.")
+        }
         if isQueryTooLarge { return StoreError.query(.invalid("The query is too large for the database; split it into smaller ones.")) }
         return self
     }

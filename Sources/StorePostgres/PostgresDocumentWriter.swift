@@ -50,7 +50,7 @@ public final class PostgresDocumentWriter {
             try db.transaction {
                 results = operations.map { operation in
                     let mark = pendingChanges.count
-                    let result = Result { try db.transaction { try operation(self) } }
+                    let result = Result { try db.transaction { try operation(self) } }.mapError { ($0 as? PGError)?.storeError ?? $0 }
                     if case .failure = result {
                         pendingChanges.removeSubrange(mark...)
                         catalog.forgetAll()
