@@ -30,6 +30,7 @@ collections:
 def outage():
     with ThrowawayPostgres() as cluster:
         url = cluster.database("outage")
+        cluster.outage_database = url.rsplit("/", 1)[1]
         with running_roostd(CONFIG, env={"ROOST_DATABASE_URL": url}) as roost:
             yield cluster, roost
 
@@ -143,3 +144,39 @@ def test_an_outage_answers_503_loses_nothing_acknowledged_and_recovers(outage):
     assert stream.end is None, stream.end
     stream.close()
     assert " 500 " not in roost.log_text(), "a request answered 500"
+
+
+def test_killed_connections_answer_503_then_reconnect(outage):
+    """Every roostd connection ended by the server (`pg_terminate_backend`,
+    as a failover or an operator does): each request meets at most a 503
+    with Retry-After, then every part serves again on new connections."""
+    cluster, roost = outage
+    assert roost.call("POST", "/notes", {"_id": "kept", "n": 1}).status == 201
+    stream = LiveStream(roost.port, "/notes/_live")
+    assert stream.status == 200
+    for round_ in range(2):
+        ended = engine_sql(cluster, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                    "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        assert int(ended) >= 3, ended  # readers, the writer, the listener at least
+        for method, path, body in [("GET", "/notes/kept", None), ("GET", "/notes/_count", None),
+                                   ("POST", "/notes", {"round": round_}), ("GET", "/notes?sort=" + urllib.parse.quote('{"n":1}'), None)]:
+            answers = [roost.call(method, path, body, timeout=10) for _ in range(4)]
+            for r in answers:
+                assert r.status in (200, 201) or r.status == 503 and r.header("Retry-After"), (method, path, r)
+            assert answers[-1].status in (200, 201), (method, path, answers)
+    assert roost.call("POST", "/notes", {"_id": "after-kill", "n": 2}).status == 201
+    wait_until(lambda: any(e.entity_id == "after-kill" for e in list(stream.events)), 30, "the stream carries on")
+    stream.close()
+    assert roost.call("GET", "/notes/kept").status == 200
+    assert " 500 " not in roost.log_text(), "a request answered 500"
+
+
+def engine_sql(cluster, statement):
+    import subprocess
+    out = subprocess.run([str(cluster.bin / "psql"), cluster.url(current_database(cluster)), "-X", "-At", "-c", statement],
+                         capture_output=True, timeout=60, check=True)
+    return out.stdout.decode().strip()
+
+
+def current_database(cluster):
+    return cluster.outage_database
