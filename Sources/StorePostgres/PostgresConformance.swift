@@ -27,6 +27,9 @@ extension PGError: DatabaseFailure {
     public var isRegexLimit: Bool { sqlState == "2201B" }
     /// `statement_timeout` (57014).
     public var isInterrupted: Bool { isCanceled }
+    /// Class 53 (out of memory, disk full, too many connections, `temp_file_limit`) and a
+    /// lock not granted within `lock_timeout` (55P03): the request was refused, not wrong.
+    public var isOutOfResources: Bool { sqlState.hasPrefix("53") || sqlState == "55P03" }
 }
 
 extension PostgresChangeListener: CommitWatch {

@@ -180,3 +180,25 @@ def engine_sql(cluster, statement):
 
 def current_database(cluster):
     return cluster.outage_database
+
+
+def test_a_database_resource_limit_is_503_not_500(outage):
+    """A limit the operator set on the database (here `temp_file_limit`, SQLSTATE
+    class 53, insufficient resources) stops a large sort: the client gets 503
+    with Retry-After, never a 500, and small reads go on."""
+    cluster, roost = outage
+    admin = Client(roost.port, token=ADMIN_TOKEN)
+    filler = "f" * 2000
+    for i in range(0, 1500, 100):
+        r = admin.call("POST", "/_batch", {"operations": [{"method": "POST", "path": "/notes", "body": {"n": i + j, "pad": filler}}
+                                                          for j in range(100)]})
+        assert r.status == 200, r
+    engine_sql(cluster, f"ALTER DATABASE {cluster.outage_database} SET temp_file_limit = '64kB'")
+    engine_sql(cluster, f"ALTER DATABASE {cluster.outage_database} SET work_mem = '64kB'")
+    engine_sql(cluster, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+    big_sort = "/notes?limit=1000&sort=" + urllib.parse.quote('{"pad":-1,"n":1}')
+    answers = [roost.call("GET", big_sort, timeout=30) for _ in range(4)]
+    assert answers[-1].status == 503 and answers[-1].header("Retry-After"), answers[-1]
+    assert set(answers[-1].body) == {"error", "description"}
+    assert roost.call("GET", "/notes?limit=1").status == 200
+    assert " 500 " not in roost.log_text(), "a request answered 500"

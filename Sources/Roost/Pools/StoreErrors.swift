@@ -29,6 +29,10 @@ extension StoreError: HTTPErrorConvertible {
                 return HTTPError(503, "QueryTimeout", "The query ran past its time limit (query_time_limit) and was stopped; narrow it, page it with after=, or index the fields it filters and sorts on.",
                                  headers: Headers([("Retry-After", "1")]))
             }
+            if e.isOutOfResources {
+                return HTTPError(503, "DatabaseBusy", "The database ran short of memory, disk, connections or a limit its operator set for this request; retry later, or narrow the query (fewer rows, an index for its sort).",
+                                 headers: Headers([("Retry-After", "5")]))
+            }
             return .internalError("The database reported an error; the request changed nothing.")
         }
     }

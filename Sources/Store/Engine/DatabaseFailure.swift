@@ -11,6 +11,12 @@ public protocol DatabaseFailure: Error, Sendable, CustomStringConvertible {
     var isRegexLimit: Bool { get }
     /// The statement was stopped at its time limit (503 QueryTimeout; a reader's slice).
     var isInterrupted: Bool { get }
+    /// The database ran short of memory, disk, connections or a limit its operator set (503).
+    var isOutOfResources: Bool { get }
+}
+
+extension DatabaseFailure {
+    public var isOutOfResources: Bool { false }
 }
 
 extension SQLiteError: DatabaseFailure {}
