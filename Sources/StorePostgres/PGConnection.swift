@@ -19,10 +19,12 @@ public final class PGConnection {
     private var transactionDepth = 0
 
     /// Connects with a libpq connection string or URL (`postgres://user@host:port/db`);
-    /// an empty string uses libpq's `PG*` environment variables alone.
+    /// an empty string uses libpq's `PG*` environment variables alone. An
+    /// attempt fails after `connect_timeout` (5 s unless the URL says otherwise).
     public init(url: String) throws {
         try PGLibrary.load()
-        guard let conn = PQconnectdb(url) else { throw PGError(sqlState: "", message: "libpq could not allocate a connection") }
+        let conninfo = PGConnectionString.withDefaults(url, environment: ProcessInfo.processInfo.environment)
+        guard let conn = PQconnectdb(conninfo) else { throw PGError(sqlState: "", message: "libpq could not allocate a connection") }
         guard PQstatus(conn) == CONNECTION_OK else {
             let message = String(cString: PQerrorMessage(conn))
             PQfinish(conn)

@@ -9,6 +9,8 @@ serves again by itself: readers, the writer, live streams, the webhook
 scheduler."""
 
 import json
+import socket
+import subprocess
 import threading
 import time
 import urllib.parse
@@ -16,7 +18,7 @@ import urllib.parse
 import pytest
 
 from drills.live_stream import LiveStream
-from roost_harness import ADMIN_TOKEN, FAST_HASHING, Client, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, Client, Roostd, running_roostd
 from roost_harness.postgres import ThrowawayPostgres
 
 CONFIG = FAST_HASHING + f"""admin_token: {ADMIN_TOKEN}
@@ -202,3 +204,25 @@ def test_a_database_resource_limit_is_503_not_500(outage):
     assert set(answers[-1].body) == {"error", "description"}
     assert roost.call("GET", "/notes?limit=1").status == 200
     assert " 500 " not in roost.log_text(), "a request answered 500"
+
+
+def test_a_database_that_never_answers_is_given_up_on_not_waited_for(tmp_path):
+    """A server that accepts TCP but never answers (a hung host, a black hole
+    behind a proxy): each connection attempt gives up after libpq's
+    `connect_timeout` (5 s by default), so roostd fails its start with the
+    reason instead of waiting for the kernel's TCP timeout."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)  # the kernel completes handshakes; nothing ever answers
+    try:
+        daemon = Roostd(tmp_path, CONFIG, env={"ROOST_DATABASE_URL": f"postgresql://roost@127.0.0.1:{silent.getsockname()[1]}/none"})
+        daemon.start(wait=False)
+        try:
+            daemon.proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            daemon.kill9()
+            pytest.fail("roostd still waits for a database that never answers")
+        assert daemon.proc.returncode != 0
+        assert "timeout" in daemon.log_text().lower(), daemon.log_tail()
+    finally:
+        silent.close()
