@@ -37,7 +37,8 @@ public final class PostgresDocumentReader {
     /// may not read it; `redaction`'s fields removed as on SQLite.
     public func get(_ collection: String, id: String, scope: AccessScope = .system, redaction: Redaction? = nil) throws -> String? {
         try scope.checkCollectionRead()
-        guard let layout = try catalog.layout(collection) else { return nil }
+        // PostgreSQL's text holds no NUL, so no row has such an id: 404 as on SQLite, not a 400.
+        guard !id.utf8.contains(0), let layout = try catalog.layout(collection) else { return nil }
         let params = ParameterList([.text(id)])
         let visible = PostgresAccess.sql(scope.readRule, params.bind).map { " AND \($0)" } ?? ""
         let text: String?? = try db.first("SELECT d.doc::text FROM \(layout.table) AS d WHERE d.id = $1::text\(visible)", params.values) { $0.text(0) }

@@ -98,7 +98,8 @@ public final class PostgresDocumentWriter {
     /// write; nil when it does not exist.
     public func existingRow(in collection: String, id: String, scope: AccessScope) throws -> StoredRow? {
         try scope.checkCollectionRead()
-        guard let layout = try catalog.layout(collection) else { return nil }
+        // No row has an id with NUL (PostgreSQL's text holds none): absent, as on SQLite.
+        guard !id.utf8.contains(0), let layout = try catalog.layout(collection) else { return nil }
         let params = ParameterList([.text(id)])
         let visible = PostgresAccess.sql(scope.readRule, params.bind) ?? "TRUE"
         let canWrite = PostgresAccess.sql(scope.writeRule, params.bind) ?? "TRUE"

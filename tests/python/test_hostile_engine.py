@@ -92,3 +92,13 @@ def test_a_value_too_large_for_an_index_entry_is_a_clear_400_and_changes_nothing
         assert roost.call("GET", "/pub/small-tag", token=ta).body["tag"] == "small"
         assert roost.call("GET", "/pub/_count", token=ta).body["count"] == before + 1
     assert "database error" not in roost.log_text()
+
+
+def test_an_id_with_nul_in_the_url_is_absent_on_both_engines(roost):
+    """No stored id holds NUL (ids refuse control characters), so a read,
+    change or delete of one is a 404, as for any absent id, on either engine."""
+    _, ta = roost.alice
+    for method, body in (("GET", None), ("PATCH", {"s": 1}), ("DELETE", None)):
+        for path in ("/pub/nul%00id", "/secrets/nul%00id"):
+            assert_error(roost.call(method, path, body, token=ta), 404, "NotFound")
+    assert_error(roost.call("PUT", "/pub/nul%00id", {"s": 1}, token=ta), 400)
