@@ -8,7 +8,7 @@ store that lives through all the kills: it lists both before the first load
 copy must equal the collection. Per cycle:
 
   - before the load: sync, keep the cursor Ck and a snapshot of the ledger;
-  - after the kill (daemon down; sqlite3 read-only): `_changes.seq` strictly
+  - after the kill (daemon down; read directly, either engine): `_changes.seq` strictly
     increasing, the head (max(seq), never below the horizon) >= max(seq); remember that
     head and a digest of every feed row up to it;
   - after the restart: write a sentinel; in SQL its position is above the
@@ -26,10 +26,7 @@ copy must equal the collection. Per cycle:
 The paged sync and the feed's rows as read from SQL are in feed_sync.py.
 """
 
-import pathlib
-import sqlite3
-
-from roost_harness import Client
+from roost_harness import Client, engine
 
 from .common import list_all
 from .feed_sync import PAGE_SIZES, _delta, _digest, feed_rows, position_failures, sync  # noqa: F401 (the drills' API)
@@ -194,12 +191,8 @@ class FeedCheck:
         rows, head = feed_rows(data_dir)
         failures = position_failures(rows, head, "final (stopped)")
         self.max_head = max(self.max_head, head)
-        db = sqlite3.connect(f"file:{pathlib.Path(data_dir) / 'roost.db'}?mode=ro", uri=True, timeout=10)
-        try:
-            table = db.execute("SELECT id FROM _collections WHERE name = ?", (self.coll,)).fetchone()
-            stored = {r[0] for r in db.execute(f"SELECT id FROM c_{table[0]}")} if table else set()
-        finally:
-            db.close()
+        table = engine.sql(data_dir, "SELECT id FROM _collections WHERE name = ?", (self.coll,))
+        stored = {r[0] for r in engine.sql(data_dir, f"SELECT id FROM c_{int(table[0][0])}")} if table else set()
         creates = {}
         ops = {}
         for _, coll, i, op in rows:

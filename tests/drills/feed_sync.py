@@ -3,11 +3,11 @@ the feed's rows and head read from a stopped (or live, read-only) database."""
 
 import hashlib
 import json
-import pathlib
-import sqlite3
 import urllib.parse
 
-from roost_harness import Client
+from roost_harness import Client, engine
+
+from .live_judge import FEED_HEAD_SQL
 
 PAGE_SIZES = [1, 7, 50, 1000]
 
@@ -54,17 +54,13 @@ def sync(port, coll, since, rng, copy=None, max_pages=20000):
 
 
 def feed_rows(data_dir):
-    """Read-only: (rows [(seq, coll, id, op)] in rowid order, the feed's head: the largest
-    position handed out, which compaction keeps in the table, never below the horizon)."""
-    path = pathlib.Path(data_dir) / "roost.db"
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    try:
-        rows = db.execute("SELECT seq, coll, id, op FROM _changes ORDER BY rowid").fetchall()
-        head = db.execute("SELECT max(coalesce((SELECT max(seq) FROM _changes), 0), "
-                          "coalesce((SELECT CAST(value AS INTEGER) FROM _meta WHERE key = 'feed_horizon'), 0))").fetchone()
-    finally:
-        db.close()
-    return rows, (head[0] if head else 0)
+    """Read-only: (rows [(seq, coll, id, op)] in rowid order (seq order on PostgreSQL,
+    which has no row order of its own), the feed's head: the largest position handed
+    out, which compaction keeps in the table, never below the horizon)."""
+    order = "rowid" if engine.name() == "sqlite" else "seq"
+    rows = [(int(s), c, i, int(o)) for s, c, i, o in engine.sql(data_dir, f"SELECT seq, coll, id, op FROM _changes ORDER BY {order}")]
+    head = engine.sql(data_dir, FEED_HEAD_SQL[engine.name()])
+    return rows, (int(head[0][0]) if head else 0)
 
 
 def _digest(rows):

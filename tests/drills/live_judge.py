@@ -1,9 +1,8 @@
 """The checks of the live drill (live.py): the change feed read from the
-database file as the ground truth, and each subscriber's events judged
-against what that truth implies for its user."""
+database (either engine) as the ground truth, and each subscriber's events
+judged against what that truth implies for its user."""
 
-import pathlib
-import sqlite3
+from roost_harness import engine
 
 from .live_stream import cursor_seq
 
@@ -25,27 +24,23 @@ def expected_kind(op, before_ok, after_ok):
 
 
 def feed_rows(data_dir, collections, after):
-    """(seq, collection, _id, op) of the feed's rows for `collections` after `after`."""
+    """(seq, collection, _id, op) of the feed's rows for `collections` after `after`, on either engine."""
     ops = {1: "create", 2: "update", 3: "delete"}
-    db = sqlite3.connect(f"file:{pathlib.Path(data_dir) / 'roost.db'}?mode=ro", uri=True, timeout=10)
-    try:
-        rows = db.execute("SELECT seq, coll, id, op FROM _changes WHERE seq > ? ORDER BY seq", (after,)).fetchall()
-    finally:
-        db.close()
-    return [(s, c, i, ops.get(o, str(o))) for s, c, i, o in rows if c in collections]
+    rows = engine.sql(data_dir, "SELECT seq, coll, id, op FROM _changes WHERE seq > ? ORDER BY seq", (after,))
+    return [(int(s), c, i, ops.get(int(o), str(o))) for s, c, i, o in rows if c in collections]
 
 
 def feed_head(data_dir):
     """The last position handed out: the newest row's (compaction keeps it), never below the horizon."""
-    db = sqlite3.connect(f"file:{pathlib.Path(data_dir) / 'roost.db'}?mode=ro", uri=True, timeout=10)
-    try:
-        return db.execute(FEED_HEAD_SQL).fetchone()[0]
-    finally:
-        db.close()
+    return int(engine.sql(data_dir, FEED_HEAD_SQL[engine.name()])[0][0])
 
 
-FEED_HEAD_SQL = ("SELECT max(coalesce((SELECT max(seq) FROM _changes), 0), "
-                 "coalesce((SELECT CAST(value AS INTEGER) FROM _meta WHERE key = 'feed_horizon'), 0))")
+FEED_HEAD_SQL = {
+    "sqlite": "SELECT max(coalesce((SELECT max(seq) FROM _changes), 0), "
+              "coalesce((SELECT CAST(value AS INTEGER) FROM _meta WHERE key = 'feed_horizon'), 0))",
+    "postgresql": "SELECT greatest(coalesce((SELECT max(seq) FROM _changes), 0), "
+                  "coalesce((SELECT value::bigint FROM _meta WHERE key = 'feed_horizon'), 0))",
+}
 
 
 def judge(sub, truth, start_seq):
