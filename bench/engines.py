@@ -46,6 +46,14 @@ def cluster_pids(pg):
     return [master] + [int(k) for k in kids]
 
 
+def connections(pg, url):
+    """The database's client connections other than this query's own (roostd's, while it is the only client)."""
+    psql = pg.bin / "psql"
+    out = subprocess.run([str(psql), url, "-Atc", "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                          "AND pid <> pg_backend_pid()"], capture_output=True, text=True, timeout=30)
+    return int(out.stdout.strip()) if out.returncode == 0 else None
+
+
 def ticks(pids):
     total = 0
     for p in pids:
@@ -72,7 +80,7 @@ def start_servers(a, pg, work):
         port = a.port + k
         B.require_free(port)
         p = B.start_roostd(binary, port, d, {"items": ["category", "n"]}, extra)
-        servers[name] = {"api": "roost", "port": port, "proc": p, "dir": d}
+        servers[name] = {"api": "roost", "port": port, "proc": p, "dir": d, "url": url if k == 0 else None}
     pb = B.PB(a.port + 10, os.path.join(work, "pb"))
     pb.create_collection("items", [{"name": "category", "type": "text"}, {"name": "n", "type": "number"},
                                    {"name": "name", "type": "text"}, {"name": "location", "type": "json"}],
@@ -134,6 +142,8 @@ def main():
     res = {(w, n): [] for w, _, _ in WORKLOADS for n in SERVERS}
     with ThrowawayPostgres(durability=DURABLE, settings="-c shared_buffers=256MB") as pg:
         servers, jpeg = start_servers(a, pg, work)
+        pg_url = servers[SERVERS[0]]["url"]
+        idle_connections = connections(pg, pg_url)
         seed(servers, a.seed)
         pg_pids = cluster_pids(pg)
         # Reads first, then creates (they grow the tables), then uploads (roostd's thumbnail backlog follows them).
@@ -147,9 +157,11 @@ def main():
                     B.log("%-7s round %d %-22s %7.0f req/s  p99 %7.0f us  non-2xx %d  CPU %.0f us/req%s  steal %.0f%%" % (
                         w, rnd + 1, name, r["rps"], r["p99_us"], r["status_errors"], r["cpu_us"],
                         "  db CPU %.0f us/req" % r["db_cpu_us"] if "db_cpu_us" in r else "", r["steal"]))
+        busy_connections = connections(pg, pg_url)
         versions = subprocess.run([B.roostd_binary(a.roostd), "--version"], capture_output=True, text=True).stdout.strip()
     load_after = B.loadavg()
-    metrics = {"seed": a.seed, "rounds": a.rounds, "duration": a.duration, "roostd": versions, "load_after": load_after}
+    metrics = {"seed": a.seed, "rounds": a.rounds, "duration": a.duration, "roostd": versions, "load_after": load_after,
+               "pg_connections": {"after_start": idle_connections, "after_run": busy_connections}}
     for w, _, _ in WORKLOADS:
         metrics[w] = {}
         for n in SERVERS:
@@ -189,7 +201,8 @@ def report(m, load_before, load_after, a):
             what, pg["best_rps"], lite["best_rps"], pb["best_rps"], pg["best_rps"] / pb["best_rps"],
             pg["best_rps"] / lite["best_rps"], pg["cpu_us"], lite["cpu_us"], pg.get("db_cpu_us", 0)))
     errors = {"%s/%s" % (w, n.split()[-1]): m[w][n]["non_2xx"] for w, _, _ in WORKLOADS for n in SERVERS if m[w][n]["non_2xx"]}
-    L += ["", "Non-2xx answers: %s." % (errors or "none")]
+    L += ["", "Non-2xx answers: %s. roostd's connections to PostgreSQL: %s after start-up, %s after the run." % (
+        errors or "none", m["pg_connections"]["after_start"], m["pg_connections"]["after_run"])]
     return "\n".join(L) + "\n"
 
 
