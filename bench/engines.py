@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 import benchlib as B  # noqa: E402
 import figures  # noqa: E402
+from pg_feedlock import database_ticks  # noqa: E402
 from roost_harness.postgres import DURABLE, ThrowawayPostgres  # noqa: E402
 
 WORKLOADS = [("get", "get.lua", "GET by id"), ("list", "list.lua", "list, filter, 50 a page, total count"),
@@ -39,29 +40,12 @@ WORKLOADS = [("get", "get.lua", "GET by id"), ("list", "list.lua", "list, filter
 SERVERS = ("roostd on PostgreSQL", "roostd on SQLite", "PocketBase")
 
 
-def cluster_pids(pg):
-    """The PostgreSQL server's processes: the postmaster and its children (backends, walwriter, ...)."""
-    master = int((pg.dir / "data" / "postmaster.pid").read_text().split()[0])
-    kids = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout.split()
-    return [master] + [int(k) for k in kids]
-
-
 def connections(pg, url):
     """The database's client connections other than this query's own (roostd's, while it is the only client)."""
     psql = pg.bin / "psql"
     out = subprocess.run([str(psql), url, "-Atc", "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                           "AND pid <> pg_backend_pid()"], capture_output=True, text=True, timeout=30)
     return int(out.stdout.strip()) if out.returncode == 0 else None
-
-
-def ticks(pids):
-    total = 0
-    for p in pids:
-        try:
-            total += B.proc_cpu_ticks(p)
-        except (FileNotFoundError, ProcessLookupError):
-            pass  # a backend that ended
-    return total
 
 
 def start_servers(a, pg, work):
@@ -110,11 +94,10 @@ def seed(servers, n):
         B.log("%s: %s" % (name, line))
 
 
-def measure(name, s, script, duration, jpeg, pg_pids, work, label):
-    pids = [s["proc"].pid] + (pg_pids if name == SERVERS[0] else [])
-    B.settle(pids)
+def measure(name, s, script, duration, jpeg, pg, work, label):
+    B.settle([s["proc"].pid])
     hz = os.sysconf("SC_CLK_TCK")
-    own0, db0, before = B.proc_cpu_ticks(s["proc"].pid), ticks(pg_pids), B.machine_ticks()
+    own0, db0, before = B.proc_cpu_ticks(s["proc"].pid), database_ticks(pg), B.machine_ticks()
     r = B.wrk(script, "http://127.0.0.1:%d" % s["port"], s["api"], s["ids"], duration=duration,
               env={"BENCH_FILE": jpeg, "BENCH_FILES_COLLECTION": "photos"}, raw=os.path.join(work, "wrk-%s.txt" % label))
     if s["proc"].poll() is not None:
@@ -123,7 +106,7 @@ def measure(name, s, script, duration, jpeg, pg_pids, work, label):
     r["steal"] = B.steal_since(before)
     r["cpu_us"] = 1e6 * (B.proc_cpu_ticks(s["proc"].pid) - own0) / hz / n
     if name == SERVERS[0]:
-        r["db_cpu_us"] = 1e6 * (ticks(pg_pids) - db0) / hz / n
+        r["db_cpu_us"] = 1e6 * (database_ticks(pg) - db0) / hz / n
     return r
 
 
@@ -145,13 +128,12 @@ def main():
         pg_url = servers[SERVERS[0]]["url"]
         idle_connections = connections(pg, pg_url)
         seed(servers, a.seed)
-        pg_pids = cluster_pids(pg)
         # Reads first, then creates (they grow the tables), then uploads (roostd's thumbnail backlog follows them).
         for w, script, _ in WORKLOADS:
             for rnd in range(a.rounds):
                 order = SERVERS[rnd % 3:] + SERVERS[:rnd % 3]
                 for name in order:
-                    r = measure(name, servers[name], script, a.duration, jpeg, pg_pids, work, "%s-%s-r%d" % (
+                    r = measure(name, servers[name], script, a.duration, jpeg, pg, work, "%s-%s-r%d" % (
                         w, name.split()[-1], rnd + 1))
                     res[(w, name)].append(r)
                     B.log("%-7s round %d %-22s %7.0f req/s  p99 %7.0f us  non-2xx %d  CPU %.0f us/req%s  steal %.0f%%" % (
