@@ -133,18 +133,6 @@ public final class DocumentWriter {
         return (false, document.jsonText)
     }
 
-    /// A row the caller may change: 404 when they may not see it, 403 when
-    /// they see it but may not write it; nil when no such row exists at all.
-    public struct StoredRow: Sendable {
-        let rowID: Int64
-        let createdAt: String
-        /// The stored document, `_acl` included.
-        public let document: JSONObject
-        /// Its JSON text as stored: the change feed's `prev_doc`, never serialised again.
-        let text: String
-        var acl: JSONObject? { document["_acl"]?.objectValue }
-    }
-
     /// The row `id` if it exists and the caller may change it: the one read
     /// of a row before hooks see it. Throws 404 when the caller may not see
     /// it, 403 when they see it but may not write; nil when it does not exist.
@@ -162,14 +150,14 @@ public final class DocumentWriter {
         let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
         let visible = scope.readPredicate(bind) ?? "1"
         let canWrite = scope.writePredicate(bind) ?? "1"
-        let sql = "SELECT rid, created_at, doc, \(visible), \(canWrite) FROM \(layout.table) AS d WHERE d.id = ?1"
-        guard let row = try db.prepare(sql).firstRow(params, { ($0.int(0), $0.text(1), $0.text(2), $0.int(3) != 0, $0.int(4) != 0) }) else {
+        let sql = "SELECT rid, created_at, doc, \(visible), \(canWrite), updated_at FROM \(layout.table) AS d WHERE d.id = ?1"
+        guard let row = try db.prepare(sql).firstRow(params, { ($0.int(0), $0.text(1), $0.text(2), $0.int(3) != 0, $0.int(4) != 0, $0.text(5)) }) else {
             return nil
         }
         guard row.3 else { throw StoreError.notFound("No document with _id \"\(id)\" in \(layout.name).") }
         guard row.4 else { throw StoreError.forbidden("You may read this document but not change it.") }
         guard case .object(let document) = try JSONParser.parse(row.2) else { throw StoreError.invalid("stored document is not an object") }
-        return StoredRow(rowID: row.0, createdAt: row.1, document: document, text: row.2)
+        return StoredRow(rowID: row.0, createdAt: row.1, updatedAt: row.5, document: document, text: row.2)
     }
 
     /// Applies an RFC 7396 merge patch to the document `id`.

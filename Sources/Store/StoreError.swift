@@ -10,13 +10,13 @@ public enum StoreError: Error, Sendable {
     case expired(String)
     case invalid(String)
     case query(QueryError)
-    case database(SQLiteError)
+    case database(any DatabaseFailure)
 
     public static func wrap(_ error: any Error) -> StoreError {
         switch error {
         case let e as StoreError: return e
         case let e as QueryError: return .query(e)
-        case let e as SQLiteError: return .database(e)
+        case let e as any DatabaseFailure: return .database(e)
         case let e as AccessScope.Denial:
             switch e {
             case .signInRequired: return .unauthorized("Sign in to use this collection.")

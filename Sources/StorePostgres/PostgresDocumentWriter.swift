@@ -83,18 +83,6 @@ public final class PostgresDocumentWriter {
         return text
     }
 
-    /// A row the caller may change, as read (its `updatedAt` is the ETag the write must still find).
-    public struct StoredRow: Sendable {
-        let rowID: Int64
-        public let createdAt: String
-        public let updatedAt: String
-        /// The stored document, `_acl` included.
-        public let document: JSONObject
-        /// Its JSON text as stored: the change feed's `prev_doc`.
-        let text: String
-        var acl: JSONObject? { document["_acl"]?.objectValue }
-    }
-
     /// The row `id` if it exists and the caller may change it. Throws 404
     /// when the caller may not see it, 403 when they see it but may not
     /// write; nil when it does not exist.

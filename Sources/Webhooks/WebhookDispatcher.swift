@@ -22,9 +22,9 @@ public final class WebhookDispatcher: @unchecked Sendable {
     }
 
     /// Runs a write in the writer's next group commit, then calls `done` (committed or not).
-    public typealias Record = @Sendable (_ write: @escaping @Sendable (DocumentWriter) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void
+    public typealias Record = @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void
 
-    let databasePath: String
+    let engine: any StoreEngine
     let settings: Settings
     let record: Record
     let onOutcome: @Sendable (String) -> Void
@@ -37,9 +37,9 @@ public final class WebhookDispatcher: @unchecked Sendable {
     private let finished = DispatchGroup()
 
     /// - Parameter onOutcome: called with `delivered`, `failed` (will retry) or `gave_up` per attempt.
-    public init(databasePath: String, settings: Settings, record: @escaping Record,
+    public init(engine: any StoreEngine, settings: Settings, record: @escaping Record,
                 onOutcome: @escaping @Sendable (String) -> Void, logger: Logger) {
-        self.databasePath = databasePath
+        self.engine = engine
         self.settings = settings
         self.record = record
         self.onOutcome = onOutcome
@@ -58,8 +58,8 @@ public final class WebhookDispatcher: @unchecked Sendable {
         finished.enter()
         NamedThread.start("webhook-sched") { [self] in
             defer { finished.leave() }
-            let reader: DocumentReader
-            do { reader = try DocumentReader(path: databasePath) } catch {
+            let reader: any DocumentReading
+            do { reader = try engine.openReader() } catch {
                 failure.set(error)
                 opened.signal()
                 return
@@ -91,7 +91,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
 
     var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
 
-    private func schedule(_ reader: DocumentReader) {
+    private func schedule(_ reader: any DocumentReading) {
         while true {
             condition.lock()
             if stopped { condition.unlock(); return }
@@ -184,7 +184,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
     }
 
     private func save(_ d: DueDelivery, attempt: Int, status: Int?, error: String?, milliseconds: Int, outcome: DeliveryOutcome,
-                      also: (@Sendable (DocumentWriter) throws -> Void)? = nil) {
+                      also: (@Sendable (any DocumentWriting) throws -> Void)? = nil) {
         let rid = d.rid
         record({ writer in
             try writer.recordAttempt(rid: rid, attempt: attempt, status: status, error: error, durationMilliseconds: milliseconds, outcome: outcome)

@@ -32,10 +32,10 @@ final class RouterFixture: Sendable {
         config.passwordCost = .owasp  // the cheapest hash: sign-ups and log-ins stay quick
         var logger = Logger(label: "router-fixture")
         logger.logLevel = .critical
-        let databasePath = dataDir + "/roost.db"
-        let writer = try DocumentWriter(path: databasePath, synchronous: "NORMAL", ids: DocumentID(), logger: logger)
+        let engine = try config.storeEngine()
+        let writer = try engine.openWriter(ids: DocumentID(), logger: logger)
         try writer.migrate()
-        let pools = StorePools(databasePath: databasePath, writer: writer, config: config, logger: logger)
+        let pools = StorePools(engine: engine, writer: writer, config: config, logger: logger)
         try pools.start()
         // The server's own composition: every area it routes is routed here.
         let removals = DeferredRemovals(hold: try BackupHold(dataDir: dataDir))

@@ -13,6 +13,7 @@ import time
 import uuid
 
 from . import client as http
+from . import engine
 from .paths import binary, clean_env, free_port
 
 # Sets the variables named in argv[2] to this process's pid, moves the fd in
@@ -72,6 +73,9 @@ class Roostd:
             argv += ["--listen", f"127.0.0.1:{self.port}"]
         argv += list(self.args)
         env = clean_env(**self.env)
+        url = engine.database_url(self.data_dir)
+        if url and "ROOST_DATABASE_URL" not in env and "database_url" not in self.config_path.read_text():
+            env["ROOST_DATABASE_URL"] = url
         pid_vars, pass_fds = self.pid_vars, ()
         if self.listen_socket is not None:
             env["LISTEN_FDS"] = "1"

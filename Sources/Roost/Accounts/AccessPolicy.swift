@@ -58,7 +58,7 @@ struct AccessPolicy: Sendable {
     /// The caller, from a reader or from the writer inside its transaction;
     /// queues a sliding renewal of the session when one is due. Only the
     /// job seam (`CallerJobs`) calls this: handlers are handed the caller.
-    func caller(_ request: Request, _ sessions: some SessionStore) throws -> Authenticator.Caller {
+    func caller(_ request: Request, _ sessions: any SessionLookup) throws -> Authenticator.Caller {
         let caller = try authenticator.caller(request) { try sessions.session(tokenHash: $0, now: $1) }
         if caller.renewDue, let hash = caller.tokenHash { renew(hash) }
         return caller
@@ -78,11 +78,3 @@ struct AccessPolicy: Sendable {
         }
     }
 }
-
-/// Where a session token is looked up: a reader, or the writer inside its transaction.
-protocol SessionStore {
-    func session(tokenHash: String, now: Int64) throws -> SessionRecord?
-}
-
-extension DocumentReader: SessionStore {}
-extension DocumentWriter: SessionStore {}

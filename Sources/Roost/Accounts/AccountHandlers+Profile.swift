@@ -85,7 +85,7 @@ extension AccountHandlers {
     /// The write of a profile update, in the writer's transaction: the stored
     /// record is read once, `If-Match`/`If-None-Match` are checked against it
     /// (412 with its ETag), then it is replaced or patched.
-    static func applyUpdate(_ writer: DocumentWriter, id: String, caller: Authenticator.Caller, request: Request,
+    static func applyUpdate(_ writer: any DocumentWriting, id: String, caller: Authenticator.Caller, request: Request,
                             fields: JSONObject, newHash: String?, merge: Bool, hooks: HookServices,
                             pending: HookServices.Pending) throws -> Response {
         try checkSelfOrAdmin(caller.principal, id: id)

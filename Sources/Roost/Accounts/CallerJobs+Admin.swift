@@ -8,7 +8,7 @@ import Store
 extension CallerJobs {
     /// Runs `body` on a reader once the caller is the admin. `body` returns the
     /// response, or nil when another thread will answer (e.g. a backup).
-    func readAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
+    func readAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (any DocumentReading) throws -> Response?) {
         read(request, out) { reader, caller in
             try AccessPolicy.requireAdmin(caller.principal)
             guard var response = try body(reader) else { return nil }
@@ -19,7 +19,7 @@ extension CallerJobs {
 
     /// Runs `body` in the writer's next group commit once a reader found the caller is the admin.
     func writeAsAdmin(_ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
-                      _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
+                      _ body: @escaping @Sendable (any DocumentWriting) throws -> Response) {
         write(request, out, committed: committed, prepare: { caller in
             try AccessPolicy.requireAdmin(caller.principal)
         }) { writer, _ in try body(writer) }

@@ -15,9 +15,9 @@ struct CallerJobs: Sendable {
     let pools: StorePools
     let access: AccessPolicy
     /// Built once: a job's authentication allocates nothing per request.
-    private let authenticate: @Sendable (Request, DocumentReader) throws -> Caller
+    private let authenticate: @Sendable (Request, any DocumentReading) throws -> Caller
     /// A bad token (or a failed look-up) counts as no token.
-    private let authenticateLeniently: @Sendable (Request, DocumentReader) throws -> Caller
+    private let authenticateLeniently: @Sendable (Request, any DocumentReading) throws -> Caller
 
     init(pools: StorePools, access: AccessPolicy) {
         self.pools = pools
@@ -40,7 +40,7 @@ struct CallerJobs: Sendable {
     /// - Returns: false when the queue was full (503 already sent).
     @discardableResult
     func read(_ request: Request, _ out: ResponseWriter, badToken: BadToken = .refuse, failed: (@Sendable () -> Void)? = nil,
-              _ body: @escaping @Sendable (DocumentReader, Caller) throws -> Response?) -> Bool {
+              _ body: @escaping @Sendable (any DocumentReading, Caller) throws -> Response?) -> Bool {
         let authenticate = badToken == .refuse ? self.authenticate : authenticateLeniently
         guard let failed else { return pools.readStep(request, out, authenticate: authenticate, body) }
         let ranPastSlice = StorePools.ranPastSlice
@@ -58,7 +58,7 @@ struct CallerJobs: Sendable {
     /// Runs `body` on a reader with the caller's scope in `collection`
     /// (its configured level, or `level` when the area sets its own).
     func read(_ request: Request, _ out: ResponseWriter, in collection: String, level: AccessScope.Level? = nil,
-              _ body: @escaping @Sendable (DocumentReader, AccessScope) throws -> Response?) {
+              _ body: @escaping @Sendable (any DocumentReading, AccessScope) throws -> Response?) {
         let access = self.access
         pools.readStep(request, out, authenticate: authenticate) { reader, caller in
             try body(reader, AccessScope(principal: caller.principal, level: level ?? access.level(of: collection)))
@@ -69,7 +69,7 @@ struct CallerJobs: Sendable {
     /// found inside the transaction (no reader hop). For writes with nothing
     /// to parse; a refused caller still takes the writer slot it was queued for.
     func write(_ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
-               _ operation: @escaping @Sendable (DocumentWriter, Caller) throws -> Response) {
+               _ operation: @escaping @Sendable (any DocumentWriting, Caller) throws -> Response) {
         let access = self.access
         pools.write(request, out, committed: committed) { writer in try operation(writer, try access.caller(request, writer)) }
     }
@@ -83,7 +83,7 @@ struct CallerJobs: Sendable {
     /// write in flight during a log-out does not land after it.
     func write<Prepared: Sendable>(_ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
                                    prepare: @escaping @Sendable (Caller) throws -> Prepared,
-                                   _ operation: @escaping @Sendable (DocumentWriter, Prepared) throws -> Response) {
+                                   _ operation: @escaping @Sendable (any DocumentWriting, Prepared) throws -> Response) {
         let (pools, authenticate, revocations) = (self.pools, self.authenticate, pools.revocations)
         // The count is read before the session is: a revocation it missed moves it later.
         pools.readStep(request, out, authenticate: { r, reader in (revocations.get(), try authenticate(r, reader)) }) { _, found in
@@ -99,7 +99,7 @@ struct CallerJobs: Sendable {
 
     /// 401 `InvalidToken` when the caller's session is gone (in the writer,
     /// for a write whose caller was found on another thread a while ago).
-    static func requireLiveSession(_ caller: Caller, _ writer: DocumentWriter) throws {
+    static func requireLiveSession(_ caller: Caller, _ writer: any DocumentWriting) throws {
         guard let hash = caller.tokenHash, try writer.session(tokenHash: hash, now: Authenticator.now) == nil else { return }
         throw Authenticator.invalidToken
     }
@@ -107,7 +107,7 @@ struct CallerJobs: Sendable {
     /// A job for another pool whose threads hold a reader connection (uploads):
     /// it finds the caller first and hands it to `body`; an error is answered.
     func job(_ request: Request, _ out: ResponseWriter,
-             _ body: @escaping @Sendable (DocumentReader, Caller) throws -> Void) -> @Sendable (DocumentReader) -> Void {
+             _ body: @escaping @Sendable (any DocumentReading, Caller) throws -> Void) -> @Sendable (any DocumentReading) -> Void {
         let (authenticate, logger) = (self.authenticate, pools.logger)
         return { reader in
             do {

@@ -47,7 +47,7 @@ enum LoginThrottle {
 
     /// Checks every counter the attempt touches and, if none refuses, counts
     /// it on all of them. On the writer: atomic with every other attempt.
-    static func reserve(_ writer: DocumentWriter, username: String, remote: String, now: Int64) throws -> Decision {
+    static func reserve(_ writer: any DocumentWriting, username: String, remote: String, now: Int64) throws -> Decision {
         let name = username.lowercased(), address = addressKey(remote)
         let stored = try writer.credentials(username: username)
         let known = try stored.map { try writer.isKnownLoginAddress(userID: $0.userID, address: address, since: now - knownFor) } ?? false
@@ -65,24 +65,24 @@ enum LoginThrottle {
 
     /// The password was right: the pair starts afresh, the other counters get
     /// their count back, and the address becomes known to the account.
-    static func succeeded(_ writer: DocumentWriter, _ reservation: Reservation, userID: String, now: Int64) throws {
+    static func succeeded(_ writer: any DocumentWriting, _ reservation: Reservation, userID: String, now: Int64) throws {
         try refund(writer, reservation, clearingPair: true)
         try writer.rememberLoginAddress(userID: userID, address: reservation.address, now: now, forgetBefore: now - knownFor)
     }
 
     /// Gives every count of `reservation` back (its password was never checked).
-    static func refund(_ writer: DocumentWriter, _ reservation: Reservation, clearingPair: Bool = false) throws {
+    static func refund(_ writer: any DocumentWriting, _ reservation: Reservation, clearingPair: Bool = false) throws {
         for (index, entry) in reservation.keys.enumerated() {
             if index == 0 && clearingPair { try writer.deleteLoginCounter(entry.key); continue }
             if let b = try bucket(writer, entry.key) { try save(writer, entry.key, entry.rule.refund(b)) }
         }
     }
 
-    static func bucket(_ writer: DocumentWriter, _ key: String) throws -> LoginBucket? {
+    static func bucket(_ writer: any DocumentWriting, _ key: String) throws -> LoginBucket? {
         try writer.loginCounter(key).map { LoginBucket(failures: $0.failures, windowStart: $0.windowStart, blockedUntil: $0.blockedUntil) }
     }
 
-    static func save(_ writer: DocumentWriter, _ key: String, _ b: LoginBucket) throws {
+    static func save(_ writer: any DocumentWriting, _ key: String, _ b: LoginBucket) throws {
         try writer.saveLoginCounter(key, failures: b.failures, windowStart: b.windowStart, blockedUntil: b.blockedUntil)
     }
 }

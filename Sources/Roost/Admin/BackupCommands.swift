@@ -9,6 +9,7 @@ public enum BackupCommands {
     /// Takes a backup of `config.dataDir` into `to` (else `backups.dir`)
     /// while the daemon may be serving it.
     public static func backup(config: RoostConfig, to: String?, maxRate: Int?, keep: Int?) throws -> String {
+        guard config.databaseURL == nil else { throw BackupError(RoostConfig.externalDatabaseBackups) }
         guard let root = to ?? config.backups.dir else { throw BackupError("say where with --to DIR (or set backups.dir)") }
         var taker = BackupTaker(dataDir: config.dataDir, catalog: BackupCatalog(root: root))
         taker.maxRate = maxRate ?? config.backups.maxRate

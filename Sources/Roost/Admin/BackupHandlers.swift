@@ -52,6 +52,8 @@ struct BackupHandlers: Sendable {
                 try service.requestNow(completion)
             } catch BackupService.Refusal.notConfigured {
                 throw HTTPError(409, "BackupsNotConfigured", "Set backups.dir in the configuration to take backups from the daemon.")
+            } catch BackupService.Refusal.externalDatabase {
+                throw HTTPError(409, "BackupsNotForThisDatabase", RoostConfig.externalDatabaseBackups)
             } catch BackupService.Refusal.running {
                 throw HTTPError(409, "BackupRunning", "A backup is already running; GET /admin/backups shows when it is done.")
             }

@@ -43,7 +43,7 @@ final class BackupService: @unchecked Sendable {
     var catalog: BackupCatalog? { settings.dir.map { BackupCatalog(root: $0) } }
 
     func start() {
-        if let every = settings.every, let catalog {
+        if let every = settings.every, let catalog, embeddedDatabase {
             // The next one is due `every` after the newest (never before a minute has passed here).
             let newest = catalog.completeNames().last.flatMap {
                 (try? FileManager.default.attributesOfItem(atPath: catalog.root + "/" + $0))?[.modificationDate] as? Date
@@ -68,11 +68,16 @@ final class BackupService: @unchecked Sendable {
     }
 
     enum Refusal: Error {
-        case notConfigured, running
+        case notConfigured, running, externalDatabase
     }
+
+    /// False when the data live in PostgreSQL (`database_url`): roostd backs
+    /// up only its own SQLite file and file store.
+    var embeddedDatabase = true
 
     /// Asks for a backup now; `completion` runs on the backup thread when it ends.
     func requestNow(_ completion: Completion?) throws {
+        guard embeddedDatabase else { throw Refusal.externalDatabase }
         guard settings.dir != nil else { throw Refusal.notConfigured }
         condition.lock()
         defer { condition.unlock() }

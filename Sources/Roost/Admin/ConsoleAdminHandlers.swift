@@ -130,11 +130,11 @@ struct ConsoleAdminHandlers: Sendable {
         Timestamp.format(Date(timeIntervalSince1970: Double(milliseconds) / 1000))
     }
 
-    func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
+    func asAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (any DocumentReading) throws -> Response) {
         jobs.readAsAdmin(request, out) { try body($0) }
     }
 
-    func asAdminWriting(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
+    func asAdminWriting(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (any DocumentWriting) throws -> Response) {
         jobs.writeAsAdmin(request, out, body)
     }
 }

@@ -16,7 +16,7 @@ final class ConsoleStats: @unchecked Sendable {
 
     let pools: StorePools
     let files: FileHandlers
-    let databasePath: String
+    let engine: any StoreEngine
     let logger: Logger
     /// Open live streams (the LiveHub's count).
     let liveStreams: @Sendable () -> Int
@@ -24,11 +24,11 @@ final class ConsoleStats: @unchecked Sendable {
     private var stopped = false
     private var history: [(t: Int64, sample: JSONObject)] = []
 
-    init(pools: StorePools, files: FileHandlers, databasePath: String, liveStreams: @escaping @Sendable () -> Int, logger: Logger) {
+    init(pools: StorePools, files: FileHandlers, engine: any StoreEngine, liveStreams: @escaping @Sendable () -> Int, logger: Logger) {
         self.liveStreams = liveStreams
         self.pools = pools
         self.files = files
-        self.databasePath = databasePath
+        self.engine = engine
         self.logger = logger
     }
 
@@ -53,7 +53,7 @@ final class ConsoleStats: @unchecked Sendable {
     }
 
     private func run() {
-        let reader = try? DocumentReader(path: databasePath)
+        let reader = try? engine.openReader()
         var previous = LiveCounters.shared.snapshot()
         var previousTime = DispatchTime.now().uptimeNanoseconds
         while true {
@@ -74,7 +74,7 @@ final class ConsoleStats: @unchecked Sendable {
     }
 
     private func sample(_ now: LiveCounters.Snapshot, _ before: LiveCounters.Snapshot, seconds: Double,
-                        reader: DocumentReader?) -> JSONObject {
+                        reader: (any DocumentReading)?) -> JSONObject {
         func rate(_ a: Int64, _ b: Int64) -> JSONValue { .double(((Double(a - b) / seconds) * 10).rounded() / 10) }
         func delta(_ label: String) -> Int64 { (now.counters[label] ?? 0) - (before.counters[label] ?? 0) }
         let latency = now.latency.minus(before.latency)

@@ -4,7 +4,7 @@ import JSON
 import Store
 
 /// `GET /:collection/_deltaset`: what changed since a cursor, for offline
-/// clients (see `DocumentReader.delta`).
+/// clients (see `any DocumentReading.delta`).
 extension CollectionHandlers {
     static let defaultDeltaLimit = 1000
     static let maxDeltaLimit = 10000

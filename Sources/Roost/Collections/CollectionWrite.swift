@@ -52,7 +52,7 @@ struct CollectionWrite: Sendable {
         Prepared(scope: scope, entity: try entity ?? body.map(CollectionHandlers.object) ?? JSONObject())
     }
 
-    func apply(_ prepared: Prepared, hooks: HookServices, writer: DocumentWriter, pending: HookServices.Pending) throws -> Response {
+    func apply(_ prepared: Prepared, hooks: HookServices, writer: any DocumentWriting, pending: HookServices.Pending) throws -> Response {
         let (scope, entity) = (prepared.scope, prepared.entity)
         switch kind {
         case .create:

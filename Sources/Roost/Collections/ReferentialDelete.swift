@@ -21,7 +21,7 @@ struct ReferentialDelete {
     private(set) var nullify: [Key: [String: Set<String>]] = [:]
 
     /// The cascade deleting `id` from `collection` sets off; nil when nothing references it.
-    static func plan(_ collection: String, id: String, writer: DocumentWriter) throws -> ReferentialDelete? {
+    static func plan(_ collection: String, id: String, writer: any DocumentWriting) throws -> ReferentialDelete? {
         let schema = writer.references
         guard schema.isTarget(collection) else { return nil }
         let root = Key(collection: collection, id: id)
@@ -67,7 +67,7 @@ struct ReferentialDelete {
 
     /// Deletes the root entity with `delete`, after the cascade's updates and
     /// deletes, then checks that nothing references a deleted entity.
-    static func run(_ plan: ReferentialDelete?, hooks: HookServices, writer: DocumentWriter, pending: HookServices.Pending,
+    static func run(_ plan: ReferentialDelete?, hooks: HookServices, writer: any DocumentWriting, pending: HookServices.Pending,
                     requestID: String, delete: () throws -> Void) throws {
         guard let plan else { return try delete() }
         try writer.deferringReferenceChecks {

@@ -6,7 +6,7 @@ extension RoostServer {
     /// Installs the declared references on the writer (building `_refs` for
     /// new declarations) and logs the dangling references already stored: a
     /// count per collection, not a refusal to start.
-    func applyReferences(_ writer: DocumentWriter, settings: ReloadableSettings) throws {
+    func applyReferences(_ writer: any DocumentWriting, settings: ReloadableSettings) throws {
         try writer.applyReferences(config.referenceSchema(level: Self.level(settings)))
         let dangling = try writer.danglingReferences()
         for (collection, refs) in Dictionary(grouping: dangling, by: \.collection).sorted(by: { $0.key < $1.key }) {
@@ -27,9 +27,9 @@ extension RoostServer {
     /// fields, one per line (`collection/id field -> target/id`), read from
     /// the data directory on a read-only connection (the daemon may be running).
     public static func checkReferences(config: RoostConfig) throws -> [String] {
-        let path = config.dataDir + "/roost.db"
-        guard FileManager.default.fileExists(atPath: path) else { return [] }
-        let reader = try DocumentReader(path: path)
+        let engine = try config.storeEngine()
+        if let sqlite = engine as? SQLiteEngine, !FileManager.default.fileExists(atPath: sqlite.path) { return [] }
+        let reader = try engine.openReader()
         let schema = config.referenceSchema(level: { _ in .public })
         return try reader.danglingReferences(schema).map { "\($0.collection)/\($0.id) \($0.field) -> \($0.target)/\($0.targetID)" }
     }

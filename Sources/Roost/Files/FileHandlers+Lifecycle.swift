@@ -28,7 +28,7 @@ extension FileHandlers {
 
     /// Before the pools start (the writer is still ours): sweeps temporary
     /// files, files without rows and rows without files.
-    static func sweep(objects: any ObjectStore, writer: DocumentWriter, logger: Logger) throws {
+    static func sweep(objects: any ObjectStore, writer: any DocumentWriting, logger: Logger) throws {
         let outcome = try objects.sweep(rows: try writer.allFileIDs())
         if !outcome.rowsWithoutFiles.isEmpty {
             logger.warning("file rows without files removed", metadata: ["ids": "\(outcome.rowsWithoutFiles.prefix(20))"])

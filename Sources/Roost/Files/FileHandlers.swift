@@ -15,10 +15,10 @@ import Store
 /// then hands the metadata row and its thumbnail job to the writer's group
 /// commit; the client hears 201 only after COMMIT.
 struct FileHandlers: Sendable {
-    typealias UploadJob = @Sendable (DocumentReader) -> Void
+    typealias UploadJob = @Sendable (any DocumentReading) -> Void
 
     let jobs: CallerJobs
-    let uploads: WorkerPool<DocumentReader, UploadJob>
+    let uploads: WorkerPool<any DocumentReading, UploadJob>
     let thumbnails: ThumbnailScheduler
     /// Where the bytes live: the local file store or an S3 bucket.
     let objects: any ObjectStore
@@ -40,9 +40,9 @@ struct FileHandlers: Sendable {
         inspector = UploadInspector(maxBytes: config.maxUploadBytes, maxPixels: config.maxImagePixels,
                                     validation: config.uploadValidation)
         level = config.filesPermission
-        let databasePath = config.dataDir + "/roost.db"
+        let engine = jobs.pools.engine
         uploads = WorkerPool(name: "upload", threads: config.uploadWorkers, capacity: config.uploadQueue, logger: logger,
-                             makeContext: { try DocumentReader(path: databasePath) },
+                             makeContext: { try engine.openReader() },
                              run: { reader, jobs in for job in jobs { job(reader) } })
     }
 

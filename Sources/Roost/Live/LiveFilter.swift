@@ -30,7 +30,7 @@ final class LiveFilter {
     }
 
     /// The matcher, or the probe when the matcher refuses the filter; nil when neither compiles.
-    static func make(_ filter: JSONValue, _ reader: DocumentReader?) -> LiveFilter? {
+    static func make(_ filter: JSONValue, _ reader: (any DocumentReading)?) -> LiveFilter? {
         if let matcher = try? FilterMatcher(filter) { return LiveFilter(.memory(matcher)) }
         return (try? reader?.probe(filter)).map { LiveFilter(.probe($0)) }
     }

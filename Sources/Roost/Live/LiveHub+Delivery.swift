@@ -7,7 +7,7 @@ import Store
 /// calls these (they touch its own state: `subscribers`, `dirty`).
 extension LiveHub {
     /// Heartbeats, and the end of streams whose session expired or was revoked.
-    func beat(_ reader: DocumentReader) throws {
+    func beat(_ reader: any DocumentReading) throws {
         lastBeat = Date()
         var valid: [String: Bool] = [:]
         for subscriber in subscribers.values {
@@ -28,7 +28,7 @@ extension LiveHub {
     /// revocation that committed since (and checked the streams before this
     /// one was here) ends it now, not at the next heartbeat.
     /// - Returns: true when the session is gone and the stream ends.
-    func sessionEndedBeforeAdmission(_ subscriber: Subscriber, _ reader: DocumentReader) throws -> Bool {
+    func sessionEndedBeforeAdmission(_ subscriber: Subscriber, _ reader: any DocumentReading) throws -> Bool {
         guard let hash = subscriber.tokenHash, try reader.session(tokenHash: hash, now: Authenticator.now) == nil else { return false }
         let stream = subscriber.stream
         stream.loop.execute { stream.finish() }

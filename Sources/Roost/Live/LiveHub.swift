@@ -18,7 +18,7 @@ import Store
 /// it, in commit order. A new stream that resumes from an older position
 /// catches up from the feed on this thread before it joins the live ones.
 final class LiveHub: @unchecked Sendable {
-    let databasePath: String
+    let engine: any StoreEngine
     let access: AccessPolicy
     let filesLevel: AccessScope.Level
     let heartbeat: Double
@@ -54,7 +54,7 @@ final class LiveHub: @unchecked Sendable {
     /// Subscribers with bytes `buffered` since the last flush.
     var dirty: [Subscriber] = []
     var lastBeat = Date()
-    private(set) var reader: DocumentReader?
+    private(set) var reader: (any DocumentReading)?
     /// Which resuming stream goes first next round (they take turns).
     private var catchUpTurn = 0
 
@@ -63,8 +63,8 @@ final class LiveHub: @unchecked Sendable {
     /// Changes read per round for all streams that are catching up.
     static let catchUpBudget = 1000
 
-    init(databasePath: String, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
-        self.databasePath = databasePath
+    init(engine: any StoreEngine, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
+        self.engine = engine
         self.access = access
         self.filesLevel = filesLevel
         heartbeat = Double(config.liveHeartbeat)
@@ -75,7 +75,7 @@ final class LiveHub: @unchecked Sendable {
     }
 
     func start() throws {
-        let reader = try DocumentReader(path: databasePath)
+        let reader = try engine.openReader()
         epoch = try reader.feedMeta().epoch
         seal = try reader.cursorSeal()
         head = try reader.feedHead()
@@ -155,7 +155,7 @@ final class LiveHub: @unchecked Sendable {
 
     // MARK: - The fan-out thread
 
-    private func run(_ reader: DocumentReader) {
+    private func run(_ reader: any DocumentReading) {
         while true {
             condition.lock()
             // A subscriber catching up is served again after a short pause, so its loop can send what it got.
@@ -189,7 +189,7 @@ final class LiveHub: @unchecked Sendable {
 
     /// A new stream: from its cursor when the feed still holds it, else a
     /// `reset` (resync) and live from now.
-    private func admit(_ subscriber: Subscriber, _ reader: DocumentReader) throws {
+    private func admit(_ subscriber: Subscriber, _ reader: any DocumentReading) throws {
         if try sessionEndedBeforeAdmission(subscriber, reader) { return }
         subscribers[subscriber.id] = subscriber
         subscriber.topicFilters = subscriber.subscription.topics.map { ($0.collection, filter($0)) }
@@ -208,7 +208,7 @@ final class LiveHub: @unchecked Sendable {
 
     /// New changes for every subscriber that is live (at the hub's position).
     /// - Returns: true when a full batch was read (more may wait).
-    private func fanOut(_ reader: DocumentReader) throws -> Bool {
+    private func fanOut(_ reader: any DocumentReading) throws -> Bool {
         // Nobody is listening: move the position without reading the changes.
         guard !subscribers.isEmpty else {
             head = try reader.feedHead()
@@ -226,7 +226,7 @@ final class LiveHub: @unchecked Sendable {
     /// Subscribers behind the hub (resumed from an older cursor) read their
     /// own backlog up to the hub's position, about half a buffer per round,
     /// so a client that reads keeps up and one that does not is dropped.
-    private func catchUp(_ reader: DocumentReader) throws {
+    private func catchUp(_ reader: any DocumentReading) throws {
         behind = false
         let now = ChangeFeedClock.milliseconds
         // A round reads at most `catchUpBudget` changes for all resuming

@@ -27,7 +27,7 @@ struct MessagingHooks: Sendable {
     static let users = AccessPolicy.usersCollection
     static let maxRecipients = 100
 
-    func register(into registry: HookRegistry<DocumentWriter>) {
+    func register(into registry: HookRegistry<any DocumentWriting>) {
         let (threads, messages, settings, dirty, services) = (self.threads, self.messages, self.settings, outboxDirty, self.services)
         registry.before(.beforeCreate, collection: messages, id: "messaging.sender", priority: -300, source: "built-in") { ctx, next in
             try Self.checkParticipants(ctx)
@@ -56,7 +56,7 @@ struct MessagingHooks: Sendable {
     }
 
     /// Checks sender and recipients and fixes `senderId`, `recipients` and `threadId`.
-    static func checkParticipants(_ ctx: WriteContext<DocumentWriter>) throws {
+    static func checkParticipants(_ ctx: WriteContext<any DocumentWriting>) throws {
         let sender: String
         switch (ctx.actor, ctx.privileged, ctx.entity["senderId"]) {
         case (nil, false, _):
@@ -101,7 +101,7 @@ struct MessagingHooks: Sendable {
     /// only its `text` may be edited, with a merge patch, which stamps
     /// `editedAt`. Who may edit (the sender, or an admin) is the write
     /// access already checked before this hook runs.
-    static func checkEdit(_ ctx: WriteContext<DocumentWriter>) throws {
+    static func checkEdit(_ ctx: WriteContext<any DocumentWriting>) throws {
         guard ctx.isPatch else {
             throw HookRefusal(403, "Forbidden", "A sent message cannot be replaced; PATCH {\"text\": …} to edit its text.")
         }
@@ -137,7 +137,7 @@ struct MessagingHooks: Sendable {
     }
 
     /// Creates the thread, or points its `lastMessage` at the new message.
-    static func upsertThread(_ ctx: WriteContext<DocumentWriter>, threads: String, messages: String, services: HookServices?) throws {
+    static func upsertThread(_ ctx: WriteContext<any DocumentWriting>, threads: String, messages: String, services: HookServices?) throws {
         guard let message = ctx.stored, case .string(let messageID)? = message["_id"],
               case .string(let threadID)? = message["threadId"] else { return }
         let (sender, recipients) = try participants(message)
@@ -188,7 +188,7 @@ struct MessagingHooks: Sendable {
 
     /// One `message.created` event per recipient, when an endpoint wants them.
     /// - Returns: whether events were written.
-    static func enqueuePush(_ ctx: WriteContext<DocumentWriter>, privateFields: [String]) throws -> Bool {
+    static func enqueuePush(_ ctx: WriteContext<any DocumentWriting>, privateFields: [String]) throws -> Bool {
         let writer = ctx.work
         guard let stored = ctx.stored, try writer.hasSubscribers("message.created") else { return false }
         let (sender, recipients) = try participants(stored)

@@ -26,7 +26,7 @@ enum References {
 
     /// The documents with references in `fields` expanded where the caller may read the target.
     static func resolve(_ documents: [String], fields: [String], principal: AccessScope.Principal,
-                        access: AccessPolicy, reader: DocumentReader) throws -> [String] {
+                        access: AccessPolicy, reader: any DocumentReading) throws -> [String] {
         var cache: [String: JSONValue?] = [:]
         func target(_ ref: JSONObject) throws -> JSONValue? {
             guard ref["_type"] == .string("ref"), case .string(let collection)? = ref["_collection"],

@@ -9,17 +9,17 @@ import Store
 /// The two queues behind the API: many reader threads with query-only
 /// connections, and one writer thread that group-commits batches.
 final class StorePools: Sendable {
-    typealias ReadJob = @Sendable (DocumentReader) -> Void
+    typealias ReadJob = @Sendable (any DocumentReading) -> Void
 
     /// One operation of the writer's group commit, generic over what it
     /// produces (a response, a count, nothing): `completion` gets that after
     /// COMMIT, or the error that undid the operation.
     struct WriteJob: Sendable {
         /// Runs in the transaction; returns the completion, bound to the result.
-        let operation: @Sendable (DocumentWriter) throws -> @Sendable () -> Void
+        let operation: @Sendable (any DocumentWriting) throws -> @Sendable () -> Void
         let failed: @Sendable (any Error) -> Void
 
-        init<Value: Sendable>(operation: @escaping @Sendable (DocumentWriter) throws -> Value,
+        init<Value: Sendable>(operation: @escaping @Sendable (any DocumentWriting) throws -> Value,
                               completion: @escaping @Sendable (Result<Value, any Error>) -> Void) {
             self.operation = { writer in
                 let value = try operation(writer)
@@ -29,19 +29,19 @@ final class StorePools: Sendable {
         }
     }
 
-    let readers: WorkerPool<DocumentReader, ReadJob>
+    let readers: WorkerPool<any DocumentReading, ReadJob>
     /// Reads that ran past their slice on a reader start over here, on a few
     /// threads with the full time limit: long scans queue among themselves
     /// while every other read keeps its latency.
-    let slowReaders: WorkerPool<DocumentReader, ReadJob>
+    let slowReaders: WorkerPool<any DocumentReading, ReadJob>
     /// Clients whose reads start on the slow lane for a while (one overran).
     let slowLaneAddresses = SlowLaneAddresses()
     /// A reader's time slice (`read_slice_ms`).
     let readSliceNanoseconds: UInt64
-    let writer: WorkerPool<DocumentWriter, WriteJob>
+    let writer: WorkerPool<any DocumentWriting, WriteJob>
     /// Password hashing: few threads, because each hash takes the Argon2id
     /// cost's memory; each has a reader connection for credential look-ups.
-    let hashers: WorkerPool<DocumentReader, ReadJob>
+    let hashers: WorkerPool<any DocumentReading, ReadJob>
     /// The longest a log-in may expect to wait before its hash starts (judged
     /// from recent hash times, which grow with the machine's load); beyond it
     /// the answer is 503 + Retry-After, well inside client timeouts.
@@ -49,6 +49,8 @@ final class StorePools: Sendable {
     /// How long an idle reader yields and looks for work before it sleeps.
     static let readerSpin: Duration = .microseconds(100)
     let logger: Logger
+    /// The database the pools' connections open (SQLite or PostgreSQL).
+    let engine: any StoreEngine
     /// Runs on the writer thread after each commit that changed something (wakes live streams).
     let afterCommit: LockedBox<(@Sendable () -> Void)?>
     /// Called after a commit that revoked sessions (log-out): live streams end.
@@ -58,8 +60,9 @@ final class StorePools: Sendable {
     /// checks its session again in the writer (`CallerJobs.write`).
     let revocations = LockedBox<UInt64>(0)
 
-    init(databasePath: String, writer documentWriter: DocumentWriter, config: RoostConfig, logger: Logger) {
+    init(engine: any StoreEngine, writer documentWriter: any DocumentWriting, config: RoostConfig, logger: Logger) {
         self.logger = logger
+        self.engine = engine
         readSliceNanoseconds = UInt64(config.readSliceMs) * 1_000_000
         let readTimer = Telemetry.sqliteTimer("read"), commitTimer = Telemetry.sqliteTimer("commit")
         let cache = SQLiteMemory.split(budget: config.sqliteCacheBytes, readers: config.readers + config.slowReaders)
@@ -67,7 +70,7 @@ final class StorePools: Sendable {
         // little before it sleeps: under load the next read is usually there
         // by then, and waking a parked thread cost more than the read itself
         // (most so on a virtual machine with CPU steal).
-        let timedReads: @Sendable (DocumentReader, [ReadJob]) -> Void = { reader, jobs in
+        let timedReads: @Sendable (any DocumentReading, [ReadJob]) -> Void = { reader, jobs in
             for job in jobs {
                 let started = monotonicNanoseconds()
                 job(reader)
@@ -75,8 +78,8 @@ final class StorePools: Sendable {
             }
         }
         /// A reader connection whose reads stop after `seconds`.
-        let connection = { (seconds: Double) in { @Sendable () throws -> DocumentReader in
-            let reader = try DocumentReader(path: databasePath)
+        let connection = { (seconds: Double) in { @Sendable () throws -> any DocumentReading in
+            let reader = try engine.openReader()
             try reader.limitPageCache(bytes: cache.reader)
             try reader.mapFile(bytes: config.sqliteMmapBytes)
             reader.timeLimit = seconds
@@ -92,11 +95,11 @@ final class StorePools: Sendable {
         // threads run at a lower priority, so the event loops and readers stay
         // responsive while log-ins saturate them.
         hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency, nice: 10,
-                             maxWait: Self.maxHashWait, logger: logger, makeContext: { try DocumentReader(path: databasePath) },
+                             maxWait: Self.maxHashWait, logger: logger, makeContext: { try engine.openReader() },
                              run: { reader, jobs in for job in jobs { job(reader) } })
         let afterCommit = LockedBox<(@Sendable () -> Void)?>(nil)
         self.afterCommit = afterCommit
-        let box = LockedBox<DocumentWriter?>(documentWriter)
+        let box = LockedBox<(any DocumentWriting)?>(documentWriter)
         let batches = Telemetry.writeCommits()
         writer = WorkerPool(name: "writer", threads: 1, capacity: config.queueCapacity, batchSize: config.writeBatch, logger: logger,
                             makeContext: {
@@ -141,7 +144,7 @@ final class StorePools: Sendable {
 
     /// Runs `body` on a hash thread. It returns a response, or nil when it
     /// handed the request on (to the writer) and that will answer.
-    func hashing(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) {
+    func hashing(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (any DocumentReading) throws -> Response?) {
         let logger = self.logger
         hashers.submit({ reader in
             do {
@@ -162,7 +165,7 @@ final class StorePools: Sendable {
     }
 
     /// Fire-and-forget write (e.g. a session renewal); dropped if the queue is full.
-    func background(_ operation: @escaping @Sendable (DocumentWriter) throws -> Void) {
+    func background(_ operation: @escaping @Sendable (any DocumentWriting) throws -> Void) {
         _ = writer.submit(WriteJob(operation: operation, completion: { _ in }))
     }
 
@@ -170,12 +173,12 @@ final class StorePools: Sendable {
     /// handed the request on (to the writer or the hash pool) and that will answer.
     /// - Returns: false when the queue was full (503 already sent).
     @discardableResult
-    func readStep(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) -> Bool {
+    func readStep(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (any DocumentReading) throws -> Response?) -> Bool {
         readStep(request, out, authenticate: Self.nobody) { reader, _ in try body(reader) }
     }
 
     /// For a public step: no caller to find.
-    private static let nobody: @Sendable (Request, DocumentReader) throws -> Void = { _, _ in }
+    private static let nobody: @Sendable (Request, any DocumentReading) throws -> Void = { _, _ in }
 
     /// Runs `authenticate` and then `body` with its result on a reader thread
     /// (see `CallerJobs`). A read that outgrows its slice starts over on the
@@ -183,8 +186,8 @@ final class StorePools: Sendable {
     /// - Returns: false when the queue was full (503 already sent).
     @discardableResult
     func readStep<Caller: Sendable>(_ request: Request, _ out: ResponseWriter,
-                                    authenticate: @escaping @Sendable (Request, DocumentReader) throws -> Caller,
-                                    _ body: @escaping @Sendable (DocumentReader, Caller) throws -> Response?) -> Bool {
+                                    authenticate: @escaping @Sendable (Request, any DocumentReading) throws -> Caller,
+                                    _ body: @escaping @Sendable (any DocumentReading, Caller) throws -> Response?) -> Bool {
         if slowLaneAddresses.isListed(request.remoteAddress) {
             Telemetry.slowLaneReads(reason: "address").increment()
             return slowRead(request, out) { reader in try body(reader, try authenticate(request, reader)) }
@@ -208,7 +211,7 @@ final class StorePools: Sendable {
 
     /// Starts a read over on a slow reader (it outgrew its slice on a reader).
     @discardableResult
-    private func slowRead(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response?) -> Bool {
+    private func slowRead(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (any DocumentReading) throws -> Response?) -> Bool {
         let logger = self.logger, addresses = slowLaneAddresses, slice = readSliceNanoseconds
         return slowReaders.submit({ reader in
             let started = monotonicNanoseconds()
@@ -232,7 +235,7 @@ final class StorePools: Sendable {
     /// `committed` runs (on the writer thread, before the answer is sent)
     /// only when the operation succeeded and its transaction committed.
     func write(_ request: Request, _ out: ResponseWriter, committed: (@Sendable () -> Void)? = nil,
-               _ operation: @escaping @Sendable (DocumentWriter) throws -> Response) {
+               _ operation: @escaping @Sendable (any DocumentWriting) throws -> Response) {
         let logger = self.logger
         writer.submit(WriteJob(operation: operation) { result in
             if case .success = result { committed?() }

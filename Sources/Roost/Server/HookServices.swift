@@ -9,14 +9,14 @@ import Store
 /// hooks inside the writer's savepoint, and after COMMIT queues its after
 /// hooks and wakes webhook delivery when the write added outbox events.
 final class HookServices: Sendable {
-    let registry: HookRegistry<DocumentWriter>
-    let after: AfterHookQueue<DocumentWriter>
+    let registry: HookRegistry<any DocumentWriting>
+    let after: AfterHookQueue<any DocumentWriting>
     /// Set (on the writer thread) when a hook wrote outbox events in the current batch.
     let outboxDirty: LockedBox<Bool>
     /// Wakes the webhook dispatcher; installed once it runs.
     let wakeDeliveries = LockedBox<(@Sendable () -> Void)?>(nil)
 
-    init(registry: HookRegistry<DocumentWriter>, outboxDirty: LockedBox<Bool>, logger: Logger) {
+    init(registry: HookRegistry<any DocumentWriting>, outboxDirty: LockedBox<Bool>, logger: Logger) {
         self.registry = registry
         self.outboxDirty = outboxDirty
         after = AfterHookQueue(registry: registry, logger: logger)
@@ -31,7 +31,7 @@ final class HookServices: Sendable {
     /// Every write of an entity takes this path, the built-in ones (sign-up,
     /// profiles, threads) as much as a client's.
     func run(_ event: HookEvent, _ collection: String, id: String?, entity: JSONObject, isPatch: Bool = false,
-             previous: JSONObject? = nil, requestID: String, scope: AccessScope, writer: DocumentWriter,
+             previous: JSONObject? = nil, requestID: String, scope: AccessScope, writer: any DocumentWriting,
              pending: Pending, write: (JSONObject) throws -> String) throws -> String {
         let context = WriteContext(event: event, collection: collection, id: id, actor: scope.principal.userID,
                                    privileged: scope.principal == .admin, requestID: requestID, work: writer,
@@ -70,8 +70,8 @@ enum BuiltInHooks {
     /// - Parameter services: the `HookServices` built on this registry, for
     ///   built-in hooks that write other entities (set once it exists).
     static func registry(config: RoostConfig, settings: ReloadableSettings, outboxDirty: LockedBox<Bool>,
-                         services: LockedBox<HookServices?> = LockedBox(nil), logger: Logger) -> HookRegistry<DocumentWriter> {
-        let registry = HookRegistry<DocumentWriter>(defaultBudget: .milliseconds(config.hookBudgetMilliseconds), logger: logger)
+                         services: LockedBox<HookServices?> = LockedBox(nil), logger: Logger) -> HookRegistry<any DocumentWriting> {
+        let registry = HookRegistry<any DocumentWriting>(defaultBudget: .milliseconds(config.hookBudgetMilliseconds), logger: logger)
         if config.messaging.enabled {
             MessagingHooks(threads: config.messaging.threads, messages: config.messaging.messages, settings: settings,
                            outboxDirty: outboxDirty, services: services).register(into: registry)
@@ -82,12 +82,12 @@ enum BuiltInHooks {
     }
 
     /// The hooks and their order, one line each, as `roostd hooks` prints them.
-    static func listing(_ registry: HookRegistry<DocumentWriter>) -> String {
+    static func listing(_ registry: HookRegistry<any DocumentWriting>) -> String {
         registry.registrations.map(\.description).joined(separator: "\n")
     }
 
     /// The same as JSON, for `GET /admin/hooks`.
-    static func listingJSON(_ registry: HookRegistry<DocumentWriter>) -> String {
+    static func listingJSON(_ registry: HookRegistry<any DocumentWriting>) -> String {
         JSONValue.array(registry.registrations.map { r in
             var o = JSONObject()
             o["id"] = .string(r.id)
@@ -111,7 +111,7 @@ enum BuiltInHooks {
 /// }
 /// ```
 enum OperatorHooks {
-    static func register(into registry: HookRegistry<DocumentWriter>) {}
+    static func register(into registry: HookRegistry<any DocumentWriting>) {}
 }
 
 extension RoostServer {

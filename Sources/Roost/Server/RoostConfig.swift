@@ -101,6 +101,8 @@ public struct RoostConfig: Sendable {
     public var filesPermission: Permission = .shared
     /// Where file bytes live (`files_store`), and the bucket when `s3` (see RoostConfig+S3.swift).
     public var filesStore: FilesStore = .local
+    /// `database_url`: PostgreSQL instead of SQLite in the data directory (nil: SQLite).
+    public var databaseURL: String?
     public var s3 = S3Settings()
     /// The messaging collections (threads and messages) and their built-in hooks.
     public var messaging = Messaging()
@@ -179,7 +181,7 @@ public struct RoostConfig: Sendable {
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "files_store", "hook_budget_ms",
                              "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
-                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade"]
+                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade", "database_url"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
@@ -256,7 +258,8 @@ public struct RoostConfig: Sendable {
             guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): files_permission must be public, shared, private or readonly") }
             filesPermission = p
         default:
-            guard try setNetwork(key, value, source: source) || setFilesStore(key, value, source: source) else {
+            guard try setNetwork(key, value, source: source) || setFilesStore(key, value, source: source)
+                    || setDatabase(key, value, source: source) else {
                 throw Invalid("\(source): unknown setting \"\(key)\"")
             }
         }

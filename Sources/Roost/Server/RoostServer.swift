@@ -37,10 +37,9 @@ public final class RoostServer {
         // Tested (never waited for) before anything that would take away what a running backup copies.
         let backupHold = try BackupHold(dataDir: config.dataDir)
         let removals = DeferredRemovals(hold: backupHold)
-        let databasePath = config.dataDir + "/roost.db"
+        let engine = try config.storeEngine()
 
-        let writer = try DocumentWriter(path: databasePath, synchronous: config.durability == .power ? "FULL" : "NORMAL",
-                                        ids: DocumentID(), logger: logger)
+        let writer = try engine.openWriter(ids: DocumentID(), logger: logger)
         try writer.migrate()
         for (name, collection) in config.collections.sorted(by: { $0.key < $1.key }) {
             try writer.applyIndexes(Set(collection.indexes), on: name)
@@ -53,11 +52,12 @@ public final class RoostServer {
         }
         try writer.syncConfigWebhookEndpoints(config.webhooks.endpoints)
 
-        let pools = StorePools(databasePath: databasePath, writer: writer, config: config, logger: logger)
+        let pools = StorePools(engine: engine, writer: writer, config: config, logger: logger)
         try pools.start()
-        let checkpointer = Checkpointer(path: databasePath, logger: logger)
-        checkpointer.mayRestart = { !backupHold.isBackupRunning }
-        checkpointer.start()
+        // SQLite's WAL checkpoints; PostgreSQL checkpoints itself.
+        let checkpointer = (engine as? SQLiteEngine).map { Checkpointer(path: $0.path, logger: logger) }
+        checkpointer?.mayRestart = { !backupHold.isBackupRunning }
+        checkpointer?.start()
         let compactor = FeedCompactor(pools: pools, retention: Int64(config.changesRetention), logger: logger)
         compactor.start()
 
@@ -74,12 +74,14 @@ public final class RoostServer {
             info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()), state: state, logger: logger)
         let (hooks, files, backups, hub, stats, router) = (areas.hooks, areas.files, areas.backups, areas.hub, areas.stats, areas.router)
         try hooks.after.start()
-        let deliveries = try startWebhookDelivery(databasePath: databasePath, pools: pools)
+        let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
         backups.start()
         try hub.start()
         stats.start()
         pools.afterCommit.set { hub.wake() }
+        // Other nodes' commits (PostgreSQL) wake the live streams too.
+        let commitWatch = try engine.watchCommits(logger: logger) { hub.wake() }
         pools.sessionsRevoked.set { hub.sessionsChanged() }
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
         let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
@@ -119,7 +121,7 @@ public final class RoostServer {
         logger.info("roostd listening", metadata: [
             "listen": "\(addresses.joined(separator: ","))", "data_dir": "\(config.dataDir)",
             "loops": "\(config.loops)", "readers": "\(config.readers)", "version": "\(Self.version)",
-            "allocator": "\(Allocator.description)",
+            "allocator": "\(Allocator.description)", "database": "\(config.databaseDescription)",
         ])
         onReady(addresses)
         notifier.ready(status: "Serving on \(addresses.joined(separator: ", ")) with \(config.loops) loops, \(config.readers) readers")
@@ -130,6 +132,7 @@ public final class RoostServer {
         services.accessLog?.flush()
 
         notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
+        commitWatch?.stop()
         compactor.stop()
         stats.stop()
         files.shutdown()
@@ -137,7 +140,7 @@ public final class RoostServer {
         deliveries.shutdown()
         hooks.after.shutdown()
         pools.shutdown()
-        checkpointer.stop()
+        checkpointer?.stop()
         writer.checkpoint()
         withExtendedLifetime(lock) {}
         logger.info("roostd stopped")

@@ -24,7 +24,7 @@ struct ServerComposition {
     /// - Parameter objects: where file bytes live (`FileHandlers.objectStore`).
     init(config: RoostConfig, settings: ReloadableSettings, pools: StorePools, removals: DeferredRemovals, objects: any ObjectStore,
          info: ServerInfo, state: ServerState, logger: Logger) throws {
-        let databasePath = config.dataDir + "/roost.db"
+        let engine = pools.engine
         let lifetime = Int64(config.sessionLifetime)
         let access = AccessPolicy(
             authenticator: Authenticator(adminTokenHash: config.adminToken.map(SessionToken.hash), sessionLifetime: lifetime, logger: logger),
@@ -44,10 +44,11 @@ struct ServerComposition {
         self.files = files
         let backups = BackupService(settings: config.backups, dataDir: config.dataDir, removals: removals, logger: logger)
         backups.objectStore = config.objectStoreLocation
+        backups.embeddedDatabase = engine.isEmbedded
         self.backups = backups
-        let hub = LiveHub(databasePath: databasePath, access: access, filesLevel: files.level, config: config, logger: logger)
+        let hub = LiveHub(engine: engine, access: access, filesLevel: files.level, config: config, logger: logger)
         self.hub = hub
-        let stats = ConsoleStats(pools: pools, files: files, databasePath: databasePath, liveStreams: { hub.openStreams }, logger: logger)
+        let stats = ConsoleStats(pools: pools, files: files, engine: engine, liveStreams: { hub.openStreams }, logger: logger)
         self.stats = stats
         router = Router(RouteAreas(
             collections: collections, batch: BatchHandler(collections: collections, logger: logger),

@@ -8,7 +8,7 @@ import Webhooks
 extension RoostServer {
     /// Starts the webhook dispatcher: outcomes are recorded through the
     /// writer's group commit and counted in `roost_webhook_deliveries_total`.
-    func startWebhookDelivery(databasePath: String, pools: StorePools) throws -> WebhookDispatcher {
+    func startWebhookDelivery(engine: any StoreEngine, pools: StorePools) throws -> WebhookDispatcher {
         var settings = WebhookDispatcher.Settings()
         settings.schedule = RetrySchedule(delays: config.webhooks.retrySchedule)
         settings.timeoutMilliseconds = Int(config.webhooks.timeout * 1000)
@@ -16,7 +16,7 @@ extension RoostServer {
         let counters = Dictionary(uniqueKeysWithValues: Telemetry.webhookOutcomes.map { ($0, Telemetry.webhookDeliveries(outcome: $0)) })
         let logger = self.logger
         let dispatcher = WebhookDispatcher(
-            databasePath: databasePath, settings: settings,
+            engine: engine, settings: settings,
             record: { write, done in Self.record(pools, write, done, logger) },
             onOutcome: { outcome in counters[outcome]?.increment() },
             logger: logger)
@@ -27,7 +27,7 @@ extension RoostServer {
     /// Queues a delivery's bookkeeping on the writer, waiting for room when
     /// the queue is full. If it never commits the delivery stays pending and
     /// is sent again: at least once, never lost.
-    static func record(_ pools: StorePools, _ write: @escaping @Sendable (DocumentWriter) throws -> Void,
+    static func record(_ pools: StorePools, _ write: @escaping @Sendable (any DocumentWriting) throws -> Void,
                        _ done: @escaping @Sendable () -> Void, _ logger: Logger) {
         let job = StorePools.WriteJob(operation: write) { result in
             if case .failure(let error) = result {

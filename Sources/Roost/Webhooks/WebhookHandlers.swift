@@ -81,12 +81,12 @@ struct WebhookHandlers: Sendable {
         }
     }
 
-    func readAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentReader) throws -> Response) {
+    func readAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (any DocumentReading) throws -> Response) {
         jobs.readAsAdmin(request, out) { try body($0) }
     }
 
     /// The caller is checked on a reader first: an anonymous flood never takes the writer.
-    func writeAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (DocumentWriter) throws -> Response) {
+    func writeAsAdmin(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (any DocumentWriting) throws -> Response) {
         jobs.writeAsAdmin(request, out, committed: hooks.committed(.init([])), body)
     }
 

@@ -12,7 +12,7 @@ struct WebhookOutboxHook: Sendable {
     /// Last in the chain, so it sees the entity as stored.
     static let priority = 1000
 
-    func register(into registry: HookRegistry<DocumentWriter>) {
+    func register(into registry: HookRegistry<any DocumentWriting>) {
         let dirty = outboxDirty
         for event in [HookEvent.beforeCreate, .beforeUpdate, .beforeDelete] {
             registry.before(event, collection: nil, id: "webhooks.outbox", priority: Self.priority, source: "built-in") { ctx, next in

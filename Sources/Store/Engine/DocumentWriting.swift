@@ -1,0 +1,112 @@
+import JSON
+
+/// What the writer thread asks of the store, whichever engine holds it
+/// (`DocumentWriter` on SQLite, `PostgresDocumentWriter` on PostgreSQL).
+/// One per process, on the writer thread; operations run inside
+/// `commitBatch`, each undone alone when it fails.
+public protocol DocumentWriting: SessionLookup {
+    func migrate() throws
+    /// The declared reference fields whose `_refs` rows every write keeps in step.
+    var references: ReferenceSchema { get }
+    /// Runs `operations` in one transaction; each outcome after COMMIT.
+    func commitBatch<T>(_ operations: [(any DocumentWriting) throws -> T]) -> [Result<T, any Error>]
+    func newID() -> String
+
+    // Documents
+    func insert(into collection: String, _ body: JSONObject, scope: AccessScope) throws -> String
+    func replace(in collection: String, id: String, _ body: JSONObject, scope: AccessScope) throws -> (created: Bool, text: String)
+    func replace(in collection: String, id: String, _ body: JSONObject, existing: StoredRow?, scope: AccessScope) throws -> (created: Bool, text: String)
+    func replaceableRow(in collection: String, id: String, scope: AccessScope) throws -> StoredRow?
+    func existingRow(in collection: String, id: String, scope: AccessScope) throws -> StoredRow?
+    func patch(in collection: String, id: String, _ patch: JSONObject, scope: AccessScope) throws -> String
+    func patch(in collection: String, id: String, _ patch: JSONObject, existing: StoredRow?, scope: AccessScope) throws -> String
+    func delete(from collection: String, id: String, scope: AccessScope) throws
+    func delete(from collection: String, id: String, existing: StoredRow?) throws
+    func document(in collection: String, id: String) throws -> String?
+
+    // Schema: declared indexes and references
+    func applyIndexes(_ specs: Set<IndexSpec>, on collection: String) throws
+    func applyReferences(_ schema: ReferenceSchema) throws
+    func referrerCounts(to collection: String, id: String) throws -> [(collection: String, field: String, count: Int)]
+    func referrers(to collection: String, id: String, from: String, field: String) throws -> [String]
+    func deferringReferenceChecks<T>(_ body: () throws -> T) throws -> T
+    func danglingReferences() throws -> [DanglingReference]
+
+    // Change feed
+    func compactChanges(retention: Int64) throws -> Int
+    func renewFeedEpoch() throws
+
+    // Accounts and log-in throttling
+    func credentials(username: String) throws -> CredentialRecord?
+    func addCredentials(userID: String, username: String, passwordHash: String) throws
+    func setPassword(userID: String, passwordHash: String) throws
+    func createSession(userID: String, tokenHash: String, now: Int64, lifetime: Int64) throws
+    func renewSession(tokenHash: String, now: Int64, lifetime: Int64) throws
+    func deleteSession(tokenHash: String) throws -> Bool
+    func deleteSessions(userID: String, keeping: String?) throws
+    func deleteCredentials(userID: String) throws
+    func revokeSessions(userID: String, id: String?) throws -> Int
+    func loginCounter(_ key: String) throws -> (failures: Int64, windowStart: Int64, blockedUntil: Int64)?
+    func saveLoginCounter(_ key: String, failures: Int64, windowStart: Int64, blockedUntil: Int64) throws
+    func deleteLoginCounter(_ key: String) throws
+    func pruneLoginCounters(windowStartBefore: Int64, now: Int64, limit: Int) throws
+    func isKnownLoginAddress(userID: String, address: String, since: Int64) throws -> Bool
+    func rememberLoginAddress(userID: String, address: String, now: Int64, forgetBefore: Int64) throws
+
+    // Files
+    func insertFile(id: String, metadata: FileMetadata, thumbnailJob: Bool, scope: AccessScope) throws -> String
+    func deleteFile(id: String, scope: AccessScope) throws
+    func recordThumbnail(id: String, name: String, state: ThumbnailState, sizes: [String]) throws -> Bool
+    func allFileIDs() throws -> Set<String>
+    func removeFileRows(_ ids: [String]) throws
+    func pendingFileJobs(limit: Int) throws -> [FileJobRecord]
+    /// Runs `body` in a transaction of its own (outside `commitBatch`).
+    func transaction<T>(_ body: () throws -> T) throws -> T
+
+    // Webhooks and push
+    func hasSubscribers(_ type: String) throws -> Bool
+    func enqueueEvent(type: String, data: String) throws -> String?
+    func recordAttempt(rid: Int64, attempt: Int, status: Int?, error: String?, durationMilliseconds: Int, outcome: DeliveryOutcome) throws
+    func requeueDelivery(rid: Int64) throws -> Bool
+    func webhookEndpoints() throws -> [WebhookEndpointRecord]
+    func saveWebhookEndpoint(_ e: WebhookEndpointRecord, keepDisabled: Bool) throws
+    func syncConfigWebhookEndpoints(_ endpoints: [WebhookEndpointRecord]) throws
+    func deleteWebhookEndpoint(name: String) throws -> Bool
+    func setWebhookEndpointDisabled(name: String, reason: String?) throws -> Bool
+    func registerDevice(token: String, userID: String, platform: String) throws -> Bool
+    func unregisterDevice(token: String, userID: String?) throws -> Bool
+    func devices(userIDs: [String]) throws -> [PushDevice]
+    func deleteDevices(userID: String) throws
+
+    // Upkeep (SQLite's checkpoint and page cache; no-ops elsewhere)
+    func checkpoint()
+    func limitPageCache(bytes: Int) throws
+}
+
+extension DocumentWriting {
+    public func insert(into collection: String, _ body: JSONObject) throws -> String {
+        try insert(into: collection, body, scope: .system)
+    }
+
+    public func replace(in collection: String, id: String, _ body: JSONObject) throws -> (created: Bool, text: String) {
+        try replace(in: collection, id: id, body, scope: .system)
+    }
+
+    public func patch(in collection: String, id: String, _ patch: JSONObject) throws -> String {
+        try self.patch(in: collection, id: id, patch, scope: .system)
+    }
+
+    public func delete(from collection: String, id: String) throws {
+        try delete(from: collection, id: id, scope: .system)
+    }
+
+    public func pruneLoginCounters(windowStartBefore: Int64, now: Int64) throws {
+        try pruneLoginCounters(windowStartBefore: windowStartBefore, now: now, limit: 20)
+    }
+}
+
+extension DocumentWriter: DocumentWriting {
+    public func commitBatch<T>(_ operations: [(any DocumentWriting) throws -> T]) -> [Result<T, any Error>] {
+        commitBatch(operations.map { operation in { (writer: DocumentWriter) in try operation(writer) } })
+    }
+}

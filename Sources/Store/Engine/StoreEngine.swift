@@ -1,0 +1,50 @@
+import Logging
+
+/// The database roostd keeps its data in, and how connections to it open:
+/// SQLite in the data directory (`SQLiteEngine`, the default) or PostgreSQL
+/// (`PostgresEngine`, chosen by `database_url`). Handlers see only
+/// `DocumentReading` / `DocumentWriting`.
+public protocol StoreEngine: Sendable {
+    /// "sqlite" or "postgresql", for logs, metrics and the console.
+    var name: String { get }
+    /// True when the database is a file of this node's data directory:
+    /// online backups, WAL checkpoints and the page cache apply only then.
+    var isEmbedded: Bool { get }
+    /// A connection for one reader thread (query-only on SQLite).
+    func openReader() throws -> any DocumentReading
+    /// The writer's connection: one per process.
+    func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting
+    /// Calls `wake` whenever any node commits changes (PostgreSQL: LISTEN /
+    /// NOTIFY, a wake-up only: the feed table is the truth). nil when only
+    /// this process writes, so the writer's own after-commit call suffices.
+    func watchCommits(logger: Logger, _ wake: @escaping @Sendable () -> Void) throws -> (any CommitWatch)?
+}
+
+/// A running watch for other nodes' commits; `stop` ends it.
+public protocol CommitWatch: AnyObject, Sendable {
+    func stop()
+}
+
+/// SQLite in WAL mode, one file in the data directory.
+public struct SQLiteEngine: StoreEngine {
+    public let path: String
+    /// `PRAGMA synchronous` for the writer ("NORMAL", or "FULL" for `durability: power`).
+    public let synchronous: String
+
+    public init(path: String, synchronous: String = "NORMAL") {
+        self.path = path
+        self.synchronous = synchronous
+    }
+
+    public var name: String { "sqlite" }
+    public var isEmbedded: Bool { true }
+
+    public func openReader() throws -> any DocumentReading { try DocumentReader(path: path) }
+
+    public func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting {
+        try DocumentWriter(path: path, synchronous: synchronous, ids: ids, logger: logger)
+    }
+
+    /// One process writes the file: its writer wakes the live streams itself.
+    public func watchCommits(logger: Logger, _ wake: @escaping @Sendable () -> Void) throws -> (any CommitWatch)? { nil }
+}
