@@ -73,10 +73,19 @@ def database_ticks(pg):
     return total
 
 
-def run(pg, url, batch, lock, clients, duration, work):
-    path = os.path.join(work, "commit-%d-%s.sql" % (batch, "lock" if lock else "nolock"))
+# roostd's GET by id on PostgreSQL (PostgresDocumentReader.get, a public collection: no access rule),
+# over SEEDED rows whose ids are "id<n>".
+SEEDED = 20000
+GET_SCRIPT = "\\set r random(1, %d)\nSELECT d.doc::text FROM c_1 AS d WHERE d.id = 'id' || :r;\n" % SEEDED
+SEED_SQL = ("INSERT INTO c_1 (id, created_at, updated_at, doc) SELECT 'id' || g, '2026-11-24T08:00:00.000Z', "
+            "'2026-11-24T08:00:00.000Z', '%s'::json FROM generate_series(1, %d) AS g" % (DOC, SEEDED))
+
+
+def run(pg, url, batch, lock, clients, duration, work, text=None):
+    """One pgbench run of a group commit of `batch` writes (or of `text`, one read a transaction)."""
+    path = os.path.join(work, "commit-%d-%s.sql" % (batch, "lock" if lock else "nolock") if text is None else "get.sql")
     with open(path, "w") as f:
-        f.write(script(batch, lock))
+        f.write(text or script(batch, lock))
     hz = os.sysconf("SC_CLK_TCK")
     t0 = database_ticks(pg)
     out = subprocess.run([str(pg.bin / "pgbench"), "-n", "-M", "prepared", "-c", str(clients), "-j", str(clients),
@@ -103,6 +112,13 @@ def main():
     with ThrowawayPostgres(durability=DURABLE) as pg:
         url = pg.database("feedlock")
         subprocess.run([str(pg.bin / "psql"), url, "-qc", SCHEMA], check=True, capture_output=True, timeout=60)
+        subprocess.run([str(pg.bin / "psql"), url, "-qc", SEED_SQL], check=True, capture_output=True, timeout=120)
+        reads = []
+        for nodes in (1, 3):
+            r = run(pg, url, 1, False, nodes, a.duration, work, GET_SCRIPT)
+            reads.append({"nodes": nodes, "gets_per_s": r["writes_per_s"], "db_cpu_us_per_get": r["db_cpu_us_per_write"],
+                          "gets_per_db_core_s": r["writes_per_db_core_s"]})
+            B.log("GET by id, %d reader(s): %6d/s, database CPU %5.1f µs/GET" % (nodes, r["writes_per_s"], r["db_cpu_us_per_write"]))
         for batch in (1, 16, 64):
             for nodes in (1, 3):
                 for lock in (True, False):
@@ -119,7 +135,10 @@ def main():
     for r in rows:
         L.append("| %d | %d | %s | %d | %.1f | %d |" % (r["batch"], r["nodes"], "on" if r["lock"] else "off", r["writes_per_s"],
                                                       r["db_cpu_us_per_write"], r["writes_per_db_core_s"]))
-    B.publish("pg_feedlock", "\n".join(L) + "\n", os.path.join(work, "report.md"), a.record, {"runs": rows}, [], [],
+    L += ["", "GET by id as roostd's reader sends it (`SELECT d.doc::text … WHERE d.id = $1`, %d rows): " % SEEDED +
+          "; ".join("%d reader(s) %d/s, database CPU %.1f µs/GET (%d per core)" % (
+              r["nodes"], r["gets_per_s"], r["db_cpu_us_per_get"], r["gets_per_db_core_s"]) for r in reads) + "."]
+    B.publish("pg_feedlock", "\n".join(L) + "\n", os.path.join(work, "report.md"), a.record, {"runs": rows, "reads": reads}, [], [],
               load_before)
 
 
