@@ -43,8 +43,10 @@ let package = Package(
         // file store (files_store: s3). roostd
         // does not link libcurl: the shim dlopens libcurl.so.4 at the first delivery.
         .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl")]),
-        // libpq, PostgreSQL's client library, for the StorePostgres engine (issue #17).
-        .systemLibrary(name: "CPostgres", pkgConfig: "libpq"),
+        // libpq's header (libpq-dev), for the StorePostgres engine (issue #17). Not linked:
+        // CPostgresShim defines the functions and dlopens libpq.so.5 at the first connection.
+        .systemLibrary(name: "CPostgres"),
+        .target(name: "CPostgresShim", linkerSettings: [.linkedLibrary("dl")]),
 
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
@@ -53,8 +55,8 @@ let package = Package(
         .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
-        // The PostgreSQL engine under the Store seam (docs/ENGINES.md). Not linked into roostd yet.
-        .target(name: "StorePostgres", dependencies: ["Store", "CPostgres", "JSON", .product(name: "Logging", package: "swift-log")]),
+        // The PostgreSQL engine under the Store seam (database_url; docs/ENGINES.md).
+        .target(name: "StorePostgres", dependencies: ["Store", "CPostgres", "CPostgresShim", "JSON", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
         .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCurlShim", "CCrypto", "CZlib", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
 
@@ -79,7 +81,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup", "Console",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup", "Console",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -109,7 +111,7 @@ let package = Package(
         // A real roostd started for a test, shared by the test targets that need one.
         .target(name: "RoostTestSupport", path: "Tests/Support"),
         .testTarget(name: "RoostTests", dependencies: [
-            "JSON", "roostd", "Roost", "Auth", "HTTP", "EventLoop", "Store", "Jobs", "Backup", "Files", "RoostTestSupport",
+            "JSON", "roostd", "Roost", "Auth", "HTTP", "EventLoop", "Store", "StorePostgres", "Jobs", "Backup", "Files", "RoostTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),

@@ -3,6 +3,12 @@ public struct SessionRecord: Sendable {
     public let userID: String
     public let expiresAt: Int64
     public let lastSeen: Int64
+
+    public init(userID: String, expiresAt: Int64, lastSeen: Int64) {
+        self.userID = userID
+        self.expiresAt = expiresAt
+        self.lastSeen = lastSeen
+    }
 }
 
 /// A user's stored credentials.
@@ -10,6 +16,12 @@ public struct CredentialRecord: Sendable {
     public let userID: String
     public let username: String
     public let passwordHash: String
+
+    public init(userID: String, username: String, passwordHash: String) {
+        self.userID = userID
+        self.username = username
+        self.passwordHash = passwordHash
+    }
 }
 
 /// SQL for accounts and sessions, shared by the reader

@@ -6,6 +6,12 @@ public struct CollectionDetail: Sendable {
     public let count: Int
     /// `(path, kind)` pairs, kind `value` or `geo`.
     public let indexes: [(path: String, kind: String)]
+
+    public init(name: String, count: Int, indexes: [(path: String, kind: String)]) {
+        self.name = name
+        self.count = count
+        self.indexes = indexes
+    }
 }
 
 /// A live session as the admin console lists it. `id` is the first 16 hex
@@ -15,6 +21,13 @@ public struct SessionSummary: Sendable {
     public let createdAt: Int64
     public let lastSeen: Int64
     public let expiresAt: Int64
+
+    public init(id: String, createdAt: Int64, lastSeen: Int64, expiresAt: Int64) {
+        self.id = id
+        self.createdAt = createdAt
+        self.lastSeen = lastSeen
+        self.expiresAt = expiresAt
+    }
 }
 
 /// Read-only listings for the admin console: every query is bounded (a

@@ -30,11 +30,15 @@ public struct CursorSeal: Sendable {
 
     /// The database's key (made by migration 10).
     public static func load(_ db: SQLiteConnection) throws -> CursorSeal {
-        let hex = try db.prepare("SELECT value FROM _meta WHERE key = 'cursor_key'").firstRow { $0.text(0) }
-        guard let hex, let key = Self.bytes(hex: hex), key.count == keyBytes else {
+        try CursorSeal(hexKey: try db.prepare("SELECT value FROM _meta WHERE key = 'cursor_key'").firstRow { $0.text(0) })
+    }
+
+    /// The seal of a key stored as hex text (`_meta.cursor_key`, on either engine).
+    public init(hexKey hex: String?) throws {
+        guard let hex, let key = Self.bytes(hex: hex), key.count == Self.keyBytes else {
             throw StoreError.invalid("The database has no cursor key; run the migrations first.")
         }
-        return CursorSeal(key: key)
+        self.init(key: key)
     }
 
     /// Makes and stores a new random key (in the caller's transaction).

@@ -10,6 +10,13 @@ public struct DeltaPage: Sendable {
     public let cursor: FeedCursor
     /// True when another page follows at once (call again with `cursor`).
     public let more: Bool
+
+    public init(changed: [String], deleted: [String], cursor: FeedCursor, more: Bool) {
+        self.changed = changed
+        self.deleted = deleted
+        self.cursor = cursor
+        self.more = more
+    }
 }
 
 extension DocumentReader {

@@ -12,6 +12,16 @@ public struct FeedChange: Sendable {
     public let before: String?
     /// The entity as this change committed it (nil for a delete).
     public let after: String?
+
+    public init(seq: Int64, collection: String, id: String, operation: ChangeFeed.Operation, at: Int64, before: String?, after: String?) {
+        self.seq = seq
+        self.collection = collection
+        self.id = id
+        self.operation = operation
+        self.at = at
+        self.before = before
+        self.after = after
+    }
 }
 
 extension DocumentReader {
@@ -77,17 +87,23 @@ extension DocumentReader {
 
 /// See `DocumentReader.probe`. Used on the thread of the reader that made it.
 public final class FilterProbe {
-    let db: SQLiteConnection
-    let sql: String
-    let params: [SQLValue]
+    /// Runs the compiled filter on one document (text, `_id`, time limit in seconds).
+    let evaluate: (String, String, Double) throws -> Bool
     /// `{}`: every document matches, no evaluation needed.
     public let matchesAll: Bool
 
-    init(db: SQLiteConnection, sql: String, params: [SQLValue], matchesAll: Bool) {
-        self.db = db
-        self.sql = sql
-        self.params = params
+    convenience init(db: SQLiteConnection, sql: String, params: [SQLValue], matchesAll: Bool) {
+        self.init(matchesAll: matchesAll) { text, id, timeLimit in
+            try db.withTimeLimit(timeLimit) {
+                try db.prepare(sql).firstRow(params + [.text(text), .text(id)]) { $0.int(0) != 0 } ?? false
+            }
+        }
+    }
+
+    /// A probe run by another engine: `evaluate` gets the document's text, its `_id` and the time limit.
+    public init(matchesAll: Bool, evaluate: @escaping (_ text: String, _ id: String, _ timeLimit: Double) throws -> Bool) {
         self.matchesAll = matchesAll
+        self.evaluate = evaluate
     }
 
     /// Whether the document `text` (with `_id` `id`) matches. A filter that
@@ -96,12 +112,6 @@ public final class FilterProbe {
     /// fan-out thread.
     public func matches(_ text: String, id: String, timeLimit: Double = 0.01) -> Bool {
         if matchesAll { return true }
-        do {
-            return try db.withTimeLimit(timeLimit) {
-                try db.prepare(sql).firstRow(params + [.text(text), .text(id)]) { $0.int(0) != 0 } ?? false
-            }
-        } catch {
-            return false
-        }
+        return (try? evaluate(text, id, timeLimit)) ?? false
     }
 }

@@ -87,7 +87,7 @@ public enum ThumbnailState: Sendable, Equatable {
     }
 
     /// True when a stored entry (or its absence) still waits for its thumbnail.
-    static func isPending(_ entry: JSONValue?) -> Bool {
+    public static func isPending(_ entry: JSONValue?) -> Bool {
         (entry?.objectValue?[stateKey]?.stringValue ?? "pending") == "pending"
     }
 }

@@ -18,6 +18,14 @@ public struct StoredFileInfo: Sendable {
     public let sha256: String
     public let name: String?
     public let isImage: Bool
+
+    public init(contentType: String, size: Int, sha256: String, name: String?, isImage: Bool) {
+        self.contentType = contentType
+        self.size = size
+        self.sha256 = sha256
+        self.name = name
+        self.isImage = isImage
+    }
 }
 
 /// SQL for the file store's metadata: `_files` rows hold each file's

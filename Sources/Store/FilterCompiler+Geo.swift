@@ -4,7 +4,7 @@ import JSON
 /// Geo operators over points stored as legacy `[lng, lat]` pairs or GeoJSON
 /// `Point`s. Distances on the sphere use MongoDB's earth radius.
 extension FilterCompiler {
-    static let earthRadiusMetres = 6_378_100.0
+    public static let earthRadiusMetres = 6_378_100.0
     static let maxPolygonVertices = 1000
 
     /// A scalar subquery yielding `expr` over the point at `path` as `p.x, p.y`,
@@ -15,21 +15,26 @@ extension FilterCompiler {
         let t = typeOf(ref)
         let lng = "CASE WHEN \(dialect.isArray(t)) THEN \(valueOf(ref.child(.index(0), dialect))) ELSE \(valueOf(ref.child(.key("coordinates"), dialect).child(.index(0), dialect))) END"
         let lat = "CASE WHEN \(dialect.isArray(typeOf(ref))) THEN \(valueOf(ref.child(.index(1), dialect))) ELSE \(valueOf(ref.child(.key("coordinates"), dialect).child(.index(1), dialect))) END"
-        return "(SELECT \(expr("p.x", "p.y")) FROM (SELECT \(lng) AS x, \(lat) AS y) AS p WHERE typeof(p.x) IN ('integer','real') AND typeof(p.y) IN ('integer','real'))"
+        return dialect.overPoint(lng: lng, lat: lat, expr)
     }
 
     /// Great-circle distance in radians between `(x, y)` and a bound centre, all in degrees.
     func sphereDistance(_ x: String, _ y: String, centre: (Double, Double)) -> String {
         let cx = bind(.double(centre.0)), cy = bind(.double(centre.1))
-        return "(2 * asin(min(1, sqrt(pow(sin(radians(\(y) - \(cy)) / 2), 2) + cos(radians(\(cy))) * cos(radians(\(y))) * pow(sin(radians(\(x) - \(cx)) / 2), 2)))))"
+        return dialect.greatCircle(x, y, cx: cx, cy: cy)
     }
 
     /// A prefilter for a bounding box, when the field has a geo index: the
     /// R*Tree's matches, or (`geoPerRow`) the row's entry in the points table.
-    /// `driver` receives the box, for a plan that walks it.
+    /// `driver` receives the box, for a plan that walks it. Another engine's
+    /// index (`geoCandidates`) is asked for the cap, when the shape is one, else the box.
     func geoPrefilter(_ path: FieldPath, minX: Double, maxX: Double, minY: Double, maxY: Double,
-                      driver: ((GeoDriver) -> Void)? = nil) -> String? {
-        guard useIndexes, let table = layout?.geoTables[path.description] else { return nil }
+                      cap: ((Double, Double), Double)? = nil, driver: ((GeoDriver) -> Void)? = nil) -> String? {
+        guard useIndexes, let table = layout?.geoTables[path.description] else {
+            guard useIndexes, let geoCandidates else { return nil }
+            let region = cap.map { GeoRegion.cap(centre: $0.0, radians: $0.1) } ?? .box(minX: minX, maxX: maxX, minY: minY, maxY: maxY)
+            return geoCandidates(path, region, bind)
+        }
         // The R*Tree stores 32-bit floats rounded outwards, so a point's entry is a tiny box
         // around it: test overlap, not containment, or points on the edge would be lost.
         // The points table stores doubles, which may differ from SQLite's reading of the
@@ -100,6 +105,9 @@ extension FilterCompiler {
         var prefilter: String?
         var driver: GeoDriver?
         let exact: String
+        guard dialect.supportsGeoShape(kind) else {
+            throw .invalid("$geoWithin \(kind) is not available on this storage engine yet (PostgreSQL: $box and $centerSphere; see docs/ENGINES.md).")
+        }
         switch kind {
         case "$box":
             guard case .array(let corners) = spec, corners.count == 2,
@@ -120,7 +128,7 @@ extension FilterCompiler {
             guard case .array(let parts) = spec, parts.count == 2, let c = Self.point(parts[0]),
                   let r = parts[1].doubleValue, r >= 0 else { throw .invalid("$centerSphere needs [[lng, lat], radians].") }
             let box = Self.capBox(centre: c, radius: r)
-            prefilter = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3) { driver = $0 }
+            prefilter = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3, cap: (c, r)) { driver = $0 }
             let radius = bind(.double(r))
             exact = overPoint(path, root: root) { x, y in "\(self.sphereDistance(x, y, centre: c)) <= \(radius)" }
         case "$polygon":
@@ -143,7 +151,7 @@ extension FilterCompiler {
         default:
             throw .invalid("$geoWithin does not know the shape \(kind).")
         }
-        let exactMatch = "coalesce(\(exact), 0)"
+        let exactMatch = "coalesce(\(exact), \(dialect.falseSQL))"
         guard let prefilter else { return exactMatch }
         let sql = "(\(prefilter) AND \(exactMatch))"
         geoDrivers[sql] = driver
@@ -168,6 +176,7 @@ extension FilterCompiler {
             "\(self.sphereDistance(x, y, centre: centre)) * \(Self.earthRadiusMetres)"
         }
         nearestFirst = distance
+        nearPoint = NearPoint(path: path.description, lng: centre.0, lat: centre.1)
         if useIndexes, let table = layout?.geoTables[path.description] {
             nearest = NearestSearch(table: table, centre: centre, maxMetres: maxMetres)
         }
@@ -175,7 +184,8 @@ extension FilterCompiler {
         if let maxMetres {
             clauses.append("\(distance) <= \(bind(.double(maxMetres)))")
             let box = Self.capBox(centre: centre, radius: maxMetres / Self.earthRadiusMetres)
-            if let pre = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3) { clauses.insert(pre, at: 0) }
+            if let pre = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3,
+                                      cap: (centre, maxMetres / Self.earthRadiusMetres)) { clauses.insert(pre, at: 0) }
         }
         if let minMetres { clauses.append("\(distance) >= \(bind(.double(minMetres)))") }
         return "(" + clauses.joined(separator: " AND ") + ")"

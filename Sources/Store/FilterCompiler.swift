@@ -24,6 +24,8 @@ public struct CompiledFilter: Sendable {
     /// A `$geoWithin` every match must satisfy (a top-level condition), when
     /// its field has a geo index: a list may walk its points in row order.
     public var geoDriver: GeoDriver?
+    /// The `$nearSphere`'s field and centre, on any engine.
+    public var nearPoint: NearPoint?
 }
 
 /// The bounding box of a `$geoWithin` on a geo-indexed field: its R*Tree,
@@ -83,6 +85,11 @@ public final class FilterCompiler {
     var geoPerRow = false
     /// Conditions that imply a `$geoWithin` box, and that box.
     var geoDrivers: [String: GeoDriver] = [:]
+    var nearPoint: NearPoint?
+    /// Another engine's spatial index: a condition that keeps every row
+    /// whose point at the path lies in the region (and may keep others), or
+    /// nil when the path has none. Its SQL binds through the given function.
+    public var geoCandidates: ((FieldPath, GeoRegion, (SQLValue) -> String) -> String?)?
 
     /// The SQL expression holding the document's JSON text.
     public static let documentColumn = "d.doc"
@@ -104,7 +111,7 @@ public final class FilterCompiler {
         let parts = indexParts[sql]
         let streamable = parts.flatMap { $0.count == 1 && orderedIndexParts.contains($0[0]) ? $0[0] : nil }
         return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: parts, streamable: streamable,
-                              drivingParts: drivingParts, geoBoxes: geoBoxes, nearest: nearest, geoDriver: geoDrivers[sql])
+                              drivingParts: drivingParts, geoBoxes: geoBoxes, nearest: nearest, geoDriver: geoDrivers[sql], nearPoint: nearPoint)
     }
 
     func checkDepth(_ depth: Int) throws(QueryError) {

@@ -11,6 +11,17 @@ public struct DueDelivery: Sendable {
     public let data: String
     public let attempts: Int
     public let endpoint: WebhookEndpointRecord
+
+    public init(rid: Int64, eventID: String, type: String, createdAt: String, data: String, attempts: Int,
+                endpoint: WebhookEndpointRecord) {
+        self.rid = rid
+        self.eventID = eventID
+        self.type = type
+        self.createdAt = createdAt
+        self.data = data
+        self.attempts = attempts
+        self.endpoint = endpoint
+    }
 }
 
 /// What one delivery attempt decided.

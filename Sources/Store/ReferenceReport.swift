@@ -8,6 +8,14 @@ public struct DanglingReference: Sendable, Equatable {
     public let field: String
     public let target: String
     public let targetID: String
+
+    public init(collection: String, id: String, field: String, target: String, targetID: String) {
+        self.collection = collection
+        self.id = id
+        self.field = field
+        self.target = target
+        self.targetID = targetID
+    }
 }
 
 /// Finds dangling references: through `_refs` for fields it was built for,

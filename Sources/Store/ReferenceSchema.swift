@@ -44,7 +44,7 @@ public struct ReferenceSchema: Sendable {
     public let maxCascade: Int
     /// The permission level of a collection, to decide whether a writer may
     /// see the target it names (a target it may not read is "missing").
-    let level: @Sendable (String) -> AccessScope.Level
+    public let level: @Sendable (String) -> AccessScope.Level
 
     /// The default of `references_max_cascade`.
     public static let defaultMaxCascade = 1000
@@ -79,7 +79,7 @@ public struct ReferenceSchema: Sendable {
     /// The target ids `value` (a declared field's value) references.
     /// - Parameter strict: throw for a value of the wrong shape (a client's
     ///   write) instead of ignoring it (data stored before the declaration).
-    static func targets(of value: JSONValue?, _ field: Field, strict: Bool) throws -> Set<String> {
+    public static func targets(of value: JSONValue?, _ field: Field, strict: Bool) throws -> Set<String> {
         func one(_ item: JSONValue) throws -> String? {
             if case .object(let o) = item, o["_type"] == .string("ref"), o["_collection"] == .string(field.target),
                case .string(let id)? = o["_id"], !id.isEmpty {

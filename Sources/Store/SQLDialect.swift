@@ -44,6 +44,13 @@ public protocol SQLDialect: Sendable {
     func regexSource(_ pattern: String, flags: String) throws(QueryError) -> (pattern: String, flags: String)
     /// Whether the geo operators compile for this database.
     var supportsGeo: Bool { get }
+    /// Whether `$geoWithin`'s shape (`$box`, `$center`, …) compiles here (`SQLDialect+Geo`).
+    func supportsGeoShape(_ shape: String) -> Bool
+    /// `expr` over the point whose coordinates are the `valueOf` expressions
+    /// `lng` and `lat`, as numbers; SQL NULL when either is not a number.
+    func overPoint(lng: String, lat: String, _ expr: (String, String) -> String) -> String
+    /// The great-circle distance in radians between `(x, y)` and `(cx, cy)`, all in degrees.
+    func greatCircle(_ x: String, _ y: String, cx: String, cy: String) -> String
     /// The JSON type name of `ref`, or SQL NULL when it is missing.
     func typeOf(_ ref: ValueRef, bind: (SQLValue) -> String) -> String
     /// The SQL value of `ref`: scalars as SQL scalars, containers as JSON text.

@@ -21,6 +21,7 @@ public final class PGConnection {
     /// Connects with a libpq connection string or URL (`postgres://user@host:port/db`);
     /// an empty string uses libpq's `PG*` environment variables alone.
     public init(url: String) throws {
+        try PGLibrary.load()
         guard let conn = PQconnectdb(url) else { throw PGError(sqlState: "", message: "libpq could not allocate a connection") }
         guard PQstatus(conn) == CONNECTION_OK else {
             let message = String(cString: PQerrorMessage(conn))

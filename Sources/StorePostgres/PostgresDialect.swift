@@ -100,7 +100,7 @@ public struct PostgresDialect: SQLDialect {
         try RegexTranslation.translate(pattern, flags: flags)
     }
 
-    public var supportsGeo: Bool { false }
+    public var supportsGeo: Bool { true }
 
     public func isNumber(_ t: String) -> String { "\(t) = 'number'" }
     public func isString(_ t: String) -> String { "\(t) = 'string'" }

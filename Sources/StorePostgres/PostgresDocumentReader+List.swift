@@ -16,15 +16,39 @@ struct PostgresOrderColumn {
 /// containers by their stored JSON text, then the row id.
 extension PostgresDocumentReader {
     func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope) throws -> ListPage {
-        let compiled = try FilterCompiler(dialect: dialect).compile(query.filter)
-        guard let layout = try catalog.layout(collection) else {
+        let layout = try catalog.layout(collection)
+        let compiled = try makeCompiler(layout).compile(query.filter)
+        guard let layout else {
             if let after = query.after { try KeysetCursor.check(token: after) }
             return ListPage(documents: [])
         }
+        let statement = try listStatement(layout, compiled, query, scope: scope)
+        let columns = statement.columns
+        let rows = try db.query(statement.sql, statement.params) { row -> (String, [SQLValue]) in
+            let values = columns.indices.map { i -> SQLValue in
+                guard let text = row.text(i + 1) else { return .null }
+                switch columns[i].kind {
+                case .int: return Int64(text).map { .int($0) } ?? .null
+                case .numeric, .text: return .text(text)
+                }
+            }
+            return (row.text(0) ?? "{}", values)
+        }
+        let next = rows.count == query.limit && query.limit > 0 ? rows.last.map { KeysetCursor(order: statement.order, values: $0.1).token } : nil
+        return ListPage(documents: rows.map(\.0), next: next)
+    }
+
+    /// The statement that reads one page of `query`. A nearest-first list
+    /// runs its probe first (`nearestBound`), recorded in `probe`.
+    func listStatement(_ layout: CollectionLayout, _ compiled: CompiledFilter, _ query: FindQuery,
+                       scope: AccessScope) throws -> PostgresListStatement {
         let params = ParameterList(compiled.params)
-        let columns = query.sort.flatMap { orderColumns($0.field, ascending: $0.ascending, params.bind) }
-            + [PostgresOrderColumn(sql: "d.rid", kind: .int, ascending: query.sort.first?.ascending ?? true)]
-        let order = query.sort.map { "\($0.field):\($0.ascending ? 1 : -1)" }.joined(separator: ",")
+        // Unsorted, a $nearSphere orders by its exact distance (as on SQLite), then the row.
+        let near = query.sort.isEmpty ? compiled.nearestFirst : nil
+        let keys = near.map { [PostgresOrderColumn(sql: $0, kind: .numeric, ascending: true)] }
+            ?? query.sort.flatMap { Self.orderColumns($0.field, ascending: $0.ascending, params.bind) }
+        let columns = keys + [PostgresOrderColumn(sql: "d.rid", kind: .int, ascending: query.sort.first?.ascending ?? true)]
+        let order = near == nil ? query.sort.map { "\($0.field):\($0.ascending ? 1 : -1)" }.joined(separator: ",") : "~near"
         var keyset = ""
         if let token = query.after {
             let cursor = try KeysetCursor(token: token, order: order, count: columns.count)
@@ -37,35 +61,34 @@ extension PostgresDocumentReader {
                 + " FROM json_each(d.doc) WITH ORDINALITY AS f(key, value, n) WHERE f.key IN (\(names)))"
         }
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
-        let condition = PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
+        var condition = PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
+        var probe: PostgresListStatement.Probe?
+        if let near, visible == nil, let point = compiled.nearPoint {
+            let wanted = query.skip > Int.max - query.limit ? Int.max : query.limit + query.skip
+            if let bound = try nearestBound(layout, point, distance: near, condition: condition, params: params, wanted: wanted, probe: &probe) {
+                condition += " AND \(bound)"
+            }
+        }
         let orderBy = columns.map { "\($0.sql) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
         let limit = params.bind(.int(Int64(query.limit))), skip = params.bind(.int(Int64(query.skip)))
         let sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", ")) FROM \(layout.table) AS d"
             + " WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit) OFFSET \(skip)"
-        let rows = try db.query(sql, params.values) { row -> (String, [SQLValue]) in
-            let values = columns.indices.map { i -> SQLValue in
-                guard let text = row.text(i + 1) else { return .null }
-                switch columns[i].kind {
-                case .int: return Int64(text).map { .int($0) } ?? .null
-                case .numeric, .text: return .text(text)
-                }
-            }
-            return (row.text(0) ?? "{}", values)
-        }
-        let next = rows.count == query.limit && query.limit > 0 ? rows.last.map { KeysetCursor(order: order, values: $0.1).token } : nil
-        return ListPage(documents: rows.map(\.0), next: next)
+        return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe)
     }
 
     /// The order columns of one sort key: a built-in column, or a field's
-    /// bracket, number and text.
-    func orderColumns(_ field: String, ascending: Bool, _ bind: (SQLValue) -> String) -> [PostgresOrderColumn] {
+    /// bracket, number and text (a declared index stores the same three, see
+    /// `PostgresDocumentWriter+Indexes`). `document` is the `json` column.
+    static func orderColumns(_ field: String, ascending: Bool, document: String = "d.doc",
+                             _ bind: (SQLValue) -> String) -> [PostgresOrderColumn] {
+        let dialect = PostgresDialect()
         switch field {
         case "_id": return [.init(sql: "d.id", kind: .text, ascending: ascending)]
         case "_createdAt": return [.init(sql: "d.created_at", kind: .text, ascending: ascending)]
         case "_updatedAt": return [.init(sql: "d.updated_at", kind: .text, ascending: ascending)]
         default:
             // As SQLite's `$."a"."b"`: each part a member name, never an array position.
-            let ref = ValueRef.path(base: "d.doc", steps: field.split(separator: ".").map { .key(String($0)) })
+            let ref = ValueRef.path(base: document, steps: field.split(separator: ".").map { .key(String($0)) })
             let json = dialect.json(ref, bind: bind)
             let type = "(\(PostgresDialect.type(ofJSON: json)))"
             let bracket = "CASE \(type) WHEN 'number' THEN 2 WHEN 'string' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 5 WHEN 'true' THEN 6 WHEN 'false' THEN 6 ELSE 1 END"

@@ -31,6 +31,8 @@ struct PendingChange {
 extension PostgresDocumentWriter {
     /// The advisory-lock key of the feed ("Roost" + 2).
     static let feedLockKey: Int64 = 0x526F_6F73_7402
+    /// The channel commits that wrote change rows notify (`PostgresChangeListener` listens).
+    public static let notifyChannel = "roost_changes"
 
     /// Notes the change's feed row; it is written at the end of the batch.
     func recordChange(_ collection: String, id: String, _ op: ChangeFeed.Operation, previousText: String?) {
@@ -60,6 +62,8 @@ extension PostgresDocumentWriter {
             try db.run("INSERT INTO _changes (coll, id, op, at, prev_doc) VALUES " + rows.joined(separator: ", "), params)
             start = chunk.endIndex
         }
+        // A wake-up for every node's live hub, delivered at COMMIT (never on a rollback); the feed stays the truth.
+        try db.run("SELECT pg_notify($1::text, '')", [.text(Self.notifyChannel)])
         pendingChanges = []
     }
 }

@@ -20,6 +20,12 @@ public final class PostgresDocumentWriter {
     var feedOrdering = FeedOrdering.advisoryLock
     /// Called after a batch wrote its change rows, just before COMMIT (tests hold a commit open here).
     var beforeCommit: (() -> Void)?
+    /// The declared reference fields whose `_refs` rows every write keeps in step.
+    public internal(set) var references = ReferenceSchema.none
+    /// Deletes whose "no reference left" check waits for the end of a cascade.
+    var deferredReferenceChecks: [(String, String)]?
+    /// Who this node's thumbnail-job claims are made as (`PostgresNode.id`; tests set one per connection).
+    public var jobWorker = PostgresNode.id
 
     public init(url: String, ids: DocumentID, logger: Logger) throws {
         db = try PGConnection(url: url)
@@ -27,6 +33,9 @@ public final class PostgresDocumentWriter {
         self.ids = ids
         self.logger = logger
     }
+
+    /// This node's name: `recordAttempt` counts only deliveries it still holds.
+    public var nodeID = PostgresNode.id
 
     /// Applies pending migrations (one node at a time).
     public func migrate() throws { try PostgresMigrations.apply(on: db, logger: logger) }
@@ -79,6 +88,7 @@ public final class PostgresDocumentWriter {
         guard inserted != nil else {
             throw StoreError.conflict("A document with _id \"\(id)\" already exists in \(collection).")
         }
+        try updateReferenceEntries(collection, id: id, from: nil, to: document, scope: scope)
         recordChange(collection, id: id, .create, previousText: nil)
         return text
     }
@@ -162,11 +172,13 @@ public final class PostgresDocumentWriter {
         let canWrite = PostgresAccess.sql(scope.writeRule, params.bind).map { " AND \($0)" } ?? ""
         let deleted = try db.query("DELETE FROM \(layout.table) AS d WHERE d.rid = $1::bigint AND d.updated_at = $2::text\(canWrite) RETURNING 1", params.values) { _ in () }
         guard !deleted.isEmpty else { throw Self.changedMeanwhile(id) }
+        try updateReferenceEntries(collection, id: id, from: existing.document, to: nil, scope: .system)
+        try checkNotReferenced(collection, id: id)
         recordChange(collection, id: id, .delete, previousText: existing.text)
     }
 
     /// Overwrites `existing` with `document` if the row still holds what was read.
-    private func store(_ collection: String, _ existing: StoredRow, id: String, _ document: inout JSONObject,
+    func store(_ collection: String, _ existing: StoredRow, id: String, _ document: inout JSONObject,
                        ifMatch: String?, scope: AccessScope) throws {
         guard let layout = try catalog.layout(collection) else { throw StoreError.notFound("No collection \(collection).") }
         if let ifMatch, ifMatch != existing.updatedAt { throw PreconditionFailed(current: existing.updatedAt) }
@@ -179,6 +191,7 @@ public final class PostgresDocumentWriter {
         let updated = try db.query("UPDATE \(layout.table) AS d SET updated_at = $1::text, doc = $2::json WHERE d.rid = $3::bigint AND d.updated_at = $4::text\(canWrite) RETURNING 1",
                                    params.values) { _ in () }
         guard !updated.isEmpty else { throw Self.changedMeanwhile(id) }
+        try updateReferenceEntries(collection, id: id, from: existing.document, to: document, scope: scope)
         recordChange(collection, id: id, .update, previousText: existing.text)
     }
 

@@ -44,6 +44,10 @@ public enum PostgresMigrations {
             );
             CREATE INDEX _file_jobs_lease ON _file_jobs (lease_until NULLS FIRST);
             """),
+        accounts,
+        files,
+        feed,
+        indexes,
     ]
 
     /// Applies every migration the database has not recorded.

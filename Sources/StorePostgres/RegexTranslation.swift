@@ -14,8 +14,10 @@ import Store
 ///   or stays `.` with the `s` option;
 /// - `$` becomes `(?=\n?$)` (PCRE's `$` also matches before a final newline);
 /// - `^` as it is (both: the start of the subject);
-/// - the `i` option when the pattern holds no `k`, `s` and no range (PCRE2's
-///   Unicode case folding also matches the Kelvin sign and the long s).
+/// - the `i` option when the pattern holds no range and only ASCII; `k` and
+///   `s` then become `[kK\u{212A}]` and `[sS\u{17F}]`, the sets PCRE2's
+///   Unicode case folding gives them (the Kelvin sign, the long s), which
+///   ARE's ASCII folding would not.
 ///
 /// Refused: `\d \w \s \b` and other letter escapes, back-references,
 /// lookaround, named and atomic groups, possessive quantifiers, POSIX
@@ -97,7 +99,7 @@ enum RegexTranslation {
                 out += q
                 canRepeat = false
             case "[":
-                let (bracket, end) = try self.bracket(chars, from: i)
+                let (bracket, end) = try self.bracket(chars, from: i, caseless: caseless)
                 out += bracket
                 i = end
                 canRepeat = true
@@ -106,20 +108,31 @@ enum RegexTranslation {
                 out += "\\" + String(c)
                 canRepeat = true
             default:
-                out.unicodeScalars.append(c)
+                if caseless, let folded = unicodeFold(c) {
+                    out += "[" + folded + "]"
+                } else {
+                    out.unicodeScalars.append(c)
+                }
                 canRepeat = true
             }
             i += 1
         }
         if caseless {
             if pattern.unicodeScalars.contains(where: { !$0.isASCII }) { throw refuse("the option i with a non-ASCII character") }
-            if pattern.lowercased().contains(where: { $0 == "k" || $0 == "s" }) {
-                throw refuse("the option i with the letter k or s (PCRE2 folds them with the Kelvin sign and the long s)")
-            }
             if pattern.contains("-") && pattern.contains("[") { throw refuse("the option i with a character range") }
         }
         _ = depth
         return (out, caseless ? "i" : "")
+    }
+
+    /// The members PCRE2's caseless Unicode matching gives an ASCII letter
+    /// beyond its two cases, as bracket contents; nil for every other letter.
+    static func unicodeFold(_ c: Unicode.Scalar) -> String? {
+        switch c {
+        case "k", "K": return "kK\u{212A}"
+        case "s", "S": return "sS\u{17F}"
+        default: return nil
+        }
     }
 
     /// The ARE form of `\c`.
@@ -134,7 +147,7 @@ enum RegexTranslation {
     }
 
     /// A bracket expression from `start` (at `[`): its ARE form and the index past it.
-    static func bracket(_ chars: [Unicode.Scalar], from start: Int) throws(QueryError) -> (String, Int) {
+    static func bracket(_ chars: [Unicode.Scalar], from start: Int, caseless: Bool) throws(QueryError) -> (String, Int) {
         var i = start + 1
         var out = "["
         if i < chars.count && chars[i] == "^" {
@@ -169,7 +182,7 @@ enum RegexTranslation {
             case "]":
                 out += "\\]"
             default:
-                out.unicodeScalars.append(c)
+                if caseless, let folded = unicodeFold(c) { out += folded } else { out.unicodeScalars.append(c) }
             }
             previousLiteral = c == "-" ? nil : c
             i += 1

@@ -1,12 +1,11 @@
 """Access matrix, continued: _acl rules (forged or changed creator, granting
 oneself access), bad tokens, and the 401's WWW-Authenticate."""
 
-import sqlite3
 import time
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN, FAST_HASHING, assert_error, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, assert_error, engine, running_roostd
 from access_matrix_support import COLLECTION, LEVELS, ROWS, VISIBLE, q, world
 
 
@@ -123,8 +122,7 @@ def assert_invalid_token(r):
 
 
 def _stored_token_hash(world):
-    with sqlite3.connect(f"file:{world.d.data_dir / 'roost.db'}?mode=ro", uri=True) as db:
-        return db.execute("SELECT token_hash FROM _sessions LIMIT 1").fetchone()[0]
+    return engine.sql(world.d.data_dir, "SELECT token_hash FROM _sessions LIMIT 1")[0][0]
 
 
 @pytest.mark.parametrize("level", LEVELS)

@@ -2,9 +2,8 @@
 log-in, the member directory, profile edits, password change, log-out,
 throttling, and what ends up in the database."""
 
-import sqlite3
 
-from roost_harness import ADMIN_TOKEN, assert_error
+from roost_harness import ADMIN_TOKEN, assert_error, engine
 from accounts_support import (
     NEW_ALICE_PASSWORD,
     PASSWORDS,
@@ -268,10 +267,8 @@ def test_stored_secrets_are_hashed(app):
     d = app.d
     tokens = [state[n]["token"] for n in state] + [state["alice"]["phone"]]
     d.stop()
-    db_path = d.data_dir / "roost.db"
-    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True) as db:
-        hashes = dict(db.execute("SELECT username, password_hash FROM _credentials").fetchall())
-        sessions = [row[0] for row in db.execute("SELECT token_hash FROM _sessions").fetchall()]
+    hashes = dict(engine.sql(d.data_dir, "SELECT username, password_hash FROM _credentials"))
+    sessions = [row[0] for row in engine.sql(d.data_dir, "SELECT token_hash FROM _sessions")]
     assert {"alice", "bob", "carol"} <= set(hashes)
     for name, h in hashes.items():
         assert h.startswith("$argon2id$"), (name, h)
@@ -279,6 +276,6 @@ def test_stored_secrets_are_hashed(app):
     assert sessions
     for token in tokens:
         assert token not in sessions
-    raw = b"".join(p.read_bytes() for p in d.data_dir.iterdir() if p.name.startswith("roost.db"))
+    raw = engine.dump(d.data_dir)
     for secret in list(PASSWORDS.values()) + [NEW_ALICE_PASSWORD] + tokens:
         assert secret.encode() not in raw, "a secret is stored in clear"

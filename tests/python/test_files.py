@@ -6,14 +6,13 @@ import hashlib
 import json
 import os
 import socket
-import sqlite3
 import tempfile
 import threading
 import time
 
 import pytest
 
-from roost_harness import Roostd, png, png_from_chunks
+from roost_harness import Roostd, engine, png, png_from_chunks
 from roost_harness.s3 import MotoS3
 
 CONFIG = "files_permission: public\ndefault_permission: public\nthumbnail_workers: 1\n"
@@ -38,12 +37,10 @@ class FilesDaemon(Roostd):
         return ids
 
     def rows(self):
-        with sqlite3.connect(self.data_dir / "roost.db") as db:
-            return {i: json.loads(d) for i, d in db.execute("SELECT id, doc FROM _files")}
+        return {i: json.loads(d) for i, d in engine.sql(self.data_dir, "SELECT id, doc FROM _files")}
 
     def jobs(self):
-        with sqlite3.connect(self.data_dir / "roost.db") as db:
-            return [r[0] for r in db.execute("SELECT file_id FROM _file_jobs")]
+        return [r[0] for r in engine.sql(self.data_dir, "SELECT file_id FROM _file_jobs")]
 
     def objects(self):
         """The stored originals' ids."""
@@ -163,16 +160,15 @@ def test_restart_resumes_thumbnail_jobs(daemon):
 
     # Put the store back as a crash in the middle of the jobs leaves it:
     # jobs still queued, thumbnails pending, no thumbnail files.
-    with sqlite3.connect(daemon.data_dir / "roost.db") as db:
-        for file_id in ids:
-            doc = json.loads(db.execute("SELECT doc FROM _files WHERE id = ?", (file_id,)).fetchone()[0])
-            for t in doc["thumbnails"].values():
-                for k in ("width", "height", "size", "contentType"):
-                    t.pop(k, None)
-                t["state"] = "pending"
-            db.execute("UPDATE _files SET doc = ? WHERE id = ?", (json.dumps(doc), file_id))
-            db.execute("INSERT INTO _file_jobs (file_id, content_type, created_at) VALUES (?, 'image/png', '2026-01-01T00:00:00.000Z')",
-                       (file_id,))
+    for file_id in ids:
+        doc = json.loads(engine.sql(daemon.data_dir, "SELECT doc FROM _files WHERE id = ?", (file_id,))[0][0])
+        for t in doc["thumbnails"].values():
+            for k in ("width", "height", "size", "contentType"):
+                t.pop(k, None)
+            t["state"] = "pending"
+        engine.sql(daemon.data_dir, "UPDATE _files SET doc = ? WHERE id = ?", (json.dumps(doc), file_id))
+        engine.sql(daemon.data_dir, "INSERT INTO _file_jobs (file_id, content_type, created_at) VALUES (?, 'image/png', '2026-01-01T00:00:00.000Z')",
+                   (file_id,))
     for file_id in ids:
         daemon.remove_thumbnails(file_id)
 

@@ -42,6 +42,7 @@ def test_libvips_is_mapped_only_once_an_image_arrives(tmp):
         assert daemon.request("POST", "/notes", b'{"n":1}')[0] == 201
         assert not mapped(daemon, "libvips"), "libvips is mapped before any image"
         assert not mapped(daemon, "libglib"), "glib is mapped before any image"
+        assert not mapped(daemon, "libpq"), "libpq is mapped on SQLite (it loads at the first PostgreSQL connection)"
         status, meta = upload(daemon, b"plain text, no image", "text/plain")
         assert status == 201, meta
         assert not mapped(daemon, "libvips"), "a non-image upload loaded libvips"

@@ -16,8 +16,10 @@ SQLite file (read-only) and PyNaCl.
 import base64
 import pathlib
 import sqlite3
+import subprocess
 import threading
 
+from . import engine
 import nacl.exceptions
 import nacl.secret
 
@@ -30,15 +32,10 @@ _keys = {}       # data directory -> key (re-read when a token opens with none)
 
 def read_key(data_dir):
     """The cursor key of the database in `data_dir` (bytes), read-only."""
-    path = pathlib.Path(data_dir) / "roost.db"
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    try:
-        row = db.execute("SELECT value FROM _meta WHERE key = 'cursor_key'").fetchone()
-    finally:
-        db.close()
-    if row is None:
-        raise LookupError(f"{path} has no cursor key")
-    return bytes.fromhex(row[0])
+    rows = engine.sql(data_dir, "SELECT value FROM _meta WHERE key = 'cursor_key'")
+    if not rows:
+        raise LookupError(f"the database of {data_dir} has no cursor key")
+    return bytes.fromhex(rows[0][0])
 
 
 def register(data_dir):
@@ -69,7 +66,7 @@ def _keys_to_try(refresh):
         if refresh or d not in _keys:
             try:
                 _keys[d] = read_key(d)
-            except (sqlite3.Error, LookupError):
+            except (sqlite3.Error, subprocess.CalledProcessError, LookupError):
                 continue
         keys.append(_keys[d])
     return keys

@@ -39,3 +39,42 @@ def database_url(data_dir):
     if key not in _databases:
         _databases[key] = cluster().database("api")
     return _databases[key]
+
+
+def _literal(value):
+    if value is None:
+        return "NULL"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def sql(data_dir, statement, params=()):
+    """Runs `statement` (placeholders `?`) on the database of `data_dir`,
+    whichever engine holds it; returns the rows as tuples of text (numbers
+    as text on PostgreSQL, NULL as None on SQLite and "" on PostgreSQL).
+    For tests that look at or repair stored rows directly."""
+    url = database_url(data_dir)
+    if url is None:
+        import sqlite3
+        with sqlite3.connect(str(os.path.join(str(data_dir), "roost.db")), timeout=10) as db:
+            return [tuple(r) for r in db.execute(statement, tuple(params)).fetchall()]
+    parts = statement.split("?")
+    if len(parts) - 1 != len(params):
+        raise ValueError("placeholder count does not match the parameters")
+    text = parts[0] + "".join(_literal(p) + rest for p, rest in zip(params, parts[1:]))
+    import subprocess
+    out = subprocess.run([str(cluster().bin / "psql"), url, "-X", "-At", "-F", "\x1f", "-R", "\x1e", "-v", "ON_ERROR_STOP=1",
+                          "-c", text], capture_output=True, timeout=60, check=True).stdout.decode()
+    return [tuple(row.split("\x1f")) for row in out.rstrip("\n").split("\x1e") if row]
+
+
+def dump(data_dir):
+    """Every byte the database of `data_dir` holds, as the engine stores it:
+    SQLite's files (database, WAL), or `pg_dump` of the PostgreSQL database."""
+    url = database_url(data_dir)
+    if url is None:
+        import pathlib
+        return b"".join(p.read_bytes() for p in pathlib.Path(data_dir).iterdir() if p.name.startswith("roost.db"))
+    import subprocess
+    return subprocess.run([str(cluster().bin / "pg_dump"), url], capture_output=True, timeout=120, check=True).stdout

@@ -27,10 +27,17 @@ extension FileHandlers {
     }
 
     /// Before the pools start (the writer is still ours): sweeps temporary
-    /// files, files without rows and rows without files.
-    static func sweep(objects: any ObjectStore, writer: any DocumentWriting, logger: Logger) throws {
+    /// files, files without rows and rows without files. With the rows in a
+    /// shared database (PostgreSQL) and the bytes on this node's disk, a row
+    /// without a file here may be another node's file: it is kept and named.
+    static func sweep(objects: any ObjectStore, writer: any DocumentWriting, sharedRows: Bool, logger: Logger) throws {
         let outcome = try objects.sweep(rows: try writer.allFileIDs())
-        if !outcome.rowsWithoutFiles.isEmpty {
+        if sharedRows && objects is LocalObjectStore {
+            if !outcome.rowsWithoutFiles.isEmpty {
+                logger.warning("file rows whose files are not on this node kept (files_store: local with a shared database; use files_store: s3 for many nodes)",
+                               metadata: ["count": "\(outcome.rowsWithoutFiles.count)", "ids": "\(outcome.rowsWithoutFiles.prefix(20))"])
+            }
+        } else if !outcome.rowsWithoutFiles.isEmpty {
             logger.warning("file rows without files removed", metadata: ["ids": "\(outcome.rowsWithoutFiles.prefix(20))"])
             try writer.transaction { try writer.removeFileRows(outcome.rowsWithoutFiles) }
         }

@@ -97,6 +97,9 @@ final class ThumbnailScheduler: @unchecked Sendable {
     /// Looks for jobs in the database that are not queued (after a restart, or
     /// when the pool was full). Runs the query on a reader thread. Once
     /// libvips has failed to load, jobs wait in the database for a restart.
+    /// On PostgreSQL the query claims: this node's own jobs (lease renewed),
+    /// unheld ones, and those of a node whose lease passed (killed), so
+    /// several nodes rescanning make each thumbnail once.
     func rescan() {
         if images.failed { return }
         let (scheduler, logger) = (self, self.logger)

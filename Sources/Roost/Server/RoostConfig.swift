@@ -103,6 +103,8 @@ public struct RoostConfig: Sendable {
     public var filesStore: FilesStore = .local
     /// `database_url`: PostgreSQL instead of SQLite in the data directory (nil: SQLite).
     public var databaseURL: String?
+    /// `node_id`: this node's name among nodes sharing a database (nil: host and data directory).
+    public var configuredNodeID: String?
     public var s3 = S3Settings()
     /// The messaging collections (threads and messages) and their built-in hooks.
     public var messaging = Messaging()
@@ -145,6 +147,11 @@ public struct RoostConfig: Sendable {
                 for (k, v) in map {
                     guard k == "private_fields", let list = v as? [Any] else { throw Invalid("users: unknown setting \"\(k)\" (use private_fields: [..])") }
                     privateUserFields = list.map { "\($0)" }
+                    // Each is a top-level member name, removed by a JSON path that quotes it.
+                    if let bad = privateUserFields.first(where: { $0.isEmpty || $0.contains("\"") || $0.contains("\\")
+                                                                 || $0.unicodeScalars.contains { $0.value < 0x20 } }) {
+                        throw Invalid("users.private_fields: \"\(bad)\" is not a member name roostd can redact (no quotes, backslashes or control characters)")
+                    }
                 }
             } else if key == "messaging" {
                 try applyMessaging(value)
@@ -181,7 +188,7 @@ public struct RoostConfig: Sendable {
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "files_store", "hook_budget_ms",
                              "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
-                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade", "database_url"]
+                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade", "database_url", "node_id"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {

@@ -47,7 +47,10 @@ public final class RoostServer {
         let settings = ReloadableSettings(config)
         try applyReferences(writer, settings: settings)
         let objects = try FileHandlers.objectStore(config: config, removals: removals, logger: logger)
-        if try backupHold.ifNoBackup({ try FileHandlers.sweep(objects: objects, writer: writer, logger: logger) }) == nil {
+        if !engine.isEmbedded && config.filesStore == .local {
+            logger.notice("files are kept on this node's disk (files_store: local) while the data are in a shared database: run one node, or use files_store: s3 for many (docs/SCALING.md)")
+        }
+        if try backupHold.ifNoBackup({ try FileHandlers.sweep(objects: objects, writer: writer, sharedRows: !engine.isEmbedded, logger: logger) }) == nil {
             logger.notice("a backup is running: the file store sweep waits for the next start")
         }
         try writer.syncConfigWebhookEndpoints(config.webhooks.endpoints)

@@ -1,0 +1,122 @@
+import JSON
+import Store
+
+/// Delta sync on PostgreSQL: `DocumentReader.delta`'s pages, cursors and
+/// errors, from one REPEATABLE READ snapshot per page.
+///
+/// The head a page moves its cursor to is the largest position its
+/// snapshot sees, which no still-open transaction can fall below (see
+/// `PostgresDocumentReader+Feed`), so a client that pages on never skips a
+/// change committed late by another node.
+extension PostgresDocumentReader {
+    /// What changed in `collection` after `since`, under the caller's rights
+    /// of now. Without `since`: everything visible now (paged in row order),
+    /// then a cursor to sync from. See `DocumentReader.delta`.
+    public func delta(_ collection: String, since: FeedCursor?, filter: JSONValue, limit: Int,
+                      scope: AccessScope, redaction: Redaction? = nil) throws -> DeltaPage {
+        try scope.checkCollectionRead()
+        let tag = scope.level.rawValue + "@" + collection
+        // The common case, nothing new since the cursor: one statement (one
+        // snapshot), after the filter's check (a bad filter is still a 400).
+        if let since, since.afterRowID == nil, let head = try emptyDeltaHead(collection, since: since, level: tag) {
+            _ = try FilterCompiler(dialect: dialect).compile(filter)
+            return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: since.epoch, level: since.level, seq: head, afterRowID: nil), more: false)
+        }
+        return try snapshot {
+            let (epoch, horizon) = try feedMeta()
+            let head = try feedHead()
+            if let since {
+                guard since.epoch == epoch, since.level == tag, since.seq >= horizon, since.seq <= head else {
+                    throw StoreError.expired("The cursor is older than the retained changes, or from another database or permission level; sync again from the start.")
+                }
+            }
+            let compiled = try FilterCompiler(dialect: dialect).compile(filter)
+            guard let table = try feedTable(collection).sql else {
+                return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: epoch, level: tag, seq: since?.seq ?? head, afterRowID: nil), more: false)
+            }
+            let params = ParameterList(compiled.params)
+            let matching = PostgresAccess.visibleFirst(PostgresAccess.sql(scope.readRule, params.bind), compiled.whereSQL)
+            let shape = { (text: String, id: String) in redaction.map { Self.redact(text, id: id, $0) } ?? text }
+            if since == nil || since?.afterRowID != nil {
+                // The first full listing, in row order, pinned to the feed position it started at.
+                let start = since?.seq ?? head
+                let after = params.bind(.int(since?.afterRowID ?? 0)), count = params.bind(.int(Int64(limit + 1)))
+                let rows = try db.query("SELECT d.rid, d.id, d.doc::text FROM \(table) AS d WHERE d.rid > \(after) AND \(matching) ORDER BY d.rid LIMIT \(count)",
+                                        params.values) { ($0.int(0) ?? 0, $0.text(1) ?? "", $0.text(2) ?? "{}") }
+                let more = rows.count > limit
+                let page = rows.prefix(limit)
+                // Later pages judge deletes by every state since the listing began.
+                let cursor = FeedCursor(epoch: epoch, level: tag, seq: start, afterRowID: more ? page.last?.0 : nil, base: start)
+                return DeltaPage(changed: page.map { shape($0.2, $0.1) }, deleted: [], cursor: cursor, more: more)
+            }
+            let from = since!.seq
+            let entries = try db.query("""
+                SELECT id, max(seq), min(seq) FROM _changes WHERE coll = $1::text AND seq > $2::bigint AND seq <= $3::bigint
+                GROUP BY id ORDER BY 2 LIMIT $4::bigint
+                """, [.text(collection), .int(from), .int(head), .int(Int64(limit + 1))]) { ($0.text(0) ?? "", $0.int(1) ?? 0) }
+            let more = entries.count > limit
+            let page = Array(entries.prefix(limit))
+            let end = more ? page.last!.1 : head
+            let base = since!.base ?? from
+            let cursor = FeedCursor(epoch: epoch, level: tag, seq: end, afterRowID: nil, base: more ? base : nil)
+            guard !page.isEmpty else { return DeltaPage(changed: [], deleted: [], cursor: cursor, more: false) }
+            let ids = params.bind(.text(JSONValue.array(page.map { .string($0.0) }).jsonText))
+            let current = try db.query("SELECT d.id, d.doc::text FROM \(table) AS d WHERE d.id IN (SELECT json_array_elements_text(\(ids)::json)) AND \(matching)",
+                                       params.values) { ($0.text(0) ?? "", $0.text(1) ?? "{}") }
+            let shown = Set(current.map(\.0))
+            let hidden = page.map(\.0).filter { !shown.contains($0) }
+            let deleted = try hiddenKnown(hidden, collection, since: since!, head: head, scope: scope)
+            let order = Dictionary(uniqueKeysWithValues: page.enumerated().map { ($1.0, $0) })
+            let changed = current.sorted { order[$0.0, default: 0] < order[$1.0, default: 0] }.map { shape($0.1, $0.0) }
+            return DeltaPage(changed: changed, deleted: deleted, cursor: cursor, more: more)
+        }
+    }
+
+    /// Of the entities gone from view, those the caller could read at the
+    /// cursor; while a sync is paged (or just after a listing), those it
+    /// could read in any state they had since the sync began, which a
+    /// previous page may have sent.
+    func hiddenKnown(_ hidden: [String], _ collection: String, since: FeedCursor, head: Int64, scope: AccessScope) throws -> [String] {
+        guard !hidden.isEmpty else { return [] }
+        let list = JSONValue.array(hidden.map { .string($0) }).jsonText
+        // One probe of `_changes_entity` per entity (LATERAL), never a join the planner may misjudge.
+        let states = try db.query("""
+            SELECT k.id, c.prev_doc FROM (SELECT DISTINCT json_array_elements_text($4::json) AS id) AS k
+            CROSS JOIN LATERAL (SELECT seq, prev_doc FROM _changes
+                                WHERE coll = $1::text AND id = k.id AND seq > $2::bigint AND seq <= $3::bigint) AS c
+            ORDER BY c.seq
+            """, [.text(collection), .int(since.base ?? since.seq), .int(head), .text(list)]) { ($0.text(0) ?? "", $0.text(1)) }
+        var judged = Set<String>(), known = Set<String>()
+        for (id, text) in states where !judged.contains(id) {
+            if since.base == nil { judged.insert(id) } // only the state at the cursor counts
+            guard let text, case .object(let old)? = try? JSONParser.parse(text) else { continue }
+            if scope.canRead(acl: old["_acl"]?.objectValue) { known.insert(id); judged.insert(id) }
+        }
+        return hidden.filter(known.contains)
+    }
+
+    /// The feed's head when `since` is valid (this database's epoch, the
+    /// caller's level, retained, not past the head) and nothing in
+    /// `collection` changed after it; otherwise nil (the full path decides).
+    func emptyDeltaHead(_ collection: String, since: FeedCursor, level: String) throws -> Int64? {
+        guard since.level == level else { return nil }
+        let row = try db.first("""
+            SELECT (SELECT value FROM _meta WHERE key = 'epoch'), (SELECT value FROM _meta WHERE key = 'feed_horizon'),
+                   coalesce((SELECT max(seq) FROM _changes), 0),
+                   EXISTS (SELECT 1 FROM _changes WHERE coll = $1::text AND seq > $2::bigint)
+            """, [.text(collection), .int(since.seq)]) { ($0.text(0), Int64($0.text(1) ?? "") ?? 0, $0.int(2) ?? 0, $0.bool(3) ?? true) }
+        guard let (epoch, horizon, newest, changed) = row else { return nil }
+        let head = max(newest, horizon)
+        guard since.epoch == epoch, since.seq >= horizon, since.seq <= head, !changed else { return nil }
+        return head
+    }
+
+    /// `text` without `redaction`'s top-level fields, unless it is the
+    /// excepted row (the caller's own record). `json` keeps the text as
+    /// written, so the fields go in Swift, in the document's own order.
+    static func redact(_ text: String, id: String, _ redaction: Redaction) -> String {
+        guard !redaction.fields.isEmpty, id != redaction.exceptID, case .object(var document)? = try? JSONParser.parse(text) else { return text }
+        for field in redaction.fields { document[field] = nil }
+        return document.jsonText
+    }
+}

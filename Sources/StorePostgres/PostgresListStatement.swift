@@ -1,0 +1,54 @@
+import JSON
+import Store
+
+/// The statement that reads one page of a list on PostgreSQL, the columns
+/// of its order (for the next page's cursor), and, for a nearest-first
+/// list, the probe it ran first through the geo index.
+struct PostgresListStatement {
+    struct Probe {
+        let sql: String
+        let params: [SQLValue]
+    }
+
+    let sql: String
+    let params: [SQLValue]
+    let columns: [PostgresOrderColumn]
+    let order: String
+    let probe: Probe?
+}
+
+extension PostgresDocumentReader {
+    /// How a list would be read (`?explain=true`, for operators): its
+    /// strategy and each statement with PostgreSQL's plan for it, in the
+    /// shape `DocumentReader.explain` gives on SQLite.
+    public func explain(_ collection: String, _ query: FindQuery, scope: AccessScope = .system) throws -> JSONValue {
+        try scope.checkCollectionRead()
+        return try snapshot {
+            let layout = try catalog.layout(collection)
+            let compiled = try makeCompiler(layout).compile(query.filter)
+            guard let layout else {
+                return .object(JSONObject([("strategy", .string("empty")), ("order", .string("")), ("statements", .array([]))]))
+            }
+            let statement = try listStatement(layout, compiled, query, scope: scope)
+            let parts = (statement.probe.map { [($0.sql, $0.params)] } ?? []) + [(statement.sql, statement.params)]
+            let statements: [JSONValue] = try parts.map { sql, params in
+                let lines = try db.query("EXPLAIN " + sql, params) { $0.text(0) ?? "" }
+                return .object(JSONObject([("sql", .string(sql)), ("plan", .array(lines.map { .string($0) }))]))
+            }
+            let strategy = statement.probe == nil ? "scan" : "nearest-knn"
+            return .object(JSONObject([("strategy", .string(strategy)), ("order", .string(statement.order)), ("statements", .array(statements))]))
+        }
+    }
+}
+
+extension PostgresDocumentReader {
+    /// The EXPLAIN lines of a find's filter, for tests and operators
+    /// (`DocumentReader.plan`); empty for a collection never written.
+    public func plan(_ collection: String, filter: JSONValue) throws -> [String] {
+        try snapshot {
+            guard let layout = try catalog.layout(collection) else { return [] }
+            let compiled = try makeCompiler(layout).compile(filter)
+            return try db.query("EXPLAIN SELECT d.doc FROM \(layout.table) AS d WHERE \(compiled.whereSQL)", compiled.params) { $0.text(0) ?? "" }
+        }
+    }
+}
