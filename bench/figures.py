@@ -114,3 +114,16 @@ def memory(idle_mib, peak_mib, libraries=None):
     note = "%d shared libraries mapped" % libraries if libraries else None
     return [figure("memory.idle_rss", round(idle_mib, 1), "MiB", "≤ 48 MB", note=note),
             figure("memory.startup_peak", round(peak_mib, 1), "MiB", "≤ 64 MB")]
+
+
+def engines(m):
+    """engines.py: roostd on PostgreSQL against PocketBase (best rounds), per workload; SQLite and the
+    database's CPU per request in the note."""
+    out = []
+    for w in ("get", "list", "create", "upload"):
+        pg, lite, pb = m[w]["roostd on PostgreSQL"], m[w]["roostd on SQLite"], m[w]["PocketBase"]
+        out.append(figure("engines." + w, pg["best_rps"], "req/s", "ahead of PocketBase", "PocketBase (logs off)",
+                          pb["best_rps"], round(pg["best_rps"] / pb["best_rps"], 3),
+                          "roostd on SQLite %.0f req/s; PostgreSQL's CPU %.0f µs/request" % (
+                              lite["best_rps"], pg.get("db_cpu_us", 0))))
+    return out

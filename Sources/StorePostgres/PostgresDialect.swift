@@ -41,13 +41,22 @@ public struct PostgresDialect: SQLDialect {
             var sql = "(\(base))"
             for step in steps {
                 switch step {
-                case .key(let k): sql = "(\(sql) -> \(bind(.text(k))))"
-                case .index(let i): sql = "(\(sql) -> \(bind(.int(Int64(i))))::integer)"
+                case .key(let k): sql = "(\(sql) -> \(Self.keySQL(k, bind)))"
+                case .index(let i): sql = "(\(sql) -> \(Int64(i))::integer)"
                 }
             }
             return sql
         case .element(let alias): return "\(alias).value"
         }
+    }
+
+    /// A member name in a path: an escaped literal, so the statement's text
+    /// is the declared index's expression and one generic plan serves every
+    /// value (a parameter here would need a fresh plan per execution to match
+    /// the index). A name holding NUL (refused in filters before this) stays a
+    /// parameter: libpq's statement text ends at a NUL.
+    static func keySQL(_ key: String, _ bind: (SQLValue) -> String) -> String {
+        key.utf8.contains(0) ? bind(.text(key)) : PostgresDocumentWriter.literal(.text(key))
     }
 
     /// The type name (booleans as `true`/`false`) of a `json` expression.

@@ -54,12 +54,6 @@ extension PostgresDocumentReader {
             let cursor = try KeysetCursor(token: token, order: order, count: columns.count)
             keyset = " AND " + (try Self.after(columns, cursor.values, params.bind))
         }
-        var select = "d.doc::text"
-        if let fields = query.fields {
-            let names = (["_id"] + fields).map { params.bind(.text($0)) }.joined(separator: ",")
-            select = "(SELECT '{' || string_agg(to_json(f.key)::text || ':' || f.value::text, ',' ORDER BY f.n) || '}'"
-                + " FROM json_each(d.doc) WITH ORDINALITY AS f(key, value, n) WHERE f.key IN (\(names)))"
-        }
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
         var condition = PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
         var probe: PostgresListStatement.Probe?
@@ -68,6 +62,13 @@ extension PostgresDocumentReader {
             if let bound = try nearestBound(layout, point, distance: near, condition: condition, params: params, wanted: wanted, probe: &probe) {
                 condition += " AND \(bound)"
             }
+        }
+        // Bound after the nearest probe, which copies the parameters so far and must use each one.
+        var select = "d.doc::text"
+        if let fields = query.fields {
+            let names = (["_id"] + fields).map { params.bind(.text($0)) }.joined(separator: ",")
+            select = "(SELECT '{' || string_agg(to_json(f.key)::text || ':' || f.value::text, ',' ORDER BY f.n) || '}'"
+                + " FROM json_each(d.doc) WITH ORDINALITY AS f(key, value, n) WHERE f.key IN (\(names)))"
         }
         let orderBy = columns.map { "\($0.sql) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
         let limit = params.bind(.int(Int64(query.limit))), skip = params.bind(.int(Int64(query.skip)))

@@ -55,8 +55,17 @@ def stop_orphans(bin_dir: Path):
         shutil.rmtree(owner.parent, ignore_errors=True)
 
 
+# Test settings: nothing is flushed to disk (a crash of the machine loses the cluster, a test never cares).
+FAST = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+# Benchmark settings: PostgreSQL's defaults, so a commit is on disk before roostd's 201 (as SQLite's is).
+DURABLE = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+
+
 class ThrowawayPostgres:
-    def __init__(self):
+    """`durability`: FAST (tests) or DURABLE (benchmarks); `settings` more `-c name=value` options."""
+
+    def __init__(self, durability=FAST, settings=""):
+        self.durability, self.settings = durability, settings
         self.bin = server_bin()
         stop_orphans(self.bin)
         self.dir = Path(tempfile.mkdtemp(prefix="roost-pg-"))
@@ -93,8 +102,8 @@ class ThrowawayPostgres:
 
     def _start_server(self, port):
         self._run("pg_ctl", "-D", str(self.dir / "data"), "-l", str(self.dir / "log"), "-w", "-t", "60", "-o",
-                  f"-p {port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-                  "-c full_page_writes=off -c max_connections=200", "start")
+                  f"-p {port} -k {self.dir} -c listen_addresses=127.0.0.1 {self.durability} "
+                  f"-c max_connections=200 {self.settings}", "start")
 
     def shut_down(self):
         """Stops the server (`pg_ctl stop -m fast`: every session is ended), keeping its data: an outage."""

@@ -84,6 +84,9 @@ struct PostgresGeoTests {
             for (limit, skip) in [(5, 0), (7, 3), (1, 12)] {
                 let page = FindQuery(filter: filter, limit: limit, skip: skip)
                 #expect(try pg.reader.find("c", page).map(Self.id) == (try sqlite.reader.find("c", page).map(Self.id)), "limit \(limit) skip \(skip) \(filter.jsonText)")
+                // With `fields` (its names are parameters the nearest probe must not see): the same texts.
+                let projected = FindQuery(filter: filter, limit: limit, skip: skip, fields: ["loc"])
+                #expect(try pg.reader.find("c", projected) == (try sqlite.reader.find("c", projected)), "fields, limit \(limit) skip \(skip) \(filter.jsonText)")
             }
             // A keyset chain of pages of 6 walks the whole list in SQLite's order (the fixed filters).
             guard n < Self.fixedFilters.count else { continue }
