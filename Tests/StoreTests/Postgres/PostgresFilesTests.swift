@@ -23,7 +23,7 @@ struct PostgresFilesTests {
     static let alice = AccessScope(principal: .user("alice"), level: .private)
     static let bob = AccessScope(principal: .user("bob"), level: .private)
 
-    static func script<W: FilesAndReferencesWriting, R: FilesAndReferencesReading>(_ w: W, _ r: R) -> [String] {
+    static func script(_ w: any DocumentWriting, _ r: any DocumentReading) -> [String] {
         var log: [String] = []
         func step<T>(_ name: String, _ result: Result<T, any Error>) { log.append("\(name): \(outcome(result))") }
         func info(_ id: String, _ scope: AccessScope) -> String {

@@ -24,7 +24,7 @@ struct PostgresReferencesTests {
     static let bob = AccessScope(principal: .user("bob"), level: .private)
 
     /// Every step's outcome, as text, on one engine.
-    static func script<W: FilesAndReferencesWriting, R: FilesAndReferencesReading>(_ w: W, _ r: R) -> [String] {
+    static func script(_ w: any DocumentWriting, _ r: any DocumentReading) -> [String] {
         var log: [String] = []
         func step<T>(_ name: String, _ result: Result<T, any Error>) { log.append("\(name): \(outcome(result))") }
         func counts(_ id: String) {
