@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Store
+import Testing
 
 /// Both engines' writers and readers are driven through the store seam
 /// (`any DocumentWriting`, `any DocumentReading`): their conformances in
@@ -12,6 +13,19 @@ extension DocumentWriting {
 
     /// Runs `body` as one operation of a group commit; its error is thrown.
     func inBatch<T>(_ body: @escaping (any DocumentWriting) throws -> T) throws -> T { try one(body).get() }
+}
+
+/// Runs `script` on a fresh SQLite store and a fresh PostgreSQL database
+/// and expects the same transcript, line by line.
+/// - Returns: SQLite's transcript, for checks of what the script exercised.
+@discardableResult
+func expectSameOnBothEngines(_ script: (any DocumentWriting, any DocumentReading) -> [String]) throws -> [String] {
+    let sqlite = try TestStore(), postgres = try PGTestStore()
+    let expected = script(sqlite.writer, sqlite.reader)
+    let got = script(postgres.writer, postgres.reader)
+    #expect(got.count == expected.count)
+    for (e, g) in zip(expected, got) { #expect(g == e) }
+    return expected
 }
 
 /// An outcome as comparable text: timestamps (which differ by when each
