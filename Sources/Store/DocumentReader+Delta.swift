@@ -66,36 +66,27 @@ extension DocumentReader {
                     try db.prepare("SELECT d.rid, \(document) FROM \(tableSQL) AS d WHERE d.rid > \(after) AND \(matching) ORDER BY d.rid LIMIT \(limit + 1)")
                         .rows(compiler.params) { ($0.int(0), $0.text(1)) }
                 }
-                let more = rows.count > limit
-                let page = rows.prefix(limit)
-                // After the listing, the first sync judges deletes by every state since it began (rows
-                // created meanwhile may have been listed).
-                let cursor = FeedCursor(epoch: epoch, level: tag, seq: start, afterRowID: more ? page.last?.0 : nil, base: start)
-                return DeltaPage(changed: page.map(\.1), deleted: [], cursor: cursor, more: more)
+                let listed = DeltaPaging.listing(rows, rowID: \.0, limit: limit, start: start, epoch: epoch, level: tag)
+                return DeltaPage(changed: listed.page.map(\.1), deleted: [], cursor: listed.cursor, more: listed.more)
             }
             let from = since!.seq
             let entries = try db.withTimeLimit(timeLimit) { try db.prepare("""
                 SELECT id, max(seq), min(seq) FROM _changes WHERE coll = ?1 AND seq > ?2 AND seq <= ?3
                 GROUP BY id ORDER BY 2 LIMIT ?4
                 """).rows([.text(collection), .int(from), .int(head), .int(Int64(limit + 1))]) { ($0.text(0), $0.int(1), $0.int(2)) } }
-            let more = entries.count > limit
-            let page = Array(entries.prefix(limit))
-            let end = more ? page.last!.1 : head
-            let base = since!.base ?? from
-            let cursor = FeedCursor(epoch: epoch, level: tag, seq: end, afterRowID: nil, base: more ? base : nil)
-            guard !page.isEmpty else { return DeltaPage(changed: [], deleted: [], cursor: cursor, more: false) }
-            let ids = compiler.bind(.text(JSONValue.array(page.map { .string($0.0) }).jsonText))
+            let (pageIDs, cursor, more) = DeltaPaging.changes(entries.map { (id: $0.0, seq: $0.1) }, limit: limit, head: head,
+                                                              since: since!, epoch: epoch, level: tag)
+            guard !pageIDs.isEmpty else { return DeltaPage(changed: [], deleted: [], cursor: cursor, more: false) }
+            let ids = compiler.bind(.text(JSONValue.array(pageIDs.map { .string($0) }).jsonText))
             let current = try db.withTimeLimit(timeLimit) {
                 try db.prepare("SELECT d.id, \(document) FROM \(tableSQL) AS d WHERE d.id IN (SELECT value FROM json_each(\(ids))) AND \(matching)")
                     .rows(compiler.params) { ($0.text(0), $0.text(1)) }
             }
             let shown = Set(current.map(\.0))
             // Gone from view: reported when the caller could read it at the
-            // cursor; while a sync is paged (or just after a listing), when
-            // it could read any state the entity had since the sync began,
-            // which a previous page may have sent.
+            // cursor or since the sync began (`DeltaPaging.knownDeleted`).
             var deleted: [String] = []
-            let hidden = page.map(\.0).filter { !shown.contains($0) }
+            let hidden = pageIDs.filter { !shown.contains($0) }
             if !hidden.isEmpty {
                 let list = JSONValue.array(hidden.map { .string($0) }).jsonText
                 let states = try db.withTimeLimit(timeLimit) { try db.prepare("""
@@ -104,16 +95,9 @@ extension DocumentReader {
                     """).rows([.text(collection), .int(since!.base ?? from), .int(head), .text(list)]) {
                         ($0.text(0), $0.isNull(1) ? nil : $0.text(1))
                     } }
-                var judged = Set<String>(), known = Set<String>()
-                for (id, text) in states where !judged.contains(id) {
-                    if since!.base == nil { judged.insert(id) } // only the state at the cursor counts
-                    guard let text, case .object(let old)? = try? JSONParser.parse(text) else { continue }
-                    if scope.canRead(acl: old["_acl"]?.objectValue) { known.insert(id); judged.insert(id) }
-                }
-                deleted = hidden.filter(known.contains)
+                deleted = DeltaPaging.knownDeleted(hidden, states: states, since: since!, scope: scope)
             }
-            let order = Dictionary(uniqueKeysWithValues: page.enumerated().map { ($1.0, $0) })
-            let changed = current.sorted { order[$0.0, default: 0] < order[$1.0, default: 0] }.map(\.1)
+            let changed = DeltaPaging.inPageOrder(current, ids: pageIDs).map(\.1)
             return DeltaPage(changed: changed, deleted: deleted, cursor: cursor, more: more)
         }
     }
@@ -152,7 +136,7 @@ extension DocumentReader {
 
     /// The table holding `collection`'s entities (nil SQL when nothing was ever written to it).
     func tableName(_ collection: String) throws -> (sql: String?, layout: CollectionLayout?) {
-        if collection == FileSQL.collection { return ("_files", nil) }
+        if collection == FileMetadata.feedCollection { return ("_files", nil) }
         let layout = try catalog.layout(collection)
         return (layout?.table, layout)
     }

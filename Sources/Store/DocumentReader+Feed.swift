@@ -31,31 +31,15 @@ extension DocumentReader {
     public func changes(after seq: Int64, limit: Int) throws -> (changes: [FeedChange], head: Int64) {
         try db.readTransaction {
             let head = try feedHead()
-            let rows = try db.prepare("""
+            let rows: [FeedChange.Row] = try db.prepare("""
                 SELECT seq, coll, id, op, at, prev_doc FROM _changes WHERE seq > ?1 AND seq <= ?2 ORDER BY seq LIMIT ?3
                 """).rows([.int(seq), .int(head), .int(Int64(limit))]) {
                 (seq: $0.int(0), coll: $0.text(1), id: $0.text(2), op: ChangeFeed.Operation(rawValue: $0.int(3)) ?? .update,
                  at: $0.int(4), before: $0.isNull(5) ? nil : $0.text(5))
             }
             let end = rows.last?.seq ?? seq
-            var next: [String: String?] = [:] // key: the entity's state after the last change seen so far (walking backwards)
-            var out: [FeedChange] = []
-            out.reserveCapacity(rows.count)
-            for row in rows.reversed() {
-                let key = row.coll + "\u{0}" + row.id
-                let after: String?
-                if row.op == .delete {
-                    after = nil
-                } else if let known = next[key] {
-                    after = known
-                } else {
-                    after = try committedState(row.coll, row.id, after: end, head: head)
-                }
-                next[key] = .some(row.before)
-                out.append(FeedChange(seq: row.seq, collection: row.coll, id: row.id, operation: row.op, at: row.at,
-                                      before: row.before, after: after))
-            }
-            return (out.reversed(), head)
+            let changes = try FeedChange.withAfterStates(rows) { try committedState($0, $1, after: end, head: head) }
+            return (changes, head)
         }
     }
 

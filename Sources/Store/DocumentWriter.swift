@@ -14,8 +14,8 @@ public final class DocumentWriter {
     let logger: Logger
     /// The declared reference fields whose `_refs` rows every write keeps in step.
     public internal(set) var references = ReferenceSchema.none
-    /// Deletes whose "no reference left" check waits for the end of a cascade.
-    var deferredReferenceChecks: [(String, String)]?
+    /// The "no reference left" guard of deletes, deferred through a cascade.
+    let referenceChecks = ReferenceChecks()
 
     public init(path: String, synchronous: String = "NORMAL", ids: DocumentID, logger: Logger) throws {
         db = try SQLiteConnection(path: path, synchronous: synchronous)
@@ -88,32 +88,6 @@ public final class DocumentWriter {
         try updateReferenceEntries(collection, id: id, from: nil, to: document, scope: scope)
         try recordChange(collection, id: id, .create, previous: nil)
         return text
-    }
-
-    /// Replaces the document `id`, or creates it when absent.
-    /// - Returns: whether it was created, and the stored JSON text.
-    public func replace(in collection: String, id: String, _ body: JSONObject, scope: AccessScope = .system) throws -> (created: Bool, text: String) {
-        if let given = body["_id"], given != .string(id) {
-            throw StoreError.invalid("The body's _id does not match the URL.")
-        }
-        return try replace(in: collection, id: id, body, existing: try replaceableRow(in: collection, id: id, scope: scope), scope: scope)
-    }
-
-    /// The row a PUT of `id` replaces, or nil when the caller may create it.
-    /// An id the caller could not create answers 404 whether it is free or
-    /// taken by a row the caller cannot see, so a PUT cannot probe for rows.
-    public func replaceableRow(in collection: String, id: String, scope: AccessScope) throws -> StoredRow? {
-        var hidden = false
-        do {
-            if let row = try existingRow(in: collection, id: id, scope: scope) { return row }
-        } catch StoreError.notFound {
-            hidden = true
-        }
-        guard !hidden && scope.mayChoose(id: id) else {
-            let rule = scope.level == .private ? " " + scope.idNamespaceRule : ""
-            throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).\(rule)")
-        }
-        return nil
     }
 
     /// `replace` for a row already read with `existingRow` (nil: create it).

@@ -32,9 +32,6 @@ public struct StoredFileInfo: Sendable {
 /// metadata document (with `_acl`, so the same `AccessScope` SQL guards
 /// them), `_file_jobs` the durable thumbnail jobs.
 enum FileSQL {
-    /// The file store's name in the change feed.
-    static let collection = "files"
-
     static func visible(_ db: SQLiteConnection, id: String, scope: AccessScope) throws -> String? {
         try scope.checkCollectionRead()
         var params: [SQLValue] = [.text(id)]
@@ -90,21 +87,15 @@ extension DocumentWriter {
     /// thumbnail job, in the current transaction.
     /// - Returns: the metadata document's JSON text.
     public func insertFile(id: String, metadata: FileMetadata, thumbnailJob: Bool, scope: AccessScope) throws -> String {
-        try scope.checkCreate()
         let contentType = metadata.contentType
-        var document = metadata.document
-        document["_acl"] = .object(try scope.newACL(from: nil))
-        let now = Timestamp.now()
-        document.prepend("_id", .string(id))
-        document["_createdAt"] = .string(now)
-        document["_updatedAt"] = .string(now)
+        let (document, now) = try metadata.rowDocument(id: id, scope: scope)
         let text = document.jsonText
         do {
             try db.prepare("INSERT INTO _files (id, created_at, doc) VALUES (?1, ?2, ?3)").run([.text(id), .text(now), .text(text)])
         } catch let error as SQLiteError where error.isUniqueViolation {
             throw StoreError.conflict("A file with _id \"\(id)\" already exists.")
         }
-        try recordChange(FileSQL.collection, id: id, .create, previous: nil)
+        try recordChange(FileMetadata.feedCollection, id: id, .create, previous: nil)
         if thumbnailJob {
             try db.prepare("INSERT OR REPLACE INTO _file_jobs (file_id, content_type, created_at) VALUES (?1, ?2, ?3)")
                 .run([.text(id), .text(contentType), .text(now)])
@@ -137,17 +128,13 @@ extension DocumentWriter {
     @discardableResult
     public func recordThumbnail(id: String, name: String, state: ThumbnailState, sizes: [String]) throws -> Bool {
         guard let text = try db.prepare("SELECT doc FROM _files WHERE id = ?1").firstRow([.text(id)], { $0.text(0) }),
-              case .object(var document) = try JSONParser.parse(text) else {
+              case .object(let stored) = try JSONParser.parse(text) else {
             try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)])
             return false
         }
-        var thumbnails = document[FileMetadata.Key.thumbnails]?.objectValue ?? JSONObject()
-        thumbnails[name] = state.json
-        document[FileMetadata.Key.thumbnails] = .object(thumbnails)
-        let previous = document
-        document["_updatedAt"] = .string(Timestamp.after(document["_updatedAt"]?.stringValue))
+        let (document, previous, thumbnails) = FileMetadata.recordingThumbnail(name, state, in: stored)
         try db.prepare("UPDATE _files SET doc = ?2 WHERE id = ?1").run([.text(id), .text(document.jsonText)])
-        try recordChange(FileSQL.collection, id: id, .update, previous: previous)
+        try recordChange(FileMetadata.feedCollection, id: id, .update, previous: previous)
         let pending = sizes.contains { ThumbnailState.isPending(thumbnails[$0]) }
         if !pending { try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)]) }
         return true
@@ -162,7 +149,7 @@ extension DocumentWriter {
     public func removeFileRows(_ ids: [String]) throws {
         for id in ids {
             if let text = try db.prepare("DELETE FROM _files WHERE id = ?1 RETURNING doc").firstRow([.text(id)], { $0.text(0) }) {
-                try recordChange(FileSQL.collection, id: id, .delete, previousText: text)
+                try recordChange(FileMetadata.feedCollection, id: id, .delete, previousText: text)
             }
             try db.prepare("DELETE FROM _file_jobs WHERE file_id = ?1").run([.text(id)])
         }

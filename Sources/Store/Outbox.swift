@@ -146,34 +146,18 @@ extension DocumentReader {
                 return o
             }) else { return nil }
         let attempts = try db.prepare("SELECT attempt, at, status, error, duration_ms FROM _webhook_attempts WHERE delivery_rid = ?1 ORDER BY attempt")
-            .rows([.int(rid)]) { row -> JSONValue in
-                var a = JSONObject()
-                a["attempt"] = .int(row.int(0))
-                a["at"] = .string(row.text(1))
-                a["status"] = row.isNull(2) ? .null : .int(row.int(2))
-                a["error"] = row.isNull(3) ? .null : .string(row.text(3))
-                a["durationMs"] = .int(row.int(4))
-                return .object(a)
+            .rows([.int(rid)]) { row in
+                DeliveryJSON.attempt(row.int(0), at: row.text(1), status: row.isNull(2) ? nil : row.int(2),
+                                     error: row.isNull(3) ? nil : row.text(3), durationMilliseconds: row.int(4))
             }
         object["attemptLog"] = .array(attempts)
         return object
     }
 
+    /// A delivery as the admin API shows it (`DeliveryJSON.delivery`).
     static func deliveryObject(_ row: SQLiteStatement) -> JSONObject {
-        var o = JSONObject()
-        o["id"] = .string(String(row.int(0)))
-        o["webhookId"] = .string("msg_" + row.text(1))
-        o["eventId"] = .string(row.text(1))
-        o["type"] = .string(row.text(2))
-        o["endpoint"] = .string(row.text(3))
-        o["status"] = .string(row.text(4))
-        o["attempts"] = .int(row.int(5))
-        let next = row.int(6)
-        o["nextAttemptAt"] = row.text(4) == "pending" ? .string(Timestamp.format(Date(timeIntervalSince1970: Double(next) / 1000))) : .null
-        o["lastStatus"] = row.isNull(7) ? .null : .int(row.int(7))
-        o["lastError"] = row.isNull(8) ? .null : .string(row.text(8))
-        o["createdAt"] = .string(row.text(9))
-        o["updatedAt"] = .string(row.text(10))
-        return o
+        DeliveryJSON.delivery(rid: row.int(0), eventID: row.text(1), type: row.text(2), endpoint: row.text(3), status: row.text(4),
+                              attempts: row.int(5), nextAttemptAt: row.int(6), lastStatus: row.isNull(7) ? nil : row.int(7),
+                              lastError: row.isNull(8) ? nil : row.text(8), createdAt: row.text(9), updatedAt: row.text(10))
     }
 }

@@ -16,6 +16,37 @@ public struct DanglingReference: Sendable, Equatable {
         self.target = target
         self.targetID = targetID
     }
+
+    /// The dangling references of `schema`'s fields, said once for both
+    /// engines: through `_refs` for fields it was built for (`recorded`,
+    /// keyed `collection NUL field NUL target`), by reading every document
+    /// for fields declared since; sorted by collection, id, field, target id.
+    /// - Parameters:
+    ///   - layout: the engine's layout of a collection (nil: never written to).
+    ///   - indexed: (referencing id, target id) pairs of a recorded field whose target is missing, given the target's layout.
+    ///   - stored: every (referencing id, target id) pair a field holds in the stored documents.
+    ///   - exists: whether the target id has a row in the target's layout.
+    public static func find<Layout>(_ schema: ReferenceSchema, recorded: Set<String>,
+                                    layout: (String) throws -> Layout?,
+                                    indexed: (ReferenceSchema.Field, Layout?) throws -> [(String, String)],
+                                    stored: (ReferenceSchema.Field) throws -> [(String, String)],
+                                    exists: (Layout, String) throws -> Bool) throws -> [DanglingReference] {
+        var found: [DanglingReference] = []
+        for field in schema.all {
+            let target = try layout(field.target)
+            let pairs: [(String, String)]
+            if recorded.contains("\(field.collection)\u{0}\(field.field)\u{0}\(field.target)") {
+                pairs = try indexed(field, target)
+            } else {
+                pairs = try stored(field).filter { _, to in
+                    guard let target else { return true }
+                    return try !exists(target, to)
+                }
+            }
+            found += pairs.map { DanglingReference(collection: field.collection, id: $0.0, field: field.field, target: field.target, targetID: $0.1) }
+        }
+        return found.sorted { ($0.collection, $0.id, $0.field, $0.targetID) < ($1.collection, $1.id, $1.field, $1.targetID) }
+    }
 }
 
 /// Finds dangling references: through `_refs` for fields it was built for,
@@ -27,33 +58,20 @@ enum ReferenceReport {
         let recorded = hasTable
             ? Set(try db.prepare("SELECT from_coll, field, to_coll FROM _ref_fields").rows { "\($0.text(0))\u{0}\($0.text(1))\u{0}\($0.text(2))" })
             : []
-        var found: [DanglingReference] = []
-        for field in schema.all {
-            let target = try catalog.layout(field.target)
-            let pairs: [(String, String)]
-            if recorded.contains("\(field.collection)\u{0}\(field.field)\u{0}\(field.target)") {
-                let missing = target.map { "AND NOT EXISTS (SELECT 1 FROM \($0.table) WHERE id = r.to_id)" } ?? ""
-                pairs = try db.prepare("SELECT from_id, to_id FROM _refs AS r WHERE to_coll = ?1 AND from_coll = ?2 AND field = ?3 \(missing) ORDER BY from_id, to_id")
-                    .rows([.text(field.target), .text(field.collection), .text(field.field)]) { ($0.text(0), $0.text(1)) }
-            } else {
-                pairs = try stored(field, db: db, catalog: catalog).filter { _, to in
-                    guard let target else { return true }
-                    return try db.prepare("SELECT 1 FROM \(target.table) WHERE id = ?1").firstRow([.text(to)]) { $0.int(0) } == nil
-                }
-            }
-            found += pairs.map { DanglingReference(collection: field.collection, id: $0.0, field: field.field, target: field.target, targetID: $0.1) }
-        }
-        return found.sorted { ($0.collection, $0.id, $0.field, $0.targetID) < ($1.collection, $1.id, $1.field, $1.targetID) }
+        return try DanglingReference.find(schema, recorded: recorded, layout: { try catalog.layout($0) }, indexed: { field, target in
+            let missing = target.map { "AND NOT EXISTS (SELECT 1 FROM \($0.table) WHERE id = r.to_id)" } ?? ""
+            return try db.prepare("SELECT from_id, to_id FROM _refs AS r WHERE to_coll = ?1 AND from_coll = ?2 AND field = ?3 \(missing) ORDER BY from_id, to_id")
+                .rows([.text(field.target), .text(field.collection), .text(field.field)]) { ($0.text(0), $0.text(1)) }
+        }, stored: { try stored($0, db: db, catalog: catalog) }, exists: { target, to in
+            try db.prepare("SELECT 1 FROM \(target.table) WHERE id = ?1").firstRow([.text(to)]) { $0.int(0) } != nil
+        })
     }
 
     /// Every (referencing id, target id) `field` holds in the stored documents.
     static func stored(_ field: ReferenceSchema.Field, db: SQLiteConnection, catalog: Catalog) throws -> [(String, String)] {
         guard let layout = try catalog.layout(field.collection) else { return [] }
-        let docs = try db.prepare("SELECT id, doc FROM \(layout.table)").rows { ($0.text(0), $0.text(1)) }
-        return try docs.flatMap { id, text -> [(String, String)] in
-            guard case .object(let document) = try JSONParser.parse(text) else { return [] }
-            return try ReferenceSchema.targets(of: document[field.field], field, strict: false).sorted().map { (id, $0) }
-        }
+        let docs = try db.prepare("SELECT id, doc FROM \(layout.table)").rows { (id: $0.text(0), text: $0.text(1)) }
+        return try ReferenceSchema.storedPairs(field, in: docs)
     }
 }
 

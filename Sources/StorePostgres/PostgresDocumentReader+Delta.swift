@@ -43,39 +43,31 @@ extension PostgresDocumentReader {
                 let after = params.bind(.int(since?.afterRowID ?? 0)), count = params.bind(.int(Int64(limit + 1)))
                 let rows = try db.query("SELECT d.rid, d.id, d.doc::text FROM \(table) AS d WHERE d.rid > \(after) AND \(matching) ORDER BY d.rid LIMIT \(count)",
                                         params.values) { ($0.int(0) ?? 0, $0.text(1) ?? "", $0.text(2) ?? "{}") }
-                let more = rows.count > limit
-                let page = rows.prefix(limit)
-                // Later pages judge deletes by every state since the listing began.
-                let cursor = FeedCursor(epoch: epoch, level: tag, seq: start, afterRowID: more ? page.last?.0 : nil, base: start)
-                return DeltaPage(changed: page.map { shape($0.2, $0.1) }, deleted: [], cursor: cursor, more: more)
+                let listed = DeltaPaging.listing(rows, rowID: \.0, limit: limit, start: start, epoch: epoch, level: tag)
+                return DeltaPage(changed: listed.page.map { shape($0.2, $0.1) }, deleted: [], cursor: listed.cursor, more: listed.more)
             }
             let from = since!.seq
             let entries = try db.query("""
                 SELECT id, max(seq), min(seq) FROM _changes WHERE coll = $1::text AND seq > $2::bigint AND seq <= $3::bigint
                 GROUP BY id ORDER BY 2 LIMIT $4::bigint
                 """, [.text(collection), .int(from), .int(head), .int(Int64(limit + 1))]) { ($0.text(0) ?? "", $0.int(1) ?? 0) }
-            let more = entries.count > limit
-            let page = Array(entries.prefix(limit))
-            let end = more ? page.last!.1 : head
-            let base = since!.base ?? from
-            let cursor = FeedCursor(epoch: epoch, level: tag, seq: end, afterRowID: nil, base: more ? base : nil)
-            guard !page.isEmpty else { return DeltaPage(changed: [], deleted: [], cursor: cursor, more: false) }
-            let ids = params.bind(.text(JSONValue.array(page.map { .string($0.0) }).jsonText))
+            let (pageIDs, cursor, more) = DeltaPaging.changes(entries.map { (id: $0.0, seq: $0.1) }, limit: limit, head: head,
+                                                              since: since!, epoch: epoch, level: tag)
+            guard !pageIDs.isEmpty else { return DeltaPage(changed: [], deleted: [], cursor: cursor, more: false) }
+            let ids = params.bind(.text(JSONValue.array(pageIDs.map { .string($0) }).jsonText))
             let current = try db.query("SELECT d.id, d.doc::text FROM \(table) AS d WHERE d.id IN (SELECT json_array_elements_text(\(ids)::json)) AND \(matching)",
                                        params.values) { ($0.text(0) ?? "", $0.text(1) ?? "{}") }
             let shown = Set(current.map(\.0))
-            let hidden = page.map(\.0).filter { !shown.contains($0) }
+            let hidden = pageIDs.filter { !shown.contains($0) }
             let deleted = try hiddenKnown(hidden, collection, since: since!, head: head, scope: scope)
-            let order = Dictionary(uniqueKeysWithValues: page.enumerated().map { ($1.0, $0) })
-            let changed = current.sorted { order[$0.0, default: 0] < order[$1.0, default: 0] }.map { shape($0.1, $0.0) }
+            let changed = DeltaPaging.inPageOrder(current, ids: pageIDs).map { shape($0.1, $0.0) }
             return DeltaPage(changed: changed, deleted: deleted, cursor: cursor, more: more)
         }
     }
 
     /// Of the entities gone from view, those the caller could read at the
-    /// cursor; while a sync is paged (or just after a listing), those it
-    /// could read in any state they had since the sync began, which a
-    /// previous page may have sent.
+    /// cursor or since the sync began (`DeltaPaging.knownDeleted`), their
+    /// states read in one statement.
     func hiddenKnown(_ hidden: [String], _ collection: String, since: FeedCursor, head: Int64, scope: AccessScope) throws -> [String] {
         guard !hidden.isEmpty else { return [] }
         let list = JSONValue.array(hidden.map { .string($0) }).jsonText
@@ -86,13 +78,7 @@ extension PostgresDocumentReader {
                                 WHERE coll = $1::text AND id = k.id AND seq > $2::bigint AND seq <= $3::bigint) AS c
             ORDER BY c.seq
             """, [.text(collection), .int(since.base ?? since.seq), .int(head), .text(list)]) { ($0.text(0) ?? "", $0.text(1)) }
-        var judged = Set<String>(), known = Set<String>()
-        for (id, text) in states where !judged.contains(id) {
-            if since.base == nil { judged.insert(id) } // only the state at the cursor counts
-            guard let text, case .object(let old)? = try? JSONParser.parse(text) else { continue }
-            if scope.canRead(acl: old["_acl"]?.objectValue) { known.insert(id); judged.insert(id) }
-        }
-        return hidden.filter(known.contains)
+        return DeltaPaging.knownDeleted(hidden, states: states, since: since, scope: scope)
     }
 
     /// The feed's head when `since` is valid (this database's epoch, the

@@ -42,7 +42,7 @@ extension PostgresDocumentReader {
     public func changes(after seq: Int64, limit: Int) throws -> (changes: [FeedChange], head: Int64) {
         try snapshot {
             let head = try feedHead()
-            let rows = try db.query("""
+            let rows: [FeedChange.Row] = try db.query("""
                 SELECT seq, coll, id, op, at, prev_doc FROM _changes WHERE seq > $1::bigint AND seq <= $2::bigint ORDER BY seq LIMIT $3::bigint
                 """, [.int(seq), .int(head), .int(Int64(limit))]) {
                 (seq: $0.int(0) ?? 0, coll: $0.text(1) ?? "", id: $0.text(2) ?? "",
@@ -55,24 +55,8 @@ extension PostgresDocumentReader {
                 last[row.coll + "\u{0}" + row.id] = (row.coll, row.id)
             }
             let committed = try committedStates(Array(last.values), after: end, head: head)
-            var next: [String: String?] = [:] // key: the entity's state after the last change seen so far (walking backwards)
-            var out: [FeedChange] = []
-            out.reserveCapacity(rows.count)
-            for row in rows.reversed() {
-                let key = row.coll + "\u{0}" + row.id
-                let after: String?
-                if row.op == .delete {
-                    after = nil
-                } else if let known = next[key] {
-                    after = known
-                } else {
-                    after = committed[key] ?? nil
-                }
-                next[key] = .some(row.before)
-                out.append(FeedChange(seq: row.seq, collection: row.coll, id: row.id, operation: row.op, at: row.at,
-                                      before: row.before, after: after))
-            }
-            return (out.reversed(), head)
+            let changes = FeedChange.withAfterStates(rows) { committed[$0 + "\u{0}" + $1] ?? nil }
+            return (changes, head)
         }
     }
 
@@ -105,13 +89,10 @@ extension PostgresDocumentReader {
     /// The table holding `collection`'s entities (nil SQL when nothing was
     /// ever written to it). Files live in `_files` (rid, id, doc), as on SQLite.
     func feedTable(_ collection: String) throws -> (sql: String?, layout: CollectionLayout?) {
-        if collection == Self.filesCollection { return ("_files", nil) }
+        if collection == FileMetadata.feedCollection { return ("_files", nil) }
         let layout = try catalog.layout(collection)
         return (layout?.table, layout)
     }
-
-    /// The name the change feed gives uploaded files (`FileSQL.collection` on SQLite).
-    static let filesCollection = "files"
 
     /// A filter compiled once and evaluated on single documents: the same
     /// SQL the compiler makes for a list, run on a bound JSON text instead

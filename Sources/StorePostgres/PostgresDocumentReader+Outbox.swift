@@ -77,14 +77,8 @@ extension PostgresDocumentReader {
                 return o
             }) else { return nil }
         let attempts = try db.query("SELECT attempt, at, status, error, duration_ms FROM _webhook_attempts WHERE delivery_rid = $1::bigint ORDER BY attempt",
-                                    [.int(rid)]) { row -> JSONValue in
-            var a = JSONObject()
-            a["attempt"] = .int(row.int(0) ?? 0)
-            a["at"] = .string(row.text(1) ?? "")
-            a["status"] = row.int(2).map { .int($0) } ?? .null
-            a["error"] = row.text(3).map { .string($0) } ?? .null
-            a["durationMs"] = .int(row.int(4) ?? 0)
-            return .object(a)
+                                    [.int(rid)]) { row in
+            DeliveryJSON.attempt(row.int(0) ?? 0, at: row.text(1) ?? "", status: row.int(2), error: row.text(3), durationMilliseconds: row.int(4) ?? 0)
         }
         object["attemptLog"] = .array(attempts)
         return object
@@ -94,24 +88,10 @@ extension PostgresDocumentReader {
         d.rid, d.event_id, o.type, d.endpoint, d.status, d.attempts, d.next_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at
         """
 
-    /// A delivery as the admin API shows it (`DocumentReader.deliveryObject` on SQLite).
+    /// A delivery as the admin API shows it (`DeliveryJSON.delivery`, as on SQLite).
     static func deliveryObject(_ row: PGRow) -> JSONObject {
-        var o = JSONObject()
-        let eventID = row.text(1) ?? ""
-        let status = row.text(4) ?? ""
-        o["id"] = .string(String(row.int(0) ?? 0))
-        o["webhookId"] = .string("msg_" + eventID)
-        o["eventId"] = .string(eventID)
-        o["type"] = .string(row.text(2) ?? "")
-        o["endpoint"] = .string(row.text(3) ?? "")
-        o["status"] = .string(status)
-        o["attempts"] = .int(row.int(5) ?? 0)
-        let next = row.int(6) ?? 0
-        o["nextAttemptAt"] = status == "pending" ? .string(Timestamp.format(Date(timeIntervalSince1970: Double(next) / 1000))) : .null
-        o["lastStatus"] = row.int(7).map { .int($0) } ?? .null
-        o["lastError"] = row.text(8).map { .string($0) } ?? .null
-        o["createdAt"] = .string(row.text(9) ?? "")
-        o["updatedAt"] = .string(row.text(10) ?? "")
-        return o
+        DeliveryJSON.delivery(rid: row.int(0) ?? 0, eventID: row.text(1) ?? "", type: row.text(2) ?? "", endpoint: row.text(3) ?? "",
+                              status: row.text(4) ?? "", attempts: row.int(5) ?? 0, nextAttemptAt: row.int(6) ?? 0, lastStatus: row.int(7),
+                              lastError: row.text(8), createdAt: row.text(9) ?? "", updatedAt: row.text(10) ?? "")
     }
 }

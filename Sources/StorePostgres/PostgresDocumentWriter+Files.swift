@@ -11,19 +11,13 @@ extension PostgresDocumentWriter {
     /// job claimed by this node, in the current transaction.
     /// - Returns: the metadata document's JSON text.
     public func insertFile(id: String, metadata: FileMetadata, thumbnailJob: Bool, scope: AccessScope) throws -> String {
-        try scope.checkCreate()
         let contentType = metadata.contentType
-        var document = metadata.document
-        document["_acl"] = .object(try scope.newACL(from: nil))
-        let now = Timestamp.now()
-        document.prepend("_id", .string(id))
-        document["_createdAt"] = .string(now)
-        document["_updatedAt"] = .string(now)
+        let (document, now) = try metadata.rowDocument(id: id, scope: scope)
         let text = document.jsonText
         let inserted = try db.first("INSERT INTO _files (id, created_at, doc) VALUES ($1::text, $2::text, $3::json) ON CONFLICT (id) DO NOTHING RETURNING rid",
                                     [.text(id), .text(now), .text(text)]) { $0.int(0) }
         guard inserted != nil else { throw StoreError.conflict("A file with _id \"\(id)\" already exists.") }
-        recordChange(PostgresFiles.collection, id: id, .create, previousText: nil)
+        recordChange(FileMetadata.feedCollection, id: id, .create, previousText: nil)
         if thumbnailJob {
             try db.run("""
                 INSERT INTO _file_jobs (file_id, content_type, created_at, claimed_by, lease_until)
@@ -59,17 +53,13 @@ extension PostgresDocumentWriter {
     @discardableResult
     public func recordThumbnail(id: String, name: String, state: ThumbnailState, sizes: [String]) throws -> Bool {
         let stored: String?? = try db.first("SELECT doc::text FROM _files WHERE id = $1::text FOR UPDATE", [.text(id)]) { $0.text(0) }
-        guard let text = stored ?? nil, case .object(var document) = try JSONParser.parse(text) else {
+        guard let text = stored ?? nil, case .object(let row) = try JSONParser.parse(text) else {
             try db.run("DELETE FROM _file_jobs WHERE file_id = $1::text", [.text(id)])
             return false
         }
-        var thumbnails = document[FileMetadata.Key.thumbnails]?.objectValue ?? JSONObject()
-        thumbnails[name] = state.json
-        document[FileMetadata.Key.thumbnails] = .object(thumbnails)
-        let previous = document
-        document["_updatedAt"] = .string(Timestamp.after(document["_updatedAt"]?.stringValue))
+        let (document, previous, thumbnails) = FileMetadata.recordingThumbnail(name, state, in: row)
         try db.run("UPDATE _files SET doc = $2::json WHERE id = $1::text", [.text(id), .text(document.jsonText)])
-        recordChange(PostgresFiles.collection, id: id, .update, previousText: previous.jsonText)
+        recordChange(FileMetadata.feedCollection, id: id, .update, previousText: previous.jsonText)
         if sizes.contains(where: { ThumbnailState.isPending(thumbnails[$0]) }) {
             try db.run("UPDATE _file_jobs SET lease_until = clock_timestamp() + make_interval(secs => $3::numeric) WHERE file_id = $1::text AND claimed_by = $2::text",
                        [.text(id), .text(jobWorker), .double(PostgresNode.jobLease)])
@@ -89,7 +79,7 @@ extension PostgresDocumentWriter {
         for id in ids {
             let removed: String?? = try db.first("DELETE FROM _files WHERE id = $1::text RETURNING doc::text", [.text(id)]) { $0.text(0) }
             if let text = removed ?? nil {
-                recordChange(PostgresFiles.collection, id: id, .delete, previousText: text)
+                recordChange(FileMetadata.feedCollection, id: id, .delete, previousText: text)
             }
             try db.run("DELETE FROM _file_jobs WHERE file_id = $1::text", [.text(id)])
         }

@@ -11,26 +11,18 @@ import Store
 /// has committed first (and the write finds no target: 400). No reference
 /// is left dangling by two nodes racing.
 extension PostgresDocumentWriter {
-    /// Moves the `_refs` rows of entity `id` from `old` to `new` (nil: no entity).
+    /// Moves the `_refs` rows of entity `id` from `old` to `new` (nil: no
+    /// entity); the rules are `ReferenceSchema.moveEntries`'.
     func updateReferenceEntries(_ collection: String, id: String, from old: JSONObject?, to new: JSONObject?,
                                 scope: AccessScope) throws {
-        guard let fields = references.byCollection[collection] else { return }
-        for field in fields {
-            let before = old?[field.field], after = new?[field.field]
-            if before == after { continue }
-            let had = try ReferenceSchema.targets(of: before, field, strict: false)
-            let has = try ReferenceSchema.targets(of: after, field, strict: true)
-            for target in had.subtracting(has) {
-                try db.run("DELETE FROM _refs WHERE to_coll = $1::text AND to_id = $2::text AND from_coll = $3::text AND field = $4::text AND from_id = $5::text",
-                           [.text(field.target), .text(target), .text(collection), .text(field.field), .text(id)])
-            }
-            for target in has.subtracting(had).sorted() {
-                guard try referenceTargetVisible(field.target, id: target, principal: scope.principal) else {
-                    throw StoreError.invalid("\(field.field): no document with _id \"\(target)\" in \(field.target).")
-                }
-                try insertReference(to: field.target, target, from: collection, field: field.field, id)
-            }
-        }
+        try references.moveEntries(of: collection, from: old, to: new, isVisible: { field, target in
+            try referenceTargetVisible(field.target, id: target, principal: scope.principal)
+        }, remove: { field, target in
+            try db.run("DELETE FROM _refs WHERE to_coll = $1::text AND to_id = $2::text AND from_coll = $3::text AND field = $4::text AND from_id = $5::text",
+                       [.text(field.target), .text(target), .text(collection), .text(field.field), .text(id)])
+        }, add: { field, target in
+            try insertReference(to: field.target, target, from: collection, field: field.field, id)
+        })
     }
 
     func insertReference(to collection: String, _ target: String, from: String, field: String, _ id: String) throws {
@@ -62,26 +54,15 @@ extension PostgresDocumentWriter {
                      [.text(collection), .text(id), .text(from), .text(field)]) { $0.text(0) ?? "" }
     }
 
-    /// The last guard of every delete: refuses one that would leave a reference dangling.
+    /// The last guard of every delete (see `ReferenceChecks.check`).
     func checkNotReferenced(_ collection: String, id: String) throws {
-        guard references.isTarget(collection) else { return }
-        if deferredReferenceChecks != nil { deferredReferenceChecks?.append((collection, id)); return }
-        let count = try referrerCounts(to: collection, id: id).reduce(0) { $0 + $1.count }
-        guard count == 0 else {
-            throw StoreError.conflict("\"\(id)\" in \(collection) is still referenced by \(count) \(count == 1 ? "entity" : "entities").")
-        }
+        try referenceChecks.check(collection, id: id, references: references) { try referrerCounts(to: $0, id: $1) }
     }
 
-    /// Runs `body` (a cascade) and only then checks that nothing references an entity it deleted.
+    /// Runs `body` (a cascade) and only then checks that nothing references
+    /// an entity it deleted (see `ReferenceChecks.deferring`).
     public func deferringReferenceChecks<T>(_ body: () throws -> T) throws -> T {
-        guard deferredReferenceChecks == nil else { return try body() }
-        deferredReferenceChecks = []
-        defer { deferredReferenceChecks = nil }
-        let result = try body()
-        let deleted = deferredReferenceChecks ?? []
-        deferredReferenceChecks = nil
-        for (collection, id) in deleted { try checkNotReferenced(collection, id: id) }
-        return result
+        try referenceChecks.deferring(body, references: references) { try referrerCounts(to: $0, id: $1) }
     }
 
     /// Makes `_refs` hold exactly the references of `schema`'s fields: drops

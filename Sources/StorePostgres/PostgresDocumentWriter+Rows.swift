@@ -2,37 +2,13 @@ import JSON
 import Store
 
 /// The writer's row methods with `DocumentWriter`'s exact signatures and
-/// semantics (the `DocumentWriting` requirements): a PUT's replaceable row,
-/// replace / patch / delete of a row already read, and internal reads.
+/// semantics (the `DocumentWriting` requirements): replace / patch / delete
+/// of a row already read, and internal reads (a PUT's replaceable row is
+/// `DocumentWriting`'s own, in `DocumentWriting+Replace`).
 /// `If-Match` is checked by the caller against the row it read; the write
 /// itself still fails with a conflict if another node changed the row since
 /// (`UPDATE … WHERE updated_at = <as read>`).
 extension PostgresDocumentWriter {
-    /// Replaces the document `id`, or creates it when absent and the caller may.
-    public func replace(in collection: String, id: String, _ body: JSONObject, scope: AccessScope) throws -> (created: Bool, text: String) {
-        if let given = body["_id"], given != .string(id) {
-            throw StoreError.invalid("The body's _id does not match the URL.")
-        }
-        return try replace(in: collection, id: id, body, existing: try replaceableRow(in: collection, id: id, scope: scope), scope: scope)
-    }
-
-    /// The row a PUT of `id` replaces, or nil when the caller may create it.
-    /// An id the caller could not create answers 404 whether it is free or
-    /// taken by a row the caller cannot see, so a PUT cannot probe for rows.
-    public func replaceableRow(in collection: String, id: String, scope: AccessScope) throws -> StoredRow? {
-        var hidden = false
-        do {
-            if let row = try existingRow(in: collection, id: id, scope: scope) { return row }
-        } catch StoreError.notFound {
-            hidden = true
-        }
-        guard !hidden && scope.mayChoose(id: id) else {
-            let rule = scope.level == .private ? " " + scope.idNamespaceRule : ""
-            throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).\(rule)")
-        }
-        return nil
-    }
-
     /// `replace` for a row already read with `existingRow` (nil: create it).
     public func replace(in collection: String, id: String, _ body: JSONObject, existing: StoredRow?,
                         scope: AccessScope) throws -> (created: Bool, text: String) {

@@ -22,8 +22,8 @@ public final class PostgresDocumentWriter {
     var beforeCommit: (() -> Void)?
     /// The declared reference fields whose `_refs` rows every write keeps in step.
     public internal(set) var references = ReferenceSchema.none
-    /// Deletes whose "no reference left" check waits for the end of a cascade.
-    var deferredReferenceChecks: [(String, String)]?
+    /// The "no reference left" guard of deletes, deferred through a cascade.
+    let referenceChecks = ReferenceChecks()
     /// Who this node's thumbnail-job claims are made as (`PostgresNode.id`; tests set one per connection).
     public var jobWorker = PostgresNode.id
 

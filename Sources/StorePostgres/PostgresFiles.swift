@@ -9,9 +9,6 @@ import Store
 /// passed (a node killed mid-job), and its own (renewing their lease), so
 /// several nodes polling the same table make each thumbnail once.
 enum PostgresFiles {
-    /// The file store's name in the change feed (as on SQLite).
-    static let collection = "files"
-
     static func visible(_ db: PGConnection, id: String, scope: AccessScope) throws -> String? {
         try scope.checkCollectionRead()
         let params = ParameterList([.text(id)])

@@ -7,18 +7,8 @@ import Testing
 /// `database_url`, `node_id` and the settings that name stored members:
 /// which engine a configuration selects, and what it refuses.
 @Suite struct DatabaseConfigTests {
-    func load(_ yaml: String, env: [String: String] = [:]) throws -> RoostConfig {
-        let path = NSTemporaryDirectory() + "roost-db-config-" + UUID().uuidString + ".yaml"
-        try yaml.write(toFile: path, atomically: true, encoding: .utf8)
-        defer { unlink(path) }
-        var config = RoostConfig()
-        try config.apply(yamlFile: path)
-        try config.apply(environment: env)
-        return config
-    }
-
     @Test func sqliteInTheDataDirectoryIsTheDefault() throws {
-        let engine = try load("data_dir: /srv/roost").storeEngine()
+        let engine = try RoostConfig.loaded("data_dir: /srv/roost").storeEngine()
         let sqlite = try #require(engine as? SQLiteEngine)
         #expect(sqlite.path == "/srv/roost/roost.db" && engine.isEmbedded)
     }
@@ -29,33 +19,33 @@ import Testing
         ("database_url: postgres://a@x/one", ["ROOST_DATABASE_URL": "postgres://b@y/two"], "postgres://b@y/two"),
     ])
     func postgresFromTheFileOrTheEnvironment(yaml: String, env: [String: String], url: String) throws {
-        let engine = try load(yaml, env: env).storeEngine()
+        let engine = try RoostConfig.loaded(yaml, env: env).storeEngine()
         let pg = try #require(engine as? PostgresEngine)
         #expect(pg.url == url && !engine.isEmbedded)
     }
 
     @Test(arguments: ["database_url: mysql://x/y", "database_url: /var/lib/roost.db", "node_id: \"\""])
     func refusesWhatItCannotUse(yaml: String) {
-        #expect(throws: RoostConfig.Invalid.self) { try load(yaml) }
+        #expect(throws: RoostConfig.Invalid.self) { try RoostConfig.loaded(yaml) }
     }
 
     @Test func nodeIDIsStableAcrossRestartsAndCanBeSet() throws {
-        let first = try load("data_dir: /srv/a/../roost\ndatabase_url: postgres://x/y")
+        let first = try RoostConfig.loaded("data_dir: /srv/a/../roost\ndatabase_url: postgres://x/y")
         #expect(first.nodeID.hasSuffix(":/srv/roost"), "host and the data directory, the same at every start")
-        #expect(try load("data_dir: /srv/other").nodeID != first.nodeID)
-        let named = try load("database_url: postgres://x/y\nnode_id: eu-1")
+        #expect(try RoostConfig.loaded("data_dir: /srv/other").nodeID != first.nodeID)
+        let named = try RoostConfig.loaded("database_url: postgres://x/y\nnode_id: eu-1")
         let engine = try named.storeEngine() as? PostgresEngine
         #expect(named.nodeID == "eu-1" && engine?.nodeID == "eu-1")
     }
 
     @Test func theLogNamesTheDatabaseWithoutItsPassword() throws {
-        let config = try load("database_url: postgres://roost:hunter2@db.internal:5433/app")
+        let config = try RoostConfig.loaded("database_url: postgres://roost:hunter2@db.internal:5433/app")
         #expect(config.databaseDescription == "postgresql://db.internal:5433/app")
         #expect(!config.databaseDescription.contains("hunter2"))
     }
 
     @Test(arguments: ["users: {private_fields: [\"we\\\"ird\"]}", "users: {private_fields: [\"\"]}", "users: {private_fields: [\"a\\\\b\"]}"])
     func refusesPrivateFieldsItCouldNotRedact(yaml: String) {
-        #expect(throws: RoostConfig.Invalid.self) { try load(yaml) }
+        #expect(throws: RoostConfig.Invalid.self) { try RoostConfig.loaded(yaml) }
     }
 }

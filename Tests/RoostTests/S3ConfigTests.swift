@@ -6,23 +6,13 @@ import Testing
 /// `files_store` and the `s3:` mapping: YAML, environment overrides, and
 /// credentials only from the environment.
 @Suite struct S3ConfigTests {
-    func load(_ yaml: String, env: [String: String] = [:]) throws -> RoostConfig {
-        let path = NSTemporaryDirectory() + "roost-s3-config-" + UUID().uuidString + ".yaml"
-        try yaml.write(toFile: path, atomically: true, encoding: .utf8)
-        defer { unlink(path) }
-        var config = RoostConfig()
-        try config.apply(yamlFile: path)
-        try config.apply(environment: env)
-        return config
-    }
-
     @Test func localIsTheDefault() throws {
-        let config = try load("")
+        let config = try RoostConfig.loaded("")
         #expect(config.filesStore == .local && config.objectStoreLocation == nil)
     }
 
     @Test func readsTheMappingAndTheEnvironment() throws {
-        let config = try load("""
+        let config = try RoostConfig.loaded("""
             files_store: s3
             s3: {endpoint: "https://s3.example", bucket: roost-files, region: eu-west-1, prefix: app, multipart_threshold_mib: 16}
             """, env: ["ROOST_S3_ACCESS_KEY_ID": "AKIA", "ROOST_S3_SECRET_ACCESS_KEY": "secret", "ROOST_S3_BUCKET": "other-bucket"])
@@ -36,15 +26,15 @@ import Testing
     }
 
     @Test func refusesCredentialsInTheFileAndBadValues() throws {
-        #expect(throws: RoostConfig.Invalid.self) { try load("s3: {secret_access_key: x}") }
-        #expect(throws: RoostConfig.Invalid.self) { try load("s3: {multipart_threshold_mib: 4}") }
-        #expect(throws: RoostConfig.Invalid.self) { try load("s3: {bucket_name: x}") }
-        #expect(throws: RoostConfig.Invalid.self) { try load("files_store: gcs") }
+        #expect(throws: RoostConfig.Invalid.self) { try RoostConfig.loaded("s3: {secret_access_key: x}") }
+        #expect(throws: RoostConfig.Invalid.self) { try RoostConfig.loaded("s3: {multipart_threshold_mib: 4}") }
+        #expect(throws: RoostConfig.Invalid.self) { try RoostConfig.loaded("s3: {bucket_name: x}") }
+        #expect(throws: RoostConfig.Invalid.self) { try RoostConfig.loaded("files_store: gcs") }
     }
 
     @Test func namesWhatIsMissing() throws {
-        let config = try load("files_store: s3\ns3: {endpoint: 'http://127.0.0.1:9000', bucket: roost}")
+        let config = try RoostConfig.loaded("files_store: s3\ns3: {endpoint: 'http://127.0.0.1:9000', bucket: roost}")
         #expect(config.s3.problem?.contains("ROOST_S3_ACCESS_KEY_ID") == true)
-        #expect(try load("files_store: s3").s3.problem?.contains("s3.endpoint") == true)
+        #expect(try RoostConfig.loaded("files_store: s3").s3.problem?.contains("s3.endpoint") == true)
     }
 }

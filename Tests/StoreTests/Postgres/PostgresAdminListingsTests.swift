@@ -35,10 +35,10 @@ struct PostgresAdminListingsTests {
             INSERT INTO _indexes (collection_id, path, kind) SELECT id, p, k FROM _collections, (VALUES ('n', 'value'), ('where', 'geo')) AS v(p, k)
             WHERE name = 'a'
             """)
-        func summaries(_ r: any AccountsReaderSurface) throws -> String {
+        func summaries(_ r: any DocumentReading) throws -> String {
             try r.collectionSummaries().map { "\($0.name)=\($0.count)" }.joined(separator: " ")
         }
-        func details(_ r: any AccountsReaderSurface) throws -> String {
+        func details(_ r: any DocumentReading) throws -> String {
             try r.collectionDetails().map { d in "\(d.name)=\(d.count)[\(d.indexes.map { "\($0.path):\($0.kind)" }.joined(separator: ","))]" }
                 .joined(separator: " ")
         }

@@ -32,31 +32,7 @@ struct PostgresDeltaGapTests {
         }
         try sync()
 
-        let aHolding = DispatchSemaphore(value: 0), releaseA = DispatchSemaphore(value: 0), aDone = DispatchSemaphore(value: 0)
-        store.writer.beforeCommit = { aHolding.signal(); releaseA.wait() }
-        let writerA = HandOver(store.writer)
-        let threadA = Thread {
-            _ = writerA.value.commitBatch([{ w in try w.insert(into: "c", object(#"{"_id":"A"}"#)) }])
-            aDone.signal()
-        }
-        threadA.start()
-        aHolding.wait()
-        store.writer.beforeCommit = nil
-
-        let bDone = DispatchSemaphore(value: 0)
-        let writerB = HandOver(other)
-        let threadB = Thread {
-            _ = writerB.value.commitBatch([{ w in try w.insert(into: "c", object(#"{"_id":"B"}"#)) }])
-            bDone.signal()
-        }
-        threadB.start()
-        let bCommitted = bDone.wait(timeout: .now() + 1.5) == .success
-        try sync() // while A is open
-        releaseA.signal()
-        aDone.wait()
-        if !bCommitted { bDone.wait() }
-        try sync()
-        try sync()
+        let bCommitted = try raceLateCommit(first: store.writer, second: other) { try sync() }
         return (synced, bCommitted)
     }
 

@@ -16,16 +16,21 @@ func isAllowedPostgresRefusal(_ error: any Error) -> Bool {
 
 @Suite("PostgreSQL engine: the filter corpora give SQLite's answers")
 struct PostgresDifferentialTests {
-    @Test("MongoDB manual examples", arguments: manualPages)
+    @Test("MongoDB manual examples: list, count and the live probe (one document at a time)", arguments: manualPages)
     func manual(_ page: ManualPage) throws {
         let store = try PGTestStore()
         try store.insert("c", page.documents)
+        let stored = try store.reader.find("c", FindQuery(filter: json("{}"), limit: FindQuery.maxLimit))
+            .map { (text: $0, id: object($0)["_id"]?.stringValue ?? "?") }
         var refused = 0
         for example in page.cases {
             do {
                 let found = try store.idSet("c", json(example.filter))
                 #expect(found == example.expected, "\(page.name) \(example.filter)")
                 #expect(try store.reader.count("c", filter: json(example.filter)) == example.expected.count, "count \(example.filter)")
+                let probe = try store.reader.probe(json(example.filter))
+                let probed = Set(stored.filter { probe.matches($0.text, id: $0.id, timeLimit: 10) }.map(\.id))
+                #expect(probed == example.expected, "probe \(page.name) \(example.filter)")
             } catch where isAllowedPostgresRefusal(error) {
                 refused += 1
             }

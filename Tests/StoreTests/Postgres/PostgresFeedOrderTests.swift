@@ -9,12 +9,6 @@ import Testing
 /// by position, even when a transaction that took an earlier position
 /// commits after a later one (sequence values are handed out at insert, not
 /// at commit).
-/// A value moved to another thread that the sender no longer uses meanwhile.
-final class HandOver<T>: @unchecked Sendable {
-    let value: T
-    init(_ value: T) { self.value = value }
-}
-
 @Suite("PostgreSQL engine: change feed order")
 struct PostgresFeedOrderTests {
     /// What a tailing reader saw: every id, in the order it saw them.
@@ -42,34 +36,7 @@ struct PostgresFeedOrderTests {
         let tail = Tail(store.reader)
         try tail.poll()
 
-        let aHolding = DispatchSemaphore(value: 0), releaseA = DispatchSemaphore(value: 0), aDone = DispatchSemaphore(value: 0)
-        store.writer.beforeCommit = { aHolding.signal(); releaseA.wait() }
-        // Each writer is used by one thread at a time: handed over, not shared.
-        let writerA = HandOver(store.writer)
-        let threadA = Thread {
-            _ = writerA.value.commitBatch([{ w in try w.insert(into: "c", object(#"{"_id":"A"}"#)) }])
-            aDone.signal()
-        }
-        threadA.start()
-        aHolding.wait()
-        store.writer.beforeCommit = nil
-
-        // B starts while A holds its position uncommitted.
-        let bDone = DispatchSemaphore(value: 0)
-        let writerB = HandOver(other)
-        let threadB = Thread {
-            _ = writerB.value.commitBatch([{ w in try w.insert(into: "c", object(#"{"_id":"B"}"#)) }])
-            bDone.signal()
-        }
-        threadB.start()
-        // With the lock, B waits for A; without it, B commits now. Either way, give it time, polling.
-        let bCommitted = bDone.wait(timeout: .now() + 1.5) == .success
-        try tail.poll()
-        releaseA.signal()
-        aDone.wait()
-        if !bCommitted { bDone.wait() }
-        try tail.poll()
-        try tail.poll()
+        let bCommitted = try raceLateCommit(first: store.writer, second: other) { try tail.poll() }
         return (tail.seen, bCommitted)
     }
 

@@ -70,28 +70,16 @@ struct PostgresFeedTests {
         "\(page.changed.map { normal($0) ?? "" }) deleted \(page.deleted) more \(page.more) at \(page.cursor.level) \(page.cursor.seq) \(String(describing: page.cursor.afterRowID)) \(String(describing: page.cursor.base))"
     }
 
-    static func apply(_ write: Write, sqlite: DocumentWriter) throws {
-        let result = sqlite.commitBatch([{ w -> Void in
+    /// Applies `write` in a group commit of its own, on either engine.
+    static func apply(_ write: Write, to writer: any DocumentWriting) throws {
+        try writer.inBatch { w -> Void in
             switch write {
             case .insert(let c, let body, let scope): _ = try w.insert(into: c, object(body), scope: scope)
             case .replace(let c, let id, let body, let scope): _ = try w.replace(in: c, id: id, object(body), scope: scope)
             case .patch(let c, let id, let body, let scope): _ = try w.patch(in: c, id: id, object(body), scope: scope)
             case .delete(let c, let id, let scope): try w.delete(from: c, id: id, scope: scope)
             }
-        }])
-        try result[0].get()
-    }
-
-    static func apply(_ write: Write, postgres: PostgresDocumentWriter) throws {
-        let result = postgres.commitBatch([{ w -> Void in
-            switch write {
-            case .insert(let c, let body, let scope): _ = try w.insert(into: c, object(body), scope: scope)
-            case .replace(let c, let id, let body, let scope): _ = try w.replace(in: c, id: id, object(body), scope: scope)
-            case .patch(let c, let id, let body, let scope): _ = try w.patch(in: c, id: id, object(body), scope: scope)
-            case .delete(let c, let id, let scope): try w.delete(from: c, id: id, scope: scope)
-            }
-        }])
-        try result[0].get()
+        }
     }
 
     /// Syncs from `cursor` until no page follows; every page's shape, and the last cursor.
@@ -116,8 +104,8 @@ struct PostgresFeedTests {
         var pgCursors = liteCursors
         for (round, writes) in ([[]] + Self.rounds).enumerated() {
             for write in writes {
-                try Self.apply(write, sqlite: lite.writer)
-                try Self.apply(write, postgres: pg.writer)
+                try Self.apply(write, to: lite.writer)
+                try Self.apply(write, to: pg.writer)
             }
             for (i, (name, collection, scope, filter, limit)) in Self.syncers.enumerated() {
                 let expected = try Self.sync({ try lite.reader.delta(collection, since: $0, filter: json(filter), limit: limit, scope: scope) },
@@ -155,8 +143,8 @@ struct PostgresFeedTests {
         let lite = try TestStore()
         let pg = try PGTestStore()
         for (i, body) in [#"{"_id":"a"}"#, #"{"_id":"b"}"#, #"{"_id":"c"}"#].enumerated() {
-            try Self.apply(.insert("c", body, .system), sqlite: lite.writer)
-            try Self.apply(.insert("c", body, .system), postgres: pg.writer)
+            try Self.apply(.insert("c", body, .system), to: lite.writer)
+            try Self.apply(.insert("c", body, .system), to: pg.writer)
             _ = i
         }
         let liteStart = try lite.reader.delta("c", since: nil, filter: json("{}"), limit: 10, scope: .system).cursor
@@ -170,8 +158,8 @@ struct PostgresFeedTests {
         #expect(foreign == .foreign)
         #expect(Self.refused { try pg.reader.delta("c", since: foreign, filter: json("{}"), limit: 10, scope: .system) })
         // Compaction: the same rows go; a cursor below the horizon is refused, one at the head is not.
-        try Self.apply(.insert("c", #"{"_id":"d"}"#, .system), sqlite: lite.writer)
-        try Self.apply(.insert("c", #"{"_id":"d"}"#, .system), postgres: pg.writer)
+        try Self.apply(.insert("c", #"{"_id":"d"}"#, .system), to: lite.writer)
+        try Self.apply(.insert("c", #"{"_id":"d"}"#, .system), to: pg.writer)
         let liteRemoved = try lite.writer.commitBatch([{ try $0.compactChanges(retention: Int64(0)) }])[0].get()
         let pgRemoved = try pg.writer.commitBatch([{ try $0.compactChanges(retention: Int64(0)) }])[0].get()
         #expect(pgRemoved == liteRemoved && pgRemoved == 3)

@@ -44,7 +44,7 @@ struct PostgresOutboxTests {
         return JSONValue.object(o).jsonText
     }
 
-    static func record(_ w: any AccountsWriterSurface, _ rid: Int64, _ attempt: Int, _ outcome: DeliveryOutcome, status: Int? = 200) throws {
+    static func record(_ w: any DocumentWriting, _ rid: Int64, _ attempt: Int, _ outcome: DeliveryOutcome, status: Int? = 200) throws {
         try w.inBatch { try $0.recordAttempt(rid: rid, attempt: attempt, status: status, error: status == 200 ? nil : "HTTP \(status ?? 0)",
                                              durationMilliseconds: 7, outcome: outcome) }
     }

@@ -26,7 +26,7 @@ struct PostgresRedactionTests {
         Redaction(fields: ["absent"], exceptID: "p1"),
     ]
 
-    static func script<R: FilesAndReferencesReading>(_ r: R) -> [String] {
+    static func script(_ r: any DocumentReading) -> [String] {
         var log: [String] = []
         for (n, redaction) in redactions.enumerated() {
             for id in ["p1", "p2", "p3", "p4", "p5", "none"] {
