@@ -194,7 +194,7 @@ def run(writers=3, warmup=2.0, after=1.0, images=6, seed=None, workdir=None, log
         try:
             integrity = db.execute("PRAGMA integrity_check").fetchone()[0]
             new_epoch = db.execute("SELECT value FROM _meta WHERE key = 'epoch'").fetchone()[0]
-            head = db.execute(FEED_HEAD_SQL).fetchone()[0]
+            head = db.execute(FEED_HEAD_SQL["sqlite"]).fetchone()[0]
         finally:
             db.close()
         if integrity != "ok":
