@@ -153,34 +153,52 @@ def test_haproxy_serves_every_node_s_writes_and_takes_a_dead_node_out(pair, hapr
         edge.close()
 
 
+class PgBouncer:
+    """etc/pgbouncer/pgbouncer.ini in front of a throwaway cluster's database,
+    with `changes` applied on top of the swaps (e.g. another pool mode)."""
+
+    def __init__(self, tmp_path, postgres, changes=()):
+        self.tmp_path, self.postgres, self.changes = tmp_path, postgres, list(changes)
+
+    def __enter__(self):
+        binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+        assert os.path.exists(binary), "pgbouncer is not installed: run `make deps`"
+        database = self.postgres.database("bouncer").rsplit("/", 1)[1]
+        self.port = free_port()
+        # Outside pytest's root-only tmp_path: the postgres user must read it.
+        self.home = pathlib.Path(tempfile.mkdtemp(prefix="roost-pgbouncer-"))
+        (self.home / "userlist.txt").write_text('"roost" ""\n')
+        config = swapped(ETC / "pgbouncer" / "pgbouncer.ini", [
+            ("roost = host=db.internal port=5432 dbname=roost",
+             f"roost = host=127.0.0.1 port={self.postgres.port} dbname={database}"),
+            ("listen_addr = 10.0.0.5", "listen_addr = 127.0.0.1\nunix_socket_dir ="),
+            ("listen_port = 6432", f"listen_port = {self.port}"),
+            ("auth_type = scram-sha-256", "auth_type = trust"),  # the throwaway cluster trusts loopback
+            ("auth_file = /etc/pgbouncer/userlist.txt", f"auth_file = {self.home / 'userlist.txt'}"),
+            ("server_tls_sslmode = verify-full", "server_tls_sslmode = disable"),
+            *self.changes,
+        ])
+        (self.home / "pgbouncer.ini").write_text(config)
+        if os.geteuid() == 0:
+            for f in [self.home, *self.home.iterdir()]:
+                shutil.chown(f, user="postgres")
+        self.program = Program(run_as_postgres([binary, str(self.home / "pgbouncer.ini")]), self.tmp_path / "pgbouncer.log", "/")
+        assert wait_until(lambda: "process up" in self.program.text() or self.program.proc.poll() is not None, timeout=20)
+        assert self.program.proc.poll() is None, self.program.text()
+        return self
+
+    @property
+    def url(self):
+        return f"postgresql://roost@127.0.0.1:{self.port}/roost"
+
+    def __exit__(self, *exc):
+        self.program.stop()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
 def test_roostd_works_through_pgbouncer_in_session_mode(tmp_path, postgres_cluster):  # noqa: F811 (fixture)
-    pgbouncer = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
-    assert os.path.exists(pgbouncer), "pgbouncer is not installed: run `make deps`"
-    url = postgres_cluster.database("bouncer")
-    database = url.rsplit("/", 1)[1]
-    port = free_port()
-    # Outside pytest's root-only tmp_path: the postgres user must read it.
-    home = pathlib.Path(tempfile.mkdtemp(prefix="roost-pgbouncer-"))
-    (home / "userlist.txt").write_text('"roost" ""\n')
-    config = swapped(ETC / "pgbouncer" / "pgbouncer.ini", [
-        ("roost = host=db.internal port=5432 dbname=roost",
-         f"roost = host=127.0.0.1 port={postgres_cluster.port} dbname={database}"),
-        ("listen_addr = 10.0.0.5", "listen_addr = 127.0.0.1\nunix_socket_dir ="),
-        ("listen_port = 6432", f"listen_port = {port}"),
-        ("auth_type = scram-sha-256", "auth_type = trust"),  # the throwaway cluster trusts loopback
-        ("auth_file = /etc/pgbouncer/userlist.txt", f"auth_file = {home / 'userlist.txt'}"),
-        ("server_tls_sslmode = verify-full", "server_tls_sslmode = disable"),
-    ])
-    (home / "pgbouncer.ini").write_text(config)
-    if os.geteuid() == 0:
-        shutil.chown(home, user="postgres")
-        for f in home.iterdir():
-            shutil.chown(f, user="postgres")
-    bouncer = Program(run_as_postgres([pgbouncer, str(home / "pgbouncer.ini")]), tmp_path / "pgbouncer.log", "/")
-    try:
-        assert wait_until(lambda: "process up" in bouncer.text() or bouncer.proc.poll() is not None, timeout=20)
-        assert bouncer.proc.poll() is None, bouncer.text()
-        node = Roostd(tmp_path / "node", f"database_url: postgresql://roost@127.0.0.1:{port}/roost\n" + NODE_CONFIG)
+    with PgBouncer(tmp_path, postgres_cluster) as bouncer:
+        node = Roostd(tmp_path / "node", f"database_url: {bouncer.url}\n" + NODE_CONFIG)
         node.start(timeout=60)
         try:
             tag = uuid.uuid4().hex
@@ -191,6 +209,7 @@ def test_roostd_works_through_pgbouncer_in_session_mode(tmp_path, postgres_clust
                 made = [node.call("POST", "/notes", {"tag": tag, "n": n}).body["_id"] for n in range(20)]
                 page = node.call("GET", "/notes?count=true&limit=5&sort=" + json_query({"n": -1}) + "&query=" + json_query({"tag": tag}))
                 assert page.status == 200 and [d["n"] for d in page.body] == [19, 18, 17, 16, 15]
+                assert page.headers["x-total-count"] == "20"
                 etag = node.call("GET", f"/notes/{made[0]}").headers["etag"]
                 assert node.call("PATCH", f"/notes/{made[0]}", {"n": 100}, headers={"If-Match": etag}).status == 200
                 assert node.call("PATCH", f"/notes/{made[0]}", {"n": 101}, headers={"If-Match": etag}).status == 412
@@ -207,7 +226,29 @@ def test_roostd_works_through_pgbouncer_in_session_mode(tmp_path, postgres_clust
             node.stop(strict=False)
             node.close()
         # Every roostd connection went through PgBouncer.
-        assert "login attempt: db=roost user=roost" in bouncer.text(), bouncer.text()[-2000:]
-    finally:
-        bouncer.stop()
-        shutil.rmtree(home, ignore_errors=True)
+        assert "login attempt: db=roost user=roost" in bouncer.program.text(), bouncer.program.text()[-2000:]
+
+
+def test_a_transaction_pool_under_roostd_is_a_503_that_names_the_cause(tmp_path, postgres_cluster):  # noqa: F811 (fixture)
+    """PgBouncer 1.18 in transaction mode hands each transaction any server
+    session, where roostd's prepared statements do not exist: a deployment
+    error, so every affected request answers 503 (never 500) and the log
+    says to use session mode."""
+    with PgBouncer(tmp_path, postgres_cluster, [("pool_mode = session", "pool_mode = transaction")]) as bouncer:
+        node = Roostd(tmp_path / "node", f"database_url: {bouncer.url}\n" + NODE_CONFIG)
+        try:
+            node.start(timeout=60)
+        except Exception:  # noqa: BLE001 - refusing to start is an acceptable answer too, if the log says why
+            assert "session mode" in node.log_text(), node.log_text()[-3000:]
+            return
+        try:
+            statuses = set()
+            for n in range(30):
+                statuses.add(node.call("POST", "/notes", {"n": n}).status)
+                statuses.add(node.call("GET", "/notes?count=true").status)
+            assert 500 not in statuses and statuses <= {200, 201, 503}, statuses
+            assert 503 in statuses, "the pooler did not get in the way: is it in transaction mode?"
+            assert "use PgBouncer in session mode" in node.log_text()
+        finally:
+            node.stop(strict=False)
+            node.close()
