@@ -12,6 +12,18 @@ enum PGConnectionString {
     static func withDefaults(_ conninfo: String, environment: [String: String]) -> String {
         if conninfo.contains("connect_timeout") || environment["PGCONNECT_TIMEOUT"] != nil { return conninfo }
         let setting = "connect_timeout=\(defaultConnectTimeout)"
+        return adding(setting, to: conninfo)
+    }
+
+    /// `conninfo` naming its connection `roostd-<role>` (`application_name`,
+    /// shown in `pg_stat_activity`), unless the URL or `PGAPPNAME` names it.
+    static func named(_ conninfo: String, role: String, environment: [String: String]) -> String {
+        if conninfo.contains("application_name") || environment["PGAPPNAME"] != nil { return conninfo }
+        return adding("application_name=roostd-\(role)", to: conninfo)
+    }
+
+    /// `conninfo` with one `key=value` setting more, in its own syntax (URL query or keywords).
+    private static func adding(_ setting: String, to conninfo: String) -> String {
         if conninfo.hasPrefix("postgres://") || conninfo.hasPrefix("postgresql://") {
             // The query part starts at the first '?'; a fragment is not part of libpq's URI syntax.
             return conninfo + (conninfo.contains("?") ? "&" : "?") + setting

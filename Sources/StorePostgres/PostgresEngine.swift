@@ -25,8 +25,8 @@ public struct PostgresEngine: StoreEngine {
     public var name: String { "postgresql" }
     public var isEmbedded: Bool { false }
 
-    public func openReader() throws -> any DocumentReading {
-        let reader = try PostgresDocumentReader(url: url)
+    public func openReader(role: String) throws -> any DocumentReading {
+        let reader = try PostgresDocumentReader(url: named(role))
         reader.nodeID = nodeID
         reader.jobWorker = nodeID
         reader.claimLease = claimLease
@@ -34,7 +34,7 @@ public struct PostgresEngine: StoreEngine {
     }
 
     public func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting {
-        let writer = try PostgresDocumentWriter(url: url, ids: ids, logger: logger)
+        let writer = try PostgresDocumentWriter(url: named("writer"), ids: ids, logger: logger)
         writer.nodeID = nodeID
         writer.jobWorker = nodeID
         writer.claimLease = claimLease
@@ -44,9 +44,14 @@ public struct PostgresEngine: StoreEngine {
     /// Listens for every node's commits (`NOTIFY` in each commit that wrote
     /// change rows); a wake-up only, the feed table is the truth.
     public func watchCommits(logger: Logger, _ wake: @escaping @Sendable () -> Void) throws -> (any CommitWatch)? {
-        let listener = PostgresChangeListener(url: url, logger: logger, wake: wake)
+        let listener = PostgresChangeListener(url: named("listen"), logger: logger, wake: wake)
         try listener.start()
         return listener
+    }
+
+    /// `url` naming its connection `roostd-<role>` for `pg_stat_activity`.
+    func named(_ role: String) -> String {
+        PGConnectionString.named(url, role: role, environment: ProcessInfo.processInfo.environment)
     }
 
     /// `url` without its password: host, port and database, for logs.

@@ -59,7 +59,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
         NamedThread.start("webhook-sched") { [self] in
             defer { finished.leave() }
             let reader: any DocumentReading
-            do { reader = try engine.openReader() } catch {
+            do { reader = try engine.openReader(role: "webhooks") } catch {
                 failure.set(error)
                 opened.signal()
                 return

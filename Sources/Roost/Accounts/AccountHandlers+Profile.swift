@@ -12,7 +12,7 @@ extension AccountHandlers {
         let (hasher, pools, hooks) = (self.hasher, self.pools, collections.hooks)
         // Who asks and what they send are settled on a reader, before the body
         // reaches the writer or a hash thread (and never on the loop).
-        jobs.read(request, out) { _, caller in
+        jobs.read(request, out) { reader, caller in
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             let fields = try CollectionHandlers.object(body)
             guard fields["password"] != nil else {
@@ -24,11 +24,13 @@ extension AccountHandlers {
                 }
                 return nil
             }
-            pools.hashing(request, out) { reader in
+            // Read here, on the reader: hash threads hold no connection.
+            let stored = caller.principal == .admin ? nil : try reader.credentials(userID: id)
+            pools.hashing(request, out) {
                 var fields = fields
                 let newPassword = try Self.password(fields["password"], field: "password")
                 if caller.principal != .admin {
-                    guard case .string(let old)? = fields["oldPassword"], let stored = try reader.credentials(userID: id),
+                    guard case .string(let old)? = fields["oldPassword"], let stored,
                           hasher.verify(old, against: stored.passwordHash) else {
                         throw HTTPError(403, "Forbidden", "Changing the password needs the current one in oldPassword.")
                     }

@@ -36,7 +36,7 @@ struct AccountHandlers: Sendable {
     func signUp(_ request: Request, _ out: ResponseWriter) {
         guard let body = collections.checkBody(request, out) else { return }
         let (hasher, pools, lifetime, hooks) = (self.hasher, self.pools, sessionLifetime, collections.hooks)
-        pools.hashing(request, out) { _ in
+        pools.hashing(request, out) {
             var profile = try CollectionHandlers.object(body)
             let username = try Self.username(profile["username"])
             let password = try Self.password(profile["password"], field: "password")
@@ -113,7 +113,7 @@ struct AccountHandlers: Sendable {
     /// The hash step of a log-in whose attempt is counted; on the right password, the session.
     private func checkPassword(_ request: Request, _ out: ResponseWriter, password: String, reservation: LoginThrottle.Reservation) {
         let (hasher, pools, lifetime, decoy, hooks) = (self.hasher, self.pools, sessionLifetime, decoyHash, collections.hooks)
-        let accepted = pools.hashers.submit { _ in
+        let accepted = pools.hashers.submit {
             // Unknown usernames check the decoy, so timing reveals nothing.
             let stored = reservation.stored
             guard hasher.verify(password, against: stored?.passwordHash ?? decoy), let stored else {

@@ -104,20 +104,6 @@ struct CallerJobs: Sendable {
         throw Authenticator.invalidToken
     }
 
-    /// A job for another pool whose threads hold a reader connection (uploads):
-    /// it finds the caller first and hands it to `body`; an error is answered.
-    func job(_ request: Request, _ out: ResponseWriter,
-             _ body: @escaping @Sendable (any DocumentReading, Caller) throws -> Void) -> @Sendable (any DocumentReading) -> Void {
-        let (authenticate, logger) = (self.authenticate, pools.logger)
-        return { reader in
-            do {
-                try body(reader, try authenticate(request, reader))
-            } catch {
-                out.send(ErrorResponses.response(for: error, request, logger))
-            }
-        }
-    }
-
     /// The caller when finding it needs no look-up: anonymous when the
     /// request carries no credentials; nil when a worker must look it up.
     /// Lets a small anonymous write be admitted on the loop and go straight

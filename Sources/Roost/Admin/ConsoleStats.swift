@@ -9,26 +9,26 @@ import Store
 /// the daemon's in-memory counters (`LiveCounters`: requests, latencies,
 /// errors, group commits) and queue depths into one sample, and keeps the
 /// last five minutes. Nothing here runs on an event loop; the one SQL
-/// statement (the webhook backlog, an index count) runs on the thread's own
-/// read-only connection.
+/// statement (the webhook backlog, an index count) is queued on a reader
+/// each second, and a sample shows the latest count (no connection of its own).
 final class ConsoleStats: @unchecked Sendable {
     static let keep = 300
 
     let pools: StorePools
     let files: FileHandlers
-    let engine: any StoreEngine
     let logger: Logger
     /// Open live streams (the LiveHub's count).
     let liveStreams: @Sendable () -> Int
     private let condition = NSCondition()
     private var stopped = false
     private var history: [(t: Int64, sample: JSONObject)] = []
+    /// The webhook backlog as a reader last counted it (nil: not yet, or it failed).
+    private let webhookBacklog = LockedBox<Int?>(nil)
 
-    init(pools: StorePools, files: FileHandlers, engine: any StoreEngine, liveStreams: @escaping @Sendable () -> Int, logger: Logger) {
+    init(pools: StorePools, files: FileHandlers, liveStreams: @escaping @Sendable () -> Int, logger: Logger) {
         self.liveStreams = liveStreams
         self.pools = pools
         self.files = files
-        self.engine = engine
         self.logger = logger
     }
 
@@ -53,7 +53,6 @@ final class ConsoleStats: @unchecked Sendable {
     }
 
     private func run() {
-        let reader = try? engine.openReader()
         var previous = LiveCounters.shared.snapshot()
         var previousTime = DispatchTime.now().uptimeNanoseconds
         while true {
@@ -63,7 +62,8 @@ final class ConsoleStats: @unchecked Sendable {
             condition.unlock()
             if done { return }
             let now = LiveCounters.shared.snapshot(), time = DispatchTime.now().uptimeNanoseconds
-            let sample = self.sample(now, previous, seconds: max(Double(time - previousTime) / 1e9, 0.001), reader: reader)
+            let sample = self.sample(now, previous, seconds: max(Double(time - previousTime) / 1e9, 0.001))
+            countWebhookBacklog()
             previous = now
             previousTime = time
             condition.lock()
@@ -73,8 +73,13 @@ final class ConsoleStats: @unchecked Sendable {
         }
     }
 
-    private func sample(_ now: LiveCounters.Snapshot, _ before: LiveCounters.Snapshot, seconds: Double,
-                        reader: (any DocumentReading)?) -> JSONObject {
+    /// Queues the backlog count on a reader (skipped when the queue is full).
+    private func countWebhookBacklog() {
+        let backlog = webhookBacklog
+        _ = pools.readers.submit { reader in backlog.set(try? reader.pendingDeliveryCount()) }
+    }
+
+    private func sample(_ now: LiveCounters.Snapshot, _ before: LiveCounters.Snapshot, seconds: Double) -> JSONObject {
         func rate(_ a: Int64, _ b: Int64) -> JSONValue { .double(((Double(a - b) / seconds) * 10).rounded() / 10) }
         func delta(_ label: String) -> Int64 { (now.counters[label] ?? 0) - (before.counters[label] ?? 0) }
         let latency = now.latency.minus(before.latency)
@@ -93,7 +98,7 @@ final class ConsoleStats: @unchecked Sendable {
         o["commitsPerSecond"] = rate(commits, 0)
         o["groupCommitBatch"] = commits > 0 ? .double((Double(operations) / Double(commits) * 10).rounded() / 10) : .null
         o["thumbnailBacklog"] = .int(Int64(files.thumbnails.pool.depth + files.thumbnails.pool.busyThreads))
-        o["webhookBacklog"] = (try? reader?.pendingDeliveryCount()).flatMap { $0 }.map { .int(Int64($0)) } ?? .null
+        o["webhookBacklog"] = webhookBacklog.get().map { .int(Int64($0)) } ?? .null
         o["liveStreams"] = .int(Int64(liveStreams()))
         o["rssBytes"] = Self.residentBytes().map { .int($0) } ?? .null
         return o

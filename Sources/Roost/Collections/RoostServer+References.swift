@@ -29,7 +29,7 @@ extension RoostServer {
     public static func checkReferences(config: RoostConfig) throws -> [String] {
         let engine = try config.storeEngine()
         if let sqlite = engine as? SQLiteEngine, !FileManager.default.fileExists(atPath: sqlite.path) { return [] }
-        let reader = try engine.openReader()
+        let reader = try engine.openReader(role: "check-references")
         let schema = config.referenceSchema(level: { _ in .public })
         return try reader.danglingReferences(schema).map { "\($0.collection)/\($0.id) \($0.field) -> \($0.target)/\($0.targetID)" }
     }

@@ -36,7 +36,7 @@ extension FileHandlers {
     func fetching(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable () throws -> Response?) throws -> Response? {
         if objects.isLocal { return try body() }
         let logger = self.logger
-        uploads.submit({ _ in
+        uploads.submit({
             do {
                 if let response = try body() { out.send(response) }
             } catch {

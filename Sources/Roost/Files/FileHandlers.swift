@@ -13,12 +13,14 @@ import Store
 /// The loop only checks sizes and queues: an upload worker inspects the
 /// bytes (real type, pixel count, full decode), writes the file durably,
 /// then hands the metadata row and its thumbnail job to the writer's group
-/// commit; the client hears 201 only after COMMIT.
+/// commit; the client hears 201 only after COMMIT. Upload workers hold no
+/// database connection: a caller with credentials is found on a reader
+/// first (docs/SCALING.md, connections per node).
 struct FileHandlers: Sendable {
-    typealias UploadJob = @Sendable (any DocumentReading) -> Void
+    typealias UploadJob = @Sendable () -> Void
 
     let jobs: CallerJobs
-    let uploads: WorkerPool<any DocumentReading, UploadJob>
+    let uploads: WorkerPool<Void, UploadJob>
     let thumbnails: ThumbnailScheduler
     /// Where the bytes live: the local file store or an S3 bucket.
     let objects: any ObjectStore
@@ -40,10 +42,8 @@ struct FileHandlers: Sendable {
         inspector = UploadInspector(maxBytes: config.maxUploadBytes, maxPixels: config.maxImagePixels,
                                     validation: config.uploadValidation)
         level = config.filesPermission
-        let engine = jobs.pools.engine
         uploads = WorkerPool(name: "upload", threads: config.uploadWorkers, capacity: config.uploadQueue, logger: logger,
-                             makeContext: { try engine.openReader() },
-                             run: { reader, jobs in for job in jobs { job(reader) } })
+                             makeContext: {}, run: { _, jobs in for job in jobs { job() } })
     }
 
     /// The largest body evhttp must accept for an upload to reach us.
@@ -74,9 +74,21 @@ struct FileHandlers: Sendable {
         }
         if request.body.count > limit { return out.send(HTTPError.tooLarge(limit: inspector.maxBytes).response) }
         if request.body.isEmpty { return out.send(UploadError.empty().httpError.response) }
-        let handlers = self
-        uploads.submit(jobs.job(request, out) { _, caller in
-            try handlers.store(request, out, caller)
+        // No credentials: no look-up, straight to an upload worker.
+        if let caller = CallerJobs.callerWithoutLookup(request) { return storeOnWorker(request, out, caller) }
+        jobs.read(request, out) { _, caller in
+            storeOnWorker(request, out, caller)
+            return nil
+        }
+    }
+
+    /// Queues `store` on an upload worker (503 when the queue is full); it answers.
+    private func storeOnWorker(_ request: Request, _ out: ResponseWriter, _ caller: CallerJobs.Caller) {
+        let (handlers, logger) = (self, self.logger)
+        uploads.submit({
+            do { try handlers.store(request, out, caller) } catch {
+                out.send(ErrorResponses.response(for: error, request, logger))
+            }
         }, orAnswer: out, .uploads)
     }
 
@@ -141,7 +153,7 @@ struct FileHandlers: Sendable {
             // sweep removes. While a backup runs they wait (its snapshot
             // may have been taken before this delete).
             let remove: @Sendable () -> Void = { objects.remove(id) }
-            if !uploads.submit({ _ in remove() }) { remove() }
+            if !uploads.submit(remove) { remove() }
         }) { writer, caller in
             try writer.deleteFile(id: id, scope: AccessScope(principal: caller.principal, level: level))
             return .json(200, "{\"count\":1}")

@@ -75,7 +75,7 @@ final class LiveHub: @unchecked Sendable {
     }
 
     func start() throws {
-        let reader = try engine.openReader()
+        let reader = try engine.openReader(role: "live")
         epoch = try reader.feedMeta().epoch
         seal = try reader.cursorSeal()
         head = try reader.feedHead()

@@ -10,6 +10,8 @@ import Store
 /// connections, and one writer thread that group-commits batches.
 final class StorePools: Sendable {
     typealias ReadJob = @Sendable (any DocumentReading) -> Void
+    /// Work that needs no database connection (hashing).
+    typealias PlainJob = @Sendable () -> Void
 
     /// One operation of the writer's group commit, generic over what it
     /// produces (a response, a count, nothing): `completion` gets that after
@@ -40,8 +42,9 @@ final class StorePools: Sendable {
     let readSliceNanoseconds: UInt64
     let writer: WorkerPool<any DocumentWriting, WriteJob>
     /// Password hashing: few threads, because each hash takes the Argon2id
-    /// cost's memory; each has a reader connection for credential look-ups.
-    let hashers: WorkerPool<any DocumentReading, ReadJob>
+    /// cost's memory. They hold no connection: what a hash needs from the
+    /// database is read on a reader before it is queued.
+    let hashers: WorkerPool<Void, PlainJob>
     /// The longest a log-in may expect to wait before its hash starts (judged
     /// from recent hash times, which grow with the machine's load); beyond it
     /// the answer is 503 + Retry-After, well inside client timeouts.
@@ -77,9 +80,9 @@ final class StorePools: Sendable {
                 readTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
             }
         }
-        /// A reader connection whose reads stop after `seconds`.
-        let connection = { (seconds: Double) in { @Sendable () throws -> any DocumentReading in
-            let reader = try engine.openReader()
+        /// A reader connection (named `role` on PostgreSQL) whose reads stop after `seconds`.
+        let connection = { (role: String, seconds: Double) in { @Sendable () throws -> any DocumentReading in
+            let reader = try engine.openReader(role: role)
             try reader.limitPageCache(bytes: cache.reader)
             try reader.mapFile(bytes: config.sqliteMmapBytes)
             reader.timeLimit = seconds
@@ -87,16 +90,16 @@ final class StorePools: Sendable {
         } }
         readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity,
                              spinBeforeSleep: Self.readerSpin, logger: logger,
-                             makeContext: connection(Double(config.readSliceMs) / 1000), run: timedReads)
+                             makeContext: connection("reader", Double(config.readSliceMs) / 1000), run: timedReads)
         slowReaders = WorkerPool(name: "slow-reader", threads: config.slowReaders, capacity: 16 * config.slowReaders, logger: logger,
-                                 makeContext: connection(config.queryTimeLimit), run: timedReads)
+                                 makeContext: connection("slow-reader", config.queryTimeLimit), run: timedReads)
         // A short queue that also refuses a log-in expected to wait past
         // `maxHashWait`: it gets 503 + Retry-After instead of timing out. Hash
         // threads run at a lower priority, so the event loops and readers stay
         // responsive while log-ins saturate them.
         hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency, nice: 10,
-                             maxWait: Self.maxHashWait, logger: logger, makeContext: { try engine.openReader() },
-                             run: { reader, jobs in for job in jobs { job(reader) } })
+                             maxWait: Self.maxHashWait, logger: logger, makeContext: {},
+                             run: { _, jobs in for job in jobs { job() } })
         let afterCommit = LockedBox<(@Sendable () -> Void)?>(nil)
         self.afterCommit = afterCommit
         let box = LockedBox<(any DocumentWriting)?>(documentWriter)
@@ -144,11 +147,11 @@ final class StorePools: Sendable {
 
     /// Runs `body` on a hash thread. It returns a response, or nil when it
     /// handed the request on (to the writer) and that will answer.
-    func hashing(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable (any DocumentReading) throws -> Response?) {
+    func hashing(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable () throws -> Response?) {
         let logger = self.logger
-        hashers.submit({ reader in
+        hashers.submit({
             do {
-                if let response = try body(reader) { out.send(response) }
+                if let response = try body() { out.send(response) }
             } catch {
                 out.send(ErrorResponses.response(for: error, request, logger))
             }

@@ -48,7 +48,7 @@ struct ServerComposition {
         self.backups = backups
         let hub = LiveHub(engine: engine, access: access, filesLevel: files.level, config: config, logger: logger)
         self.hub = hub
-        let stats = ConsoleStats(pools: pools, files: files, engine: engine, liveStreams: { hub.openStreams }, logger: logger)
+        let stats = ConsoleStats(pools: pools, files: files, liveStreams: { hub.openStreams }, logger: logger)
         self.stats = stats
         router = Router(RouteAreas(
             collections: collections, batch: BatchHandler(collections: collections, logger: logger),

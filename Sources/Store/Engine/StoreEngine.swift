@@ -10,14 +10,20 @@ public protocol StoreEngine: Sendable {
     /// True when the database is a file of this node's data directory:
     /// online backups, WAL checkpoints and the page cache apply only then.
     var isEmbedded: Bool { get }
-    /// A connection for one reader thread (query-only on SQLite).
-    func openReader() throws -> any DocumentReading
+    /// A connection for one reader thread (query-only on SQLite). `role`
+    /// names it for operators (PostgreSQL's `application_name`, `roostd-<role>`).
+    func openReader(role: String) throws -> any DocumentReading
     /// The writer's connection: one per process.
     func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting
     /// Calls `wake` whenever any node commits changes (PostgreSQL: LISTEN /
     /// NOTIFY, a wake-up only: the feed table is the truth). nil when only
     /// this process writes, so the writer's own after-commit call suffices.
     func watchCommits(logger: Logger, _ wake: @escaping @Sendable () -> Void) throws -> (any CommitWatch)?
+}
+
+extension StoreEngine {
+    /// A connection for one reader thread, in the role "reader".
+    public func openReader() throws -> any DocumentReading { try openReader(role: "reader") }
 }
 
 /// A running watch for other nodes' commits; `stop` ends it.
@@ -39,7 +45,7 @@ public struct SQLiteEngine: StoreEngine {
     public var name: String { "sqlite" }
     public var isEmbedded: Bool { true }
 
-    public func openReader() throws -> any DocumentReading { try DocumentReader(path: path) }
+    public func openReader(role: String) throws -> any DocumentReading { try DocumentReader(path: path) }
 
     public func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting {
         try DocumentWriter(path: path, synchronous: synchronous, ids: ids, logger: logger)
