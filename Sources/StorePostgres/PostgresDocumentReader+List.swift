@@ -15,15 +15,19 @@ struct PostgresOrderColumn {
 /// booleans), then numbers by value, then strings byte by byte and
 /// containers by their stored JSON text, then the row id.
 extension PostgresDocumentReader {
-    func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope) throws -> ListPage {
+    /// One page of `query`; with `withTotal`, the total number of matches
+    /// too when the page's own scan can count them (`PostgresListStatement.countsTotal`
+    /// and a page that is not empty), else `total` is nil and the caller counts.
+    func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope, withTotal: Bool = false) throws -> ListPage {
         let layout = try catalog.layout(collection)
         let compiled = try makeCompiler(layout).compile(query.filter)
         guard let layout else {
             if let after = query.after { try KeysetCursor.check(token: after) }
-            return ListPage(documents: [])
+            return ListPage(documents: [], total: withTotal ? 0 : nil)
         }
-        let statement = try listStatement(layout, compiled, query, scope: scope)
+        let statement = try listStatement(layout, compiled, query, scope: scope, withTotal: withTotal)
         let columns = statement.columns
+        var total: Int64?
         let rows = try db.query(statement.sql, statement.params) { row -> (String, [SQLValue]) in
             let values = columns.indices.map { i -> SQLValue in
                 guard let text = row.text(i + 1) else { return .null }
@@ -32,16 +36,22 @@ extension PostgresDocumentReader {
                 case .numeric, .text: return .text(text)
                 }
             }
+            if statement.countsTotal { total = row.int(columns.count + 1) }
             return (row.text(0) ?? "{}", values)
         }
+        // No row carries the count: none matches, unless the page starts past them.
+        if statement.countsTotal, rows.isEmpty, query.skip == 0, query.limit > 0 { total = 0 }
         let next = rows.count == query.limit && query.limit > 0 ? rows.last.map { KeysetCursor(order: statement.order, values: $0.1).token } : nil
-        return ListPage(documents: rows.map(\.0), next: next)
+        return ListPage(documents: rows.map(\.0), next: next, total: total.map { Int($0) })
     }
 
     /// The statement that reads one page of `query`. A nearest-first list
-    /// runs its probe first (`nearestBound`), recorded in `probe`.
+    /// runs its probe first (`nearestBound`), recorded in `probe`. With
+    /// `withTotal`, its last column counts every match before LIMIT and
+    /// OFFSET (`count(*) OVER ()`), unless its condition is narrower than
+    /// the filter: an `after` cursor's keyset or a nearest-first bound.
     func listStatement(_ layout: CollectionLayout, _ compiled: CompiledFilter, _ query: FindQuery,
-                       scope: AccessScope) throws -> PostgresListStatement {
+                       scope: AccessScope, withTotal: Bool = false) throws -> PostgresListStatement {
         let params = ParameterList(compiled.params)
         // Unsorted, a $nearSphere orders by its exact distance (as on SQLite), then the row.
         let near = query.sort.isEmpty ? compiled.nearestFirst : nil
@@ -57,10 +67,12 @@ extension PostgresDocumentReader {
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
         var condition = PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
         var probe: PostgresListStatement.Probe?
+        var bounded = false
         if let near, visible == nil, let point = compiled.nearPoint {
             let wanted = query.skip > Int.max - query.limit ? Int.max : query.limit + query.skip
             if let bound = try nearestBound(layout, point, distance: near, condition: condition, params: params, wanted: wanted, probe: &probe) {
                 condition += " AND \(bound)"
+                bounded = true
             }
         }
         // Bound after the nearest probe, which copies the parameters so far and must use each one.
@@ -72,9 +84,10 @@ extension PostgresDocumentReader {
         }
         let orderBy = columns.map { "\($0.sql) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
         let limit = params.bind(.int(Int64(query.limit))), skip = params.bind(.int(Int64(query.skip)))
-        let sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", ")) FROM \(layout.table) AS d"
+        let countsTotal = withTotal && query.after == nil && !bounded
+        let sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", "))\(countsTotal ? ", count(*) OVER ()" : "") FROM \(layout.table) AS d"
             + " WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit) OFFSET \(skip)"
-        return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe)
+        return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe, countsTotal: countsTotal)
     }
 
     /// The order columns of one sort key: a built-in column, or a field's

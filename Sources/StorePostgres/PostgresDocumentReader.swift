@@ -56,9 +56,10 @@ public final class PostgresDocumentReader {
                      redaction: Redaction? = nil) throws -> ListPage {
         try scope.checkCollectionRead()
         return try snapshot {
-            var page = try findInSnapshot(collection, query, scope: scope)
+            var page = try findInSnapshot(collection, query, scope: scope, withTotal: withTotal)
             if let redaction { page.documents = page.documents.map(redaction.applied) }
-            page.total = withTotal ? try countInSnapshot(collection, filter: query.filter, scope: scope) : nil
+            // The page's scan counted when it could; else (an `after` page, one past the end) a count of its own.
+            if withTotal, page.total == nil { page.total = try countInSnapshot(collection, filter: query.filter, scope: scope) }
             return page
         }
     }

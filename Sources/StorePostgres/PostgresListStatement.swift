@@ -15,6 +15,8 @@ struct PostgresListStatement {
     let columns: [PostgresOrderColumn]
     let order: String
     let probe: Probe?
+    /// The last column is the number of all matches (`count(*) OVER ()`), the same on every row.
+    let countsTotal: Bool
 }
 
 extension PostgresDocumentReader {
