@@ -15,9 +15,10 @@ struct PostgresOrderColumn {
 /// booleans), then numbers by value, then strings byte by byte and
 /// containers by their stored JSON text, then the row id.
 extension PostgresDocumentReader {
-    /// One page of `query`; with `withTotal`, the total number of matches
-    /// too when the page's own scan can count them (`PostgresListStatement.countsTotal`
-    /// and a page that is not empty), else `total` is nil and the caller counts.
+    /// One page of `query` and, with `withTotal`, the number of all matches:
+    /// counted by the page's own scan when its shape matched few rows last
+    /// time (`PostgresListTotals`) and the page can tell, else by a count of
+    /// its own in the same snapshot.
     func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope, withTotal: Bool = false) throws -> ListPage {
         let layout = try catalog.layout(collection)
         let compiled = try makeCompiler(layout).compile(query.filter)
@@ -39,17 +40,27 @@ extension PostgresDocumentReader {
             if statement.countsTotal { total = row.int(columns.count + 1) }
             return (row.text(0) ?? "{}", values)
         }
-        // No row carries the count: none matches, unless the page starts past them.
-        if statement.countsTotal, rows.isEmpty, query.skip == 0, query.limit > 0 { total = 0 }
+        // A page cut short by the last match tells the total itself (but not
+        // one that starts past every match, nor limit 0: no row to tell by).
+        if statement.readsEveryMatch, query.limit > 0, rows.count < query.limit, !rows.isEmpty || query.skip == 0 {
+            total = Int64(query.skip + rows.count)
+        }
         let next = rows.count == query.limit && query.limit > 0 ? rows.last.map { KeysetCursor(order: statement.order, values: $0.1).token } : nil
-        return ListPage(documents: rows.map(\.0), next: next, total: total.map { Int($0) })
+        var page = ListPage(documents: rows.map(\.0), next: next)
+        if withTotal {
+            let counted = try total.map { Int($0) } ?? countInSnapshot(collection, filter: query.filter, scope: scope)
+            listTotals.record(statement.shape, total: counted)
+            page.total = counted
+        }
+        return page
     }
 
     /// The statement that reads one page of `query`. A nearest-first list
     /// runs its probe first (`nearestBound`), recorded in `probe`. With
     /// `withTotal`, its last column counts every match before LIMIT and
-    /// OFFSET (`count(*) OVER ()`), unless its condition is narrower than
-    /// the filter: an `after` cursor's keyset or a nearest-first bound.
+    /// OFFSET (`count(*) OVER ()`) when `listTotals` says the shape matched
+    /// few rows, unless its condition is narrower than the filter: an
+    /// `after` cursor's keyset or a nearest-first bound.
     func listStatement(_ layout: CollectionLayout, _ compiled: CompiledFilter, _ query: FindQuery,
                        scope: AccessScope, withTotal: Bool = false) throws -> PostgresListStatement {
         let params = ParameterList(compiled.params)
@@ -65,6 +76,7 @@ extension PostgresDocumentReader {
             keyset = " AND " + (try Self.after(columns, cursor.values, params.bind))
         }
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
+        let shape = PostgresListTotals.shape(table: layout.table, condition: PostgresAccess.visibleFirst(visible, compiled.whereSQL))
         var condition = PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
         var probe: PostgresListStatement.Probe?
         var bounded = false
@@ -84,10 +96,12 @@ extension PostgresDocumentReader {
         }
         let orderBy = columns.map { "\($0.sql) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
         let limit = params.bind(.int(Int64(query.limit))), skip = params.bind(.int(Int64(query.skip)))
-        let countsTotal = withTotal && query.after == nil && !bounded
+        let readsEveryMatch = query.after == nil && !bounded
+        let countsTotal = withTotal && readsEveryMatch && listTotals.countsInScan(shape)
         let sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", "))\(countsTotal ? ", count(*) OVER ()" : "") FROM \(layout.table) AS d"
             + " WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit) OFFSET \(skip)"
-        return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe, countsTotal: countsTotal)
+        return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe,
+                                     shape: shape, readsEveryMatch: readsEveryMatch, countsTotal: countsTotal)
     }
 
     /// The order columns of one sort key: a built-in column, or a field's

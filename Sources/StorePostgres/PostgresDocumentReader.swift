@@ -18,6 +18,8 @@ public final class PostgresDocumentReader {
     let dialect = PostgresDialect()
     /// The longest a list or count may run before it is stopped (`statement_timeout`).
     public var timeLimit: Double = 10
+    /// How each list shape's total was last counted, and how big it was.
+    var listTotals = PostgresListTotals()
     /// Who this node's thumbnail-job claims are made as (`PostgresNode.id`; tests set one per connection).
     public var jobWorker = PostgresNode.id
     /// The feed cursors' seal, read once (`cursorSeal()`).
@@ -58,8 +60,6 @@ public final class PostgresDocumentReader {
         return try snapshot {
             var page = try findInSnapshot(collection, query, scope: scope, withTotal: withTotal)
             if let redaction { page.documents = page.documents.map(redaction.applied) }
-            // The page's scan counted when it could; else (an `after` page, one past the end) a count of its own.
-            if withTotal, page.total == nil { page.total = try countInSnapshot(collection, filter: query.filter, scope: scope) }
             return page
         }
     }

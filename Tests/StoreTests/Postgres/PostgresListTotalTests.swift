@@ -4,9 +4,10 @@ import Store
 @testable import StorePostgres
 import Testing
 
-/// A list's `X-Total-Count` on PostgreSQL: counted by the page's own scan
-/// (`count(*) OVER ()`) when it can be, by a count of its own otherwise,
-/// and in every case equal to that separate count.
+/// A list's `X-Total-Count` on PostgreSQL: told by a page cut short,
+/// counted by the page's own scan (`count(*) OVER ()`) for a shape that
+/// matched few rows, by a count of its own otherwise, and in every case
+/// equal to that separate count.
 @Suite("PostgreSQL engine: a list's total from the page's scan")
 struct PostgresListTotalTests {
     static let alice = AccessScope(principal: .user("alice"), level: .private)
@@ -38,9 +39,11 @@ struct PostgresListTotalTests {
         return pg
     }
 
-    @Test("every filter, sort, skip, limit, projection and reader: the total is the separate count")
-    func totalsAgree() throws {
+    @Test("every filter, sort, skip, limit, projection and reader: the total is the separate count",
+          arguments: [0, 1_000_000])
+    func totalsAgree(windowLimit: Int) throws {
         let pg = try store()
+        pg.reader.listTotals.windowLimit = windowLimit
         for scope in [AccessScope.system, Self.alice, Self.bob] {
             for filter in Self.filters.map(json) {
                 let expected = try pg.reader.count("c", filter: filter, scope: scope)
@@ -88,25 +91,51 @@ struct PostgresListTotalTests {
         }
     }
 
-    @Test("the page's own scan counts when its condition is the filter's; never with a cursor or a nearest bound")
-    func scanCountsWhenItCan() throws {
+    @Test("a shape that matched few rows is counted by its page's scan; a cursor, a nearest bound or many matches apart")
+    func whereTheScanCounts() throws {
         let pg = try store()
-        func total(_ query: FindQuery, _ scope: AccessScope = .system) throws -> Int? {
-            try pg.reader.snapshot { try pg.reader.findInSnapshot("c", query, scope: scope, withTotal: true).total }
+        func countsInScan(_ query: FindQuery, _ scope: AccessScope = .system) throws -> Bool {
+            let layout = try #require(try pg.reader.catalog.layout("c"))
+            let compiled = try pg.reader.makeCompiler(layout).compile(query.filter)
+            return try pg.reader.listStatement(layout, compiled, query, scope: scope, withTotal: true).countsTotal
         }
-        #expect(try total(FindQuery(filter: json(#"{"g":"a"}"#), sort: [("n", true)], limit: 5)) == 30)
-        #expect(try total(FindQuery(filter: json(#"{"g":"a"}"#), limit: 5, skip: 29)) == 30)
-        #expect(try total(FindQuery(filter: json(#"{"g":"a"}"#), limit: 5), Self.alice) == 15)
-        #expect(try total(FindQuery(filter: json(#"{"nope":1}"#), limit: 5)) == 0, "no match, first page: nothing to count")
-        // Past the end or limit 0: no row carries the count, so the caller counts.
-        #expect(try total(FindQuery(filter: json(#"{"g":"a"}"#), limit: 5, skip: 30)) == nil)
-        #expect(try total(FindQuery(filter: json(#"{"g":"a"}"#), limit: 0)) == nil)
+        let a = FindQuery(filter: json(#"{"g":"a"}"#), sort: [("n", true)], limit: 5)
+        #expect(try !countsInScan(a), "a shape not seen yet is counted apart")
+        #expect(try pg.reader.page("c", a, withTotal: true).total == 30)
+        #expect(try countsInScan(a))
+        #expect(try countsInScan(FindQuery(filter: json(#"{"g":"b"}"#), sort: [("n", true)], limit: 5, skip: 29)), "one shape for every value")
+        #expect(try !countsInScan(a, Self.alice), "another reader's rule is another shape")
+        // Counted in the scan, past the end (no row carries the count) and on a page cut short.
+        #expect(try pg.reader.page("c", FindQuery(filter: json(#"{"g":"a"}"#), sort: [("n", true)], limit: 5, skip: 40), withTotal: true).total == 30)
+        #expect(try pg.reader.page("c", FindQuery(filter: json(#"{"g":"a"}"#), sort: [("n", true)], limit: 5, skip: 27), withTotal: true).total == 30)
         // A keyset page's condition is narrower than the filter.
-        let first = try pg.reader.page("c", FindQuery(sort: [("n", true)], limit: 5), withTotal: false)
-        #expect(try total(FindQuery(sort: [("n", true)], limit: 5, after: try #require(first.next))) == nil)
+        let first = try pg.reader.page("c", FindQuery(limit: 5), withTotal: true)
+        #expect(first.total == 90)
+        #expect(try countsInScan(FindQuery(limit: 5)))
+        #expect(try !countsInScan(FindQuery(limit: 5, after: try #require(first.next))))
         // A nearest-first list through the geo index reads only the rows inside its probe's reach.
-        let near = json(#"{"loc":{"$nearSphere":{"$geometry":{"type":"Point","coordinates":[-122.4,37.8]}}}}"#)
-        #expect(try total(FindQuery(filter: near, limit: 5)) == nil)
-        #expect(try total(FindQuery(filter: near, limit: 5), Self.alice) != nil, "with an access rule there is no probe")
+        let near = FindQuery(filter: json(#"{"loc":{"$nearSphere":{"$geometry":{"type":"Point","coordinates":[-122.4,37.8]}}}}"#), limit: 5)
+        #expect(try pg.reader.page("c", near, withTotal: true).total == 67)
+        #expect(try !countsInScan(near))
+        // A shape that matched more rows than the limit is counted apart.
+        pg.reader.listTotals.windowLimit = 89
+        #expect(try !countsInScan(FindQuery(limit: 5)))
+    }
+
+    @Test("the memo of totals: a small last total counts in the scan, a large or unknown one apart; full, it starts again")
+    func memo() {
+        var totals = PostgresListTotals()
+        totals.windowLimit = 10
+        let small = PostgresListTotals.shape(table: "c_1", condition: "a"), large = PostgresListTotals.shape(table: "c_1", condition: "b")
+        #expect(!totals.countsInScan(small))
+        totals.record(small, total: 10)
+        totals.record(large, total: 11)
+        #expect(totals.countsInScan(small))
+        #expect(!totals.countsInScan(large))
+        totals.record(small, total: 500)
+        #expect(!totals.countsInScan(small), "a shape whose matches grew is counted apart again")
+        totals.record(small, total: 3)
+        for n in 0..<PostgresListTotals.capacity { totals.record(PostgresListTotals.shape(table: "c_2", condition: "\(n)"), total: 1) }
+        #expect(!totals.countsInScan(small), "forgotten when the memo filled up")
     }
 }
