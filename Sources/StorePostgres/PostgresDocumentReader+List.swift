@@ -15,15 +15,20 @@ struct PostgresOrderColumn {
 /// booleans), then numbers by value, then strings byte by byte and
 /// containers by their stored JSON text, then the row id.
 extension PostgresDocumentReader {
-    func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope) throws -> ListPage {
+    /// One page of `query` and, with `withTotal`, the number of all matches:
+    /// counted by the page's own scan when its shape matched few rows last
+    /// time (`PostgresListTotals`) and the page can tell, else by a count of
+    /// its own in the same snapshot.
+    func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope, withTotal: Bool = false) throws -> ListPage {
         let layout = try catalog.layout(collection)
         let compiled = try makeCompiler(layout).compile(query.filter)
         guard let layout else {
             if let after = query.after { try KeysetCursor.check(token: after) }
-            return ListPage(documents: [])
+            return ListPage(documents: [], total: withTotal ? 0 : nil)
         }
-        let statement = try listStatement(layout, compiled, query, scope: scope)
+        let statement = try listStatement(layout, compiled, query, scope: scope, withTotal: withTotal)
         let columns = statement.columns
+        var total: Int64?
         let rows = try db.query(statement.sql, statement.params) { row -> (String, [SQLValue]) in
             let values = columns.indices.map { i -> SQLValue in
                 guard let text = row.text(i + 1) else { return .null }
@@ -32,16 +37,32 @@ extension PostgresDocumentReader {
                 case .numeric, .text: return .text(text)
                 }
             }
+            if statement.countsTotal { total = row.int(columns.count + 1) }
             return (row.text(0) ?? "{}", values)
         }
+        // A page cut short by the last match tells the total itself (but not
+        // one that starts past every match, nor limit 0: no row to tell by).
+        if statement.readsEveryMatch, query.limit > 0, rows.count < query.limit, !rows.isEmpty || query.skip == 0 {
+            total = Int64(query.skip + rows.count)
+        }
         let next = rows.count == query.limit && query.limit > 0 ? rows.last.map { KeysetCursor(order: statement.order, values: $0.1).token } : nil
-        return ListPage(documents: rows.map(\.0), next: next)
+        var page = ListPage(documents: rows.map(\.0), next: next)
+        if withTotal {
+            let counted = try total.map { Int($0) } ?? countInSnapshot(collection, filter: query.filter, scope: scope)
+            listTotals.record(statement.shape, total: counted)
+            page.total = counted
+        }
+        return page
     }
 
     /// The statement that reads one page of `query`. A nearest-first list
-    /// runs its probe first (`nearestBound`), recorded in `probe`.
+    /// runs its probe first (`nearestBound`), recorded in `probe`. With
+    /// `withTotal`, its last column counts every match before LIMIT and
+    /// OFFSET (`count(*) OVER ()`) when `listTotals` says the shape matched
+    /// few rows, unless its condition is narrower than the filter: an
+    /// `after` cursor's keyset or a nearest-first bound.
     func listStatement(_ layout: CollectionLayout, _ compiled: CompiledFilter, _ query: FindQuery,
-                       scope: AccessScope) throws -> PostgresListStatement {
+                       scope: AccessScope, withTotal: Bool = false) throws -> PostgresListStatement {
         let params = ParameterList(compiled.params)
         // Unsorted, a $nearSphere orders by its exact distance (as on SQLite), then the row.
         let near = query.sort.isEmpty ? compiled.nearestFirst : nil
@@ -55,12 +76,15 @@ extension PostgresDocumentReader {
             keyset = " AND " + (try Self.after(columns, cursor.values, params.bind))
         }
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
+        let shape = PostgresListTotals.shape(table: layout.table, condition: PostgresAccess.visibleFirst(visible, compiled.whereSQL))
         var condition = PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
         var probe: PostgresListStatement.Probe?
+        var bounded = false
         if let near, visible == nil, let point = compiled.nearPoint {
             let wanted = query.skip > Int.max - query.limit ? Int.max : query.limit + query.skip
             if let bound = try nearestBound(layout, point, distance: near, condition: condition, params: params, wanted: wanted, probe: &probe) {
                 condition += " AND \(bound)"
+                bounded = true
             }
         }
         // Bound after the nearest probe, which copies the parameters so far and must use each one.
@@ -72,9 +96,12 @@ extension PostgresDocumentReader {
         }
         let orderBy = columns.map { "\($0.sql) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
         let limit = params.bind(.int(Int64(query.limit))), skip = params.bind(.int(Int64(query.skip)))
-        let sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", ")) FROM \(layout.table) AS d"
+        let readsEveryMatch = query.after == nil && !bounded
+        let countsTotal = withTotal && readsEveryMatch && listTotals.countsInScan(shape)
+        let sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", "))\(countsTotal ? ", count(*) OVER ()" : "") FROM \(layout.table) AS d"
             + " WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit) OFFSET \(skip)"
-        return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe)
+        return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe,
+                                     shape: shape, readsEveryMatch: readsEveryMatch, countsTotal: countsTotal)
     }
 
     /// The order columns of one sort key: a built-in column, or a field's

@@ -18,6 +18,8 @@ public final class PostgresDocumentReader {
     let dialect = PostgresDialect()
     /// The longest a list or count may run before it is stopped (`statement_timeout`).
     public var timeLimit: Double = 10
+    /// How each list shape's total was last counted, and how big it was.
+    var listTotals = PostgresListTotals()
     /// Who this node's thumbnail-job claims are made as (`PostgresNode.id`; tests set one per connection).
     public var jobWorker = PostgresNode.id
     /// The feed cursors' seal, read once (`cursorSeal()`).
@@ -56,9 +58,8 @@ public final class PostgresDocumentReader {
                      redaction: Redaction? = nil) throws -> ListPage {
         try scope.checkCollectionRead()
         return try snapshot {
-            var page = try findInSnapshot(collection, query, scope: scope)
+            var page = try findInSnapshot(collection, query, scope: scope, withTotal: withTotal)
             if let redaction { page.documents = page.documents.map(redaction.applied) }
-            page.total = withTotal ? try countInSnapshot(collection, filter: query.filter, scope: scope) : nil
             return page
         }
     }

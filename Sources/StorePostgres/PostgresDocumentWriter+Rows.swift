@@ -2,9 +2,10 @@ import JSON
 import Store
 
 /// The writer's row methods with `DocumentWriter`'s exact signatures and
-/// semantics (the `DocumentWriting` requirements): replace / patch / delete
-/// of a row already read, and internal reads (a PUT's replaceable row is
-/// `DocumentWriting`'s own, in `DocumentWriting+Replace`).
+/// semantics (the `DocumentWriting` requirements): replace of a row already
+/// read, patch and delete by id (of a row already read: in the writer's own
+/// file), and internal reads (a PUT's replaceable row is `DocumentWriting`'s
+/// own, in `DocumentWriting+Replace`).
 /// `If-Match` is checked by the caller against the row it read; the write
 /// itself still fails with a conflict if another node changed the row since
 /// (`UPDATE … WHERE updated_at = <as read>`).
@@ -22,29 +23,18 @@ extension PostgresDocumentWriter {
         }
         var document = try DocumentWriter.clientFields(body)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: body["_acl"]))
-        try store(collection, existing, id: id, &document, ifMatch: nil, scope: scope)
+        try store(collection, existing, id: id, &document, scope: scope)
         return (false, document.jsonText)
     }
 
     /// Applies an RFC 7396 merge patch to the document `id`.
     public func patch(in collection: String, id: String, _ patch: JSONObject, scope: AccessScope) throws -> String {
-        try self.patch(in: collection, id: id, patch, existing: try existingRow(in: collection, id: id, scope: scope), ifMatch: nil, scope: scope)
-    }
-
-    /// `patch` for a row already read with `existingRow` (nil: 404).
-    public func patch(in collection: String, id: String, _ patch: JSONObject, existing: StoredRow?, scope: AccessScope) throws -> String {
-        try self.patch(in: collection, id: id, patch, existing: existing, ifMatch: nil, scope: scope)
+        try self.patch(in: collection, id: id, patch, existing: try existingRow(in: collection, id: id, scope: scope), scope: scope)
     }
 
     /// Deletes the document `id`.
     public func delete(from collection: String, id: String, scope: AccessScope) throws {
         try delete(from: collection, id: id, existing: try existingRow(in: collection, id: id, scope: scope))
-    }
-
-    /// Deletes a row already read with `existingRow` (nil: 404); the access
-    /// check was that read's.
-    public func delete(from collection: String, id: String, existing: StoredRow?) throws {
-        try delete(from: collection, id: id, existing: existing, ifMatch: nil, scope: .system)
     }
 
     /// The stored JSON text of `id`, ignoring access rules (internal use).

@@ -115,36 +115,9 @@ public final class PostgresDocumentWriter {
         return StoredRow(rowID: row.0, createdAt: row.1, updatedAt: row.2, document: document, text: row.3)
     }
 
-    /// Replaces the document `id`, or creates it when absent.
-    public func replace(in collection: String, id: String, _ body: JSONObject, ifMatch: String? = nil,
-                        scope: AccessScope = .system) throws -> (created: Bool, text: String) {
-        if let given = body["_id"], given != .string(id) { throw StoreError.invalid("The body's _id does not match the URL.") }
-        guard let existing = try existingRow(in: collection, id: id, scope: scope) else {
-            if ifMatch != nil { throw PreconditionFailed(current: nil) }
-            guard scope.mayChoose(id: id) else {
-                throw StoreError.notFound("No document with _id \"\(id)\" in \(collection). \(scope.idNamespaceRule)")
-            }
-            var withID = body
-            withID["_id"] = .string(id)
-            return (true, try insert(into: collection, withID, scope: scope))
-        }
-        var document = try DocumentWriter.clientFields(body)
-        document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: body["_acl"]))
-        try store(collection, existing, id: id, &document, ifMatch: ifMatch, scope: scope)
-        return (false, document.jsonText)
-    }
-
-    /// Applies an RFC 7396 merge patch to the document `id`.
-    public func patch(in collection: String, id: String, _ patch: JSONObject, ifMatch: String? = nil,
-                      scope: AccessScope = .system) throws -> String {
-        try self.patch(in: collection, id: id, patch, existing: try existingRow(in: collection, id: id, scope: scope),
-                       ifMatch: ifMatch, scope: scope)
-    }
-
     /// `patch` for a row already read with `existingRow` (nil: 404); it
     /// fails with a conflict if the row changed since that read.
-    public func patch(in collection: String, id: String, _ patch: JSONObject, existing: StoredRow?, ifMatch: String? = nil,
-                      scope: AccessScope) throws -> String {
+    public func patch(in collection: String, id: String, _ patch: JSONObject, existing: StoredRow?, scope: AccessScope) throws -> String {
         guard let existing else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
@@ -156,24 +129,18 @@ public final class PostgresDocumentWriter {
         }
         var document = try DocumentWriter.clientFields(merged)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
-        try store(collection, existing, id: id, &document, ifMatch: ifMatch, scope: scope)
+        try store(collection, existing, id: id, &document, scope: scope)
         return document.jsonText
     }
 
-    /// Deletes the document `id`; with `ifMatch`, only while its `_updatedAt` is still that.
-    public func delete(from collection: String, id: String, ifMatch: String? = nil, scope: AccessScope = .system) throws {
-        try delete(from: collection, id: id, existing: try existingRow(in: collection, id: id, scope: scope), ifMatch: ifMatch, scope: scope)
-    }
-
-    /// `delete` for a row already read with `existingRow` (nil: 404).
-    public func delete(from collection: String, id: String, existing: StoredRow?, ifMatch: String? = nil, scope: AccessScope) throws {
+    /// Deletes a row already read with `existingRow` (nil: 404); the access
+    /// check was that read's. It fails with a conflict if the row changed since.
+    public func delete(from collection: String, id: String, existing: StoredRow?) throws {
         guard let existing, let layout = try catalog.layout(collection) else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
-        if let ifMatch, ifMatch != existing.updatedAt { throw PreconditionFailed(current: existing.updatedAt) }
-        let params = ParameterList([.int(existing.rowID), .text(existing.updatedAt)])
-        let canWrite = PostgresAccess.sql(scope.writeRule, params.bind).map { " AND \($0)" } ?? ""
-        let deleted = try db.query("DELETE FROM \(layout.table) AS d WHERE d.rid = $1::bigint AND d.updated_at = $2::text\(canWrite) RETURNING 1", params.values) { _ in () }
+        let deleted = try db.query("DELETE FROM \(layout.table) AS d WHERE d.rid = $1::bigint AND d.updated_at = $2::text RETURNING 1",
+                                   [.int(existing.rowID), .text(existing.updatedAt)]) { _ in () }
         guard !deleted.isEmpty else { throw Self.changedMeanwhile(id) }
         try updateReferenceEntries(collection, id: id, from: existing.document, to: nil, scope: .system)
         try checkNotReferenced(collection, id: id)
@@ -181,10 +148,8 @@ public final class PostgresDocumentWriter {
     }
 
     /// Overwrites `existing` with `document` if the row still holds what was read.
-    func store(_ collection: String, _ existing: StoredRow, id: String, _ document: inout JSONObject,
-                       ifMatch: String?, scope: AccessScope) throws {
+    func store(_ collection: String, _ existing: StoredRow, id: String, _ document: inout JSONObject, scope: AccessScope) throws {
         guard let layout = try catalog.layout(collection) else { throw StoreError.notFound("No collection \(collection).") }
-        if let ifMatch, ifMatch != existing.updatedAt { throw PreconditionFailed(current: existing.updatedAt) }
         let now = Timestamp.after(existing.document["_updatedAt"]?.stringValue)
         document.prepend("_id", .string(id))
         document["_createdAt"] = .string(existing.createdAt)
@@ -205,10 +170,4 @@ public final class PostgresDocumentWriter {
 
     /// A fresh document id, as `insert` would make.
     public func newID() -> String { ids.next() }
-}
-
-/// An `If-Match` that no longer holds: the row's current `_updatedAt` (nil
-/// when it is gone). Handlers answer 412 with it as the ETag.
-public struct PreconditionFailed: Error, Sendable {
-    public let current: String?
 }

@@ -15,6 +15,13 @@ struct PostgresListStatement {
     let columns: [PostgresOrderColumn]
     let order: String
     let probe: Probe?
+    /// The list's shape, for `PostgresListTotals`.
+    let shape: Int
+    /// The condition is the filter's (no `after` keyset, no nearest bound):
+    /// the rows before OFFSET and after the page are all matches too.
+    let readsEveryMatch: Bool
+    /// The last column is the number of all matches (`count(*) OVER ()`), the same on every row.
+    let countsTotal: Bool
 }
 
 extension PostgresDocumentReader {

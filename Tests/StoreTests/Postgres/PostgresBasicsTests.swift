@@ -45,20 +45,29 @@ struct PostgresBasicsTests {
         #expect(feed.changes.map(\.id) == ["taken", "one", "two"], "the failed insert left no change row")
     }
 
-    @Test("If-Match is decided by the UPDATE: a write that read an older version fails")
-    func preconditions() throws {
+    @Test("a write that read an older version fails with a conflict, decided by the UPDATE")
+    func staleRows() throws {
         let store = try PGTestStore()
-        try store.insert("c", [#"{"_id":"a","n":1}"#])
+        try store.insert("c", [#"{"_id":"a","n":1}"#, #"{"_id":"b","n":1}"#])
         let stale = try #require(try store.writer.existingRow(in: "c", id: "a", scope: .system))
+        let staleB = try #require(try store.writer.existingRow(in: "c", id: "b", scope: .system))
         _ = try store.writer.commitBatch([{ w in try w.patch(in: "c", id: "a", object(#"{"n":2}"#)) }])[0].get()
-        // The stale ETag names the version before the patch.
-        let refused = store.writer.commitBatch([{ w in try w.patch(in: "c", id: "a", object(#"{"n":3}"#), ifMatch: stale.updatedAt) }])
-        guard case .failure(let error) = refused[0], let failed = error as? PreconditionFailed else {
-            Issue.record("expected PreconditionFailed, got \(refused[0])"); return
+        _ = try store.writer.commitBatch([{ w in try w.patch(in: "c", id: "b", object(#"{"n":2}"#)) }])[0].get()
+        // Each write given the row as read before the patch (what `Preconditions` checked If-Match against) is refused.
+        let refused = store.writer.commitBatch([
+            { w in try w.patch(in: "c", id: "a", object(#"{"n":3}"#), existing: stale, scope: .system) },
+            { w in try w.replace(in: "c", id: "a", object(#"{"n":3}"#), existing: stale, scope: .system).text },
+            { w in try w.delete(from: "c", id: "b", existing: staleB); return "" },
+        ])
+        for (i, result) in refused.enumerated() {
+            guard case .failure(StoreError.conflict(let why)) = result else { Issue.record("write \(i): expected a conflict, got \(result)"); continue }
+            #expect(why.contains("changed while this write was made"), "\(why)")
         }
-        #expect(failed.current != stale.updatedAt)
-        let current = try #require(failed.current)
-        _ = try store.writer.commitBatch([{ w in try w.patch(in: "c", id: "a", object(#"{"n":3}"#), ifMatch: current) }])[0].get()
+        #expect(object(try #require(try store.reader.get("c", id: "a")))["n"] == .int(2))
+        #expect(object(try #require(try store.reader.get("c", id: "b")))["n"] == .int(2))
+        // The row read again is current: the same write succeeds.
+        let current = try #require(try store.writer.existingRow(in: "c", id: "a", scope: .system))
+        _ = try store.writer.commitBatch([{ w in try w.patch(in: "c", id: "a", object(#"{"n":3}"#), existing: current, scope: .system) }])[0].get()
         #expect(object(try #require(try store.reader.get("c", id: "a")))["n"] == .int(3))
         // A row changed by another node after it was read: the compare-and-set UPDATE finds nothing.
         let other = try PostgresDocumentWriter(url: store.url, ids: DocumentID(), logger: .init(label: "other"))
