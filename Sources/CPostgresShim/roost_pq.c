@@ -45,7 +45,20 @@
     X(int, PQbackendPID, (const PGconn *conn), (conn), 0) \
     X(int, PQsocket, (const PGconn *conn), (conn), -1) \
     X(int, PQconsumeInput, (PGconn *conn), (conn), 0) \
-    X(PGnotify *, PQnotifies, (PGconn *conn), (conn), NULL)
+    X(PGnotify *, PQnotifies, (PGconn *conn), (conn), NULL) \
+    X(int, PQenterPipelineMode, (PGconn *conn), (conn), 0) \
+    X(int, PQexitPipelineMode, (PGconn *conn), (conn), 0) \
+    X(int, PQpipelineSync, (PGconn *conn), (conn), 0) \
+    X(PGpipelineStatus, PQpipelineStatus, (const PGconn *conn), (conn), PQ_PIPELINE_OFF) \
+    X(int, PQsendQueryParams, (PGconn *conn, const char *command, int nParams, const Oid *paramTypes, \
+                               const char *const *paramValues, const int *paramLengths, const int *paramFormats, int resultFormat), \
+      (conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats, resultFormat), 0) \
+    X(int, PQsendPrepare, (PGconn *conn, const char *stmtName, const char *query, int nParams, const Oid *paramTypes), \
+      (conn, stmtName, query, nParams, paramTypes), 0) \
+    X(int, PQsendQueryPrepared, (PGconn *conn, const char *stmtName, int nParams, const char *const *paramValues, \
+                                 const int *paramLengths, const int *paramFormats, int resultFormat), \
+      (conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat), 0) \
+    X(PGresult *, PQgetResult, (PGconn *conn), (conn), NULL)
 
 // The functions that return nothing: name, parameters, arguments.
 #define ROOST_PQ_PROCEDURES(X) \

@@ -5,18 +5,28 @@ import Store
 /// One blocking libpq connection, confined to the thread that uses it (as
 /// `SQLiteConnection` is): one per reader thread and one for the writer.
 ///
-/// Every statement is prepared once per connection (`PQprepare`) and cached
-/// by its SQL text; values are always parameters, sent as text. A lost
-/// connection throws a retryable `PGError` and is reset before the next
-/// statement, never a crash.
+/// Every statement is prepared once per connection and cached by its SQL
+/// text (at most `cacheLimit`, then `DEALLOCATE ALL`); values are always
+/// parameters, sent as text. Statements whose result is not needed at once
+/// (BEGIN, SAVEPOINT, RELEASE, `runDeferred`) wait and go to the server in
+/// one pipeline with the next statement that needs its result
+/// (`PGConnection+Transaction`, `PGPipeline`). A lost connection throws a
+/// retryable `PGError` and is reset before the next statement, never a crash.
 public final class PGConnection {
-    private var handle: OpaquePointer?
+    private(set) var handle: OpaquePointer?
     /// Prepared statement names by SQL text.
-    private var statements: [String: String] = [:]
-    private var nextStatement = 0
-    private static let cacheLimit = 512
-    /// The depth of `transaction` calls: only the outermost begins and commits.
-    private var transactionDepth = 0
+    var statements: [String: String] = [:]
+    var nextStatement = 0
+    static let cacheLimit = 512
+    /// Statements queued until the next one whose result is needed.
+    var deferred: [PGPipeline.Command] = []
+    /// The open `transaction` calls, outermost first: the index in
+    /// `deferred` of each one's BEGIN or SAVEPOINT while it is unsent, nil once sent.
+    var frames: [Int?] = []
+    /// A pipeline ended in a state libpq could not leave: treated as a lost connection.
+    var broken = false
+    /// Exchanges with the server so far (statements, pipelines, prepares): tests assert savings with it.
+    public internal(set) var roundTrips = 0
 
     /// Connects with a libpq connection string or URL (`postgres://user@host:port/db`);
     /// an empty string uses libpq's `PG*` environment variables alone. An
@@ -39,15 +49,16 @@ public final class PGConnection {
     deinit { if let handle { PQfinish(handle) } }
 
     /// The connection, reset first when the last statement found it broken.
-    private func live() throws -> OpaquePointer {
+    func live() throws -> OpaquePointer {
         guard let handle else { throw PGError(sqlState: "08003", message: "the connection is closed") }
-        if PQstatus(handle) != CONNECTION_OK {
-            // Inside a transaction a new connection would run the rest in
-            // autocommit: fail until the transaction has ended instead.
-            guard transactionDepth == 0 else {
+        if broken || PQstatus(handle) != CONNECTION_OK {
+            // Inside a transaction the server saw begin, a new connection would
+            // run the rest in autocommit: fail until the transaction has ended instead.
+            guard !transactionSent else {
                 throw PGError(sqlState: "08006", message: "the connection was lost inside a transaction; nothing of it was committed")
             }
             PQreset(handle)
+            broken = false
             statements.removeAll()
             guard PQstatus(handle) == CONNECTION_OK else {
                 throw PGError(sqlState: "08006", message: String(cString: PQerrorMessage(handle)))
@@ -56,17 +67,13 @@ public final class PGConnection {
         return handle
     }
 
-    /// Runs `sql` with `params` as a prepared statement and maps each row.
+    /// Runs `sql` with `params` as a prepared statement and maps each row;
+    /// deferred statements go first, in the same pipeline, and their errors surface here.
     @discardableResult
     public func query<T>(_ sql: String, _ params: [SQLValue] = [], _ map: (PGRow) throws -> T) throws -> [T] {
         let conn = try live()
-        let name = try prepared(sql, params.count, conn)
-        let result = try withTextParameters(params) { values in
-            PQexecPrepared(conn, name, Int32(params.count), values, nil, nil, 0)
-        }
+        let result = try resultOf(sql, params, conn)
         defer { PQclear(result) }
-        try check(result, conn)
-        guard let result else { return [] }
         var rows: [T] = []
         let count = PQntuples(result)
         rows.reserveCapacity(Int(count))
@@ -84,92 +91,90 @@ public final class PGConnection {
         try query(sql, params, map).first
     }
 
-    /// Runs a script of fixed SQL (several statements, no parameters): migrations.
+    /// Runs a script of fixed SQL (several statements, no parameters):
+    /// migrations. Deferred statements are sent first.
     public func execute(_ script: String) throws {
+        try flush()
         let conn = try live()
+        roundTrips += 1
         let result = PQexec(conn, script)
         defer { PQclear(result) }
         try check(result, conn)
     }
 
-    /// Runs `body` in a transaction (a savepoint when one is already open):
-    /// committed when it returns, rolled back when it throws. The depth
-    /// drops only after COMMIT ran, so a connection lost inside a
-    /// transaction fails everything up to and including its COMMIT (see
-    /// `live`): work done before the loss is never reported as committed.
-    /// - Parameter begin: the statement that opens an outermost transaction
-    ///   (e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`).
-    public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
-        let outer = transactionDepth == 0
-        let savepoint = "s\(transactionDepth)"
-        try execute(outer ? begin : "SAVEPOINT \(savepoint)")
-        transactionDepth += 1
-        defer { transactionDepth -= 1 }
-        let value: T
-        do {
-            value = try body()
-        } catch {
-            try? execute(outer ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT \(savepoint)")
-            throw error
-        }
-        do {
-            try execute(outer ? "COMMIT" : "RELEASE SAVEPOINT \(savepoint)")
-        } catch {
-            try? execute(outer ? "ROLLBACK" : "ROLLBACK TO SAVEPOINT \(savepoint)")
-            throw error
-        }
-        return value
-    }
-
     /// True while a transaction opened by `transaction` is running.
-    public var inTransaction: Bool { transactionDepth > 0 }
+    public var inTransaction: Bool { !frames.isEmpty }
 
-    private func prepared(_ sql: String, _ count: Int, _ conn: OpaquePointer) throws -> String {
-        if let name = statements[sql] { return name }
-        if statements.count >= Self.cacheLimit {
-            try execute("DEALLOCATE ALL")
-            statements.removeAll()
-        }
-        nextStatement += 1
-        let name = "r\(nextStatement)"
-        let result = PQprepare(conn, name, sql, Int32(count), nil)
-        defer { PQclear(result) }
-        try check(result, conn)
-        statements[sql] = name
-        return name
-    }
-
-    private func check(_ result: OpaquePointer?, _ conn: OpaquePointer) throws {
-        guard let result else {
-            throw PGError(sqlState: PQstatus(conn) == CONNECTION_OK ? "" : "08006", message: String(cString: PQerrorMessage(conn)))
-        }
-        switch PQresultStatus(result) {
-        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: return
-        default:
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) } ?? ""
-            let message = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
-                ?? String(cString: PQerrorMessage(conn))
-            throw PGError(sqlState: state, message: message)
-        }
-    }
-
-    /// Calls `body` with C strings for `params` (NULL for `.null`), alive for the call.
-    private func withTextParameters<R>(_ params: [SQLValue], _ body: ([UnsafePointer<CChar>?]) -> R) throws -> R {
-        var owned: [UnsafeMutablePointer<CChar>?] = []
-        owned.reserveCapacity(params.count)
-        defer { for p in owned { free(p) } }
-        for value in params {
-            switch value {
-            case .null: owned.append(nil)
-            case .int(let i): owned.append(strdup(String(i)))
-            case .double(let d):
-                guard d.isFinite else { throw StoreError.invalid("A number must be finite.") }
-                owned.append(strdup("\(d)"))
-            case .text(let s):
-                guard !s.utf8.contains(0) else { throw StoreError.invalid("Text may not contain the NUL character.") }
-                owned.append(strdup(s))
+    /// The checked result of prepared statement `sql`, sent with the deferred statements.
+    private func resultOf(_ sql: String, _ params: [SQLValue], _ conn: OpaquePointer) throws -> OpaquePointer {
+        if deferred.isEmpty, let name = statements[sql] {
+            roundTrips += 1
+            let result = try withTextParameters(params) { values in
+                PQexecPrepared(conn, name, Int32(params.count), values, nil, nil, 0)
             }
+            do { try check(result, conn) } catch { PQclear(result); throw error }
+            guard let result else { throw PGError(sqlState: "", message: "libpq answered no result") }
+            return result
         }
-        return body(owned.map { $0.map { UnsafePointer($0) } })
+        var commands: [PGPipeline.Command] = []
+        var name = statements[sql]
+        var prepareAt: Int?
+        if name == nil {
+            if statements.count >= Self.cacheLimit {
+                commands.append(.text("DEALLOCATE ALL", []))
+                statements.removeAll()
+            }
+            nextStatement += 1
+            name = "r\(nextStatement)"
+            prepareAt = deferred.count + commands.count
+            commands.append(.prepare(name: name!, sql: sql, count: params.count))
+        }
+        commands.append(.prepared(name: name!, params))
+        let outcome = try sendWithDeferred(commands, conn)
+        if let prepareAt, outcome.succeeded(prepareAt) { statements[sql] = name }
+        if let error = outcome.error { PQclear(outcome.last); throw error }
+        guard let result = outcome.last else { throw PGError(sqlState: "", message: "libpq answered no result") }
+        return result
+    }
+
+    /// Runs one fixed statement (COMMIT, ROLLBACK) after the deferred ones, in one exchange.
+    func command(_ sql: String) throws {
+        let conn = try live()
+        if deferred.isEmpty {
+            roundTrips += 1
+            let result = PQexec(conn, sql)
+            defer { PQclear(result) }
+            try check(result, conn)
+            return
+        }
+        let outcome = try sendWithDeferred([.text(sql, [])], conn)
+        PQclear(outcome.last)
+        if let error = outcome.error { throw error }
+    }
+
+    /// Sends the deferred statements now, without a statement of its own.
+    public func flush() throws {
+        guard !deferred.isEmpty else { return }
+        let conn = try live()
+        let outcome = try sendWithDeferred([], conn)
+        PQclear(outcome.last)
+        if let error = outcome.error { throw error }
+    }
+
+    /// The deferred statements and `commands` in one pipeline. The deferred
+    /// ones count as sent once they were handed to libpq, whatever the outcome.
+    private func sendWithDeferred(_ commands: [PGPipeline.Command], _ conn: OpaquePointer) throws -> PGPipeline.Outcome {
+        let all = deferred + commands
+        let pipeline = try PGPipeline(all)  // parameters checked before anything is sent
+        deferred.removeAll()
+        for i in frames.indices { frames[i] = nil }
+        roundTrips += 1
+        let outcome = pipeline.run(on: conn)
+        if outcome.stuck { broken = true }
+        return outcome
+    }
+
+    func check(_ result: OpaquePointer?, _ conn: OpaquePointer) throws {
+        if let error = PGPipeline.error(of: result, conn) { throw error }
     }
 }

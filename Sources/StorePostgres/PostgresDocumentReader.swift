@@ -81,11 +81,12 @@ public final class PostgresDocumentReader {
         return Int(count)
     }
 
-    /// `body` in a read-only snapshot with the time limit.
+    /// `body` in a read-only snapshot with the time limit. BEGIN and the
+    /// limit go to the server with the body's first statement, in one exchange.
     func snapshot<T>(_ body: () throws -> T) throws -> T {
         do {
             return try db.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
-                try db.run("SELECT set_config('statement_timeout', $1::text, true)", [.text("\(Int(timeLimit * 1000))")])
+                db.runDeferred("SELECT set_config('statement_timeout', $1::text, true)", [.text("\(Int(timeLimit * 1000))")])
                 return try body()
             }
         } catch let error as PGError {

@@ -40,11 +40,13 @@ extension PostgresDocumentWriter {
                                             at: Int64(Date().timeIntervalSince1970 * 1000), previousText: previousText))
     }
 
-    /// Takes the feed lock and writes the batch's change rows, in one statement.
+    /// Takes the feed lock and writes the batch's change rows, deferred: they
+    /// go to the server with COMMIT, in one exchange, and run in order there.
+    /// Their errors surface at COMMIT, which then fails the batch.
     func writePendingChanges() throws {
         guard !pendingChanges.isEmpty else { return }
         if feedOrdering == .advisoryLock {
-            try db.run("SELECT pg_advisory_xact_lock($1::bigint)", [.int(Self.feedLockKey)])
+            db.runDeferred("SELECT pg_advisory_xact_lock($1::bigint)", [.int(Self.feedLockKey)])
         }
         // Rows of one statement take their positions in the order listed; a
         // statement holds at most 1000 rows (5 parameters each, of 65535).
@@ -59,11 +61,11 @@ extension PostgresDocumentWriter {
                            change.previousText.map { .text($0) } ?? .null]
                 rows.append("($\(n + 1)::text, $\(n + 2)::text, $\(n + 3)::integer, $\(n + 4)::bigint, $\(n + 5)::text)")
             }
-            try db.run("INSERT INTO _changes (coll, id, op, at, prev_doc) VALUES " + rows.joined(separator: ", "), params)
+            db.runDeferred("INSERT INTO _changes (coll, id, op, at, prev_doc) VALUES " + rows.joined(separator: ", "), params)
             start = chunk.endIndex
         }
         // A wake-up for every node's live hub, delivered at COMMIT (never on a rollback); the feed stays the truth.
-        try db.run("SELECT pg_notify($1::text, '')", [.text(Self.notifyChannel)])
+        db.runDeferred("SELECT pg_notify($1::text, '')", [.text(Self.notifyChannel)])
         pendingChanges = []
     }
 }

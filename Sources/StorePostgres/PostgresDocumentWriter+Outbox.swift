@@ -15,9 +15,14 @@ extension PostgresDocumentWriter {
         AND EXISTS (SELECT 1 FROM json_array_elements_text(events::json) AS e(value) WHERE e.value IN ($1::text, '*'))
         """
 
-    /// True when some enabled endpoint wants events of `type`; build costly event data only then.
+    /// True when some enabled endpoint wants events of `type`; build costly
+    /// event data only then. Inside `commitBatch` the answer is kept for the
+    /// rest of the batch (forgotten when an operation changes endpoints or fails).
     public func hasSubscribers(_ type: String) throws -> Bool {
-        try db.first(Self.subscribedEndpoints + " LIMIT 1", [.text(type)]) { _ in true } ?? false
+        if let known = subscribers?[type] { return known }
+        let found = try db.first(Self.subscribedEndpoints + " LIMIT 1", [.text(type)]) { _ in true } ?? false
+        if subscribers != nil { subscribers?[type] = found }
+        return found
     }
 
     /// Records an event for every enabled endpoint subscribed to `type`, in one statement.

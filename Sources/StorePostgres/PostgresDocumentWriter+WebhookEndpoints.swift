@@ -14,6 +14,7 @@ extension PostgresDocumentWriter {
     /// Adds or replaces an endpoint. Replacing keeps its disabled state only
     /// when `keepDisabled` (a config endpoint that a 410 disabled stays so across restarts).
     public func saveWebhookEndpoint(_ e: WebhookEndpointRecord, keepDisabled: Bool) throws {
+        forgetSubscribers()
         let events = JSONValue.array(e.events.map { .string($0) }).jsonText
         try db.run("""
             INSERT INTO _webhook_endpoints AS w (name, url, secret, events, format, source, disabled_at, disabled_reason, created_at)
@@ -46,6 +47,7 @@ extension PostgresDocumentWriter {
 
     /// Removes an endpoint; its undelivered deliveries are marked dead.
     public func deleteWebhookEndpoint(name: String) throws -> Bool {
+        forgetSubscribers()
         let removed = try PostgresAccountSQL.changed(db, "DELETE FROM _webhook_endpoints WHERE name = $1::text RETURNING 1", [.text(name)])
         try db.run("""
             UPDATE _webhook_deliveries SET status = 'dead', last_error = 'endpoint removed', updated_at = $2::text
@@ -56,7 +58,13 @@ extension PostgresDocumentWriter {
 
     /// Disables (with a reason) or re-enables (reason nil) an endpoint.
     public func setWebhookEndpointDisabled(name: String, reason: String?) throws -> Bool {
-        try PostgresAccountSQL.changed(db, "UPDATE _webhook_endpoints SET disabled_at = $2::text, disabled_reason = $3::text WHERE name = $1::text RETURNING 1",
+        forgetSubscribers()
+        return try PostgresAccountSQL.changed(db, "UPDATE _webhook_endpoints SET disabled_at = $2::text, disabled_reason = $3::text WHERE name = $1::text RETURNING 1",
                                        [.text(name), reason == nil ? .null : .text(Timestamp.now()), reason.map { .text($0) } ?? .null])
+    }
+
+    /// The batch's `hasSubscribers` answers no longer hold once endpoints change.
+    func forgetSubscribers() {
+        if subscribers != nil { subscribers = [:] }
     }
 }

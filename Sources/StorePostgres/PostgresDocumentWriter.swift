@@ -20,6 +20,8 @@ public final class PostgresDocumentWriter {
     var feedOrdering = FeedOrdering.advisoryLock
     /// Called after a batch wrote its change rows, just before COMMIT (tests hold a commit open here).
     var beforeCommit: (() -> Void)?
+    /// `hasSubscribers` answers by event type, kept for the open batch only (nil outside one).
+    var subscribers: [String: Bool]?
     /// The declared reference fields whose `_refs` rows every write keeps in step.
     public internal(set) var references = ReferenceSchema.none
     /// The "no reference left" guard of deletes, deferred through a cascade.
@@ -44,9 +46,14 @@ public final class PostgresDocumentWriter {
 
     /// Runs `operations` in one transaction and returns each one's outcome
     /// after the commit. An operation that fails is undone alone (its
-    /// savepoint); a failed commit fails them all.
+    /// savepoint); a failed commit fails them all. BEGIN, each savepoint and
+    /// the batch's end (feed lock, change rows, NOTIFY, COMMIT) travel with
+    /// the statements that need answers (`PGConnection+Transaction`).
     public func commitBatch<T>(_ operations: [(PostgresDocumentWriter) throws -> T]) -> [Result<T, any Error>] {
         pendingChanges = []
+        // Endpoints committed by another node since the last batch are seen by this one.
+        subscribers = [:]
+        defer { subscribers = nil }
         var results: [Result<T, any Error>] = []
         do {
             try db.transaction {
@@ -56,12 +63,16 @@ public final class PostgresDocumentWriter {
                     if case .failure = result {
                         pendingChanges.removeSubrange(mark...)
                         catalog.forgetAll()
+                        subscribers = [:]
                     }
                     return result
                 }
                 if operations.count == 1, case .failure(let error) = results[0] { throw error }
                 try writePendingChanges()
-                beforeCommit?()
+                if let beforeCommit {
+                    try db.flush()  // the feed lock taken and the rows written before the hook runs
+                    beforeCommit()
+                }
             }
         } catch {
             catalog.forgetAll()

@@ -1,0 +1,78 @@
+import Store
+
+/// Transactions and savepoints whose opening waits for the first statement
+/// that needs a result, so BEGIN, SAVEPOINT and RELEASE cost no exchange of
+/// their own: a batch of creates is one exchange per create plus one at the end.
+///
+/// A savepoint that was never sent needs no ROLLBACK TO (it and what was
+/// queued inside it are dropped); a transaction that sent nothing needs no
+/// COMMIT. The depth drops only after COMMIT ran, so a connection lost
+/// inside a transaction the server saw fails everything up to and including
+/// its COMMIT (see `live`): work done before the loss is never reported as committed.
+extension PGConnection {
+    /// Runs `body` in a transaction (a savepoint when one is already open):
+    /// committed when it returns, rolled back when it throws.
+    /// - Parameter begin: the statement that opens an outermost transaction
+    ///   (e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`).
+    public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+        let level = frames.count
+        frames.append(deferred.count)
+        deferred.append(.text(level == 0 ? begin : "SAVEPOINT s\(level)", []))
+        defer { frames.removeLast() }
+        let value: T
+        do {
+            value = try body()
+        } catch {
+            abandon(level)
+            throw error
+        }
+        do {
+            try finish(level)
+        } catch {
+            abandon(level)
+            throw error
+        }
+        return value
+    }
+
+    /// Queues a statement whose result is not needed (e.g. `set_config`): it
+    /// is sent with the next statement that needs a result, and its error
+    /// surfaces there. Inside a savepoint that is rolled back unsent, it is dropped.
+    public func runDeferred(_ sql: String, _ params: [SQLValue] = []) {
+        deferred.append(.text(sql, params))
+    }
+
+    /// True when the outermost transaction's BEGIN reached the server.
+    var transactionSent: Bool {
+        guard let outer = frames.first else { return false }
+        return outer == nil
+    }
+
+    /// COMMIT or RELEASE for the transaction at `level`.
+    private func finish(_ level: Int) throws {
+        if let opener = frames[level] {
+            // Never sent: nothing to end. An unsent BEGIN drops what followed it too.
+            if level == 0 { deferred.removeAll() } else { deferred.remove(at: opener) }
+            return
+        }
+        if level == 0 {
+            try command("COMMIT")
+        } else {
+            deferred.append(.text("RELEASE SAVEPOINT s\(level)", []))
+        }
+    }
+
+    /// ROLLBACK (now) or ROLLBACK TO (deferred) for the transaction at `level`.
+    private func abandon(_ level: Int) {
+        if let opener = frames[level] {
+            deferred.removeSubrange(opener...)
+            return
+        }
+        if level == 0 {
+            deferred.removeAll()
+            try? command("ROLLBACK")
+        } else {
+            deferred.append(.text("ROLLBACK TO SAVEPOINT s\(level)", []))
+        }
+    }
+}
