@@ -1,8 +1,9 @@
 /// Migration 7: each collection's document as `jsonb` beside its `json`
 /// (`PostgresCatalog.bodyColumnSQL`), and declared indexes on it.
 ///
-/// Adds the generated `body` column to every collection table (a rewrite of
-/// each table, under its lock), then drops every declared index, built on
+/// Adds the generated `body` column to every collection table and to
+/// `_files` (whose rows a delta sync filters; a rewrite of each table,
+/// under its lock), then drops every declared index, built on
 /// the `json` expressions no query writes any more, and forgets them in
 /// `_indexes`: the start-up's `applyIndexes` finds them undeclared there
 /// and builds them again on `body`. It runs inside the migrations'
@@ -14,6 +15,7 @@ extension PostgresMigrations {
         DO $$
         DECLARE r record;
         BEGIN
+            ALTER TABLE _files ADD COLUMN IF NOT EXISTS \(PostgresCatalog.bodyColumnSQL);
             FOR r IN SELECT id FROM _collections LOOP
                 EXECUTE format('ALTER TABLE IF EXISTS c_%s ADD COLUMN IF NOT EXISTS \(PostgresCatalog.bodyColumnSQL)', r.id);
             END LOOP;

@@ -69,7 +69,8 @@ struct PostgresBodyTests {
         #expect(try reader.count("old", filter: json(#"{"n":{"$gte":19990}}"#)) == 10)
         let sorted = try reader.find("old", FindQuery(filter: json(#"{"name":"n7"}"#), sort: [(field: "n", ascending: false)], limit: 3))
         #expect(sorted.map { object($0)["_id"]?.stringValue ?? "?" } == ["d18007", "d16007", "d14007"])
-        #expect(try reader.count("old", filter: json(#"{"loc":{"$geoWithin":{"$box":[[9.5,9.5],[10.5,10.5]]}}}"#)) > 0)
+        // [-180, -90]: every 360th row.
+        #expect(try reader.count("old", filter: json(#"{"loc":{"$geoWithin":{"$box":[[-180.5,-90],[-179.5,-89.5]]}}}"#)) == 56)
         // New rows get their body from the same column.
         let store = PGTestStoreWriter(writer)
         try store.insert("old", #"{"_id":"fresh","name":"n42"}"#)
@@ -88,11 +89,12 @@ struct PostgresBodyTests {
         #expect(try store.idSet("e", json(#"{"n":{"$gt":0,"$lt":1e-300}}"#)) == ["tiny"])
         #expect(try store.idSet("e", json(#"{"n":{"$lt":-1e308}}"#)) == ["huge"])
         #expect(try store.idSet("e", json(#"{"s":"\u0001\"\\é😀"}"#)) == ["tiny"])
-        #expect(try store.idSet("e", json(#"{"s":{"$regex":"^\\u0001\"\\\\é"}}"#)) == ["tiny"])
+        #expect(try store.idSet("e", json(#"{"s":{"$regex":"^\u0001\"\\\\é"}}"#)) == ["tiny"])
         // The parser keeps the last value of a duplicate key, and so does the stored text.
         #expect(try store.idSet("e", json(#"{"a":2}"#)) == ["dup"])
         #expect(try store.idSet("e", json(#"{"a":1}"#)).isEmpty)
-        #expect(try store.reader.find("e", FindQuery(filter: json(#"{"_id":"dup"}"#))) == [#"{"_id":"dup","a":2}"#])
+        let dup = try store.reader.find("e", FindQuery(filter: json(#"{"_id":"dup"}"#)))
+        #expect(dup.count == 1 && dup[0].components(separatedBy: #""a":"#).count == 2 && dup[0].contains(#""a":2"#), "\(dup)")
         // Containers compare by their stored text, inside arrays too.
         #expect(try store.idSet("e", json(#"{"o.a":{"y":null,"b":true}}"#)) == ["deep"])
         #expect(try store.idSet("e", json(#"{"o.a":{"b":true,"y":null}}"#)).isEmpty)
