@@ -142,7 +142,6 @@ public final class FilterCompiler {
     func valueOf(_ ref: ValueRef) -> String { dialect.valueOf(ref, bind: bind) }
     func numberOf(_ ref: ValueRef) -> String { dialect.numberOf(valueOf(ref)) }
     func stringOf(_ ref: ValueRef) -> String { dialect.stringOf(valueOf(ref)) }
-    func jsonTextOf(_ ref: ValueRef) -> String { dialect.jsonTextOf(valueOf(ref)) }
 
     /// `a OP b OP c …` as a balanced tree, so a long list never exceeds
     /// SQLite's expression depth (1000).
@@ -273,8 +272,8 @@ public final class FilterCompiler {
         case .int(let i): return "(\(dialect.isNumber(t)) AND \(numberOf(ref)) = \(bind(.int(i))))"
         case .double(let d): return "(\(dialect.isNumber(t)) AND \(numberOf(ref)) = \(bind(.double(d))))"
         case .string(let s): return "(\(dialect.isString(t)) AND \(stringOf(ref)) = \(bind(.text(s))))"
-        case .array: return "(\(dialect.isArray(t)) AND \(jsonTextOf(ref)) = \(bind(.text(literal.jsonText))))"
-        case .object: return "(\(dialect.isObject(t)) AND \(jsonTextOf(ref)) = \(bind(.text(literal.jsonText))))"
+        case .array: return "(\(dialect.isArray(t)) AND \(dialect.containerEquals(ref, text: literal.jsonText, bind: bind)))"
+        case .object: return "(\(dialect.isObject(t)) AND \(dialect.containerEquals(ref, text: literal.jsonText, bind: bind)))"
         }
     }
 }

@@ -37,6 +37,9 @@ public protocol SQLDialect: Sendable {
     func stringOf(_ value: String) -> String
     /// A `valueOf` expression of an array or object as its stored JSON text.
     func jsonTextOf(_ value: String) -> String
+    /// SQL true when the array or object at `ref` is stored as exactly the
+    /// JSON text `text` (bound here as a text parameter); key order counts.
+    func containerEquals(_ ref: ValueRef, text: String, bind: (SQLValue) -> String) -> String
     /// A number's integer part, truncated toward zero and held to 64 bits.
     func integerPart(_ number: String) -> String
     /// The pattern and flags to bind for a `$regex` that PCRE2 accepted, or
@@ -83,6 +86,11 @@ public protocol SQLDialect: Sendable {
 /// The type names both engines' JSON functions share (`json_type` and
 /// `json_typeof` agree on these); numbers and strings differ per dialect.
 extension SQLDialect {
+    /// The stored text of the container (`jsonTextOf`) against the literal's.
+    public func containerEquals(_ ref: ValueRef, text: String, bind: (SQLValue) -> String) -> String {
+        "\(jsonTextOf(valueOf(ref, bind: bind))) = \(bind(.text(text)))"
+    }
+
     public func isBool(_ type: String, _ value: Bool) -> String { "\(type) = '\(value ? "true" : "false")'" }
     public func isNull(_ type: String) -> String { "\(type) = 'null'" }
     public func isArray(_ type: String) -> String { "\(type) = 'array'" }

@@ -30,14 +30,15 @@ final class PostgresCatalog {
         guard let id = try db.first("SELECT id FROM _collections WHERE name = $1::text", [.text(name)], { $0.int(0) }) ?? nil else {
             throw StoreError.invalid("collection \(name) could not be created")
         }
-        // The table name is built from a number only; the document is `json`, the text as written.
+        // The table name is built from a number only.
         try db.execute("""
             CREATE TABLE IF NOT EXISTS c_\(id) (
                 rid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
                 id text COLLATE "C" NOT NULL UNIQUE,
                 created_at text COLLATE "C" NOT NULL,
                 updated_at text COLLATE "C" NOT NULL,
-                doc json NOT NULL
+                doc json NOT NULL,
+                \(Self.bodyColumnSQL)
             )
             """)
         known[name] = id
@@ -45,4 +46,12 @@ final class PostgresCatalog {
     }
 
     func forgetAll() { known.removeAll() }
+
+    /// The document twice: `doc`, `json`, is the text as written and what
+    /// reads return; `body`, `jsonb`, generated from it on every write, is
+    /// what filters, orders and indexes read (`PostgresDialect`). Every
+    /// document Roost writes converts: its parser refuses what `jsonb`
+    /// would (NUL, lone surrogates, numbers beyond a double), and its writer
+    /// leaves no duplicate key.
+    static let bodyColumnSQL = "body jsonb GENERATED ALWAYS AS (doc::jsonb) STORED"
 }

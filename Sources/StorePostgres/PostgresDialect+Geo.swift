@@ -14,7 +14,7 @@ extension PostgresDialect {
 
     /// Each step is its own subquery behind `OFFSET 0`, which the planner
     /// does not flatten: the coordinates are read from the document once
-    /// per row, not once per use (a `json` value is parsed at every `->`).
+    /// per row, not once per use.
     public func overPoint(lng: String, lat: String, _ expr: (String, String) -> String) -> String {
         "(SELECT \(expr("p.x", "p.y")) FROM (SELECT \(Self.geoNumber("c.lng")) AS x, \(Self.geoNumber("c.lat")) AS y"
             + " FROM (SELECT \(lng) AS lng, \(lat) AS lat OFFSET 0) AS c OFFSET 0) AS p WHERE p.x IS NOT NULL AND p.y IS NOT NULL)"
@@ -29,15 +29,16 @@ extension PostgresDialect {
             + " AND \(a) >= 0 THEN 2 * asin(least(1, sqrt(\(a)))) END)"
     }
 
-    /// A `json` value as the number SQLite's geo SQL reads: a number as
+    /// A `jsonb` value as the number SQLite's geo SQL reads: a number as
     /// `float8`, a boolean as 1 or 0, anything else NULL.
     static func geoNumber(_ json: String) -> String {
-        "(CASE json_typeof(\(json)) WHEN 'number' THEN roost_float8(\(json) #>> '{}')"
+        "(CASE jsonb_typeof(\(json)) WHEN 'number' THEN roost_float8(\(json) #>> '{}')"
             + " WHEN 'boolean' THEN (CASE WHEN \(json)::text = 'true' THEN 1 ELSE 0 END)::float8 END)"
     }
 
-    /// `ll_to_earth(lat, lng)` of the point at `path` in the `json` column
-    /// `document` (SQL NULL when it holds none): the expression a geo index
+    /// `ll_to_earth(lat, lng)` of the point at `path` in the document
+    /// `document` (its `jsonb` column, `binaryBase`; SQL NULL when it
+    /// holds no point): the expression a geo index
     /// stores and the one a query tests, written by this one function so
     /// the planner finds them equal.
     func earthPoint(document: String, path: [String], bind: (SQLValue) -> String) -> String {

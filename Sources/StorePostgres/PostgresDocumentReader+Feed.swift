@@ -102,7 +102,7 @@ extension PostgresDocumentReader {
         let params = ParameterList(compiled.params)
         let document = params.bind(.text("")), id = params.bind(.text(""))
         let sql = "SELECT CASE WHEN (\(compiled.whereSQL)) THEN 1 ELSE 0 END"
-            + " FROM (SELECT (\(document))::json AS doc, (\(id)) COLLATE \"C\" AS id, 0::bigint AS rid) AS d"
+            + " FROM (SELECT (\(document))::json AS doc, (\(document))::jsonb AS body, (\(id)) COLLATE \"C\" AS id, 0::bigint AS rid) AS d"
         let fixed = Array(params.values.dropLast(2))
         let db = self.db
         return FilterProbe(matchesAll: filter.objectValue?.isEmpty ?? false) { text, id, timeLimit in

@@ -106,7 +106,9 @@ extension PostgresDocumentReader {
 
     /// The order columns of one sort key: a built-in column, or a field's
     /// bracket, number and text (a declared index stores the same three, see
-    /// `PostgresDocumentWriter+Indexes`). `document` is the `json` column.
+    /// `PostgresDocumentWriter+Indexes`). `document` is the `json` column's
+    /// name; types, numbers and strings are read from its `jsonb` twin
+    /// (`PostgresDialect.binaryBase`), a container's text from `json`.
     static func orderColumns(_ field: String, ascending: Bool, document: String = "d.doc",
                              _ bind: (SQLValue) -> String) -> [PostgresOrderColumn] {
         let dialect = PostgresDialect()
@@ -117,11 +119,11 @@ extension PostgresDocumentReader {
         default:
             // As SQLite's `$."a"."b"`: each part a member name, never an array position.
             let ref = ValueRef.path(base: document, steps: field.split(separator: ".").map { .key(String($0)) })
-            let json = dialect.json(ref, bind: bind)
+            let json = dialect.json(ref, bind: bind), stored = dialect.text(ref, bind: bind)
             let type = "(\(PostgresDialect.type(ofJSON: json)))"
             let bracket = "CASE \(type) WHEN 'number' THEN 2 WHEN 'string' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 5 WHEN 'true' THEN 6 WHEN 'false' THEN 6 ELSE 1 END"
             let number = dialect.numberOf(json)
-            let text = "((CASE \(type) WHEN 'string' THEN \(json) #>> '{}' WHEN 'object' THEN \(json)::text WHEN 'array' THEN \(json)::text"
+            let text = "((CASE \(type) WHEN 'string' THEN \(json) #>> '{}' WHEN 'object' THEN \(stored)::text WHEN 'array' THEN \(stored)::text"
                 + " WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END) COLLATE \"C\")"
             return [.init(sql: bracket, kind: .int, ascending: ascending), .init(sql: number, kind: .numeric, ascending: ascending),
                     .init(sql: text, kind: .text, ascending: ascending)]

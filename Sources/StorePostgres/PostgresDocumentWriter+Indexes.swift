@@ -3,7 +3,9 @@ import Store
 /// Declared indexes on PostgreSQL (`indexes:` in the config, `IndexSpec`).
 ///
 /// A value index on `field` is three expression indexes over the very
-/// expressions `PostgresDialect` and the list's order write, so the planner
+/// expressions `PostgresDialect` and the list's order write (on the `jsonb`
+/// column `body`, so building and maintaining them parses no text; only
+/// the sort key of an object or array reads `doc`'s text), so the planner
 /// finds them: the sort key (bracket, number, text, rid) for a sorted page,
 /// and, for a top-level field, (type, number) and (type, string) for
 /// equality and ranges (the filter's "or any element of an array" arm is

@@ -48,6 +48,7 @@ public enum PostgresMigrations {
         files,
         feed,
         indexes,
+        body,
     ]
 
     /// Applies every migration the database has not recorded.
