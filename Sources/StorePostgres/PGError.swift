@@ -12,7 +12,21 @@ public struct PGError: Error, Sendable, CustomStringConvertible {
     public let sqlState: String
     public let message: String
 
-    public var description: String { "PostgreSQL error \(sqlState.isEmpty ? "(no SQLSTATE)" : sqlState): \(message)" }
+    public var description: String {
+        let text = "PostgreSQL error \(sqlState.isEmpty ? "(no SQLSTATE)" : sqlState): \(message)"
+        return isPoolerMismatch ? text + " (" + Self.poolerAdvice + ")" : text
+    }
+
+    /// A prepared statement that vanished, already exists, or has other
+    /// parameters than this connection prepared (26000, 42P05, 08P01 "bind
+    /// message supplies"): the session under the connection changed, which
+    /// only a pooler in transaction or statement mode does.
+    public var isPoolerMismatch: Bool {
+        sqlState == "26000" || sqlState == "42P05" || (sqlState == "08P01" && message.hasPrefix("bind message supplies"))
+    }
+
+    static let poolerAdvice = "a pooler in transaction or statement mode sits between roostd and PostgreSQL and swaps the session "
+        + "under its prepared statements: use PgBouncer in session mode, or connect directly (docs/SCALING.md)"
 
     /// A UNIQUE or PRIMARY KEY violation (23505).
     public var isUniqueViolation: Bool { sqlState == "23505" }

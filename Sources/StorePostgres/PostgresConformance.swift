@@ -20,7 +20,7 @@ extension PostgresDocumentWriter: DocumentWriting {
 
 extension PGError: DatabaseFailure {
     /// A lost connection or a serialization failure: the operation did not happen; try again.
-    public var isBusy: Bool { isRetryable }
+    public var isBusy: Bool { isRetryable && !isPoolerMismatch }
     /// `stack depth limit exceeded` (54001) and `statement too complex` (54P01... class 54) are too large already.
     public var isQueryTooDeep: Bool { false }
     /// PostgreSQL's regex engine reports a pattern too complex as 2201B.
@@ -29,7 +29,9 @@ extension PGError: DatabaseFailure {
     public var isInterrupted: Bool { isCanceled }
     /// Class 53 (out of memory, disk full, too many connections, `temp_file_limit`) and a
     /// lock not granted within `lock_timeout` (55P03): the request was refused, not wrong.
-    public var isOutOfResources: Bool { sqlState.hasPrefix("53") || sqlState == "55P03" }
+    /// A pooler in transaction mode under roostd's prepared statements is a
+    /// deployment's fault, never the request's: 503, and the log says why.
+    public var isOutOfResources: Bool { sqlState.hasPrefix("53") || sqlState == "55P03" || isPoolerMismatch }
 }
 
 extension PostgresChangeListener: CommitWatch {

@@ -8,7 +8,7 @@ import Store
 /// `dueDeliveries` claims what it returns, so each delivery is sent by one
 /// node: it is the one read method that writes, which a reader connection
 /// may do on PostgreSQL (it is an ordinary connection, in autocommit). A
-/// claim is a lease of `deliveryLease` seconds in the database's clock,
+/// claim is a lease of `claimLease` seconds in the database's clock,
 /// renewed by every later poll of the same node while the delivery stays
 /// due (the dispatcher polls at least once a second, and skips what it is
 /// already sending); a node killed mid-delivery stops renewing, and another
@@ -32,7 +32,7 @@ extension PostgresDocumentReader {
               RETURNING d.rid, d.event_id, d.attempts, d.endpoint, d.next_attempt_at)
             SELECT c.rid, c.event_id, o.type, o.created_at, o.data, c.attempts, c.endpoint
             FROM claimed c JOIN _outbox o ON o.id = c.event_id ORDER BY c.next_attempt_at, c.rid
-            """, [.text(nodeID), .double(deliveryLease), .int(now), .int(Int64(limit))]) { row in
+            """, [.text(nodeID), .double(claimLease), .int(now), .int(Int64(limit))]) { row in
             (row.int(0) ?? 0, row.text(1) ?? "", row.text(2) ?? "", row.text(3) ?? "", row.text(4) ?? "", Int(row.int(5) ?? 0), row.text(6) ?? "")
         }
         return rows.compactMap { r in

@@ -13,8 +13,8 @@ public final class PostgresDocumentReader {
     let catalog: PostgresCatalog
     /// This node's name on the webhook deliveries it claims; the same as its writer's `nodeID`.
     public var nodeID = PostgresNode.id
-    /// Seconds a claimed delivery stays this node's; each poll of the outbox renews it.
-    public var deliveryLease: Double = 60
+    /// Seconds a claim (a delivery, a thumbnail job) stays this node's unless renewed (`PostgresNode.defaultLease`).
+    public var claimLease: Double = PostgresNode.defaultLease
     let dialect = PostgresDialect()
     /// The longest a list or count may run before it is stopped (`statement_timeout`).
     public var timeLimit: Double = 10

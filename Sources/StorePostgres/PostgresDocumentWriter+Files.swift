@@ -24,7 +24,7 @@ extension PostgresDocumentWriter {
                 VALUES ($1::text, $2::text, $3::text, $4::text, clock_timestamp() + make_interval(secs => $5::numeric))
                 ON CONFLICT (file_id) DO UPDATE SET content_type = excluded.content_type, created_at = excluded.created_at,
                                                     claimed_by = excluded.claimed_by, lease_until = excluded.lease_until
-                """, [.text(id), .text(contentType), .text(now), .text(jobWorker), .double(PostgresNode.jobLease)])
+                """, [.text(id), .text(contentType), .text(now), .text(jobWorker), .double(claimLease)])
         }
         return text
     }
@@ -62,7 +62,7 @@ extension PostgresDocumentWriter {
         recordChange(FileMetadata.feedCollection, id: id, .update, previousText: previous.jsonText)
         if sizes.contains(where: { ThumbnailState.isPending(thumbnails[$0]) }) {
             try db.run("UPDATE _file_jobs SET lease_until = clock_timestamp() + make_interval(secs => $3::numeric) WHERE file_id = $1::text AND claimed_by = $2::text",
-                       [.text(id), .text(jobWorker), .double(PostgresNode.jobLease)])
+                       [.text(id), .text(jobWorker), .double(claimLease)])
         } else {
             try db.run("DELETE FROM _file_jobs WHERE file_id = $1::text", [.text(id)])
         }
@@ -86,9 +86,9 @@ extension PostgresDocumentWriter {
     }
 
     /// Thumbnail jobs for this node to run, oldest first, each claimed for
-    /// `PostgresNode.jobLease` seconds (see `PostgresFiles.claimJobs`).
+    /// `claimLease` seconds (see `PostgresFiles.claimJobs`).
     public func pendingFileJobs(limit: Int) throws -> [FileJobRecord] {
-        try PostgresFiles.claimJobs(db, worker: jobWorker, limit: limit, lease: PostgresNode.jobLease)
+        try PostgresFiles.claimJobs(db, worker: jobWorker, limit: limit, lease: claimLease)
     }
 
     /// Runs `body` in its own transaction, outside any group commit: its

@@ -26,6 +26,8 @@ public final class PostgresDocumentWriter {
     let referenceChecks = ReferenceChecks()
     /// Who this node's thumbnail-job claims are made as (`PostgresNode.id`; tests set one per connection).
     public var jobWorker = PostgresNode.id
+    /// Seconds a thumbnail job claimed at upload stays this node's unless renewed (`PostgresNode.defaultLease`).
+    public var claimLease: Double = PostgresNode.defaultLease
 
     public init(url: String, ids: DocumentID, logger: Logger) throws {
         db = try PGConnection(url: url)

@@ -13,10 +13,13 @@ public struct PostgresEngine: StoreEngine {
     /// host and data directory), so a restarted node takes its own claims
     /// back at once instead of waiting out their lease.
     public let nodeID: String
+    /// Seconds a claim stays this node's unless renewed (`claim_lease_seconds`).
+    public let claimLease: Double
 
-    public init(url: String, nodeID: String = PostgresNode.id) {
+    public init(url: String, nodeID: String = PostgresNode.id, claimLease: Double = PostgresNode.defaultLease) {
         self.url = url
         self.nodeID = nodeID
+        self.claimLease = claimLease
     }
 
     public var name: String { "postgresql" }
@@ -26,6 +29,7 @@ public struct PostgresEngine: StoreEngine {
         let reader = try PostgresDocumentReader(url: named(role))
         reader.nodeID = nodeID
         reader.jobWorker = nodeID
+        reader.claimLease = claimLease
         return reader
     }
 
@@ -33,6 +37,7 @@ public struct PostgresEngine: StoreEngine {
         let writer = try PostgresDocumentWriter(url: named("writer"), ids: ids, logger: logger)
         writer.nodeID = nodeID
         writer.jobWorker = nodeID
+        writer.claimLease = claimLease
         return writer
     }
 

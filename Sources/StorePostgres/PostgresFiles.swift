@@ -61,8 +61,8 @@ extension PostgresDocumentReader {
     }
 
     /// Thumbnail jobs for this node to run, oldest first: each claimed for
-    /// `PostgresNode.jobLease` seconds (see `PostgresFiles.claimJobs`).
+    /// `claimLease` seconds (see `PostgresFiles.claimJobs`).
     public func pendingFileJobs(limit: Int) throws -> [FileJobRecord] {
-        try PostgresFiles.claimJobs(db, worker: jobWorker, limit: limit, lease: PostgresNode.jobLease)
+        try PostgresFiles.claimJobs(db, worker: jobWorker, limit: limit, lease: claimLease)
     }
 }

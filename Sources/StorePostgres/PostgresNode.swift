@@ -17,8 +17,10 @@ public enum PostgresNode {
         return String(cString: buffer)
     }
 
-    /// Seconds a claimed thumbnail job stays this node's. The node renews it
-    /// at each rescan and each finished size; a node killed mid-job loses
-    /// it to another node once it passes.
-    public static let jobLease: Double = 60
+    /// Seconds a claim (a thumbnail job, a webhook delivery) stays this
+    /// node's unless renewed, by default (`claim_lease_seconds`). The node
+    /// renews its claims at each rescan (every 3 s), each finished size and
+    /// each dispatcher poll (at least once a second); a node killed mid-job
+    /// loses its claims to another node once they pass.
+    public static let defaultLease: Double = 60
 }

@@ -24,7 +24,8 @@ import Testing
         #expect(pg.url == url && !engine.isEmbedded)
     }
 
-    @Test(arguments: ["database_url: mysql://x/y", "database_url: /var/lib/roost.db", "node_id: \"\""])
+    @Test(arguments: ["database_url: mysql://x/y", "database_url: /var/lib/roost.db", "node_id: \"\"",
+                       "claim_lease_seconds: 9", "claim_lease_seconds: 3601", "claim_lease_seconds: soon"])
     func refusesWhatItCannotUse(yaml: String) {
         #expect(throws: RoostConfig.Invalid.self) { try RoostConfig.loaded(yaml) }
     }
@@ -36,6 +37,12 @@ import Testing
         let named = try RoostConfig.loaded("database_url: postgres://x/y\nnode_id: eu-1")
         let engine = try named.storeEngine() as? PostgresEngine
         #expect(named.nodeID == "eu-1" && engine?.nodeID == "eu-1")
+    }
+
+    @Test(arguments: [("", 60.0), ("claim_lease_seconds: 15", 15.0), ("claim_lease_seconds: 3600", 3600.0)])
+    func claimLeaseReachesTheEngine(yaml: String, seconds: Double) throws {
+        let engine = try RoostConfig.loaded("database_url: postgres://x/y\n" + yaml).storeEngine()
+        #expect((engine as? PostgresEngine)?.claimLease == seconds)
     }
 
     @Test func theLogNamesTheDatabaseWithoutItsPassword() throws {

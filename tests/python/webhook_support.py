@@ -16,7 +16,9 @@ SECRET = "whsec_" + base64.b64encode(b"roost-test-signing-key-32-bytes!").decode
 
 class Receiver:
     """Accepts POSTs on `port`. `plan` is a list of statuses to answer in
-    turn (then 200); every request is verified and recorded."""
+    turn (then 200); every request is verified and recorded. A plan entry
+    "hang" never answers: the request is recorded with status 0 and its
+    handler waits until `released` is set (a sender killed mid-delivery)."""
 
     def __init__(self, port=None, secret=SECRET, plan=()):
         self.port = port or free_port()
@@ -25,6 +27,7 @@ class Receiver:
         self.requests = []  # (headers, body, status answered, verified payload or None)
         self.lock = threading.Lock()
         self.server = None
+        self.released = threading.Event()
 
     def start(self):
         receiver = self
@@ -41,7 +44,10 @@ class Receiver:
                     status = receiver.plan.pop(0) if receiver.plan else 200
                     if payload is None:
                         status = 400
-                    receiver.requests.append((headers, body, status, payload))
+                    receiver.requests.append((headers, body, 0 if status == "hang" else status, payload))
+                if status == "hang":
+                    receiver.released.wait(120)
+                    return
                 self.send_response(status)
                 if status == 429:
                     self.send_header("Retry-After", "1")
@@ -56,6 +62,7 @@ class Receiver:
         return self
 
     def stop(self):
+        self.released.set()
         if self.server:
             self.server.shutdown()
             self.server.server_close()

@@ -13,6 +13,13 @@ extension RoostConfig {
             configuredNodeID = id
             return true
         }
+        if key == "claim_lease_seconds" {
+            guard let seconds = (value as? Int) ?? Int("\(value)"), (10...3600).contains(seconds) else {
+                throw Invalid("\(source): claim_lease_seconds must be a whole number from 10 to 3600")
+            }
+            claimLeaseSeconds = seconds
+            return true
+        }
         guard key == "database_url" else { return false }
         let url = "\(value)".trimmingCharacters(in: .whitespaces)
         if url.isEmpty {
@@ -40,7 +47,7 @@ extension RoostConfig {
 
     /// The engine this configuration selects, with its connection settings.
     public func storeEngine() throws -> any StoreEngine {
-        if let databaseURL { return PostgresEngine(url: databaseURL, nodeID: nodeID) }
+        if let databaseURL { return PostgresEngine(url: databaseURL, nodeID: nodeID, claimLease: Double(claimLeaseSeconds)) }
         return SQLiteEngine(path: dataDir + "/roost.db", synchronous: durability == .power ? "FULL" : "NORMAL")
     }
 

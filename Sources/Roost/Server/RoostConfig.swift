@@ -105,6 +105,9 @@ public struct RoostConfig: Sendable {
     public var databaseURL: String?
     /// `node_id`: this node's name among nodes sharing a database (nil: host and data directory).
     public var configuredNodeID: String?
+    /// `claim_lease_seconds`: how long a node's claim on a thumbnail job or a
+    /// webhook delivery outlives the node (PostgreSQL; renewed every few seconds).
+    public var claimLeaseSeconds = 60
     public var s3 = S3Settings()
     /// The messaging collections (threads and messages) and their built-in hooks.
     public var messaging = Messaging()
@@ -188,7 +191,8 @@ public struct RoostConfig: Sendable {
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "files_store", "hook_budget_ms",
                              "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
-                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade", "database_url", "node_id"]
+                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade", "database_url", "node_id",
+                             "claim_lease_seconds"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {

@@ -129,7 +129,7 @@ struct PostgresOutboxTests {
         let reader = try PostgresDocumentReader(url: url)
         let writer = try PostgresDocumentWriter(url: url, ids: DocumentID(), logger: Logger(label: name))
         reader.nodeID = name
-        reader.deliveryLease = lease
+        reader.claimLease = lease
         writer.nodeID = name
         return (reader, writer)
     }
