@@ -50,6 +50,8 @@ struct PostgresBodyTests {
         let db = try PGConnection(url: url)
         #expect(try db.first("SELECT max(version) FROM _migrations") { $0.int(0) } == Int64(PostgresMigrations.latest))
         #expect(try db.first("SELECT count(*) FROM c_\(table) WHERE body IS NULL") { $0.int(0) } == 0)
+        // `_files` too: a delta sync of file rows filters them.
+        #expect(try db.first("SELECT count(*) FROM information_schema.columns WHERE table_name = '_files' AND column_name = 'body'") { $0.int(0) } == 1)
         let names = try PostgresIndexTests.indexNames(db, "old")
         #expect(names.count == 3 + 2, "\(names)")
         // The old index is gone; each new one is on `body`.
