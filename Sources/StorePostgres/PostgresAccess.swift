@@ -2,6 +2,8 @@ import Store
 
 /// `AccessScope`'s row rules as PostgreSQL SQL over the row `d`, exactly as
 /// SQLite renders them: the creator, or a user listed in `_acl`'s lists.
+/// They read the `jsonb` body (collection tables and `_files` have one), so
+/// a private list does not parse each row's `json` text again.
 enum PostgresAccess {
     /// `rule` as SQL, or nil when every row qualifies.
     static func sql(_ rule: AccessScope.RowRule, _ bind: (SQLValue) -> String) -> String? {
@@ -11,10 +13,10 @@ enum PostgresAccess {
         case .listed(let user, let fields):
             let id = bind(.text(user))
             let terms = fields.map { field -> String in
-                if field == "creator" { return "(d.doc #>> '{_acl,creator}') = \(id)" }
+                if field == "creator" { return "(d.body #>> '{_acl,creator}') = \(id)" }
                 // Fixed field names (creator, read, write) from AccessScope, never client text.
-                let list = "d.doc #> '{_acl,\(field)}'"
-                return "EXISTS (SELECT 1 FROM json_array_elements_text(CASE WHEN json_typeof(\(list)) = 'array' THEN \(list) END) AS u(v) WHERE u.v = \(id))"
+                let list = "d.body #> '{_acl,\(field)}'"
+                return "EXISTS (SELECT 1 FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(\(list)) = 'array' THEN \(list) END) AS u(v) WHERE u.v = \(id))"
             }
             return "(" + terms.joined(separator: " OR ") + ")"
         }
