@@ -25,6 +25,8 @@ public final class PGConnection {
     var frames: [Int?] = []
     /// A pipeline ended in a state libpq could not leave: treated as a lost connection.
     var broken = false
+    /// A read-only transaction's COMMIT, sent and not yet answered (`transaction(waitForCommit:)`).
+    var unanswered: (pipeline: PGPipeline, sent: Int)?
     /// Exchanges with the server so far (statements, pipelines, prepares): tests assert savings with it.
     public internal(set) var roundTrips = 0
 
@@ -51,6 +53,7 @@ public final class PGConnection {
     /// The connection, reset first when the last statement found it broken.
     func live() throws -> OpaquePointer {
         guard let handle else { throw PGError(sqlState: "08003", message: "the connection is closed") }
+        readUnanswered(handle)
         if broken || PQstatus(handle) != CONNECTION_OK {
             // Inside a transaction the server saw begin, a new connection would
             // run the rest in autocommit: fail until the transaction has ended instead.
@@ -159,6 +162,31 @@ public final class PGConnection {
         let outcome = try sendWithDeferred([], conn)
         PQclear(outcome.last)
         if let error = outcome.error { throw error }
+    }
+
+    /// Sends the deferred statements and `sql` without waiting for the
+    /// answers: they are read (and their errors dropped) before the next statement.
+    func commandWithoutWaiting(_ sql: String) throws {
+        let conn = try live()
+        let pipeline = try PGPipeline(deferred + [.text(sql, [])])
+        deferred.removeAll()
+        for i in frames.indices { frames[i] = nil }
+        var outcome = PGPipeline.Outcome(succeeded: [])
+        if let sent = pipeline.start(on: conn, &outcome) {
+            unanswered = (pipeline, sent)
+        } else if outcome.stuck {
+            broken = true
+        }
+    }
+
+    /// Reads the answers `commandWithoutWaiting` left (no exchange: they have arrived or are on their way).
+    private func readUnanswered(_ conn: OpaquePointer) {
+        guard let (pipeline, sent) = unanswered else { return }
+        unanswered = nil
+        var outcome = PGPipeline.Outcome(succeeded: Array(repeating: false, count: pipeline.commands.count))
+        pipeline.finish(sent, on: conn, &outcome)
+        PQclear(outcome.last)
+        if outcome.stuck { broken = true }
     }
 
     /// The deferred statements and `commands` in one pipeline. The deferred
