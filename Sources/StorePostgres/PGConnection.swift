@@ -121,11 +121,11 @@ public final class PGConnection {
         }
         var commands: [PGPipeline.Command] = []
         var name = statements[sql]
-        var prepareAt: Int?
+        var prepareAt: Int?, deallocateAt: Int?
         if name == nil {
             if statements.count >= Self.cacheLimit {
+                deallocateAt = deferred.count + commands.count
                 commands.append(.text("DEALLOCATE ALL", []))
-                statements.removeAll()
             }
             nextStatement += 1
             name = "r\(nextStatement)"
@@ -134,6 +134,8 @@ public final class PGConnection {
         }
         commands.append(.prepared(name: name!, params))
         let outcome = try sendWithDeferred(commands, conn)
+        // The cache follows what the server ran: a pipeline aborted before these left it as it was.
+        if let deallocateAt, outcome.succeeded(deallocateAt) { statements.removeAll() }
         if let prepareAt, outcome.succeeded(prepareAt) { statements[sql] = name }
         if let error = outcome.error { PQclear(outcome.last); throw error }
         guard let result = outcome.last else { throw PGError(sqlState: "", message: "libpq answered no result") }
