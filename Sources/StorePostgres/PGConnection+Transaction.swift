@@ -12,9 +12,13 @@ import Store
 extension PGConnection {
     /// Runs `body` in a transaction (a savepoint when one is already open):
     /// committed when it returns, rolled back when it throws.
-    /// - Parameter begin: the statement that opens an outermost transaction
-    ///   (e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`).
-    public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+    /// - Parameters:
+    ///   - begin: the statement that opens an outermost transaction
+    ///     (e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`).
+    ///   - waitForCommit: false only for a read-only transaction: its COMMIT
+    ///     is sent and its answer read before the next statement, not waited
+    ///     for (a read-only COMMIT changes nothing: the answers read stand).
+    public func transaction<T>(begin: String = "BEGIN", waitForCommit: Bool = true, _ body: () throws -> T) throws -> T {
         let level = frames.count
         frames.append(deferred.count)
         deferred.append(.text(level == 0 ? begin : "SAVEPOINT s\(level)", []))
@@ -27,7 +31,7 @@ extension PGConnection {
             throw error
         }
         do {
-            try finish(level)
+            try finish(level, wait: waitForCommit)
         } catch {
             abandon(level)
             throw error
@@ -49,14 +53,14 @@ extension PGConnection {
     }
 
     /// COMMIT or RELEASE for the transaction at `level`.
-    private func finish(_ level: Int) throws {
+    private func finish(_ level: Int, wait: Bool) throws {
         if let opener = frames[level] {
             // Never sent: nothing to end. An unsent BEGIN drops what followed it too.
             if level == 0 { deferred.removeAll() } else { deferred.remove(at: opener) }
             return
         }
         if level == 0 {
-            try command("COMMIT")
+            try wait ? command("COMMIT") : commandWithoutWaiting("COMMIT")
         } else {
             deferred.append(.text("RELEASE SAVEPOINT s\(level)", []))
         }

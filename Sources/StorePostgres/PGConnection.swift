@@ -25,6 +25,8 @@ public final class PGConnection {
     var frames: [Int?] = []
     /// A pipeline ended in a state libpq could not leave: treated as a lost connection.
     var broken = false
+    /// A read-only transaction's COMMIT, sent and not yet answered (`transaction(waitForCommit:)`).
+    var unanswered: (pipeline: PGPipeline, sent: Int)?
     /// Exchanges with the server so far (statements, pipelines, prepares): tests assert savings with it.
     public internal(set) var roundTrips = 0
 
@@ -51,6 +53,7 @@ public final class PGConnection {
     /// The connection, reset first when the last statement found it broken.
     func live() throws -> OpaquePointer {
         guard let handle else { throw PGError(sqlState: "08003", message: "the connection is closed") }
+        readUnanswered(handle)
         if broken || PQstatus(handle) != CONNECTION_OK {
             // Inside a transaction the server saw begin, a new connection would
             // run the rest in autocommit: fail until the transaction has ended instead.
@@ -118,11 +121,11 @@ public final class PGConnection {
         }
         var commands: [PGPipeline.Command] = []
         var name = statements[sql]
-        var prepareAt: Int?
+        var prepareAt: Int?, deallocateAt: Int?
         if name == nil {
             if statements.count >= Self.cacheLimit {
+                deallocateAt = deferred.count + commands.count
                 commands.append(.text("DEALLOCATE ALL", []))
-                statements.removeAll()
             }
             nextStatement += 1
             name = "r\(nextStatement)"
@@ -131,6 +134,8 @@ public final class PGConnection {
         }
         commands.append(.prepared(name: name!, params))
         let outcome = try sendWithDeferred(commands, conn)
+        // The cache follows what the server ran: a pipeline aborted before these left it as it was.
+        if let deallocateAt, outcome.succeeded(deallocateAt) { statements.removeAll() }
         if let prepareAt, outcome.succeeded(prepareAt) { statements[sql] = name }
         if let error = outcome.error { PQclear(outcome.last); throw error }
         guard let result = outcome.last else { throw PGError(sqlState: "", message: "libpq answered no result") }
@@ -159,6 +164,31 @@ public final class PGConnection {
         let outcome = try sendWithDeferred([], conn)
         PQclear(outcome.last)
         if let error = outcome.error { throw error }
+    }
+
+    /// Sends the deferred statements and `sql` without waiting for the
+    /// answers: they are read (and their errors dropped) before the next statement.
+    func commandWithoutWaiting(_ sql: String) throws {
+        let conn = try live()
+        let pipeline = try PGPipeline(deferred + [.text(sql, [])])
+        deferred.removeAll()
+        for i in frames.indices { frames[i] = nil }
+        var outcome = PGPipeline.Outcome(succeeded: [])
+        if let sent = pipeline.start(on: conn, &outcome) {
+            unanswered = (pipeline, sent)
+        } else if outcome.stuck {
+            broken = true
+        }
+    }
+
+    /// Reads the answers `commandWithoutWaiting` left (no exchange: they have arrived or are on their way).
+    private func readUnanswered(_ conn: OpaquePointer) {
+        guard let (pipeline, sent) = unanswered else { return }
+        unanswered = nil
+        var outcome = PGPipeline.Outcome(succeeded: Array(repeating: false, count: pipeline.commands.count))
+        pipeline.finish(sent, on: conn, &outcome)
+        PQclear(outcome.last)
+        if outcome.stuck { broken = true }
     }
 
     /// The deferred statements and `commands` in one pipeline. The deferred

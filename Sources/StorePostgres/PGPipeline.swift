@@ -49,10 +49,18 @@ struct PGPipeline {
     /// through the reading on a live connection, so it stays usable).
     func run(on conn: OpaquePointer) -> Outcome {
         var outcome = Outcome(succeeded: Array(repeating: false, count: commands.count))
+        guard let sent = start(on: conn, &outcome) else { return outcome }
+        finish(sent, on: conn, &outcome)
+        return outcome
+    }
+
+    /// Enters pipeline mode and sends every command and the pipeline's end;
+    /// the number sent, or nil when nothing can be read (`outcome` says why).
+    func start(on conn: OpaquePointer, _ outcome: inout Outcome) -> Int? {
         guard PQenterPipelineMode(conn) == 1 else {
             outcome.error = Self.connectionError(conn)
             outcome.stuck = PQstatus(conn) == CONNECTION_OK
-            return outcome
+            return nil
         }
         var sent = 0
         while sent < commands.count, send(sent, conn) { sent += 1 }
@@ -60,8 +68,13 @@ struct PGPipeline {
             // Nothing tells the server to answer: reading could wait forever.
             outcome.error = Self.connectionError(conn)
             outcome.stuck = PQstatus(conn) == CONNECTION_OK
-            return outcome
+            return nil
         }
+        return sent
+    }
+
+    /// Reads the answers of the `sent` commands and the pipeline's end, and leaves pipeline mode.
+    func finish(_ sent: Int, on conn: OpaquePointer, _ outcome: inout Outcome) {
         read(sent, conn, into: &outcome)
         if sent < commands.count, outcome.error == nil { outcome.error = Self.connectionError(conn) }
         if PQstatus(conn) == CONNECTION_OK {
@@ -69,7 +82,6 @@ struct PGPipeline {
             if PQexitPipelineMode(conn) != 1 { outcome.stuck = true }
         }
         if outcome.error == nil, PQstatus(conn) != CONNECTION_OK { outcome.error = Self.connectionError(conn) }
-        return outcome
     }
 
     private func send(_ index: Int, _ conn: OpaquePointer) -> Bool {

@@ -106,8 +106,8 @@ extension PostgresDocumentReader {
         let fixed = Array(params.values.dropLast(2))
         let db = self.db
         return FilterProbe(matchesAll: filter.objectValue?.isEmpty ?? false) { text, id, timeLimit in
-            try db.transaction(begin: "BEGIN READ ONLY") {
-                try db.run("SELECT set_config('statement_timeout', $1::text, true)", [.text("\(max(1, Int(timeLimit * 1000)))")])
+            try db.transaction(begin: "BEGIN READ ONLY", waitForCommit: false) {
+                db.runDeferred("SELECT set_config('statement_timeout', $1::text, true)", [.text("\(max(1, Int(timeLimit * 1000)))")])
                 return try db.first(sql, fixed + [.text(text), .text(id)]) { $0.int(0) == 1 } ?? false
             }
         }

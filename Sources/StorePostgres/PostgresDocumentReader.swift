@@ -82,10 +82,11 @@ public final class PostgresDocumentReader {
     }
 
     /// `body` in a read-only snapshot with the time limit. BEGIN and the
-    /// limit go to the server with the body's first statement, in one exchange.
+    /// limit go to the server with the body's first statement, in one
+    /// exchange; COMMIT is sent and not waited for.
     func snapshot<T>(_ body: () throws -> T) throws -> T {
         do {
-            return try db.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+            return try db.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", waitForCommit: false) {
                 db.runDeferred("SELECT set_config('statement_timeout', $1::text, true)", [.text("\(Int(timeLimit * 1000))")])
                 return try body()
             }

@@ -8,7 +8,7 @@ import Testing
 /// with the next statement that needs a result: these batches check that
 /// every outcome and error is what one-statement-at-a-time gave.
 @Suite("PostgreSQL engine: pipelined batches")
-struct PGPipelineTests {
+struct PostgresPipelineTests {
     typealias Operation = @Sendable (PostgresDocumentWriter) throws -> String
 
     static func insert(_ id: String) -> Operation { { w in try w.insert(into: "c", object(#"{"_id":"\#(id)"}"#)) } }
@@ -141,8 +141,25 @@ struct PGPipelineTests {
         let before = store.reader.db.roundTrips
         let limit = try store.reader.snapshot { try store.reader.db.first("SELECT current_setting('statement_timeout')") { $0.text(0) } }
         #expect(limit == "7s")
-        #expect(store.reader.db.roundTrips - before == 2, "one exchange for BEGIN, the limit and the statement; one for COMMIT")
-        #expect(try store.reader.db.first("SELECT current_setting('statement_timeout')") { $0.text(0) } == "0", "local to the snapshot")
+        #expect(store.reader.db.roundTrips - before == 1, "one exchange for BEGIN, the limit and the statement; COMMIT not waited for")
+        // Both settings were local to the snapshot: the next statement runs after its COMMIT.
+        #expect(try store.reader.db.first("SELECT current_setting('statement_timeout')") { $0.text(0) } == "0")
+        #expect(try store.reader.db.first("SELECT current_setting('transaction_isolation')") { $0.text(0) } == "read committed")
+    }
+
+    @Test("a connection lost after a COMMIT that was not waited for is reset before the next read")
+    func lostAfterSnapshot() throws {
+        let store = try PGTestStore()
+        try store.insert("c", [#"{"_id":"a"}"#])
+        let page = try store.reader.page("c", FindQuery(filter: json("{}"), limit: 10), withTotal: true)
+        #expect(page.total == 1)
+        let admin = try PGConnection(url: store.url)
+        let pid = try #require(try store.reader.db.first("SELECT pg_backend_pid()") { $0.int(0) })
+        _ = try store.reader.page("c", FindQuery(filter: json("{}"), limit: 10), withTotal: true)
+        try admin.run("SELECT pg_terminate_backend($1::integer)", [.int(pid ?? 0)])
+        // The first read may fail (retryable) or find the loss while reading the COMMIT's answer and reconnect.
+        do { _ = try store.reader.get("c", id: "a") } catch let error as PGError { #expect(error.isRetryable, "\(error)") }
+        #expect(try store.reader.page("c", FindQuery(filter: json("{}"), limit: 10), withTotal: true).total == 1)
     }
 
     @Test("deferred statements' errors surface at the next statement; the connection stays usable")
