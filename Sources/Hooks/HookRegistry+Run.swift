@@ -6,7 +6,8 @@ extension HookRegistry {
     /// store `context.entity` and set `context.stored`.
     ///
     /// A hook that refuses, throws or overruns its budget stops the chain:
-    /// this throws a `HookRefusal` (the caller rolls back its unit of work).
+    /// this throws a `HookRefusal` (the caller rolls back its unit of work),
+    /// or the store's own error when the hook met one (`StoreErrorInHook`).
     /// Errors thrown by `write` itself come back unchanged.
     public func runBefore(_ context: WriteContext<Work>, write: () throws -> Void) throws {
         let hooks = beforeHooks(context.event, context.collection)
@@ -34,6 +35,10 @@ extension HookRegistry {
         } catch {
             // Errors from further in (a later hook, or the write) pass through as they are.
             if let innerError { throw innerError }
+            if error is any StoreErrorInHook {
+                logger.warning("hook met a store error", metadata: meta(hook.registration, context, ["error": "\(error)"]))
+                throw error
+            }
             if let refusal = error as? HookRefusal {
                 logger.info("hook refused the write", metadata: meta(hook.registration, context, ["refusal": "\(refusal)"]))
                 throw refusal

@@ -77,6 +77,15 @@ final class FakeTransaction: @unchecked Sendable {
         #expect(throws: StoreSaysNo.self) { try registry.runBefore(context(tx, .beforeDelete)) { throw StoreSaysNo() } }
     }
 
+    @Test func aStoreErrorMetByAHookPassesThroughAsItself() throws {
+        struct DatabaseGone: StoreErrorInHook {}
+        let registry = HookRegistry<FakeTransaction>(logger: logger)
+        registry.before(.beforeCreate, collection: "messages", id: "reads") { _, _ in throw DatabaseGone() }
+        let tx = FakeTransaction()
+        #expect(throws: DatabaseGone.self) { try registry.runBefore(context(tx)) { tx.log.append("write") } }
+        #expect(tx.log.isEmpty)
+    }
+
     @Test func aHookThatForgetsNextFails() throws {
         let registry = HookRegistry<FakeTransaction>(logger: logger)
         registry.before(.beforeCreate, collection: "messages", id: "lazy") { _, _ in }
