@@ -19,6 +19,7 @@ from roost_harness import ADMIN_TOKEN, Client, Roostd, json_query
 from roost_harness.cluster import Cluster, wait_until
 from roost_harness.paths import free_port
 from roost_harness.postgres import postgres_cluster  # noqa: F401 (fixture)
+from roost_harness.processes import terminate
 from roost_harness.s3 import MotoS3
 
 ETC = pathlib.Path(__file__).resolve().parents[2] / "etc"
@@ -57,13 +58,7 @@ class Program:
         return pathlib.Path(self.log).read_text(errors="replace")
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc)
 
 
 def answers(port):

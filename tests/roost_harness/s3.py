@@ -14,6 +14,7 @@ import sys
 import time
 
 from .paths import clean_env, free_port
+from .processes import terminate
 
 _UNSIGNED_SETUP_REQUESTS = 3
 
@@ -66,13 +67,7 @@ class MotoS3:
 
     def stop(self):
         """Stops moto (its data goes with it)."""
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        terminate(self.proc)
         self.proc = None
         if getattr(self, "log", None):
             self.log.close()
