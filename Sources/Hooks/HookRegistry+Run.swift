@@ -7,7 +7,7 @@ extension HookRegistry {
     ///
     /// A hook that refuses, throws or overruns its budget stops the chain:
     /// this throws a `HookRefusal` (the caller rolls back its unit of work),
-    /// or the store's own error when the hook met one (`StoreErrorInHook`).
+    /// or the store's own error when the store failed under it (`StoreErrorInHook`).
     /// Errors thrown by `write` itself come back unchanged.
     public func runBefore(_ context: WriteContext<Work>, write: () throws -> Void) throws {
         let hooks = beforeHooks(context.event, context.collection)
@@ -35,7 +35,7 @@ extension HookRegistry {
         } catch {
             // Errors from further in (a later hook, or the write) pass through as they are.
             if let innerError { throw innerError }
-            if error is any StoreErrorInHook {
+            if let failure = error as? any StoreErrorInHook, failure.isStoreFailure {
                 logger.warning("hook met a store error", metadata: meta(hook.registration, context, ["error": "\(error)"]))
                 throw error
             }

@@ -1,6 +1,10 @@
-/// An error a before hook did not cause but met in the store it uses: the
-/// database busy or gone, a conflict, a document the store refused. The hook
-/// registry passes it on unchanged, so the client gets the store's answer
-/// (503 with Retry-After for a lost database connection), not `HookFailed`
-/// (500). Roost marks the store's error types with it.
-public protocol StoreErrorInHook: Error {}
+/// An error a before hook met in the store it uses. When the store itself
+/// failed (`isStoreFailure`: the database busy, gone or out of resources),
+/// the hook registry passes the error on unchanged, so the client gets the
+/// store's answer (503 with Retry-After for a lost database connection),
+/// not `HookFailed` (500). Anything else the hook threw, including a store
+/// error about a document, stays the hook's failure: its text never
+/// reaches the client. Roost marks the store's error types with it.
+public protocol StoreErrorInHook: Error {
+    var isStoreFailure: Bool { get }
+}

@@ -77,12 +77,15 @@ final class FakeTransaction: @unchecked Sendable {
         #expect(throws: StoreSaysNo.self) { try registry.runBefore(context(tx, .beforeDelete)) { throw StoreSaysNo() } }
     }
 
-    @Test func aStoreErrorMetByAHookPassesThroughAsItself() throws {
-        struct DatabaseGone: StoreErrorInHook {}
+    @Test(arguments: [true, false])
+    func aStoreFailureMetByAHookPassesThroughOtherStoreErrorsStayTheHooks(storeFailed: Bool) throws {
+        struct StoreError: StoreErrorInHook { let isStoreFailure: Bool }
         let registry = HookRegistry<FakeTransaction>(logger: logger)
-        registry.before(.beforeCreate, collection: "messages", id: "reads") { _, _ in throw DatabaseGone() }
+        registry.before(.beforeCreate, collection: "messages", id: "reads") { _, _ in throw StoreError(isStoreFailure: storeFailed) }
         let tx = FakeTransaction()
-        #expect(throws: DatabaseGone.self) { try registry.runBefore(context(tx)) { tx.log.append("write") } }
+        #expect { try registry.runBefore(context(tx)) { tx.log.append("write") } } throws: { error in
+            storeFailed ? error is StoreError : (error as? HookRefusal)?.code == "HookFailed"
+        }
         #expect(tx.log.isEmpty)
     }
 
