@@ -29,6 +29,9 @@ extension PostgresDocumentReader {
         let statement = try listStatement(layout, compiled, query, scope: scope, withTotal: withTotal)
         let columns = statement.columns
         var total: Int64?
+        // Marked large until the page succeeds: one stopped at its time limit
+        // while counting in its scan leaves the shape to be counted apart next.
+        if statement.countsTotal { listTotals.record(statement.shape, total: .max) }
         let rows = try db.query(statement.sql, statement.params) { row -> (String, [SQLValue]) in
             let values = columns.indices.map { i -> SQLValue in
                 guard let text = row.text(i + 1) else { return .null }
@@ -76,7 +79,8 @@ extension PostgresDocumentReader {
             keyset = " AND " + (try Self.after(columns, cursor.values, params.bind))
         }
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
-        let shape = PostgresListTotals.shape(table: layout.table, condition: PostgresAccess.visibleFirst(visible, compiled.whereSQL))
+        let caller: String? = if case .listed(let user, _) = scope.readRule { user } else { nil }
+        let shape = PostgresListTotals.shape(table: layout.table, condition: PostgresAccess.visibleFirst(visible, compiled.whereSQL), caller: caller)
         var condition = PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
         var probe: PostgresListStatement.Probe?
         var bounded = false

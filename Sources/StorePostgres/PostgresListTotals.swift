@@ -12,8 +12,10 @@
 /// one that is new, or matched many last time, is counted apart. A shape
 /// whose matches grow costs one slow page, then is counted apart again.
 ///
-/// A shape is the collection's table and the condition's SQL (parameters
-/// are not part of it: `category = $1` is one shape for every category).
+/// A shape is the collection's table, the condition's SQL (parameters are
+/// not part of it: `category = $1` is one shape for every category) and,
+/// where rows are private, the caller: how one caller's list is counted,
+/// and so how long it takes, never depends on rows only another could see.
 /// One per reader, used by its thread alone.
 struct PostgresListTotals {
     /// The most matches a shape may have had for its next total to come from the page's scan.
@@ -23,10 +25,11 @@ struct PostgresListTotals {
     private var lastTotals: [Int: Int] = [:]
 
     /// The key of a list's shape.
-    static func shape(table: String, condition: String) -> Int {
+    static func shape(table: String, condition: String, caller: String?) -> Int {
         var hasher = Hasher()
         hasher.combine(table)
         hasher.combine(condition)
+        hasher.combine(caller)
         return hasher.finalize()
     }
 

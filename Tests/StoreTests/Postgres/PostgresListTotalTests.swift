@@ -126,7 +126,8 @@ struct PostgresListTotalTests {
     func memo() {
         var totals = PostgresListTotals()
         totals.windowLimit = 10
-        let small = PostgresListTotals.shape(table: "c_1", condition: "a"), large = PostgresListTotals.shape(table: "c_1", condition: "b")
+        let small = PostgresListTotals.shape(table: "c_1", condition: "a", caller: nil)
+        let large = PostgresListTotals.shape(table: "c_1", condition: "b", caller: nil)
         #expect(!totals.countsInScan(small))
         totals.record(small, total: 10)
         totals.record(large, total: 11)
@@ -135,7 +136,17 @@ struct PostgresListTotalTests {
         totals.record(small, total: 500)
         #expect(!totals.countsInScan(small), "a shape whose matches grew is counted apart again")
         totals.record(small, total: 3)
-        for n in 0..<PostgresListTotals.capacity { totals.record(PostgresListTotals.shape(table: "c_2", condition: "\(n)"), total: 1) }
+        for n in 0..<PostgresListTotals.capacity { totals.record(PostgresListTotals.shape(table: "c_2", condition: "\(n)", caller: nil), total: 1) }
         #expect(!totals.countsInScan(small), "forgotten when the memo filled up")
+    }
+
+    @Test("private rows: one caller's totals never choose how another caller's list is counted")
+    func memoIsPerCaller() {
+        var totals = PostgresListTotals()
+        let alice = PostgresListTotals.shape(table: "c_1", condition: "private", caller: "alice")
+        let bob = PostgresListTotals.shape(table: "c_1", condition: "private", caller: "bob")
+        totals.record(alice, total: 3)
+        #expect(totals.countsInScan(alice))
+        #expect(!totals.countsInScan(bob), "bob's list is counted as a new shape, whatever alice matched")
     }
 }
