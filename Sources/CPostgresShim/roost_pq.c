@@ -26,14 +26,8 @@
     X(PGresult *, PQexecPrepared, (PGconn *conn, const char *stmtName, int nParams, const char *const *paramValues, \
                                    const int *paramLengths, const int *paramFormats, int resultFormat), \
       (conn, stmtName, nParams, paramValues, paramLengths, paramFormats, resultFormat), NULL) \
-    X(PGresult *, PQexecParams, (PGconn *conn, const char *command, int nParams, const Oid *paramTypes, \
-                                 const char *const *paramValues, const int *paramLengths, const int *paramFormats, int resultFormat), \
-      (conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats, resultFormat), NULL) \
-    X(PGresult *, PQprepare, (PGconn *conn, const char *stmtName, const char *query, int nParams, const Oid *paramTypes), \
-      (conn, stmtName, query, nParams, paramTypes), NULL) \
     X(ExecStatusType, PQresultStatus, (const PGresult *res), (res), PGRES_FATAL_ERROR) \
     X(char *, PQresultErrorField, (const PGresult *res, int fieldcode), (res, fieldcode), NULL) \
-    X(char *, PQresultErrorMessage, (const PGresult *res), (res), (char *)"libpq is not loaded") \
     X(int, PQntuples, (const PGresult *res), (res), 0) \
     X(int, PQnfields, (const PGresult *res), (res), 0) \
     X(char *, PQgetvalue, (const PGresult *res, int tup_num, int field_num), (res, tup_num, field_num), NULL) \
@@ -49,7 +43,6 @@
     X(int, PQenterPipelineMode, (PGconn *conn), (conn), 0) \
     X(int, PQexitPipelineMode, (PGconn *conn), (conn), 0) \
     X(int, PQpipelineSync, (PGconn *conn), (conn), 0) \
-    X(PGpipelineStatus, PQpipelineStatus, (const PGconn *conn), (conn), PQ_PIPELINE_OFF) \
     X(int, PQsendQueryParams, (PGconn *conn, const char *command, int nParams, const Oid *paramTypes, \
                                const char *const *paramValues, const int *paramLengths, const int *paramFormats, int resultFormat), \
       (conn, command, nParams, paramTypes, paramValues, paramLengths, paramFormats, resultFormat), 0) \

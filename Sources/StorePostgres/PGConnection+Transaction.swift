@@ -46,6 +46,14 @@ extension PGConnection {
         deferred.append(.text(sql, params))
     }
 
+    /// Queues the open transaction's time limit (`statement_timeout`, local
+    /// to it): at least 1 ms, since 0 would mean none; a limit that is not a
+    /// finite number of seconds is taken as one hour.
+    public func deferTimeLimit(seconds: Double) {
+        let milliseconds = seconds.isFinite ? max(1, min(seconds * 1000, 3_600_000)) : 3_600_000
+        runDeferred("SELECT set_config('statement_timeout', $1::text, true)", [.text("\(Int(milliseconds))")])
+    }
+
     /// True when the outermost transaction's BEGIN reached the server.
     var transactionSent: Bool {
         guard let outer = frames.first else { return false }
@@ -56,7 +64,7 @@ extension PGConnection {
     private func finish(_ level: Int, wait: Bool) throws {
         if let opener = frames[level] {
             // Never sent: nothing to end. An unsent BEGIN drops what followed it too.
-            if level == 0 { deferred.removeAll() } else { deferred.remove(at: opener) }
+            if level == 0 { deferred.removeSubrange(opener...) } else { deferred.remove(at: opener) }
             return
         }
         if level == 0 {
@@ -76,7 +84,10 @@ extension PGConnection {
             deferred.removeAll()
             try? command("ROLLBACK")
         } else {
+            // ROLLBACK TO keeps the savepoint: release it too, so failed
+            // operations do not pile savepoints up until COMMIT.
             deferred.append(.text("ROLLBACK TO SAVEPOINT s\(level)", []))
+            deferred.append(.text("RELEASE SAVEPOINT s\(level)", []))
         }
     }
 }

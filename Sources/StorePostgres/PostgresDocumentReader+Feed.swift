@@ -107,7 +107,7 @@ extension PostgresDocumentReader {
         let db = self.db
         return FilterProbe(matchesAll: filter.objectValue?.isEmpty ?? false) { text, id, timeLimit in
             try db.transaction(begin: "BEGIN READ ONLY", waitForCommit: false) {
-                db.runDeferred("SELECT set_config('statement_timeout', $1::text, true)", [.text("\(max(1, Int(timeLimit * 1000)))")])
+                db.deferTimeLimit(seconds: timeLimit)
                 return try db.first(sql, fixed + [.text(text), .text(id)]) { $0.int(0) == 1 } ?? false
             }
         }

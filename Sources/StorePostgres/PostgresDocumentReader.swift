@@ -87,7 +87,7 @@ public final class PostgresDocumentReader {
     func snapshot<T>(_ body: () throws -> T) throws -> T {
         do {
             return try db.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", waitForCommit: false) {
-                db.runDeferred("SELECT set_config('statement_timeout', $1::text, true)", [.text("\(Int(timeLimit * 1000))")])
+                db.deferTimeLimit(seconds: timeLimit)
                 return try body()
             }
         } catch let error as PGError {
