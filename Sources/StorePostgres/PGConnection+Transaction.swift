@@ -19,6 +19,7 @@ extension PGConnection {
     ///     is sent and its answer read before the next statement, not waited
     ///     for (a read-only COMMIT changes nothing: the answers read stand).
     public func transaction<T>(begin: String = "BEGIN", waitForCommit: Bool = true, _ body: () throws -> T) throws -> T {
+        try beforeStatement?(true)
         let level = frames.count
         frames.append(deferred.count)
         deferred.append(.text(level == 0 ? begin : "SAVEPOINT s\(level)", []))
@@ -44,6 +45,34 @@ extension PGConnection {
     /// surfaces there. Inside a savepoint that is rolled back unsent, it is dropped.
     public func runDeferred(_ sql: String, _ params: [SQLValue] = []) {
         deferred.append(.text(sql, params))
+    }
+
+    /// Runs `body` as if the transaction at `level` and those inside it had
+    /// not begun, while its opening is unsent: what `body` sends goes before
+    /// it, so rolling that transaction back later keeps it.
+    func outside<T>(level: Int, _ body: () throws -> T) throws -> T {
+        guard frames.indices.contains(level) else { return try body() }
+        guard let opener = frames[level] else {
+            throw PGError(sqlState: "", message: "statements cannot go outside a transaction the server has seen")
+        }
+        let inner = deferred[opener...].map { $0 }
+        let openers = frames[level...].map { $0.map { $0 - opener } }
+        deferred.removeSubrange(opener...)
+        frames.removeSubrange(level...)
+        defer {
+            let base = deferred.count
+            deferred += inner
+            frames += openers.map { $0.map { $0 + base } }
+        }
+        return try body()
+    }
+
+    /// How many transactions are open (1: a batch; 2: an operation's savepoint inside it).
+    var depth: Int { frames.count }
+
+    /// True while the transaction at `level` is open and its opening still unsent (nothing in it reached the server).
+    func isUnsent(level: Int) -> Bool {
+        frames.indices.contains(level) && frames[level] != nil
     }
 
     /// Queues the open transaction's time limit (`statement_timeout`, local

@@ -29,6 +29,10 @@ public final class PGConnection {
     var unanswered: (pipeline: PGPipeline, sent: Int)?
     /// Exchanges with the server so far (statements, pipelines, prepares): tests assert savings with it.
     public internal(set) var roundTrips = 0
+    /// Runs before every statement a caller issues (`query`, `execute`, a
+    /// `transaction`), so work its owner held back in memory is queued
+    /// first (the writer's held inserts, `PostgresDocumentWriter+HeldInserts`).
+    var beforeStatement: ((_ opensTransaction: Bool) throws -> Void)?
 
     /// Connects with a libpq connection string or URL (`postgres://user@host:port/db`);
     /// an empty string uses libpq's `PG*` environment variables alone. An
@@ -74,6 +78,7 @@ public final class PGConnection {
     /// deferred statements go first, in the same pipeline, and their errors surface here.
     @discardableResult
     public func query<T>(_ sql: String, _ params: [SQLValue] = [], _ map: (PGRow) throws -> T) throws -> [T] {
+        try beforeStatement?(false)
         let conn = try live()
         let result = try resultOf(sql, params, conn)
         defer { PQclear(result) }
@@ -97,6 +102,7 @@ public final class PGConnection {
     /// Runs a script of fixed SQL (several statements, no parameters):
     /// migrations. Deferred statements are sent first.
     public func execute(_ script: String) throws {
+        try beforeStatement?(false)
         try flush()
         let conn = try live()
         roundTrips += 1
@@ -159,6 +165,7 @@ public final class PGConnection {
 
     /// Sends the deferred statements now, without a statement of its own.
     public func flush() throws {
+        try beforeStatement?(false)
         guard !deferred.isEmpty else { return }
         let conn = try live()
         let outcome = try sendWithDeferred([], conn)

@@ -11,6 +11,8 @@ enum FeedOrdering {
 
 /// A change row waiting for its batch's end.
 struct PendingChange {
+    /// The batch operation that made it (-1 outside `commitBatch`).
+    let operation: Int
     let collection: String
     let id: String
     let op: ChangeFeed.Operation
@@ -36,7 +38,7 @@ extension PostgresDocumentWriter {
 
     /// Notes the change's feed row; it is written at the end of the batch.
     func recordChange(_ collection: String, id: String, _ op: ChangeFeed.Operation, previousText: String?) {
-        pendingChanges.append(PendingChange(collection: collection, id: id, op: op,
+        pendingChanges.append(PendingChange(operation: operation, collection: collection, id: id, op: op,
                                             at: Int64(Date().timeIntervalSince1970 * 1000), previousText: previousText))
     }
 

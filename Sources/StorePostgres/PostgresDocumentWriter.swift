@@ -15,6 +15,14 @@ public final class PostgresDocumentWriter {
     let logger: Logger
     /// Change rows of the open batch, written at its end under the feed lock.
     var pendingChanges: [PendingChange] = []
+    /// The running batch operation's index (-1 outside `commitBatch`).
+    var operation = -1
+    /// Creates held back until the next statement or the batch's end (`+HeldInserts`).
+    var held: [HeldInsert] = []
+    /// Operations of the open batch whose held create was refused, with why.
+    var heldFailures: [Int: any Error] = [:]
+    /// Set when held rows of finished operations could not be sent: the batch fails.
+    var heldRowsLost: (any Error)?
     /// How commits order their change rows; `.none` exists only to show, in
     /// a test, the gap the lock prevents.
     var feedOrdering = FeedOrdering.advisoryLock
@@ -36,6 +44,7 @@ public final class PostgresDocumentWriter {
         catalog = PostgresCatalog(db: db)
         self.ids = ids
         self.logger = logger
+        db.beforeStatement = { [unowned self] opensTransaction in try sendHeldInserts(opensTransaction: opensTransaction) }
     }
 
     /// This node's name: `recordAttempt` counts only deliveries it still holds.
@@ -51,21 +60,36 @@ public final class PostgresDocumentWriter {
     /// the statements that need answers (`PGConnection+Transaction`).
     public func commitBatch<T>(_ operations: [(PostgresDocumentWriter) throws -> T]) -> [Result<T, any Error>] {
         pendingChanges = []
+        (held, heldFailures, heldRowsLost) = ([], [:], nil)
         // Endpoints committed by another node since the last batch are seen by this one.
         subscribers = [:]
-        defer { subscribers = nil }
+        defer { (subscribers, operation, held, heldFailures, heldRowsLost) = (nil, -1, [], [:], nil) }
         var results: [Result<T, any Error>] = []
         do {
             try db.transaction {
-                results = operations.map { operation in
-                    let mark = pendingChanges.count
-                    let result = Result { try db.transaction { try operation(self) } }.mapError { ($0 as? PGError)?.storeError ?? $0 }
+                for (index, run) in operations.enumerated() {
+                    operation = index
+                    let result = Result {
+                        try db.transaction {
+                            let value = try run(self)
+                            // Its held create, sent by a later statement of its own, was refused.
+                            if let refused = heldFailures[index] { throw refused }
+                            return value
+                        }
+                    }.mapError { ($0 as? PGError)?.storeError ?? $0 }
                     if case .failure = result {
-                        pendingChanges.removeSubrange(mark...)
+                        pendingChanges.removeAll { $0.operation == index }
+                        held.removeAll { $0.operation == index }
                         catalog.forgetAll()
                         subscribers = [:]
                     }
-                    return result
+                    results.append(result)
+                }
+                operation = -1
+                try sendHeldInserts(opensTransaction: false)
+                if let heldRowsLost { throw heldRowsLost }
+                for (index, refused) in heldFailures where results.indices.contains(index) {
+                    if case .success = results[index] { results[index] = .failure(refused) }
                 }
                 if operations.count == 1, case .failure(let error) = results[0] { throw error }
                 try writePendingChanges()
@@ -95,11 +119,14 @@ public final class PostgresDocumentWriter {
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
         let text = document.jsonText
-        // ON CONFLICT keeps the transaction alive: a taken id is an answer, not an abort.
-        let inserted = try db.first("INSERT INTO \(layout.table) (id, created_at, updated_at, doc) VALUES ($1::text, $2::text, $2::text, $3::json) ON CONFLICT (id) DO NOTHING RETURNING rid",
-                                    [.text(id), .text(now), .text(text)]) { $0.int(0) }
-        guard inserted != nil else {
-            throw StoreError.conflict("A document with _id \"\(id)\" already exists in \(collection).")
+        if mayHoldInsert {
+            if held.contains(where: { $0.table == layout.table && $0.id == id }) { throw Self.taken(id, in: collection) }
+            held.append(HeldInsert(operation: operation, table: layout.table, collection: collection, id: id, now: now, text: text))
+        } else {
+            // ON CONFLICT keeps the transaction alive: a taken id is an answer, not an abort.
+            let inserted = try db.first("INSERT INTO \(layout.table) (id, created_at, updated_at, doc) VALUES ($1::text, $2::text, $2::text, $3::json) ON CONFLICT (id) DO NOTHING RETURNING rid",
+                                        [.text(id), .text(now), .text(text)]) { $0.int(0) }
+            guard inserted != nil else { throw Self.taken(id, in: collection) }
         }
         try updateReferenceEntries(collection, id: id, from: nil, to: document, scope: scope)
         recordChange(collection, id: id, .create, previousText: nil)

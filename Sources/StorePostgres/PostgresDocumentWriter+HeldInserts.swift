@@ -1,0 +1,130 @@
+import Store
+
+/// A create held back in memory until the writer's next statement or the
+/// batch's end (`PostgresDocumentWriter+HeldInserts`).
+struct HeldInsert {
+    /// The batch operation that made it.
+    let operation: Int
+    let table: String
+    let collection: String
+    let id: String
+    let now: String
+    let text: String
+}
+
+/// Creates sent many rows to a statement.
+///
+/// PostgreSQL prepares a table's index expressions afresh for every
+/// statement, and a savepoint costs two statements more, so a batch of
+/// one-row INSERTs spent most of the writer's time outside the rows
+/// themselves. An operation that has sent nothing yet (its savepoint
+/// unsent) therefore holds its create back instead of sending it. Held rows
+/// go out as one `INSERT … VALUES (…), (…) ON CONFLICT (id) DO NOTHING
+/// RETURNING id` per table, at the batch's end or just before the next
+/// statement issued on the connection (`PGConnection.beforeStatement`), so
+/// every later statement sees them: each operation's outcome is the one it
+/// would have had with its row sent at once.
+///
+/// - Rows of finished operations go in a savepoint of their own, outside
+///   the running operation's (so its rollback keeps them).
+/// - The running operation's row goes in a savepoint nested in its own; an
+///   error there is kept and thrown when the operation ends, not from
+///   whatever statement (a hook's) happened to send it.
+/// - A row refused (a taken `_id`, a value too large for an index) fails its
+///   own operation alone: a taken id is seen in `RETURNING`; any other error
+///   sends the rows again one at a time. A finished operation sent nothing
+///   but that row, so its change row is dropped and its result becomes the
+///   error. A lost connection fails the batch.
+extension PostgresDocumentWriter {
+    /// True when `insert` may hold its row: inside a batch's operation (not
+    /// a nested savepoint) that has sent nothing and holds no row yet.
+    var mayHoldInsert: Bool {
+        operation >= 0 && db.depth == 2 && db.isUnsent(level: 1) && !held.contains { $0.operation == operation }
+    }
+
+    /// Sends held rows before a statement: all of them, or (when a savepoint
+    /// opens) only the running operation's; the others may wait, since they
+    /// go outside its savepoint anyway.
+    func sendHeldInserts(opensTransaction: Bool) throws {
+        guard !held.isEmpty else { return }
+        let isMine = { [operation] (row: HeldInsert) in operation >= 0 && row.operation == operation }
+        let mine = held.filter(isMine)
+        let finished = held.filter { !isMine($0) }
+        held = opensTransaction ? finished : []
+        if !opensTransaction, !finished.isEmpty {
+            do {
+                if operation >= 0 { try db.outside(level: 1) { try insert(finished) } } else { try insert(finished) }
+            } catch {
+                // Finished operations counted on these rows: nothing of the batch may commit without them.
+                heldRowsLost = Self.wrap(error)
+                throw error
+            }
+        }
+        if !mine.isEmpty { try insert(mine) }
+    }
+
+    /// Inserts `rows` in a savepoint: many to a statement, or one at a time
+    /// when a statement fails, so only the refused rows' operations fail.
+    private func insert(_ rows: [HeldInsert]) throws {
+        var taken: [HeldInsert] = []
+        do {
+            try db.transaction {
+                taken = []
+                for chunk in Self.statements(rows) {
+                    let stored = Set(try db.query(chunk.sql, chunk.params) { $0.text(0) ?? "" })
+                    taken += chunk.rows.filter { !stored.contains($0.id) }
+                }
+            }
+        } catch let error as PGError where !error.isConnectionLost {
+            taken = []
+            for row in rows {
+                do {
+                    let single = Self.statements([row])[0]
+                    let inserted = try db.transaction { try db.first(single.sql, single.params) { _ in true } }
+                    if inserted == nil { taken.append(row) }
+                } catch let refused as PGError where !refused.isConnectionLost {
+                    failHeld(row, refused.storeError)
+                }
+            }
+        }
+        for row in taken { failHeld(row, Self.taken(row.id, in: row.collection)) }
+    }
+
+    /// One multi-row INSERT per table, at most 1000 rows (3 parameters each), in the order held.
+    private static func statements(_ rows: [HeldInsert]) -> [(sql: String, params: [SQLValue], rows: [HeldInsert])] {
+        var tables: [String] = []
+        var byTable: [String: [HeldInsert]] = [:]
+        for row in rows {
+            if byTable[row.table] == nil { tables.append(row.table) }
+            byTable[row.table, default: []].append(row)
+        }
+        return tables.flatMap { table in
+            let all = byTable[table]!
+            return stride(from: 0, to: all.count, by: 1000).map { start in
+                let chunk = Array(all[start..<min(start + 1000, all.count)])
+                var params: [SQLValue] = []
+                var values: [String] = []
+                params.reserveCapacity(3 * chunk.count)
+                for row in chunk {
+                    let n = params.count
+                    params += [.text(row.id), .text(row.now), .text(row.text)]
+                    values.append("($\(n + 1)::text, $\(n + 2)::text, $\(n + 2)::text, $\(n + 3)::json)")
+                }
+                let sql = "INSERT INTO \(table) (id, created_at, updated_at, doc) VALUES " + values.joined(separator: ", ")
+                    + " ON CONFLICT (id) DO NOTHING RETURNING id"
+                return (sql, params, chunk)
+            }
+        }
+    }
+
+    /// The held row was refused: its operation fails with `error`, as it would have with the row sent at once.
+    private func failHeld(_ row: HeldInsert, _ error: any Error) {
+        heldFailures[row.operation] = error
+        if row.operation != operation { pendingChanges.removeAll { $0.operation == row.operation } }
+    }
+
+    /// The conflict of a create whose `_id` is taken.
+    static func taken(_ id: String, in collection: String) -> StoreError {
+        .conflict("A document with _id \"\(id)\" already exists in \(collection).")
+    }
+}
