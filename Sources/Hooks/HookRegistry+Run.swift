@@ -18,7 +18,10 @@ extension HookRegistry {
         guard index < hooks.count else { return try write() }
         let hook = hooks[index]
         let started = ContinuousClock.now
+        let othersClock = context.work as? any WorkOnOthersBehalf
+        let othersAtStart = othersClock?.timeOnOthersBehalf ?? .zero
         var inner: Duration = .zero
+        var othersInside: Duration = .zero
         var innerError: (any Error)?
         var nextCalled = false
         do {
@@ -26,7 +29,11 @@ extension HookRegistry {
                 guard !nextCalled else { return }
                 nextCalled = true
                 let t0 = ContinuousClock.now
-                defer { inner += ContinuousClock.now - t0 }
+                let others0 = othersClock?.timeOnOthersBehalf ?? .zero
+                defer {
+                    inner += ContinuousClock.now - t0
+                    othersInside += (othersClock?.timeOnOthersBehalf ?? .zero) - others0
+                }
                 do { try step(index + 1, hooks, context, write) } catch {
                     innerError = error
                     throw error
@@ -47,7 +54,8 @@ extension HookRegistry {
             throw HookRefusal.failed(hook.registration.id)
         }
         if let innerError { throw innerError }
-        let own = ContinuousClock.now - started - inner
+        let others = (othersClock?.timeOnOthersBehalf ?? .zero) - othersAtStart - othersInside
+        let own = ContinuousClock.now - started - inner - others
         if own > hook.registration.budget {
             logger.error("hook overran its budget", metadata: meta(hook.registration, context, ["elapsed": "\(own)"]))
             throw HookRefusal.overran(hook.registration.id)

@@ -53,7 +53,7 @@ extension PGConnection {
     func outside<T>(level: Int, _ body: () throws -> T) throws -> T {
         guard frames.indices.contains(level) else { return try body() }
         guard let opener = frames[level] else {
-            throw PGError(sqlState: "", message: "statements cannot go outside a transaction the server has seen")
+            throw PGError(sqlState: "XX000", message: "internal: statements cannot go outside a transaction the server has seen")
         }
         let inner = deferred[opener...].map { $0 }
         let openers = frames[level...].map { $0.map { $0 - opener } }

@@ -74,13 +74,15 @@ public final class PGConnection {
         return handle
     }
 
-    /// Runs `sql` with `params` as a prepared statement and maps each row;
-    /// deferred statements go first, in the same pipeline, and their errors surface here.
+    /// Runs `sql` with `params` as a prepared statement (or, with `prepared`
+    /// false, an unnamed one: for SQL whose text varies, so it does not churn
+    /// the cache) and maps each row; deferred statements go first, in the
+    /// same pipeline, and their errors surface here.
     @discardableResult
-    public func query<T>(_ sql: String, _ params: [SQLValue] = [], _ map: (PGRow) throws -> T) throws -> [T] {
+    public func query<T>(_ sql: String, _ params: [SQLValue] = [], prepared: Bool = true, _ map: (PGRow) throws -> T) throws -> [T] {
         try beforeStatement?(false)
         let conn = try live()
-        let result = try resultOf(sql, params, conn)
+        let result = try prepared ? resultOf(sql, params, conn) : unnamedResult(sql, params, conn)
         defer { PQclear(result) }
         var rows: [T] = []
         let count = PQntuples(result)
@@ -143,6 +145,14 @@ public final class PGConnection {
         // The cache follows what the server ran: a pipeline aborted before these left it as it was.
         if let deallocateAt, outcome.succeeded(deallocateAt) { statements.removeAll() }
         if let prepareAt, outcome.succeeded(prepareAt) { statements[sql] = name }
+        if let error = outcome.error { PQclear(outcome.last); throw error }
+        guard let result = outcome.last else { throw PGError(sqlState: "", message: "libpq answered no result") }
+        return result
+    }
+
+    /// The checked result of `sql` run as an unnamed statement, sent with the deferred statements.
+    private func unnamedResult(_ sql: String, _ params: [SQLValue], _ conn: OpaquePointer) throws -> OpaquePointer {
+        let outcome = try sendWithDeferred([.text(sql, params)], conn)
         if let error = outcome.error { PQclear(outcome.last); throw error }
         guard let result = outcome.last else { throw PGError(sqlState: "", message: "libpq answered no result") }
         return result

@@ -1,3 +1,4 @@
+import Foundation
 import Store
 
 /// A create held back in memory until the writer's next statement or the
@@ -47,6 +48,8 @@ extension PostgresDocumentWriter {
     /// go outside its savepoint anyway.
     func sendHeldInserts(opensTransaction: Bool) throws {
         guard !held.isEmpty else { return }
+        let started = ContinuousClock.now
+        defer { heldSendingTime += ContinuousClock.now - started }
         let isMine = { [operation] (row: HeldInsert) in operation >= 0 && row.operation == operation }
         let mine = held.filter(isMine)
         let finished = held.filter { !isMine($0) }
@@ -63,6 +66,14 @@ extension PostgresDocumentWriter {
         if !mine.isEmpty { try insert(mine) }
     }
 
+    /// Sends what is held now; throws the running operation's own held
+    /// create's refusal (once: the caller reports it as it sees fit, e.g.
+    /// `/_batch` as its sub-operation's failure).
+    public func settleHeldWrite() throws {
+        try sendHeldInserts(opensTransaction: false)
+        if operation >= 0, let refused = heldFailures.removeValue(forKey: operation) { throw refused }
+    }
+
     /// Inserts `rows` in a savepoint: many to a statement, or one at a time
     /// when a statement fails, so only the refused rows' operations fail.
     private func insert(_ rows: [HeldInsert]) throws {
@@ -71,8 +82,9 @@ extension PostgresDocumentWriter {
             try db.transaction {
                 taken = []
                 for chunk in Self.statements(rows) {
-                    let stored = Set(try db.query(chunk.sql, chunk.params) { $0.text(0) ?? "" })
-                    taken += chunk.rows.filter { !stored.contains($0.id) }
+                    // Not prepared: each row count is its own statement text.
+                    let stored = Set(try db.query(chunk.sql, chunk.params, prepared: false) { Array(($0.text(0) ?? "").utf8) })
+                    taken += chunk.rows.filter { !stored.contains(Array($0.id.utf8)) }
                 }
             }
         } catch let error as PGError where !error.isConnectionLost {
@@ -80,7 +92,7 @@ extension PostgresDocumentWriter {
             for row in rows {
                 do {
                     let single = Self.statements([row])[0]
-                    let inserted = try db.transaction { try db.first(single.sql, single.params) { _ in true } }
+                    let inserted = try db.transaction { try db.query(single.sql, single.params, prepared: false) { _ in true }.first }
                     if inserted == nil { taken.append(row) }
                 } catch let refused as PGError where !refused.isConnectionLost {
                     failHeld(row, refused.storeError)
@@ -90,7 +102,12 @@ extension PostgresDocumentWriter {
         for row in taken { failHeld(row, Self.taken(row.id, in: row.collection)) }
     }
 
-    /// One multi-row INSERT per table, at most 1000 rows (3 parameters each), in the order held.
+    /// Rows per statement at most (3 parameters each, of 65,535).
+    static let rowsPerStatement = 1000
+    /// Document bytes per statement at most, far below PostgreSQL's 1 GB message.
+    static let bytesPerStatement = 16 << 20
+
+    /// One multi-row INSERT per table and chunk (`rowsPerStatement`, `bytesPerStatement`), in the order held.
     private static func statements(_ rows: [HeldInsert]) -> [(sql: String, params: [SQLValue], rows: [HeldInsert])] {
         var tables: [String] = []
         var byTable: [String: [HeldInsert]] = [:]
@@ -98,22 +115,33 @@ extension PostgresDocumentWriter {
             if byTable[row.table] == nil { tables.append(row.table) }
             byTable[row.table, default: []].append(row)
         }
-        return tables.flatMap { table in
-            let all = byTable[table]!
-            return stride(from: 0, to: all.count, by: 1000).map { start in
-                let chunk = Array(all[start..<min(start + 1000, all.count)])
-                var params: [SQLValue] = []
-                var values: [String] = []
-                params.reserveCapacity(3 * chunk.count)
-                for row in chunk {
-                    let n = params.count
-                    params += [.text(row.id), .text(row.now), .text(row.text)]
-                    values.append("($\(n + 1)::text, $\(n + 2)::text, $\(n + 2)::text, $\(n + 3)::json)")
+        var chunks: [[HeldInsert]] = []
+        for table in tables {
+            var chunk: [HeldInsert] = []
+            var bytes = 0
+            for row in byTable[table]! {
+                if !chunk.isEmpty, chunk.count == rowsPerStatement || bytes + row.text.utf8.count > bytesPerStatement {
+                    chunks.append(chunk)
+                    (chunk, bytes) = ([], 0)
                 }
-                let sql = "INSERT INTO \(table) (id, created_at, updated_at, doc) VALUES " + values.joined(separator: ", ")
-                    + " ON CONFLICT (id) DO NOTHING RETURNING id"
-                return (sql, params, chunk)
+                chunk.append(row)
+                bytes += row.text.utf8.count
             }
+            chunks.append(chunk)
+        }
+        return chunks.map { chunk in
+            let table = chunk[0].table
+            var params: [SQLValue] = []
+            var values: [String] = []
+            params.reserveCapacity(3 * chunk.count)
+            for row in chunk {
+                let n = params.count
+                params += [.text(row.id), .text(row.now), .text(row.text)]
+                values.append("($\(n + 1)::text, $\(n + 2)::text, $\(n + 2)::text, $\(n + 3)::json)")
+            }
+            let sql = "INSERT INTO \(table) (id, created_at, updated_at, doc) VALUES " + values.joined(separator: ", ")
+                + " ON CONFLICT (id) DO NOTHING RETURNING id"
+            return (sql, params, chunk)
         }
     }
 

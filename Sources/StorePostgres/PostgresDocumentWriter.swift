@@ -23,6 +23,8 @@ public final class PostgresDocumentWriter {
     var heldFailures: [Int: any Error] = [:]
     /// Set when held rows of finished operations could not be sent: the batch fails.
     var heldRowsLost: (any Error)?
+    /// Time spent sending held rows, on whoever's behalf (hooks do not count it as theirs).
+    public internal(set) var heldSendingTime: Duration = .zero
     /// How commits order their change rows; `.none` exists only to show, in
     /// a test, the gap the lock prevents.
     var feedOrdering = FeedOrdering.advisoryLock
@@ -71,10 +73,15 @@ public final class PostgresDocumentWriter {
                     operation = index
                     let result = Result {
                         try db.transaction {
-                            let value = try run(self)
-                            // Its held create, sent by a later statement of its own, was refused.
-                            if let refused = heldFailures[index] { throw refused }
-                            return value
+                            // Its held create, sent by a later statement of its own, was refused:
+                            // that is its outcome, whatever happened after the create.
+                            do {
+                                let value = try run(self)
+                                if let refused = heldFailures[index] { throw refused }
+                                return value
+                            } catch {
+                                throw heldFailures[index] ?? error
+                            }
                         }
                     }.mapError { ($0 as? PGError)?.storeError ?? $0 }
                     if case .failure = result {
@@ -119,8 +126,8 @@ public final class PostgresDocumentWriter {
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
         let text = document.jsonText
-        if mayHoldInsert {
-            if held.contains(where: { $0.table == layout.table && $0.id == id }) { throw Self.taken(id, in: collection) }
+        // An id already held goes the direct way, after the held rows: the server decides (bytes, not Unicode equivalence).
+        if mayHoldInsert, !held.contains(where: { $0.table == layout.table && $0.id.utf8.elementsEqual(id.utf8) }) {
             held.append(HeldInsert(operation: operation, table: layout.table, collection: collection, id: id, now: now, text: text))
         } else {
             // ON CONFLICT keeps the transaction alive: a taken id is an answer, not an abort.

@@ -116,6 +116,41 @@ final class FakeTransaction: @unchecked Sendable {
         #expect(tx.log == ["write"])
     }
 
+    /// A unit of work that spends time for others (as the PostgreSQL writer sending held creates) when told to.
+    final class SharedTransaction: @unchecked Sendable, WorkOnOthersBehalf {
+        var timeOnOthersBehalf: Duration = .zero
+        /// Sleeps `seconds`, counted as others' time when `forOthers`.
+        func work(_ seconds: Double, forOthers: Bool) {
+            let started = ContinuousClock.now
+            Thread.sleep(forTimeInterval: seconds)
+            if forOthers { timeOnOthersBehalf += ContinuousClock.now - started }
+        }
+    }
+
+    /// Time the unit of work spent for others inside a hook is not the hook's;
+    /// its own time still is, and others' time inside `next` is not subtracted twice.
+    @Test(arguments: [(false, false, true), (true, false, false), (true, true, true)])
+    func timeSpentForOthersIsNotTheHooks(forOthers: Bool, alsoOwnWork: Bool, overruns: Bool) throws {
+        let registry = HookRegistry<SharedTransaction>(logger: logger)
+        registry.before(.beforeCreate, collection: "c", id: "outer", priority: 0, budget: .milliseconds(40)) { ctx, next in
+            try next()
+            ctx.work.work(0.08, forOthers: forOthers)
+            if alsoOwnWork { ctx.work.work(0.08, forOthers: false) }
+        }
+        registry.before(.beforeCreate, collection: "c", id: "inner", priority: 1, budget: .milliseconds(500)) { ctx, next in
+            ctx.work.work(0.08, forOthers: true)
+            try next()
+        }
+        let work = SharedTransaction()
+        let ctx = WriteContext(event: .beforeCreate, collection: "c", id: nil, actor: "u1", privileged: false, requestID: "r",
+                               work: work, entity: JSONObject())
+        if overruns {
+            #expect { try registry.runBefore(ctx) {} } throws: { ($0 as? HookRefusal)?.code == "HookTimeout" }
+        } else {
+            try registry.runBefore(ctx) {}
+        }
+    }
+
     @Test func afterHooksRunQueuedInOrderAndSurviveThrowsAndOverruns() throws {
         struct Boom: Error {}
         let registry = HookRegistry<FakeTransaction>(logger: logger)

@@ -49,7 +49,10 @@ struct BatchHandler: Sendable {
             var results: [String] = []
             for (index, (write, step)) in prepared.enumerated() {
                 let response: Response
-                do { response = try write.apply(step, hooks: hooks, writer: writer, pending: pending) } catch {
+                do {
+                    response = try write.apply(step, hooks: hooks, writer: writer, pending: pending)
+                    try writer.settleHeldWrite()  // a create's refusal is this operation's, not a later one's
+                } catch {
                     throw Failure(index: index, inner: ErrorResponses.httpError(for: error, request, logger))
                 }
                 let text = String(decoding: response.body, as: UTF8.self)

@@ -10,6 +10,10 @@ public protocol DocumentWriting: SessionLookup {
     var references: ReferenceSchema { get }
     /// Runs `operations` in one transaction; each outcome after COMMIT.
     func commitBatch<T>(_ operations: [(any DocumentWriting) throws -> T]) -> [Result<T, any Error>]
+    /// Inside an operation that makes several writes: settles the writes
+    /// made so far (PostgreSQL may hold a create until the batch's end) and
+    /// throws the error one of them met. A no-op where writes go at once.
+    func settleHeldWrite() throws
     func newID() -> String
 
     // Documents
@@ -109,4 +113,7 @@ extension DocumentWriter: DocumentWriting {
     public func commitBatch<T>(_ operations: [(any DocumentWriting) throws -> T]) -> [Result<T, any Error>] {
         commitBatch(operations.map { operation in { (writer: DocumentWriter) in try operation(writer) } })
     }
+
+    /// SQLite writes each row at once.
+    public func settleHeldWrite() throws {}
 }

@@ -133,6 +133,61 @@ struct PostgresPipelineTests {
         #expect(Set(try store.reader.changes(after: 0, limit: 10).changes.map(\.id)) == ["warm", "a", "c"])
     }
 
+    @Test("held creates: ids equal in Unicode but not in bytes are two ids; a refused row frees its id for a later create")
+    func heldIDsAreBytes() throws {
+        let store = try PGTestStore()
+        try store.insert("c", [#"{"_id":"warm"}"#])
+        try store.writer.applyIndexes([IndexSpec(path: "big", kind: .value)], on: "c")
+        let results = store.writer.commitBatch([Self.insert("caf\u{E9}"), Self.insert("cafe\u{301}"), { w in
+            try w.insert(into: "c", object(#"{"_id":"a","big":"\#(Self.tooLargeForAnIndex)"}"#))
+        }, Self.insert("a")])
+        #expect(results.map { (try? $0.get()) != nil } == [true, true, false, true], "\(results)")
+        let rows = try store.writer.db.first("SELECT count(*) FROM c_1 WHERE id IN ($1::text, $2::text, 'a')",
+                                              [.text("caf\u{E9}"), .text("cafe\u{301}")]) { $0.int(0) }
+        #expect(rows == 3)
+    }
+
+    @Test("a held create's refusal is its operation's outcome, whatever the operation did after; settling throws it once")
+    func heldRefusalWins() throws {
+        struct Wrapped: Error { let inner: any Error }
+        let store = try PGTestStore()
+        try store.insert("c", [#"{"_id":"warm"}"#])
+        // After a failed operation the next one looks its collection up again (a statement: it holds nothing),
+        // so each failing case here follows a plain create that holds.
+        let results = store.writer.commitBatch([Self.insert("a"), { w in
+            _ = try Self.insert("warm")(w)
+            do { try w.settleHeldWrite() } catch { throw Wrapped(inner: error) }
+            return ""
+        }, Self.insert("e"), Self.insert("f"), { w in
+            _ = try Self.insert("warm")(w)
+            try w.db.run("SELECT 1")
+            throw StoreError.invalid("a later step refused")
+        }, Self.insert("g"), { w in
+            _ = try Self.insert("b")(w)
+            try w.settleHeldWrite()
+            return try Self.insert("d")(w)
+        }])
+        guard results.count == 7 else { Issue.record("\(results)"); return }
+        #expect(results.map { (try? $0.get()) != nil } == [true, false, true, true, false, true, true], "\(results)")
+        guard case .failure(let wrapped as Wrapped) = results[1], case StoreError.conflict = wrapped.inner else {
+            Issue.record("expected the operation's own wrapping of the refusal, got \(results[1])"); return
+        }
+        guard case .failure(StoreError.conflict) = results[4] else { Issue.record("expected the taken id, got \(results[4])"); return }
+        #expect(try store.idSet("c", json("{}")) == ["warm", "a", "e", "f", "g", "b", "d"])
+    }
+
+    @Test("held creates of many batch sizes leave the prepared-statement cache alone")
+    func heldInsertsAreNotPrepared() throws {
+        let store = try PGTestStore()
+        try store.insert("c", [#"{"_id":"warm"}"#])
+        let before = store.writer.db.statements.count
+        for n in 1...40 {
+            for result in store.writer.commitBatch((0..<n).map { Self.insert("s\(n)-\($0)") }) { _ = try result.get() }
+        }
+        #expect(store.writer.db.statements.count - before <= 3, "\(store.writer.db.statements.keys)")
+        #expect(try store.idSet("c", json("{}")).count == 1 + (1...40).reduce(0, +))
+    }
+
     @Test("a COMMIT that fails fails every operation of the batch, and nothing of it is kept")
     func commitFails() throws {
         let store = try PGTestStore()
