@@ -93,9 +93,7 @@ public final class DocumentWriter {
     /// `replace` for a row already read with `existingRow` (nil: create it).
     public func replace(in collection: String, id: String, _ body: JSONObject, existing: StoredRow?,
                         scope: AccessScope = .system) throws -> (created: Bool, text: String) {
-        if let given = body["_id"], given != .string(id) {
-            throw StoreError.invalid("The body's _id does not match the URL.")
-        }
+        try checkBodyID(body, matches: id)
         guard let existing, let layout = try catalog.layout(collection) else {
             var withID = body
             withID["_id"] = .string(id)

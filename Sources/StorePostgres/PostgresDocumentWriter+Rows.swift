@@ -13,9 +13,7 @@ extension PostgresDocumentWriter {
     /// `replace` for a row already read with `existingRow` (nil: create it).
     public func replace(in collection: String, id: String, _ body: JSONObject, existing: StoredRow?,
                         scope: AccessScope) throws -> (created: Bool, text: String) {
-        if let given = body["_id"], given != .string(id) {
-            throw StoreError.invalid("The body's _id does not match the URL.")
-        }
+        try checkBodyID(body, matches: id)
         guard let existing, try catalog.layout(collection) != nil else {
             var withID = body
             withID["_id"] = .string(id)

@@ -40,3 +40,25 @@ def test_profile_and_thread_writes_reach_the_webhook_outbox():
         finally:
             roost.stop()
             receiver.stop()
+
+
+def test_a_put_body_id_must_be_the_urls_on_both_paths():
+    """The one `_id` rule of a PUT (`checkBodyID`), whether the PUT creates
+    the row or replaces it: absent or equal to the URL's, else 400 and
+    nothing written."""
+    from roost_harness import assert_error, running_roostd
+
+    with running_roostd("default_permission: public\n") as roost:
+        for path_id, creates in (("fresh", True), ("kept", False)):
+            if not creates:
+                assert roost.call("PUT", "/items/kept", {"n": 0}).status == 201
+            assert_error(roost.call("PUT", f"/items/{path_id}", {"_id": "other", "n": 1}), 400, "InvalidDocument")
+            assert roost.call("GET", "/items/other").status == 404
+            if creates:
+                assert roost.call("GET", f"/items/{path_id}").status == 404
+            else:
+                assert roost.call("GET", f"/items/{path_id}").body["n"] == 0
+            r = roost.call("PUT", f"/items/{path_id}", {"_id": path_id, "n": 2})
+            assert r.status == (201 if creates else 200), r
+            r = roost.call("PUT", f"/items/{path_id}", {"n": 3})
+            assert r.status == 200 and r.body["_id"] == path_id and r.body["n"] == 3, r

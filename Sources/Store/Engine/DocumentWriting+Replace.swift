@@ -1,14 +1,19 @@
 import JSON
 
+/// The one rule on a PUT body's `_id`, for both engines: absent, or the URL's.
+public func checkBodyID(_ body: JSONObject, matches id: String) throws {
+    if let given = body["_id"], given != .string(id) {
+        throw StoreError.invalid("The body's _id does not match the URL.")
+    }
+}
+
 /// A PUT's engine-neutral rules, said once for both engines on top of
 /// `existingRow` and `replace(…, existing:)`.
 extension DocumentWriting {
     /// Replaces the document `id`, or creates it when absent and the caller may.
     /// - Returns: whether it was created, and the stored JSON text.
     public func replace(in collection: String, id: String, _ body: JSONObject, scope: AccessScope) throws -> (created: Bool, text: String) {
-        if let given = body["_id"], given != .string(id) {
-            throw StoreError.invalid("The body's _id does not match the URL.")
-        }
+        try checkBodyID(body, matches: id)
         return try replace(in: collection, id: id, body, existing: try replaceableRow(in: collection, id: id, scope: scope), scope: scope)
     }
 
