@@ -73,15 +73,11 @@ public final class PostgresDocumentWriter {
                     operation = index
                     let result = Result {
                         try db.transaction {
+                            let outcome = Result { try run(self) }
                             // Its held create, sent by a later statement of its own, was refused:
                             // that is its outcome, whatever happened after the create.
-                            do {
-                                let value = try run(self)
-                                if let refused = heldFailures[index] { throw refused }
-                                return value
-                            } catch {
-                                throw heldFailures[index] ?? error
-                            }
+                            if let refused = heldFailures[index] { throw refused }
+                            return try outcome.get()
                         }
                     }.mapError { ($0 as? PGError)?.storeError ?? $0 }
                     if case .failure = result {
