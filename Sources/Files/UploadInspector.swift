@@ -49,7 +49,7 @@ public struct InspectedUpload: Sendable {
 /// the real type from the bytes, refuses mismatches, bombs and corrupt images.
 public struct UploadInspector: Sendable {
     /// How deeply an image is checked before the upload is acknowledged.
-    public enum Validation: String, Sendable {
+    public enum Validation: String, Sendable, CaseIterable {
         /// Walk the container (markers, chunks and their CRCs, blocks):
         /// catches truncated and mangled JPEG, PNG and GIF files in
         /// microseconds (PNG's CRCs cover every byte). WebP, whose payload

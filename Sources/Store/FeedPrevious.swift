@@ -16,29 +16,31 @@ import JSON
 public enum FeedPrevious {
     /// Entities smaller than this keep their whole text: a patch saves little.
     public static let patchThreshold = 2048
-    static let marker: UInt8 = UInt8(ascii: "~")
+    static let prefix = #"{"$patch":"#
 
     /// True when `stored` is a reverse patch, not a whole entity.
     public static func isPatch(_ stored: String?) -> Bool {
-        stored?.utf8.first == marker
+        stored?.hasPrefix(prefix) == true
     }
 
     /// What an update keeps of `before` (as stored) now that it became `after`.
     public static func stored(before: StoredRow, after: JSONObject) -> String {
         let text = before.text
         guard text.utf8.count >= patchThreshold,
-              let patch = reversePatch(from: after, to: before.document) else { return text }
-        let patchText = JSONValue.object(patch).jsonText
-        guard patchText.utf8.count * 4 <= text.utf8.count,
+              let patch = reversePatch(from: after, to: before.document),
               case .object(let rebuilt) = JSONValue.object(after).mergePatched(with: .object(patch)) else { return text }
+        var form = JSONObject([("$patch", .object(patch))])
         // Checked on the parsed entity (members in order): the stored text is
         // this writer's own serialisation of it, so the text comes back too.
-        if rebuilt == before.document { return "~" + patchText }
-        // Members the patch put back went last: keep the top-level order too.
-        let order = before.document.keys
-        let keyed = JSONValue.array([.object(patch), .array(order.map { .string($0) })]).jsonText
-        guard keyed.utf8.count * 4 <= text.utf8.count, reordered(rebuilt, order) == before.document else { return text }
-        return "~" + keyed
+        if rebuilt != before.document {
+            // Members the patch put back went last: keep the top-level order too.
+            let order = before.document.keys
+            guard reordered(rebuilt, order) == before.document else { return text }
+            form["$order"] = .array(order.map { .string($0) })
+        }
+        if let acl = before.document["_acl"] { form["_acl"] = acl }
+        let formText = form.jsonText
+        return formText.utf8.count * 4 <= text.utf8.count ? formText : text
     }
 
     /// `object`'s members in the order of `keys` (members not named there follow).
@@ -68,13 +70,10 @@ public enum FeedPrevious {
     public static func before(_ stored: String?, after: State) -> State {
         guard let stored, isPatch(stored) else { return State(text: stored) }
         guard let value = after.value ?? after.text.flatMap({ try? JSONParser.parse($0.utf8) }),
-              let patch = try? JSONParser.parse(stored.utf8.dropFirst()) else { return State(text: nil) }
-        var rebuilt: JSONValue
-        // `[patch, top-level keys in order]` when the order had to be kept.
-        if case .array(let parts) = patch, parts.count == 2, case .object(let object) = value.mergePatched(with: parts[0]) {
-            rebuilt = .object(reordered(object, parts[1].arrayValue?.compactMap(\.stringValue) ?? []))
-        } else {
-            rebuilt = value.mergePatched(with: patch)
+              case .object(let form)? = try? JSONParser.parse(stored.utf8), let patch = form["$patch"] else { return State(text: nil) }
+        var rebuilt = value.mergePatched(with: patch)
+        if case .array(let order)? = form["$order"], case .object(let object) = rebuilt {
+            rebuilt = .object(reordered(object, order.compactMap(\.stringValue)))
         }
         var state = State(text: rebuilt.jsonText)
         state.value = rebuilt

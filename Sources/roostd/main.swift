@@ -85,15 +85,11 @@ struct CheckConfig: ParsableCommand {
 
     func run() throws {
         let c = try options.load()
-        print("listen: \(c.listen)\ndata_dir: \(c.dataDir)\nloops: \(c.loops)\nreaders: \(c.readers)\ndurability: \(c.durability.rawValue)\ndefault_permission: \(c.defaultPermission.rawValue)\npassword_cost: \(c.passwordCost.rawValue)\nadmin_token: \(c.adminToken == nil ? "unset" : "set")")
-        print("references_max_cascade: \(c.referencesMaxCascade)")
+        for line in c.settingLines { print(line) }
         if c.filesStore == .s3 {
-            print("files_store: s3 (\(c.objectStoreLocation ?? "") at \(c.s3.endpoint), region \(c.s3.region), credentials "
-                  + "\(c.s3.accessKeyID.isEmpty || c.s3.secretAccessKey.isEmpty ? "unset" : "set")\(c.s3.problem.map { "; " + $0 } ?? ""))")
-        } else {
-            print("files_store: local")
+            print("s3: \(c.objectStoreLocation ?? "") at \(c.s3.endpoint), region \(c.s3.region), credentials "
+                  + "\(c.s3.accessKeyID.isEmpty || c.s3.secretAccessKey.isEmpty ? "unset" : "set")\(c.s3.problem.map { "; " + $0 } ?? "")")
         }
-        print("tls: \(c.tls.isConfigured ? "certificate \(c.tls.certificate ?? ""), key \(c.tls.key ?? "")" : "off")\ntrusted_proxies: \(c.trustedProxies) (\(c.forwardedHeader))")
         for (name, collection) in c.collections.sorted(by: { $0.key < $1.key }) {
             let refs = collection.references.map { "\($0.field)->\($0.target)(\($0.onDelete.rawValue))" }
             print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description)) references=\(refs)")

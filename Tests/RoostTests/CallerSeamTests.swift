@@ -55,7 +55,8 @@ import Testing
     @Test(arguments: [
         // Public routes look nothing up: a bad token changes nothing.
         Case(method: .get, target: "/healthz", looksUp: false, statuses: [200, 200, 200, 200]),
-        Case(method: .get, target: "/metrics", looksUp: false, statuses: [200, 200, 200, 200]),
+        // metrics_access: local, and the fixture's requests come from no loopback address: the admin token only.
+        Case(method: .get, target: "/metrics", looksUp: false, statuses: [403, 403, 403, 200]),
         Case(method: .get, target: "/", statuses: [200, 200, 200, 200]),  // the status page ignores a bad token
         Case(method: .post, target: "/login", body: #"{"username":"nobody-here","password":"wrong password"}"#,
              looksUp: false, statuses: [401, 401, 401, 401]),  // InvalidCredentials, whatever the token

@@ -9,6 +9,7 @@ import urllib.parse
 
 from roost_harness import one_request, png, rss_kib
 
+from .hostile_amplify import bound_feed, bound_resolve
 from .hostile_corpus import _contract
 from .hostile_corpus_cases import COLLECTION
 
@@ -223,9 +224,11 @@ def _bound_variants(t, variants, workers=4):
 def run_bounds(daemon, keys=85_000, variants=200, log=print):
     """Resource bounds from the hostile review (issue #14): long query paths,
     objects with many keys, regex heap and backtracking, NUL bytes, oversized
-    thumbnail variants. Each class runs under a /healthz probe and an RSS watch."""
+    thumbnail variants; and issue #33's amplification (`hostile_amplify`).
+    Each class runs under a /healthz probe and an RSS watch."""
     classes = [("paths", _bound_paths), ("keys", lambda t: _bound_keys(t, keys)), ("regex", _bound_regex),
-               ("nul", _bound_nul), ("variants", lambda t: _bound_variants(t, variants))]
+               ("nul", _bound_nul), ("variants", lambda t: _bound_variants(t, variants)),
+               ("resolve", bound_resolve), ("feed", bound_feed)]
     results, failures, stored_variants = [], [], None
     for name, run in classes:
         if not daemon.alive():

@@ -63,13 +63,14 @@ def test_hostile_corpus_gets_no_5xx_and_no_crash(hostile_daemon):
 
 def test_hostile_bounds_hold(hostile_daemon):
     """Issue #14's resource bounds, small: long paths, many keys, regex heap,
-    NUL bytes, one-off thumbnail variants; /healthz under 100 ms throughout."""
+    NUL bytes, one-off thumbnail variants; issue #33's amplification (resolve,
+    the change feed and batch answers); /healthz under 100 ms throughout."""
     result = hostile.run_bounds(hostile_daemon, keys=20_000, variants=40, log=lambda *_: None)
     print(result["line"])
     assert not result["crashed"], hostile_daemon.log_tail()
     assert result["failures"] == [], result["failures"][:10]
     assert result["stored_variants"] is not None and result["stored_variants"] <= 16
-    assert {c["name"] for c in result["classes"]} == {"paths", "keys", "regex", "nul", "variants"}
+    assert {c["name"] for c in result["classes"]} == {"paths", "keys", "regex", "nul", "variants", "resolve", "feed"}
 
 
 def test_slowloris_keeps_healthz_answering(hostile_daemon):

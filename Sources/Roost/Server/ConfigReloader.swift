@@ -46,12 +46,11 @@ final class ConfigReloader: @unchecked Sendable {
             logger.error("configuration reload failed; keeping the running settings", metadata: ["error": "\(error)"])
             return []
         }
-        var changes = settings.apply(new)
+        // Every changed setting is either applied here (and listed) or named as needing a restart.
+        var changes = RoostConfig.changedSettings(current, new).filter { $0.onReload == .applied }.map { $0.change(current, new) }
+        changes += settings.apply(new)
         if let change = reloadTLS(new) { changes.append(change) }
         let newLevel = Logger.Level(rawValue: new.logLevel)
-        if let level, let newLevel, level.level != newLevel {
-            changes.insert("log_level: \(level.level) → \(newLevel)", at: 0)
-        }
         let restart = ReloadableSettings.needsRestart(current, new)
         current = new
         // Logged at the old level, so a reload to a quieter level still says what it did.

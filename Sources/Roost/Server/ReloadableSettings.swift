@@ -53,10 +53,7 @@ final class ReloadableSettings: @unchecked Sendable {
         let old = current
         current = new
         lock.unlock()
-        var changes: [String] = []
-        if old.defaultPermission != new.defaultPermission {
-            changes.append("default_permission: \(old.defaultPermission.rawValue) → \(new.defaultPermission.rawValue)")
-        }
+        var changes: [String] = []  // default_permission is the settings table's (ConfigReloader)
         for name in Set(old.permissions.keys).union(new.permissions.keys).sorted()
         where old.permission(of: name) != new.permission(of: name) {
             changes.append("collections.\(name).permission: \(old.permission(of: name).rawValue) → \(new.permission(of: name).rawValue)")
@@ -67,39 +64,22 @@ final class ReloadableSettings: @unchecked Sendable {
         return changes
     }
 
-    /// Settings that differ between `old` and `new` but only take effect on restart.
+    /// Settings that differ between `old` and `new` but only take effect on
+    /// restart: every scalar setting the table (`RoostConfig.settings`) marks
+    /// so, and the mappings no reload applies.
     static func needsRestart(_ old: RoostConfig, _ new: RoostConfig) -> [String] {
-        var names: [String] = []
+        var names = RoostConfig.changedSettings(old, new).filter { $0.onReload == .restart }.map(\.key)
         func check<T: Equatable>(_ name: String, _ path: KeyPath<RoostConfig, T>) {
             if old[keyPath: path] != new[keyPath: path] { names.append(name) }
         }
-        check("listen", \.listen)
-        check("data_dir", \.dataDir)
-        check("loops", \.loops)
-        check("readers", \.readers)
-        check("queue_capacity", \.queueCapacity)
-        check("write_batch", \.writeBatch)
-        check("durability", \.durability)
-        check("max_body_bytes", \.maxBodyBytes)
-        check("session_lifetime", \.sessionLifetime)
-        check("password_cost", \.passwordCost)
-        check("hash_concurrency", \.hashConcurrency)
-        check("sqlite_cache_bytes", \.sqliteCacheBytes)
-        check("sqlite_mmap_bytes", \.sqliteMmapBytes)
-        check("admin_token", \.adminToken)
-        check("log_target", \.logTarget)
         check("messaging", \.messaging)
         check("webhooks", \.webhooks)
-        check("hook_budget_ms", \.hookBudgetMilliseconds)
-        check("trusted_proxies", \.trustedProxies)
-        check("forwarded_header", \.forwardedHeader)
-        check("tls.hsts", \.tls.hsts)
-        check("files_store", \.filesStore)
         check("s3", \.s3)
-        check("metrics_access", \.metricsAccess)
-        check("server_info", \.serverInfoPublic)
+        check("backups", \.backups)
         let indexes = { (c: RoostConfig) in c.collections.mapValues { $0.indexes.map(\.description).sorted() }.filter { !$0.value.isEmpty } }
         if indexes(old) != indexes(new) { names.append("collections.*.indexes") }
+        let references = { (c: RoostConfig) in c.collections.mapValues { "\($0.references)" }.filter { $0.value != "[]" } }
+        if references(old) != references(new) { names.append("collections.*.references") }
         return names
     }
 }

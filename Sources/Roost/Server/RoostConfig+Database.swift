@@ -3,33 +3,14 @@ import Store
 import StorePostgres
 
 extension RoostConfig {
-    /// `database_url` (or `ROOST_DATABASE_URL`): `postgres://user@host:port/db`
-    /// or `postgresql://…`; parts left out come from libpq's `PG*`
-    /// variables. Empty or absent: SQLite in the data directory.
-    mutating func setDatabase(_ key: String, _ value: Any, source: String) throws -> Bool {
-        if key == "node_id" {
-            let id = "\(value)".trimmingCharacters(in: .whitespaces)
-            guard !id.isEmpty, id.utf8.count <= 200 else { throw Invalid("\(source): node_id must be 1 to 200 bytes") }
-            configuredNodeID = id
-            return true
+    /// `url` with any password left out (userinfo and `password=`), for logs and `check-config`.
+    static func redactedURL(_ url: String) -> String {
+        var text = url
+        if let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@"),
+           let colon = text[scheme.upperBound..<at].firstIndex(of: ":") {
+            text.replaceSubrange(text.index(after: colon)..<at, with: "***")
         }
-        if key == "claim_lease_seconds" {
-            guard let seconds = (value as? Int) ?? Int("\(value)"), (10...3600).contains(seconds) else {
-                throw Invalid("\(source): claim_lease_seconds must be a whole number from 10 to 3600")
-            }
-            claimLeaseSeconds = seconds
-            return true
-        }
-        guard key == "database_url" else { return false }
-        let url = "\(value)".trimmingCharacters(in: .whitespaces)
-        if url.isEmpty {
-            databaseURL = nil
-        } else if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            databaseURL = url
-        } else {
-            throw Invalid("\(source): database_url must start with postgres:// or postgresql:// (or be empty for SQLite)")
-        }
-        return true
+        return text.replacingOccurrences(of: #"password=[^&]*"#, with: "password=***", options: .regularExpression)
     }
 
     /// This node's name among nodes sharing a database (`node_id`; default:

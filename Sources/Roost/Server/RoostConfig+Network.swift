@@ -71,31 +71,6 @@ extension RoostConfig {
         }
     }
 
-    /// Sets a network setting; false when `key` is not one.
-    mutating func setNetwork(_ key: String, _ value: Any, source: String) throws -> Bool {
-        switch key {
-        case "tls_certificate": tls.certificate = Self.expandingCredentials("\(value)")
-        case "tls_key": tls.key = Self.expandingCredentials("\(value)")
-        case "tls_hsts":
-            // false, "" or "off" sends no header.
-            let text = "\(value)"
-            tls.hsts = (value as? Bool == false || text.isEmpty || text == "off" || text == "false") ? nil : text
-        case "trusted_proxies":
-            let items = (value as? [Any])?.map { "\($0)" }
-                ?? "\(value)".split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            do { _ = try TrustedProxies(items) } catch { throw Invalid("\(source): trusted_proxies: \(error)") }
-            trustedProxies = items
-        case "forwarded_header":
-            guard let header = TrustedProxies.Header(named: "\(value)") else {
-                throw Invalid("\(source): forwarded_header must be X-Forwarded-For or Forwarded")
-            }
-            forwardedHeader = header.name
-        default:
-            return false
-        }
-        return true
-    }
-
     /// The proxies to believe, as the HTTP server takes them.
     public func proxies() throws -> TrustedProxies {
         try TrustedProxies(trustedProxies, header: TrustedProxies.Header(named: forwardedHeader) ?? .xForwardedFor)

@@ -2,7 +2,7 @@ import Files
 
 extension RoostConfig {
     /// `files_store`: the local file store under the data directory, or an S3-compatible bucket.
-    public enum FilesStore: String, Sendable {
+    public enum FilesStore: String, Sendable, CaseIterable {
         case local
         case s3
     }
@@ -10,14 +10,6 @@ extension RoostConfig {
     /// Where files live when not under the data directory (`s3://bucket/prefix/`), for backups; nil for local.
     public var objectStoreLocation: String? {
         filesStore == .s3 ? "s3://\(s3.bucket)/\(S3Keys(prefix: s3.prefix).root)" : nil
-    }
-
-    /// `files_store: local | s3`.
-    mutating func setFilesStore(_ key: String, _ value: Any, source: String) throws -> Bool {
-        guard key == "files_store" else { return false }
-        guard let store = FilesStore(rawValue: "\(value)") else { throw Invalid("\(source): files_store must be local or s3") }
-        filesStore = store
-        return true
     }
 
     /// The `s3:` mapping: endpoint, bucket, region, prefix, multipart_threshold_mib, orphan_grace_seconds, insecure_tls.

@@ -8,7 +8,7 @@ import Yams
 /// then `ROOST_*` environment variables, then command-line flags.
 public struct RoostConfig: Sendable {
     /// How far an acknowledged write must have travelled.
-    public enum Durability: String, Sendable {
+    public enum Durability: String, Sendable, CaseIterable {
         /// In the WAL: survives a crash or `kill -9` of the daemon (SQLite `synchronous=NORMAL`).
         case process
         /// fsynced: also survives a power cut (SQLite `synchronous=FULL`).
@@ -101,7 +101,7 @@ public struct RoostConfig: Sendable {
     public var filesPermission: Permission = .shared
     /// Who may read `/metrics` (`metrics_access`).
     public var metricsAccess: MetricsAccess = .local
-    public enum MetricsAccess: String, Sendable, Equatable {
+    public enum MetricsAccess: String, Sendable, Equatable, CaseIterable {
         /// Clients on loopback (after `trusted_proxies`) and the admin token.
         case local
         /// The admin token only.
@@ -195,103 +195,12 @@ public struct RoostConfig: Sendable {
         try applyS3(environment: environment)
     }
 
-    static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
-                             "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime", "changes_retention",
-                             "live_heartbeat", "live_buffer_bytes", "live_max_connections", "live_max_per_address",
-                             "password_cost", "hash_concurrency", "admin_token",
-                             "sqlite_cache_bytes", "sqlite_mmap_bytes",
-                             "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
-                             "thumbnail_workers", "upload_queue", "files_permission", "files_store", "hook_budget_ms",
-                             "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
-                             "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade", "database_url", "node_id",
-                             "claim_lease_seconds", "metrics_access", "server_info"]
+    static var scalarKeys: [String] { settings.map(\.key) }
 
-    /// Sets one scalar setting from YAML, the environment or a flag.
+    /// Sets one scalar setting from YAML, the environment or a flag (`settings`).
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
-        func int(_ min: Int, _ max: Int) throws -> Int {
-            guard let i = (value as? Int) ?? Int("\(value)"), (min...max).contains(i) else {
-                throw Invalid("\(source): \(key) must be a whole number from \(min) to \(max)")
-            }
-            return i
-        }
-        switch key {
-        case "listen":
-            if let list = value as? [Any] { listen = try list.map { try Self.listenEntry($0, source: source) } } else {
-                listen = "\(value)".split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-            }
-            guard !listen.isEmpty else { throw Invalid("\(source): listen needs at least one host:port") }
-        case "data_dir": dataDir = "\(value)"
-        case "loops": loops = try int(1, 64)
-        case "readers": readers = try int(1, 256)
-        case "queue_capacity": queueCapacity = try int(1, 1_000_000)
-        case "read_slice_ms": readSliceMs = try int(10, 600_000)
-        case "slow_readers": slowReaders = try int(1, 64)
-        case "query_time_limit":
-            guard let seconds = (value as? Double) ?? (value as? Int).map(Double.init) ?? Double("\(value)"), seconds >= 0.05, seconds <= 3600 else {
-                throw Invalid("\(source): query_time_limit must be a number of seconds from 0.05 to 3600")
-            }
-            queryTimeLimit = seconds
-        case "write_batch": writeBatch = try int(1, 10_000)
-        case "max_body_bytes": maxBodyBytes = try int(1024, 1 << 30)
-        case "durability":
-            guard let d = Durability(rawValue: "\(value)") else { throw Invalid("\(source): durability must be process or power") }
-            durability = d
-        case "log_level":
-            let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
-            guard levels.contains("\(value)") else { throw Invalid("\(source): log_level must be one of \(levels.joined(separator: ", "))") }
-            logLevel = "\(value)"
-        case "log_target":
-            guard ["auto", "journal", "stderr"].contains("\(value)") else { throw Invalid("\(source): log_target must be auto, journal or stderr") }
-            logTarget = "\(value)"
-        case "default_permission":
-            guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): default_permission must be public, shared, private or readonly") }
-            defaultPermission = p
-        case "session_lifetime": sessionLifetime = try int(1, 10 * 365 * 24 * 3600)
-        case "changes_retention": changesRetention = try int(60, 10 * 365 * 24 * 3600)
-        case "live_heartbeat": liveHeartbeat = try int(1, 3600)
-        case "live_buffer_bytes": liveBufferBytes = try int(4096, 1 << 30)
-        case "live_max_connections": liveMaxConnections = try int(0, 1_000_000)
-        case "live_max_per_address": liveMaxPerAddress = try int(1, 1_000_000)
-        case "hash_concurrency": hashConcurrency = try int(1, 64)
-        case "sqlite_cache_bytes": sqliteCacheBytes = try int(1 << 20, 1 << 40)
-        case "sqlite_mmap_bytes": sqliteMmapBytes = try int(0, 1 << 40)
-        case "password_cost":
-            guard let c = PasswordHasher.Cost(rawValue: "\(value)") else { throw Invalid("\(source): password_cost must be owasp, interactive, moderate or sensitive") }
-            passwordCost = c
-        case "admin_token":
-            let token = "\(value)"
-            guard token.utf8.count >= 32 else { throw Invalid("\(source): admin_token must be at least 32 characters") }
-            adminToken = token
-        case "hook_budget_ms": hookBudgetMilliseconds = try int(1, 600_000)
-        case "references_max_cascade": referencesMaxCascade = try int(1, 1_000_000)
-        case "max_upload_bytes": maxUploadBytes = try int(1, 1 << 30)
-        case "max_image_pixels": maxImagePixels = try int(1, 1 << 40)
-        case "upload_workers": uploadWorkers = try int(1, 256)
-        case "upload_validation":
-            guard let v = UploadInspector.Validation(rawValue: "\(value)") else { throw Invalid("\(source): upload_validation must be structure or decode") }
-            uploadValidation = v
-        case "thumbnail_workers": thumbnailWorkers = try int(1, 256)
-        case "upload_queue": uploadQueue = try int(1, 100_000)
-        case "thumbnail_sizes":
-            let items = (value as? [Any])?.map { "\($0)" } ?? "\(value)".split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
-            let sizes = items.compactMap { Int($0) }.filter { (16...2048).contains($0) }
-            guard sizes.count == items.count else { throw Invalid("\(source): thumbnail_sizes must be a list of sizes from 16 to 2048") }
-            thumbnailSizes = Array(Set(sizes)).sorted()
-        case "files_permission":
-            guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): files_permission must be public, shared, private or readonly") }
-            filesPermission = p
-        case "metrics_access":
-            guard let a = MetricsAccess(rawValue: "\(value)") else { throw Invalid("\(source): metrics_access must be local, admin or public") }
-            metricsAccess = a
-        case "server_info":
-            guard ["admin", "public"].contains("\(value)") else { throw Invalid("\(source): server_info must be admin or public") }
-            serverInfoPublic = "\(value)" == "public"
-        default:
-            guard try setNetwork(key, value, source: source) || setFilesStore(key, value, source: source)
-                    || setDatabase(key, value, source: source) else {
-                throw Invalid("\(source): unknown setting \"\(key)\"")
-            }
-        }
+        guard let setting = Self.settingsByKey[key] else { throw Invalid("\(source): unknown setting \"\(key)\"") }
+        try setting.parse(&self, value, source)
     }
 
     static func collection(_ name: String, _ spec: Any) throws -> Collection {

@@ -1,0 +1,106 @@
+"""Settings are declared once (issue #34): `roostd check-config` prints every
+scalar setting of the table, the README's configuration table and
+etc/roost/roost.yaml name each of them, and a SIGHUP applies every changed
+setting it can (listed in "configuration reloaded") and names every other
+one as needing a restart: none is dropped silently."""
+
+import pathlib
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from roost_harness import ADMIN_TOKEN, Roostd
+from roost_harness.paths import binary
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+# A different valid value for every scalar setting; a new setting must be added here.
+OTHER = {
+    "listen": None, "data_dir": None,                     # set by the harness's flags, which win over the file
+    "loops": 1, "readers": 3, "queue_capacity": 1000, "read_slice_ms": 150, "slow_readers": 2, "query_time_limit": 7,
+    "write_batch": 100, "durability": "power", "max_body_bytes": 2097152, "log_level": "debug", "log_target": "stderr",
+    "default_permission": "readonly", "session_lifetime": 3600, "changes_retention": 86400, "live_heartbeat": 5,
+    "live_buffer_bytes": 65536, "live_max_connections": 50, "live_max_per_address": 7, "password_cost": "owasp",
+    "hash_concurrency": 1, "admin_token": "b" * 40, "sqlite_cache_bytes": 16777216, "sqlite_mmap_bytes": 0,
+    "max_upload_bytes": 1048576, "max_image_pixels": 1000000, "thumbnail_sizes": "[64, 256]", "upload_workers": 8,
+    "upload_validation": "decode", "thumbnail_workers": 1, "upload_queue": 16, "files_permission": "private",
+    "files_store": None,                                  # s3 needs a bucket: covered by test_files_s3.py
+    "hook_budget_ms": 100, "tls_certificate": "/nonexistent/cert.pem", "tls_key": "/nonexistent/key.pem",
+    "tls_hsts": "off", "trusted_proxies": '["10.0.0.1"]', "forwarded_header": "Forwarded", "references_max_cascade": 10,
+    "database_url": None,                                 # switching engines on a running node: not by a reload test
+    "node_id": "node-b", "claim_lease_seconds": 30, "metrics_access": "admin", "server_info": "public",
+}
+APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key"}
+
+
+def check_config(path):
+    r = subprocess.run([str(binary()), "check-config", "--config", str(path)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return dict(line.split(": ", 1) if ": " in line else (line.rstrip(":"), "")
+                for line in r.stdout.splitlines() if not line.startswith(("collection ", "s3: ")))
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cfg") / "roost.yaml"
+    path.write_text("")
+    return list(check_config(path))
+
+
+def test_every_setting_has_a_reload_case(keys):
+    assert set(keys) == set(OTHER), f"new or gone settings: {set(keys) ^ set(OTHER)}"
+
+
+def test_every_setting_is_documented_in_the_readme_and_the_example(keys):
+    readme = (REPO / "README.md").read_text()
+    table = "\n".join(line for line in readme.splitlines() if line.startswith("| `"))
+    example = (REPO / "etc" / "roost" / "roost.yaml").read_text()
+    # tls_* are documented as the tls: mapping's members (tls.certificate)
+    missing_docs = [k for k in keys if not re.search(r"`%s`" % re.escape(k.replace("tls_", "tls.", 1)), table)]
+    missing_example = [k for k in keys if not re.search(r"^#?\s*%s:" % re.escape(k), example, re.M)
+                       and not (k.startswith("tls_") and re.search(r"^#?\s*%s:" % k[4:], example, re.M))]
+    assert missing_docs == [], f"README's configuration table misses {missing_docs}"
+    assert missing_example == [], f"etc/roost/roost.yaml misses {missing_example}"
+
+
+def test_a_changed_setting_is_parsed_and_shown(tmp_path):
+    (tmp_path / "empty.yaml").write_text("")
+    defaults = check_config(tmp_path / "empty.yaml")
+    for key, value in OTHER.items():
+        if value is None:
+            continue
+        path = tmp_path / f"{key}.yaml"
+        path.write_text(f"{key}: {value}\n")
+        assert check_config(path)[key] != defaults[key], key
+
+
+def test_sighup_applies_or_names_every_changed_setting(tmp_path):
+    daemon = Roostd(tmp_path, config=f"default_permission: public\nadmin_token: {'a' * 40}\n").start()
+    try:
+        changed = {k: v for k, v in OTHER.items() if v is not None}
+        daemon.config_path.write_text("".join(f"{k}: {v}\n" for k, v in changed.items()))
+        daemon.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while "changed settings take effect only after a restart" not in daemon.log_text():
+            assert daemon.alive() and time.monotonic() < deadline, daemon.log_text()[-3000:]
+            time.sleep(0.05)
+        time.sleep(0.2)
+        log = daemon.log_text()
+        reloaded = [line for line in log.splitlines() if "configuration reloaded" in line][-1]
+        restart = [line for line in log.splitlines() if "take effect only after a restart" in line][-1]
+        restart_names = set(re.search(r"settings=(\S+)", restart).group(1).strip('"').split(","))
+        for key in changed:
+            if key in APPLIED:
+                assert f"{key}: " in reloaded, (key, reloaded)
+                assert key not in restart_names, (key, restart)
+            else:
+                assert key in restart_names, (key, restart)
+        assert "a" * 40 not in log and "b" * 40 not in log            # secrets never logged
+        # Applied: the new default level, on the running daemon.
+        assert daemon.request("POST", "/things", body=b'{"a":1}')[0] in (401, 403)
+        assert daemon.request("GET", "/healthz")[0] == 200
+    finally:
+        daemon.stop(strict=False)
