@@ -125,4 +125,13 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         defer { condition.unlock() }
         return stored
     }
+
+    /// Elements waiting now in `lane` and the lanes taken before it: what a
+    /// new element of `lane` would wait behind.
+    public func count(throughLane lane: Int) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        let last = Swift.min(Swift.max(lane, 0), lanes.count - 1)
+        return lanes[0...last].reduce(0) { $0 + $1.count }
+    }
 }

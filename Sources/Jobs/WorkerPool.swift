@@ -88,8 +88,12 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     }
 
     /// Queues a job (in `lane`, 0 first). Returns false when the queue is full: answer 503.
+    /// With `maxWait`, a job's expected wait counts only the jobs it queues
+    /// behind (its own lane and those before it) and the running ones, so
+    /// a full low-priority lane never turns away a higher-priority job.
     public func submit(_ job: Job, lane: Int = 0) -> Bool {
-        if let admission, admission.estimate.wait(queued: depth + busyThreads, threads: threadCount) > admission.maxWait {
+        if let admission,
+           admission.estimate.wait(queued: queue.count(throughLane: lane) + busyThreads, threads: threadCount) > admission.maxWait {
             return false
         }
         return queue.offer(job, lane: lane)
