@@ -5,7 +5,9 @@ import Foundation
 /// and the caller answers 503 instead of piling up work.
 ///
 /// A queue may have several priority lanes, each a FIFO of `capacity`
-/// elements; `take` always empties lane 0 before lane 1, and so on.
+/// elements; `take` always empties lane 0 before lane 1, and so on. A
+/// consumer may take from the first lanes only (`take(max:throughLane:)`):
+/// a thread kept for the most urgent work.
 public final class BoundedQueue<Element>: @unchecked Sendable {
     // Guarded by `condition`. NSCondition is a pthread mutex + condvar, which
     // ThreadSanitizer understands.
@@ -62,19 +64,23 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         guard !closed, lanes[lane].count < capacity else { return false }
         lanes[lane].push(element)
         stored += 1
-        condition.signal()
+        // Every consumer takes lane 0; a later lane's element must not wake
+        // only a consumer that may not take it.
+        if lane == 0 { condition.signal() } else { condition.broadcast() }
         return true
     }
 
-    /// Waits for work and takes up to `max` elements, highest priority first.
+    /// Waits for work and takes up to `max` elements, highest priority first,
+    /// from lanes 0 through `throughLane` only.
     /// - Returns: nil once the queue is closed and drained.
-    public func take(max: Int) -> [Element]? {
+    public func take(max: Int, throughLane: Int = .max) -> [Element]? {
         condition.lock()
         defer { condition.unlock() }
-        if spinBeforeSleep > .zero { spinWhileEmpty() }
-        while stored == 0 && !closed { condition.wait() }
-        if stored == 0 { return nil }
-        let n = Swift.min(max, stored)
+        let last = Swift.min(throughLane, lanes.count - 1)
+        if spinBeforeSleep > .zero { spinWhileEmpty(through: last) }
+        while available(through: last) == 0 && !closed { condition.wait() }
+        let n = Swift.min(max, available(through: last))
+        if n == 0 { return nil }
         var out: [Element] = []
         out.reserveCapacity(n)
         var lane = 0
@@ -86,12 +92,17 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         return out
     }
 
+    /// Elements in lanes 0 through `last` (the lock held).
+    private func available(through last: Int) -> Int {
+        last == lanes.count - 1 ? stored : lanes[0...last].reduce(0) { $0 + $1.count }
+    }
+
     /// Called with the lock held; returns with it held. Yields the CPU, not
     /// busy-waits, so other runnable threads go first.
-    private func spinWhileEmpty() {
-        guard stored == 0 && !closed else { return }
+    private func spinWhileEmpty(through last: Int) {
+        guard available(through: last) == 0 && !closed else { return }
         let clock = ContinuousClock(), until = clock.now + spinBeforeSleep
-        while stored == 0 && !closed && clock.now < until {
+        while available(through: last) == 0 && !closed && clock.now < until {
             condition.unlock()
             sched_yield()
             condition.lock()
@@ -131,7 +142,6 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     public func count(throughLane lane: Int) -> Int {
         condition.lock()
         defer { condition.unlock() }
-        let last = Swift.min(Swift.max(lane, 0), lanes.count - 1)
-        return lanes[0...last].reduce(0) { $0 + $1.count }
+        return available(through: Swift.min(Swift.max(lane, 0), lanes.count - 1))
     }
 }

@@ -35,6 +35,32 @@ import Testing
         #expect(queue.take(max: 4) == [4, 5, 1, 2])
     }
 
+    /// A consumer kept for lane 0 never takes a later lane's element, and
+    /// an element in a later lane still wakes a consumer that may take it
+    /// while the lane-0 consumer sleeps too.
+    @Test func aFirstLaneConsumerTakesLaneZeroOnly() {
+        let queue = BoundedQueue<String>(capacity: 4, lanes: 2)
+        #expect(queue.offer("sign-up", lane: 1) && queue.offer("log-in", lane: 0))
+        #expect(queue.count(throughLane: 0) == 1 && queue.count(throughLane: 1) == 2)
+        #expect(queue.take(max: 4, throughLane: 0) == ["log-in"])
+        #expect(queue.take(max: 4) == ["sign-up"])
+
+        let reserved = LockedBox<[String]>([]), other = LockedBox<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        for (box, through) in [(reserved, 0), (other, Int.max)] {
+            Thread {
+                while let jobs = queue.take(max: 1, throughLane: through) { box.set(box.get() + jobs) }
+                done.signal()
+            }.start()
+        }
+        Thread.sleep(forTimeInterval: 0.05) // both asleep
+        #expect(queue.offer("sign-up 2", lane: 1))
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(other.get() == ["sign-up 2"] && reserved.get().isEmpty)
+        queue.close()
+        done.wait(); done.wait()
+    }
+
     @Test func closingDrainsOrDiscards() {
         let queue = BoundedQueue<Int>(capacity: 4, lanes: 2)
         #expect(queue.offer(1, lane: 1) && queue.offer(2, lane: 0))

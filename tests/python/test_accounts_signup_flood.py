@@ -69,5 +69,5 @@ def test_log_in_keeps_working_through_a_sign_up_flood(kind, threads):
             assert fresh.count(201) >= 1 and set(fresh) <= {201, 503}, sorted(set(fresh))
         # The daemon still serves, and the owner of the taken name still logs in.
         assert d.log_in("taken-name", "the owner's password").status == 200
-        print(f"{kind}: {len(log_ins)} log-ins, slowest {slowest:.2f} s; sign-ups "
+        print(f"{kind}: {len(log_ins)} log-ins, slowest {slowest:.2f} s, times {[round(t, 2) for _, t, _ in log_ins]}; sign-ups "
               f"{ {s: [x for _, x in statuses].count(s) for s in sorted({x for _, x in statuses})} }")

@@ -100,7 +100,7 @@ final class StorePools: Sendable {
         // run at a lower priority, so the event loops and readers stay
         // responsive while log-ins saturate them.
         hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency,
-                             lanes: HashLane.allCases.count, nice: 10,
+                             lanes: HashLane.allCases.count, firstLaneThreads: HashLane.reservedThreads(of: config.hashConcurrency), nice: 10,
                              maxWait: Self.maxHashWait, logger: logger, makeContext: {},
                              run: { _, jobs in for job in jobs { job() } })
         let afterCommit = LockedBox<(@Sendable () -> Void)?>(nil)
