@@ -28,9 +28,11 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     ///   - makeContext: builds a thread's context, on that thread.
     ///   - run: does the work of a batch of jobs.
     ///   - lanes: priority lanes of the queue (see `BoundedQueue`).
-    ///   - firstLaneThreads: how many of the threads take lane 0's jobs only
-    ///     (fewer than `threads`): later lanes can never hold every thread, so
-    ///     lane 0's next job waits for no later lane's job to finish.
+    ///   - firstLaneThreads: how many of the threads are kept for lane 0
+    ///     (fewer than `threads`; with two lanes or more): they take nothing
+    ///     else, run at the daemon's own priority (`nice` lowers the others),
+    ///     and get lane 0's next job when they are free. So later lanes never
+    ///     hold every thread, and lane 0's next job waits for none of theirs.
     ///   - nice: how much lower than the daemon's the threads' CPU priority is.
     ///   - maxWait: when set, `submit` also refuses a job whose expected wait
     ///     (jobs ahead × recent job time ÷ threads) passes this many seconds,
@@ -44,7 +46,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
                 run: @escaping @Sendable (Context, [Job]) -> Void) {
         self.name = name
         self.threadCount = max(1, threads)
-        self.firstLaneThreads = min(max(0, firstLaneThreads), self.threadCount - 1)
+        self.firstLaneThreads = lanes > 1 ? min(max(0, firstLaneThreads), self.threadCount - 1) : 0
         self.queue = BoundedQueue(capacity: capacity, lanes: lanes, spinBeforeSleep: spinBeforeSleep)
         self.nice = nice
         self.batchSize = max(1, batchSize)
@@ -59,13 +61,13 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
         let ready = DispatchSemaphore(value: 0)
         let failure = LockedBox<(any Error)?>(nil)
         for i in 0..<threadCount {
-            // The last `firstLaneThreads` threads serve lane 0 only.
-            let throughLane = i >= threadCount - firstLaneThreads ? 0 : Int.max
+            // The last `firstLaneThreads` threads are kept for lane 0.
+            let firstLaneOnly = i >= threadCount - firstLaneThreads
             finished.enter()
             // Room for libvips and SQLite call chains (virtual memory only).
             NamedThread.start("\(name)-\(i)", stackSize: 8 << 20) { [self] in
                 defer { finished.leave() }
-                if nice > 0 { Self.lowerThreadPriority(by: nice) }
+                if nice > 0 && !firstLaneOnly { Self.lowerThreadPriority(by: nice) }
                 let context: Context
                 do {
                     context = try makeContext()
@@ -75,7 +77,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
                     return
                 }
                 ready.signal()
-                while let jobs = queue.take(max: batchSize, throughLane: throughLane) {
+                while let jobs = queue.take(max: batchSize, firstLaneOnly: firstLaneOnly) {
                     busyLock.lock(); busy += 1; busyLock.unlock()
                     let started = DispatchTime.now().uptimeNanoseconds
                     run(context, jobs)

@@ -35,30 +35,39 @@ import Testing
         #expect(queue.take(max: 4) == [4, 5, 1, 2])
     }
 
-    /// A consumer kept for lane 0 never takes a later lane's element, and
-    /// an element in a later lane still wakes a consumer that may take it
-    /// while the lane-0 consumer sleeps too.
+    /// A consumer kept for lane 0 never takes a later lane's element; while
+    /// it sleeps, the others leave it lane 0's next element; an element in a
+    /// later lane still wakes a consumer that may take it.
     @Test func aFirstLaneConsumerTakesLaneZeroOnly() {
         let queue = BoundedQueue<String>(capacity: 4, lanes: 2)
         #expect(queue.offer("sign-up", lane: 1) && queue.offer("log-in", lane: 0))
         #expect(queue.count(throughLane: 0) == 1 && queue.count(throughLane: 1) == 2)
-        #expect(queue.take(max: 4, throughLane: 0) == ["log-in"])
+        #expect(queue.take(max: 4, firstLaneOnly: true) == ["log-in"])
         #expect(queue.take(max: 4) == ["sign-up"])
 
-        let reserved = LockedBox<[String]>([]), other = LockedBox<[String]>([])
+        let kept = LockedBox<[String]>([]), other = LockedBox<[String]>([])
         let done = DispatchSemaphore(value: 0)
-        for (box, through) in [(reserved, 0), (other, Int.max)] {
+        for (box, firstLaneOnly) in [(kept, true), (other, false)] {
             Thread {
-                while let jobs = queue.take(max: 1, throughLane: through) { box.set(box.get() + jobs) }
+                while let jobs = queue.take(max: 1, firstLaneOnly: firstLaneOnly) {
+                    box.set(box.get() + jobs)
+                    Thread.sleep(forTimeInterval: 0.1) // busy a while
+                }
                 done.signal()
             }.start()
         }
         Thread.sleep(forTimeInterval: 0.05) // both asleep
         #expect(queue.offer("sign-up 2", lane: 1))
         Thread.sleep(forTimeInterval: 0.05)
-        #expect(other.get() == ["sign-up 2"] && reserved.get().isEmpty)
+        #expect(other.get() == ["sign-up 2"] && kept.get().isEmpty)
+        Thread.sleep(forTimeInterval: 0.1) // both asleep again
+        for _ in 0..<3 { #expect(queue.offer("log-in", lane: 0)) }
+        Thread.sleep(forTimeInterval: 0.05)
+        // The kept consumer took the first; the other took the rest it was not left.
+        #expect(kept.get() == ["log-in"] && other.get() == ["sign-up 2", "log-in"])
         queue.close()
         done.wait(); done.wait()
+        #expect(kept.get().count + other.get().count == 4)
     }
 
     @Test func closingDrainsOrDiscards() {

@@ -98,7 +98,9 @@ final class StorePools: Sendable {
         // past `maxHashWait`: it gets 503 + Retry-After instead of timing out.
         // Sign-ups queue in a lane of their own behind log-ins. Hash threads
         // run at a lower priority, so the event loops and readers stay
-        // responsive while log-ins saturate them.
+        // responsive while log-ins saturate them; the one kept for log-ins
+        // (`HashLane`) does not, so a flood that keeps the loops busy does
+        // not slow a log-in's hash tenfold.
         hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency,
                              lanes: HashLane.allCases.count, firstLaneThreads: HashLane.reservedThreads(of: config.hashConcurrency), nice: 10,
                              maxWait: Self.maxHashWait, logger: logger, makeContext: {},
