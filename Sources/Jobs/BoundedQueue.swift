@@ -5,7 +5,10 @@ import Foundation
 /// and the caller answers 503 instead of piling up work.
 ///
 /// A queue may have several priority lanes, each a FIFO of `capacity`
-/// elements; `take` always empties lane 0 before lane 1, and so on.
+/// elements; `take` always empties lane 0 before lane 1, and so on. A
+/// consumer may be kept for lane 0 (`take(max:firstLaneOnly:)`): it takes
+/// nothing else, and while it sleeps the others leave it lane 0's next
+/// element (so urgent work goes to the thread kept for it when that is free).
 public final class BoundedQueue<Element>: @unchecked Sendable {
     // Guarded by `condition`. NSCondition is a pthread mutex + condvar, which
     // ThreadSanitizer understands.
@@ -13,6 +16,8 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
     private var lanes: [Ring]
     private var stored = 0
     private var closed = false
+    /// Consumers kept for lane 0 that are asleep in `take`.
+    private var firstLaneSleepers = 0
 
     public let capacity: Int
     /// How long an empty `take` stays runnable (yielding) before it sleeps.
@@ -62,36 +67,63 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         guard !closed, lanes[lane].count < capacity else { return false }
         lanes[lane].push(element)
         stored += 1
-        condition.signal()
+        // With lanes, not every consumer may take every element: wake all.
+        if lanes.count == 1 { condition.signal() } else { condition.broadcast() }
         return true
     }
 
-    /// Waits for work and takes up to `max` elements, highest priority first.
+    /// Waits for work and takes up to `max` elements, highest priority first;
+    /// with `firstLaneOnly`, from lane 0 only.
     /// - Returns: nil once the queue is closed and drained.
-    public func take(max: Int) -> [Element]? {
+    public func take(max: Int, firstLaneOnly: Bool = false) -> [Element]? {
         condition.lock()
         defer { condition.unlock() }
-        if spinBeforeSleep > .zero { spinWhileEmpty() }
-        while stored == 0 && !closed { condition.wait() }
-        if stored == 0 { return nil }
-        let n = Swift.min(max, stored)
+        if spinBeforeSleep > .zero { spinWhileEmpty(firstLaneOnly) }
+        while takeable(firstLaneOnly) == 0 && !closed {
+            if firstLaneOnly { firstLaneSleepers += 1 }
+            condition.wait()
+            if firstLaneOnly { firstLaneSleepers -= 1 }
+        }
+        var fromFirst = Swift.min(max, firstLaneTakeable(firstLaneOnly))
+        let n = firstLaneOnly ? fromFirst : Swift.min(max, takeable(false))
+        if n == 0 { return nil }
         var out: [Element] = []
         out.reserveCapacity(n)
-        var lane = 0
+        var lane = fromFirst > 0 ? 0 : 1
         while out.count < n {
             while lanes[lane].count == 0 { lane += 1 }
             out.append(lanes[lane].pop())
+            if lane == 0 {
+                fromFirst -= 1
+                if fromFirst == 0 { lane = 1 }
+            }
         }
         stored -= n
         return out
     }
 
+    /// Lane 0's elements a consumer may take now (the lock held): those not
+    /// left for the sleeping consumers kept for lane 0, unless it is one.
+    private func firstLaneTakeable(_ firstLaneOnly: Bool) -> Int {
+        firstLaneOnly ? lanes[0].count : Swift.max(0, lanes[0].count - firstLaneSleepers)
+    }
+
+    /// Elements a consumer may take now (the lock held).
+    private func takeable(_ firstLaneOnly: Bool) -> Int {
+        firstLaneOnly ? lanes[0].count : firstLaneTakeable(false) + (stored - lanes[0].count)
+    }
+
+    /// Elements in lanes 0 through `last` (the lock held).
+    private func available(through last: Int) -> Int {
+        last == lanes.count - 1 ? stored : lanes[0...last].reduce(0) { $0 + $1.count }
+    }
+
     /// Called with the lock held; returns with it held. Yields the CPU, not
     /// busy-waits, so other runnable threads go first.
-    private func spinWhileEmpty() {
-        guard stored == 0 && !closed else { return }
+    private func spinWhileEmpty(_ firstLaneOnly: Bool) {
+        guard takeable(firstLaneOnly) == 0 && !closed else { return }
         let clock = ContinuousClock(), until = clock.now + spinBeforeSleep
-        while stored == 0 && !closed && clock.now < until {
+        while takeable(firstLaneOnly) == 0 && !closed && clock.now < until {
             condition.unlock()
             sched_yield()
             condition.lock()
@@ -124,5 +156,13 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         return stored
+    }
+
+    /// Elements waiting now in `lane` and the lanes taken before it: what a
+    /// new element of `lane` would wait behind.
+    public func count(throughLane lane: Int) -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return available(through: Swift.min(Swift.max(lane, 0), lanes.count - 1))
     }
 }

@@ -8,6 +8,8 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     public let name: String
     public let queue: BoundedQueue<Job>
     private let threadCount: Int
+    /// Threads that take lane 0's jobs only.
+    private let firstLaneThreads: Int
     private let batchSize: Int
     private let nice: Int32
     private let makeContext: @Sendable () throws -> Context
@@ -26,6 +28,11 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     ///   - makeContext: builds a thread's context, on that thread.
     ///   - run: does the work of a batch of jobs.
     ///   - lanes: priority lanes of the queue (see `BoundedQueue`).
+    ///   - firstLaneThreads: how many of the threads are kept for lane 0
+    ///     (fewer than `threads`; with two lanes or more): they take nothing
+    ///     else, run at the daemon's own priority (`nice` lowers the others),
+    ///     and get lane 0's next job when they are free. So later lanes never
+    ///     hold every thread, and lane 0's next job waits for none of theirs.
     ///   - nice: how much lower than the daemon's the threads' CPU priority is.
     ///   - maxWait: when set, `submit` also refuses a job whose expected wait
     ///     (jobs ahead × recent job time ÷ threads) passes this many seconds,
@@ -33,12 +40,13 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     ///   - assumedJobSeconds: the job time `maxWait` assumes before any job has run.
     ///   - spinBeforeSleep: how long an idle thread keeps looking for work
     ///     before it sleeps (see `BoundedQueue`); for pools of short jobs.
-    public init(name: String, threads: Int, capacity: Int, lanes: Int = 1, batchSize: Int = 1, nice: Int32 = 0,
+    public init(name: String, threads: Int, capacity: Int, lanes: Int = 1, firstLaneThreads: Int = 0, batchSize: Int = 1, nice: Int32 = 0,
                 maxWait: Double? = nil, assumedJobSeconds: Double = 0.25, spinBeforeSleep: Duration = .zero, logger: Logger,
                 makeContext: @escaping @Sendable () throws -> Context,
                 run: @escaping @Sendable (Context, [Job]) -> Void) {
         self.name = name
         self.threadCount = max(1, threads)
+        self.firstLaneThreads = lanes > 1 ? min(max(0, firstLaneThreads), self.threadCount - 1) : 0
         self.queue = BoundedQueue(capacity: capacity, lanes: lanes, spinBeforeSleep: spinBeforeSleep)
         self.nice = nice
         self.batchSize = max(1, batchSize)
@@ -53,11 +61,13 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
         let ready = DispatchSemaphore(value: 0)
         let failure = LockedBox<(any Error)?>(nil)
         for i in 0..<threadCount {
+            // The last `firstLaneThreads` threads are kept for lane 0.
+            let firstLaneOnly = i >= threadCount - firstLaneThreads
             finished.enter()
             // Room for libvips and SQLite call chains (virtual memory only).
             NamedThread.start("\(name)-\(i)", stackSize: 8 << 20) { [self] in
                 defer { finished.leave() }
-                if nice > 0 { Self.lowerThreadPriority(by: nice) }
+                if nice > 0 && !firstLaneOnly { Self.lowerThreadPriority(by: nice) }
                 let context: Context
                 do {
                     context = try makeContext()
@@ -67,7 +77,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
                     return
                 }
                 ready.signal()
-                while let jobs = queue.take(max: batchSize) {
+                while let jobs = queue.take(max: batchSize, firstLaneOnly: firstLaneOnly) {
                     busyLock.lock(); busy += 1; busyLock.unlock()
                     let started = DispatchTime.now().uptimeNanoseconds
                     run(context, jobs)
@@ -88,9 +98,15 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     }
 
     /// Queues a job (in `lane`, 0 first). Returns false when the queue is full: answer 503.
+    /// With `maxWait`, a job's expected wait counts only the jobs it queues
+    /// behind (its own lane and those before it) and the running ones, so
+    /// a full low-priority lane never turns away a higher-priority job.
     public func submit(_ job: Job, lane: Int = 0) -> Bool {
-        if let admission, admission.estimate.wait(queued: depth + busyThreads, threads: threadCount) > admission.maxWait {
-            return false
+        if let admission {
+            let threads = lane > 0 ? threadCount - firstLaneThreads : threadCount
+            if admission.estimate.wait(queued: queue.count(throughLane: lane) + busyThreads, threads: threads) > admission.maxWait {
+                return false
+            }
         }
         return queue.offer(job, lane: lane)
     }

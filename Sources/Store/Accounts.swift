@@ -11,6 +11,12 @@ public struct SessionRecord: Sendable {
     }
 }
 
+extension StoreError {
+    /// A sign-up's username is taken (ignoring case): the one answer for it,
+    /// whether a reader saw the name before hashing or the writer's unique index did.
+    public static let usernameTaken = StoreError.conflict("That username is taken.")
+}
+
 /// A user's stored credentials.
 public struct CredentialRecord: Sendable {
     public let userID: String
@@ -68,7 +74,7 @@ extension DocumentWriter {
             try db.prepare("INSERT INTO _credentials (user_id, username, password_hash, updated_at) VALUES (?1, ?2, ?3, ?4)")
                 .run([.text(userID), .text(username), .text(passwordHash), .text(Timestamp.now())])
         } catch let error as SQLiteError where error.isUniqueViolation {
-            throw StoreError.conflict("That username is taken.")
+            throw StoreError.usernameTaken
         }
     }
 

@@ -8,6 +8,12 @@ extension DocumentWriter {
         try AccountSQL.credentials(db, username: username)
     }
 
+    /// Credentials by user id, read inside the writer's transaction (a
+    /// signed-in user's password check counts against the throttle too).
+    public func credentials(userID: String) throws -> CredentialRecord? {
+        try AccountSQL.credentials(db, userID: userID)
+    }
+
     /// The counter stored under `key`: (failures, window start, blocked until).
     public func loginCounter(_ key: String) throws -> (failures: Int64, windowStart: Int64, blockedUntil: Int64)? {
         try db.prepare("SELECT failures, window_start, blocked_until FROM _login_failures WHERE key = ?1")

@@ -16,7 +16,7 @@ extension PostgresDocumentWriter {
             INSERT INTO _credentials (user_id, username, password_hash, updated_at) VALUES ($1::text, $2::text, $3::text, $4::text)
             ON CONFLICT DO NOTHING RETURNING 1
             """, [.text(userID), .text(username), .text(passwordHash), .text(Timestamp.now())])
-        guard added else { throw StoreError.conflict("That username is taken.") }
+        guard added else { throw StoreError.usernameTaken }
     }
 
     public func setPassword(userID: String, passwordHash: String) throws {

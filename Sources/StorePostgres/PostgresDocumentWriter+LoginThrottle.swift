@@ -21,6 +21,12 @@ extension PostgresDocumentWriter {
         try PostgresAccountSQL.credentials(db, username: username)
     }
 
+    /// Credentials by user id, read inside the writer's transaction (a
+    /// signed-in user's password check counts against the throttle too).
+    public func credentials(userID: String) throws -> CredentialRecord? {
+        try PostgresAccountSQL.credentials(db, userID: userID)
+    }
+
     /// The counter stored under `key`: (failures, window start, blocked until).
     /// Takes the throttle lock first (see above).
     public func loginCounter(_ key: String) throws -> (failures: Int64, windowStart: Int64, blockedUntil: Int64)? {

@@ -35,6 +35,41 @@ import Testing
         #expect(queue.take(max: 4) == [4, 5, 1, 2])
     }
 
+    /// A consumer kept for lane 0 never takes a later lane's element; while
+    /// it sleeps, the others leave it lane 0's next element; an element in a
+    /// later lane still wakes a consumer that may take it.
+    @Test func aFirstLaneConsumerTakesLaneZeroOnly() {
+        let queue = BoundedQueue<String>(capacity: 4, lanes: 2)
+        #expect(queue.offer("sign-up", lane: 1) && queue.offer("log-in", lane: 0))
+        #expect(queue.count(throughLane: 0) == 1 && queue.count(throughLane: 1) == 2)
+        #expect(queue.take(max: 4, firstLaneOnly: true) == ["log-in"])
+        #expect(queue.take(max: 4) == ["sign-up"])
+
+        let kept = LockedBox<[String]>([]), other = LockedBox<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        for (box, firstLaneOnly) in [(kept, true), (other, false)] {
+            Thread {
+                while let jobs = queue.take(max: 1, firstLaneOnly: firstLaneOnly) {
+                    box.set(box.get() + jobs)
+                    Thread.sleep(forTimeInterval: 0.1) // busy a while
+                }
+                done.signal()
+            }.start()
+        }
+        Thread.sleep(forTimeInterval: 0.05) // both asleep
+        #expect(queue.offer("sign-up 2", lane: 1))
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(other.get() == ["sign-up 2"] && kept.get().isEmpty)
+        Thread.sleep(forTimeInterval: 0.1) // both asleep again
+        for _ in 0..<3 { #expect(queue.offer("log-in", lane: 0)) }
+        Thread.sleep(forTimeInterval: 0.05)
+        // The kept consumer took the first; the other took the rest it was not left.
+        #expect(kept.get() == ["log-in"] && other.get() == ["sign-up 2", "log-in"])
+        queue.close()
+        done.wait(); done.wait()
+        #expect(kept.get().count + other.get().count == 4)
+    }
+
     @Test func closingDrainsOrDiscards() {
         let queue = BoundedQueue<Int>(capacity: 4, lanes: 2)
         #expect(queue.offer(1, lane: 1) && queue.offer(2, lane: 0))

@@ -42,4 +42,31 @@ import Testing
         release.signal()
         pool.shutdown()
     }
+
+    /// With lanes (the hash pool: log-ins before sign-ups), a full later lane
+    /// turns away its own jobs, never lane 0's; the thread kept for lane 0
+    /// runs a lane-0 job while the other is held by a later lane's.
+    @Test func aFullLaterLaneNeverRefusesTheFirst() throws {
+        let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), ran = DispatchSemaphore(value: 0)
+        let pool = WorkerPool<Void, @Sendable () -> Void>(
+            name: "lane-test", threads: 2, capacity: 4, lanes: 2, firstLaneThreads: 1, maxWait: 0.25, assumedJobSeconds: 0.1,
+            logger: Logger(label: "test"), makeContext: {}, run: { _, jobs in for job in jobs { job() } })
+        try pool.start()
+        // The one thread that takes sign-ups is held by one; more queue up until
+        // their expected wait (0.1 s each on one thread) passes 0.25 s.
+        let holding: @Sendable () -> Void = { held.signal(); release.wait() }
+        let first = pool.submit(holding, lane: 1)
+        #expect(first)
+        held.wait()
+        var queued = 0
+        while pool.submit({}, lane: 1) { queued += 1 }
+        #expect(queued == 2, "sign-ups are refused by their own lane's wait")
+        // A log-in is admitted at once and runs on the kept thread meanwhile.
+        let logIn: @Sendable () -> Void = { ran.signal() }
+        let admitted = pool.submit(logIn, lane: 0)
+        #expect(admitted)
+        #expect(ran.wait(timeout: .now() + 5) == .success, "the log-in ran while sign-ups held the other thread")
+        release.signal()
+        pool.shutdown()
+    }
 }

@@ -5,17 +5,25 @@ import JSON
 import Store
 
 extension AccountHandlers {
+    /// The answer to a password change without the right `oldPassword`.
+    static let oldPasswordNeeded = HTTPError(403, "Forbidden", "Changing the password needs the current one in oldPassword.")
+
     /// `PUT`/`PATCH /users/:id`: self or admin. A new `password` needs the
     /// `oldPassword` (admins excepted) and signs out the user's other sessions.
+    ///
+    /// Checking `oldPassword` is a log-in attempt: counted against the log-in
+    /// throttle (`LoginThrottle`, under the account's username and the
+    /// caller's address) before it is hashed, 429 when refused.
     func update(_ id: String, _ request: Request, _ out: ResponseWriter, merge: Bool) {
         guard let body = collections.checkBody(request, out, extraTypes: merge ? ["application/merge-patch+json"] : []) else { return }
-        let (hasher, pools, hooks) = (self.hasher, self.pools, collections.hooks)
+        let pools = self.pools, hooks = collections.hooks
         // Who asks and what they send are settled on a reader, before the body
         // reaches the writer or a hash thread (and never on the loop).
-        jobs.read(request, out) { reader, caller in
+        jobs.read(request, out) { [self] _, caller in
             try Self.checkSelfOrAdmin(caller.principal, id: id)
-            let fields = try CollectionHandlers.object(body)
+            var fields = try CollectionHandlers.object(body)
             guard fields["password"] != nil else {
+                let fields = fields
                 let pending = HookServices.Pending([])
                 pools.write(request, out, committed: hooks.committed(pending)) { writer in
                     try CallerJobs.requireLiveSession(caller, writer) // still signed in (a log-out may have come meanwhile)
@@ -24,34 +32,91 @@ extension AccountHandlers {
                 }
                 return nil
             }
-            // Read here, on the reader: hash threads hold no connection.
-            let stored = caller.principal == .admin ? nil : try reader.credentials(userID: id)
-            pools.hashing(request, out) {
-                var fields = fields
-                let newPassword = try Self.password(fields["password"], field: "password")
-                if caller.principal != .admin {
-                    guard case .string(let old)? = fields["oldPassword"], let stored,
-                          hasher.verify(old, against: stored.passwordHash) else {
-                        throw HTTPError(403, "Forbidden", "Changing the password needs the current one in oldPassword.")
-                    }
-                }
-                guard let hash = hasher.hash(newPassword) else { throw Overload.hashes.error }
-                fields["password"] = nil
-                fields["oldPassword"] = nil
-                let changes = fields
-                let pending = HookServices.Pending([])
-                pools.write(request, out, committed: {
-                    hooks.committed(pending)()
-                    pools.sessionsEnded() // the user's other sessions ended: so do their live streams
-                }) { writer in
-                    try CallerJobs.requireLiveSession(caller, writer) // the hash took a while: still signed in?
-                    return try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: changes, newHash: hash, merge: merge,
-                                                hooks: hooks, pending: pending)
+            let change = PasswordChange(id: id, caller: caller, request: request, merge: merge,
+                                        newPassword: try Self.password(fields["password"], field: "password"))
+            let old = fields["oldPassword"]
+            fields["password"] = nil
+            fields["oldPassword"] = nil
+            let changes = fields
+            guard caller.principal != .admin else {
+                // The admin resets a password without the old one: nothing to guess, nothing counted.
+                pools.hashing(request, out, lane: .credentials) { [self] in
+                    storePassword(change, out, changes: changes, reservation: nil)
+                    return nil
                 }
                 return nil
             }
+            // Cheap refusals first: no oldPassword is no guess, and costs no count or hash.
+            guard case .string(let oldPassword)? = old else { throw Self.oldPasswordNeeded }
+            let now = Authenticator.now
+            counting(request, out, { writer in
+                try CallerJobs.requireLiveSession(caller, writer) // signed out meanwhile: no guess
+                return try LoginThrottle.reserve(writer, userID: id, remote: request.remoteAddress, now: now)
+            }) { [self] reservation in
+                checkOldPassword(change, out, oldPassword, changes: changes, reservation: reservation)
+            }
             return nil
         }
+    }
+
+    /// A password change on its way: who asks, for which account, the new password.
+    struct PasswordChange: Sendable {
+        let id: String
+        let caller: Authenticator.Caller
+        let request: Request
+        let merge: Bool
+        let newPassword: String
+    }
+
+    /// The hash step of a counted `oldPassword`: a wrong one is 403 and stays
+    /// counted; the right one goes on to the new hash and the write.
+    private func checkOldPassword(_ change: PasswordChange, _ out: ResponseWriter, _ oldPassword: String, changes: JSONObject,
+                                  reservation: LoginThrottle.Reservation) {
+        let (hasher, pools) = (self.hasher, self.pools)
+        let accepted = pools.hashers.submit({ [self] in
+            guard let stored = reservation.stored, hasher.verify(oldPassword, against: stored.passwordHash) else {
+                return out.send(Self.oldPasswordNeeded.response)
+            }
+            storePassword(change, out, changes: changes, reservation: reservation)
+        }, lane: HashLane.credentials.rawValue)
+        if !accepted {
+            // No password was checked: the attempt is not counted.
+            pools.background { try LoginThrottle.refund($0, reservation) }
+            out.send(Overload.hashes.error.response)
+        }
+    }
+
+    /// On a hash thread: hashes the new password, then writes it with the
+    /// profile changes. A checked `oldPassword` (`reservation`) was right: its
+    /// counts are given back in the same transaction, or after it if the
+    /// write fails (a 412, a log-out meanwhile).
+    private func storePassword(_ change: PasswordChange, _ out: ResponseWriter, changes: JSONObject,
+                               reservation: LoginThrottle.Reservation?) {
+        let (pools, hooks, request) = (self.pools, collections.hooks, change.request)
+        let succeeded: @Sendable (any DocumentWriting) throws -> Void = { writer in
+            if let reservation { try LoginThrottle.succeeded(writer, reservation, userID: change.id, now: Authenticator.now) }
+        }
+        guard let hash = hasher.hash(change.newPassword) else {
+            pools.background(succeeded)
+            return out.send(Overload.hashes.error.response)
+        }
+        let pending = HookServices.Pending([])
+        let job = StorePools.WriteJob(operation: { writer in
+            try CallerJobs.requireLiveSession(change.caller, writer) // the hash took a while: still signed in?
+            try succeeded(writer)
+            return try Self.applyUpdate(writer, id: change.id, caller: change.caller, request: request, fields: changes,
+                                        newHash: hash, merge: change.merge, hooks: hooks, pending: pending)
+        }, completion: { result in
+            switch result {
+            case .success:
+                hooks.committed(pending)()
+                pools.sessionsEnded() // the user's other sessions ended: so do their live streams
+            case .failure:
+                pools.background(succeeded) // undone with the write; the password was still right
+            }
+            out.send(ErrorResponses.catching(request, pools.logger) { try result.get() })
+        })
+        if !pools.writer.submit(job, orAnswer: out, .writes) { pools.background(succeeded) }
     }
 
     /// `DELETE /users/:id`: self or admin; removes the record, credentials and

@@ -33,36 +33,52 @@ struct AccountHandlers: Sendable {
     }
 
     /// `POST /users`: creates the account and signs it in.
+    ///
+    /// Cheap things first, on a reader: the body, then whether the name is
+    /// taken (409, with no hash: the status says so whatever the timing).
+    /// Only then the hash, in the hash pool's sign-up lane, behind every
+    /// log-in; the writer's unique index still decides a race for a name.
     func signUp(_ request: Request, _ out: ResponseWriter) {
         guard let body = collections.checkBody(request, out) else { return }
         let (hasher, pools, lifetime, hooks) = (self.hasher, self.pools, sessionLifetime, collections.hooks)
-        pools.hashing(request, out) {
+        pools.readStep(request, out) { reader in
             var profile = try CollectionHandlers.object(body)
             let username = try Self.username(profile["username"])
             let password = try Self.password(profile["password"], field: "password")
-            guard let hash = hasher.hash(password) else { throw Overload.hashes.error }
+            if try reader.credentials(username: username) != nil { throw StoreError.usernameTaken }
             profile["password"] = nil
             profile["oldPassword"] = nil
             profile["username"] = .string(username)
             let fields = profile
-            let pending = HookServices.Pending([])
-            pools.write(request, out, committed: hooks.committed(pending)) { writer in
-                let id = writer.newID()
-                try writer.addCredentials(userID: id, username: username, passwordHash: hash)
-                let now = Authenticator.now
-                try writer.rememberLoginAddress(userID: id, address: LoginThrottle.addressKey(request.remoteAddress), now: now,
-                                                forgetBefore: now - LoginThrottle.knownFor)
-                var document = fields
-                document["_id"] = .string(id)
-                // Through the hook path, like any write: users.* hooks and webhooks see sign-ups.
-                let scope = AccessScope(principal: .user(id), level: .shared)
-                let text = try hooks.run(.beforeCreate, Self.users, id: id, entity: document, requestID: request.requestID,
-                                         scope: scope, writer: writer, pending: pending) { document in
-                    try writer.insert(into: Self.users, document, scope: scope)
-                }
-                return .json(201, try Self.signedIn(writer, userID: id, userText: text, lifetime: lifetime))
+            pools.hashing(request, out, lane: .signUp) {
+                guard let hash = hasher.hash(password) else { throw Overload.hashes.error }
+                Self.create(request, out, pools: pools, hooks: hooks, username: username, hash: hash, fields: fields, lifetime: lifetime)
+                return nil
             }
             return nil
+        }
+    }
+
+    /// The write of a sign-up whose password is hashed: credentials, the user
+    /// record (through the hooks), a session.
+    private static func create(_ request: Request, _ out: ResponseWriter, pools: StorePools, hooks: HookServices,
+                               username: String, hash: String, fields: JSONObject, lifetime: Int64) {
+        let pending = HookServices.Pending([])
+        pools.write(request, out, committed: hooks.committed(pending)) { writer in
+            let id = writer.newID()
+            try writer.addCredentials(userID: id, username: username, passwordHash: hash)
+            let now = Authenticator.now
+            try writer.rememberLoginAddress(userID: id, address: LoginThrottle.addressKey(request.remoteAddress), now: now,
+                                            forgetBefore: now - LoginThrottle.knownFor)
+            var document = fields
+            document["_id"] = .string(id)
+            // Through the hook path, like any write: users.* hooks and webhooks see sign-ups.
+            let scope = AccessScope(principal: .user(id), level: .shared)
+            let text = try hooks.run(.beforeCreate, Self.users, id: id, entity: document, requestID: request.requestID,
+                                     scope: scope, writer: writer, pending: pending) { document in
+                try writer.insert(into: Self.users, document, scope: scope)
+            }
+            return .json(201, try Self.signedIn(writer, userID: id, userText: text, lifetime: lifetime))
         }
     }
 
@@ -94,18 +110,27 @@ struct AccountHandlers: Sendable {
     /// The throttle step of a log-in: one writer job counts the attempt, atomically with every other.
     private func reserve(_ request: Request, _ out: ResponseWriter, username: String, password: String) {
         let now = Authenticator.now
-        let logger = pools.logger
-        pools.writer.submit(StorePools.WriteJob(operation: { writer in
+        counting(request, out, { writer in
             try LoginThrottle.reserve(writer, username: username, remote: request.remoteAddress, now: now)
-        }, completion: { result in
+        }) { [self] reservation in
+            checkPassword(request, out, password: password, reservation: reservation)
+        }
+    }
+
+    /// Counts a password attempt (`count`, on the writer, atomically with
+    /// every other) and hands its reservation to `check`; a refused attempt
+    /// gets 429 `TooManyAttempts` with `Retry-After`. `count` answers nil
+    /// when there is no password to check (403 `Forbidden`).
+    func counting(_ request: Request, _ out: ResponseWriter,
+                  _ count: @escaping @Sendable (any DocumentWriting) throws -> LoginThrottle.Decision?,
+                  then check: @escaping @Sendable (LoginThrottle.Reservation) -> Void) {
+        let logger = pools.logger
+        pools.writer.submit(StorePools.WriteJob(operation: count, completion: { result in
             switch result {
-            case .failure(let error):
-                out.send(ErrorResponses.response(for: error, request, logger))
-            case .success(.refused(let wait)):
-                out.send(HTTPError(429, "TooManyAttempts", "Too many failed log-ins; wait before trying again.",
-                                   headers: Headers([("Retry-After", "\(wait)")])).response)
-            case .success(.granted(let reservation)):
-                checkPassword(request, out, password: password, reservation: reservation)
+            case .failure(let error): out.send(ErrorResponses.response(for: error, request, logger))
+            case .success(nil): out.send(Self.oldPasswordNeeded.response)
+            case .success(.refused(let wait)?): out.send(LoginThrottle.refusal(wait: wait).response)
+            case .success(.granted(let reservation)?): check(reservation)
             }
         }), orAnswer: out, .writes)
     }
@@ -113,7 +138,7 @@ struct AccountHandlers: Sendable {
     /// The hash step of a log-in whose attempt is counted; on the right password, the session.
     private func checkPassword(_ request: Request, _ out: ResponseWriter, password: String, reservation: LoginThrottle.Reservation) {
         let (hasher, pools, lifetime, decoy, hooks) = (self.hasher, self.pools, sessionLifetime, decoyHash, collections.hooks)
-        let accepted = pools.hashers.submit {
+        let accepted = pools.hashers.submit({
             // Unknown usernames check the decoy, so timing reveals nothing.
             let stored = reservation.stored
             guard hasher.verify(password, against: stored?.passwordHash ?? decoy), let stored else {
@@ -130,7 +155,7 @@ struct AccountHandlers: Sendable {
                                          entity: (try? JSONParser.parse(text))?.objectValue ?? JSONObject())])
                 return .json(200, response)
             }
-        }
+        }, lane: HashLane.credentials.rawValue)
         if !accepted {
             // No password was checked: the attempt is not counted.
             pools.background { try LoginThrottle.refund($0, reservation) }

@@ -19,6 +19,10 @@ import Store
 /// Every attempt is counted in one writer job before its password is hashed,
 /// so parallel attempts never check more passwords than allowed; a right
 /// password gives its counts back.
+///
+/// A signed-in user's password check (`oldPassword` on a password change)
+/// is an attempt too, on the same counters under the account's username: a
+/// stolen session token buys no more guesses than the log-in form does.
 enum LoginThrottle {
     static let window: Int64 = 15 * 60
     static let pairRule = LoginRule(.block(allowed: 5, maxBlock: 15 * 60), window: window)
@@ -45,11 +49,29 @@ enum LoginThrottle {
         return ip.isIPv4 ? ip.description : ip.masked(bits: 64).description + "/64"
     }
 
-    /// Checks every counter the attempt touches and, if none refuses, counts
-    /// it on all of them. On the writer: atomic with every other attempt.
+    /// The answer to a refused attempt, log-in or password check alike.
+    static func refusal(wait: Int64) -> HTTPError {
+        HTTPError(429, "TooManyAttempts", "Too many failed log-ins; wait before trying again.",
+                  headers: Headers([("Retry-After", "\(wait)")]))
+    }
+
+    /// Checks every counter a log-in attempt touches and, if none refuses,
+    /// counts it on all of them. On the writer: atomic with every other attempt.
     static func reserve(_ writer: any DocumentWriting, username: String, remote: String, now: Int64) throws -> Decision {
+        try reserve(writer, name: username, stored: try writer.credentials(username: username), remote: remote, now: now)
+    }
+
+    /// The same for a signed-in user checking their own password: counted
+    /// under the account's username, as a log-in to it would be. Nil when
+    /// the account has no credentials (deleted meanwhile).
+    static func reserve(_ writer: any DocumentWriting, userID: String, remote: String, now: Int64) throws -> Decision? {
+        guard let stored = try writer.credentials(userID: userID) else { return nil }
+        return try reserve(writer, name: stored.username, stored: stored, remote: remote, now: now)
+    }
+
+    private static func reserve(_ writer: any DocumentWriting, name username: String, stored: CredentialRecord?,
+                                remote: String, now: Int64) throws -> Decision {
         let name = username.lowercased(), address = addressKey(remote)
-        let stored = try writer.credentials(username: username)
         let known = try stored.map { try writer.isKnownLoginAddress(userID: $0.userID, address: address, since: now - knownFor) } ?? false
         var keys: [(key: String, rule: LoginRule)] = [("pair:\(name)|\(address)", pairRule)]
         if !known {

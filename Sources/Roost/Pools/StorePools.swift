@@ -43,7 +43,8 @@ final class StorePools: Sendable {
     let writer: WorkerPool<any DocumentWriting, WriteJob>
     /// Password hashing: few threads, because each hash takes the Argon2id
     /// cost's memory. They hold no connection: what a hash needs from the
-    /// database is read on a reader before it is queued.
+    /// database is read before it is queued. Two lanes (`HashLane`): log-ins
+    /// and password checks go before sign-ups.
     let hashers: WorkerPool<Void, PlainJob>
     /// The longest a log-in may expect to wait before its hash starts (judged
     /// from recent hash times, which grow with the machine's load); beyond it
@@ -93,11 +94,15 @@ final class StorePools: Sendable {
                              makeContext: connection("reader", Double(config.readSliceMs) / 1000), run: timedReads)
         slowReaders = WorkerPool(name: "slow-reader", threads: config.slowReaders, capacity: 16 * config.slowReaders, logger: logger,
                                  makeContext: connection("slow-reader", config.queryTimeLimit), run: timedReads)
-        // A short queue that also refuses a log-in expected to wait past
-        // `maxHashWait`: it gets 503 + Retry-After instead of timing out. Hash
-        // threads run at a lower priority, so the event loops and readers stay
-        // responsive while log-ins saturate them.
-        hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency, nice: 10,
+        // A short queue per lane that also refuses a log-in expected to wait
+        // past `maxHashWait`: it gets 503 + Retry-After instead of timing out.
+        // Sign-ups queue in a lane of their own behind log-ins. Hash threads
+        // run at a lower priority, so the event loops and readers stay
+        // responsive while log-ins saturate them; the one kept for log-ins
+        // (`HashLane`) does not, so a flood that keeps the loops busy does
+        // not slow a log-in's hash tenfold.
+        hashers = WorkerPool(name: "hasher", threads: config.hashConcurrency, capacity: 16 * config.hashConcurrency,
+                             lanes: HashLane.allCases.count, firstLaneThreads: HashLane.reservedThreads(of: config.hashConcurrency), nice: 10,
                              maxWait: Self.maxHashWait, logger: logger, makeContext: {},
                              run: { _, jobs in for job in jobs { job() } })
         let afterCommit = LockedBox<(@Sendable () -> Void)?>(nil)
@@ -145,9 +150,9 @@ final class StorePools: Sendable {
         writer.shutdown()
     }
 
-    /// Runs `body` on a hash thread. It returns a response, or nil when it
-    /// handed the request on (to the writer) and that will answer.
-    func hashing(_ request: Request, _ out: ResponseWriter, _ body: @escaping @Sendable () throws -> Response?) {
+    /// Runs `body` on a hash thread, queued in `lane`. It returns a response,
+    /// or nil when it handed the request on (to the writer) and that will answer.
+    func hashing(_ request: Request, _ out: ResponseWriter, lane: HashLane, _ body: @escaping @Sendable () throws -> Response?) {
         let logger = self.logger
         hashers.submit({
             do {
@@ -155,7 +160,7 @@ final class StorePools: Sendable {
             } catch {
                 out.send(ErrorResponses.response(for: error, request, logger))
             }
-        }, orAnswer: out, .hashes)
+        }, lane: lane.rawValue, orAnswer: out, .hashes)
     }
 
     /// On the writer thread, after a commit that revoked sessions (log-out,

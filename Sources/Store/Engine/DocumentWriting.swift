@@ -42,6 +42,7 @@ public protocol DocumentWriting: SessionLookup {
 
     // Accounts and log-in throttling
     func credentials(username: String) throws -> CredentialRecord?
+    func credentials(userID: String) throws -> CredentialRecord?
     func addCredentials(userID: String, username: String, passwordHash: String) throws
     func setPassword(userID: String, passwordHash: String) throws
     func createSession(userID: String, tokenHash: String, now: Int64, lifetime: Int64) throws
