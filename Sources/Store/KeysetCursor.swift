@@ -23,19 +23,26 @@ public struct KeysetCursor: Equatable, Sendable {
     /// The version byte of a sealed keyset cursor (feed cursors use another).
     static let sealVersion: UInt8 = 3
     /// The sealed text is padded with spaces to a multiple of this many
-    /// bytes, so a token's length does not follow the row id's digits.
+    /// bytes past the length it would have with the widest row id, so a
+    /// token's length does not follow the row id's digits.
     static let padding = 64
 
     /// The text clients hold: the order and values as JSON, padded and
     /// sealed (`CursorSeal`), so it reveals nothing (not even the row id,
     /// whose gaps would count other callers' inserts) and cannot be forged.
     public func token(_ seal: CursorSeal) -> String {
+        var text = Array(Self.json(order, values).utf8)
+        let widest = Self.json(order, values.dropLast() + [.int(Int64.min)]).utf8.count
+        let target = (widest + Self.padding - 1) / Self.padding * Self.padding
+        text += [UInt8](repeating: UInt8(ascii: " "), count: max(0, target - text.count))
+        return seal.seal(text, version: Self.sealVersion)
+    }
+
+    private static func json(_ order: String, _ values: [SQLValue]) -> String {
         var object = JSONObject()
         object["o"] = .string(order)
         object["v"] = .array(values.map(\.jsonValue))
-        var text = Array(JSONValue.object(object).jsonText.utf8)
-        text += [UInt8](repeating: UInt8(ascii: " "), count: (Self.padding - text.count % Self.padding) % Self.padding)
-        return seal.seal(text, version: Self.sealVersion)
+        return JSONValue.object(object).jsonText
     }
 
     /// Checks that `token` is a cursor at all, whatever its order (for a
