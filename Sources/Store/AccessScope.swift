@@ -116,6 +116,17 @@ public struct AccessScope: Sendable {
     /// SQL that limits reads to visible rows, or nil when every row is visible.
     func readPredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(readRule, bind) }
 
+    /// The caller's id as it appears, quoted, in the JSON text of any state
+    /// whose `_acl` names them: a necessary condition for
+    /// `readPredicate(state:)` that a substring search tests without parsing
+    /// the JSON. nil when every row is visible, or when the id holds a
+    /// character a JSON writer might escape.
+    public var quotedReaderID: String? {
+        guard case .listed(let user, _) = readRule,
+              user.utf8.allSatisfy({ $0.isASCIIAlphanumeric || "-_.:@".utf8.contains($0) }) else { return nil }
+        return "\"" + user + "\""
+    }
+
     /// `readPredicate` over a stored state of an entity, the JSON text
     /// `document` (a feed row's `prev_doc`): whether the caller could read it
     /// in that state. NULL (no state: before a create) is not readable.
@@ -210,4 +221,8 @@ public struct AccessScope: Sendable {
             }
         }
     }
+}
+
+private extension UInt8 {
+    var isASCIIAlphanumeric: Bool { (48...57).contains(self) || (65...90).contains(self) || (97...122).contains(self) }
 }

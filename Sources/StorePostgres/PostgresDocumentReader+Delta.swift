@@ -70,12 +70,15 @@ extension PostgresDocumentReader {
                          scope: AccessScope) throws -> [(id: String, seq: Int64)] {
         let params = ParameterList([.text(collection), .int(since.seq), .int(head), .int(Int64(limit + 1))])
         guard let now = PostgresAccess.sql(scope.readRule, params.bind),
-              let then = PostgresAccess.sql(scope.readRule, body: "(p.prev_doc::jsonb)", params.bind) else {
+              let readable = PostgresAccess.sql(scope.readRule, body: "(p.prev_doc::jsonb)", params.bind) else {
             return try db.query("""
                 SELECT id, max(seq) FROM _changes WHERE coll = $1::text AND seq > $2::bigint AND seq <= $3::bigint
                 GROUP BY id ORDER BY 2 LIMIT $4::bigint
                 """, [.text(collection), .int(since.seq), .int(head), .int(Int64(limit + 1))]) { (id: $0.text(0) ?? "", seq: $0.int(1) ?? 0) }
         }
+        // A state is parsed only when it mentions the caller at all.
+        let mentioned = scope.quotedReaderID.map { "strpos(p.prev_doc, \(params.bind(.text($0)))) > 0" } ?? "p.prev_doc IS NOT NULL"
+        let then = "CASE WHEN \(mentioned) THEN \(readable) ELSE FALSE END"
         // At the cursor only the state before the first change after it
         // counts; paging on, any state since the sync began.
         let before = since.base.map { base in """
