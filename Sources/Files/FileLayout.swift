@@ -9,7 +9,7 @@ import CFileShim
 /// files/tmp/                        files being written
 /// ```
 ///
-/// `ab` is the id's last two hex digits (its fast-moving counter), so 256
+/// `ab` is the id's last two hex digits (random), so 256
 /// directories share the files evenly: after the first few hundred uploads
 /// no upload creates (and fsyncs) a directory, and a million files make
 /// about 4,000 entries per directory, which ext4 and XFS index. Ids are

@@ -103,17 +103,36 @@ public struct AccessScope: Sendable {
         }
     }
 
-    /// `rule` as SQLite SQL over the row `d`, or nil for every row.
-    static func sqlite(_ rule: RowRule, _ bind: (SQLValue) -> String) -> String? {
+    /// `rule` as SQLite SQL over the JSON text `document` (the row `d`'s
+    /// by default), or nil for every row.
+    static func sqlite(_ rule: RowRule, document: String = "d.doc", _ bind: (SQLValue) -> String) -> String? {
         switch rule {
         case .all: return nil
         case .none: return "0"
-        case .listed(let id, let fields): return listed(id, in: fields, bind)
+        case .listed(let id, let fields): return listed(id, in: fields, document: document, bind)
         }
     }
 
     /// SQL that limits reads to visible rows, or nil when every row is visible.
     func readPredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(readRule, bind) }
+
+    /// The caller's id as it appears, quoted, in the JSON text of any state
+    /// whose `_acl` names them: a necessary condition for
+    /// `readPredicate(state:)` that a substring search tests without parsing
+    /// the JSON. nil when every row is visible, or when the id holds a
+    /// character a JSON writer might escape.
+    public var quotedReaderID: String? {
+        guard case .listed(let user, _) = readRule,
+              user.utf8.allSatisfy({ $0.isASCIIAlphanumeric || "-_.:@".utf8.contains($0) }) else { return nil }
+        return "\"" + user + "\""
+    }
+
+    /// `readPredicate` over a stored state of an entity, the JSON text
+    /// `document` (a feed row's `prev_doc`): whether the caller could read it
+    /// in that state. NULL (no state: before a create) is not readable.
+    func readPredicate(state document: String, _ bind: (SQLValue) -> String) -> String? {
+        Self.sqlite(readRule, document: document, bind)
+    }
 
     /// A condition that starts a private read from the caller's own rows
     /// (an index range of `aclTable` that touches no one else's), or nil
@@ -152,12 +171,12 @@ public struct AccessScope: Sendable {
     func writePredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(writeRule, bind) }
 
     /// True when `id` is the row's creator or appears in one of its ACL lists.
-    static func listed(_ id: String, in fields: [String], _ bind: (SQLValue) -> String) -> String {
+    static func listed(_ id: String, in fields: [String], document: String = "d.doc", _ bind: (SQLValue) -> String) -> String {
         let user = bind(.text(id))
         let terms = fields.map { field in
             field == "creator"
-                ? "json_extract(d.doc, '$._acl.creator') = \(user)"
-                : "EXISTS (SELECT 1 FROM json_each(d.doc, '$._acl.\(field)') WHERE value = \(user))"
+                ? "json_extract(\(document), '$._acl.creator') = \(user)"
+                : "EXISTS (SELECT 1 FROM json_each(\(document), '$._acl.\(field)') WHERE value = \(user))"
         }
         return "(" + terms.joined(separator: " OR ") + ")"
     }
@@ -202,4 +221,8 @@ public struct AccessScope: Sendable {
             }
         }
     }
+}
+
+private extension UInt8 {
+    var isASCIIAlphanumeric: Bool { (48...57).contains(self) || (65...90).contains(self) || (97...122).contains(self) }
 }

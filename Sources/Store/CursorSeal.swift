@@ -54,15 +54,7 @@ public struct CursorSeal: Sendable {
 
     /// The text clients hold for `cursor`.
     public func token(_ cursor: FeedCursor) -> String {
-        let message = Array(cursor.sealedText.utf8)
-        var out = [UInt8](repeating: 0, count: 1 + Self.nonceBytes + Self.macBytes + message.count)
-        out[0] = Self.version
-        out.withUnsafeMutableBufferPointer { buffer in
-            let nonce = buffer.baseAddress! + 1
-            randombytes_buf(nonce, Self.nonceBytes)
-            _ = crypto_secretbox_easy(nonce + Self.nonceBytes, message, UInt64(message.count), nonce, key)
-        }
-        return Base64URL.encode(out)
+        seal(Array(cursor.sealedText.utf8), version: Self.version)
     }
 
     /// The cursor in `token`: nil when it is not a token, `.foreign` when
@@ -71,15 +63,42 @@ public struct CursorSeal: Sendable {
         guard token.utf8.count <= Self.maxTokenLength, let bytes = Base64URL.decode(token) else { return nil }
         if Self.isUnsealed(bytes) { return .foreign }
         guard bytes.count > 1 + Self.nonceBytes + Self.macBytes, bytes[0] == Self.version else { return nil }
+        guard let message = open(bytes) else { return .foreign }
+        guard let text = String(validating: message, as: UTF8.self) else { return nil }
+        return FeedCursor(sealedText: text)
+    }
+
+    /// base64url of `version ‖ nonce ‖ box of message` (a fresh random nonce
+    /// each time, so equal messages give different tokens).
+    func seal(_ message: [UInt8], version: UInt8) -> String {
+        var out = [UInt8](repeating: 0, count: 1 + Self.nonceBytes + Self.macBytes + message.count)
+        out[0] = version
+        out.withUnsafeMutableBufferPointer { buffer in
+            let nonce = buffer.baseAddress! + 1
+            randombytes_buf(nonce, Self.nonceBytes)
+            _ = crypto_secretbox_easy(nonce + Self.nonceBytes, message, UInt64(message.count), nonce, key)
+        }
+        return Base64URL.encode(out)
+    }
+
+    /// The message of a token `seal(_:version:)` made with `version` and
+    /// this key, or nil for anything else (not base64url, too long, another
+    /// kind or key, any byte changed).
+    func open(_ token: String, version: UInt8, maxLength: Int) -> [UInt8]? {
+        guard token.utf8.count <= maxLength, let bytes = Base64URL.decode(token),
+              bytes.count > 1 + Self.nonceBytes + Self.macBytes, bytes[0] == version else { return nil }
+        return open(bytes)
+    }
+
+    /// The message in sealed bytes (`version ‖ nonce ‖ box`), or nil when the box does not open.
+    private func open(_ bytes: [UInt8]) -> [UInt8]? {
         var message = [UInt8](repeating: 0, count: bytes.count - 1 - Self.nonceBytes - Self.macBytes)
         let opened = bytes.withUnsafeBufferPointer { buffer -> Bool in
             let nonce = buffer.baseAddress! + 1
             let box = nonce + Self.nonceBytes
             return crypto_secretbox_open_easy(&message, box, UInt64(buffer.count - 1 - Self.nonceBytes), nonce, key) == 0
         }
-        guard opened else { return .foreign }
-        guard let text = String(validating: message, as: UTF8.self) else { return nil }
-        return FeedCursor(sealedText: text)
+        return opened ? message : nil
     }
 
     /// A readable cursor as roostd made them before sealing (`r1|epoch|level|seq|after|base`):

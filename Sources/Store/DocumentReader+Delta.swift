@@ -70,11 +70,10 @@ extension DocumentReader {
                 return DeltaPage(changed: listed.page.map(\.1), deleted: [], cursor: listed.cursor, more: listed.more)
             }
             let from = since!.seq
-            let entries = try db.withTimeLimit(timeLimit) { try db.prepare("""
-                SELECT id, max(seq), min(seq) FROM _changes WHERE coll = ?1 AND seq > ?2 AND seq <= ?3
-                GROUP BY id ORDER BY 2 LIMIT ?4
-                """).rows([.text(collection), .int(from), .int(head), .int(Int64(limit + 1))]) { ($0.text(0), $0.int(1), $0.int(2)) } }
-            let (pageIDs, cursor, more) = DeltaPaging.changes(entries.map { (id: $0.0, seq: $0.1) }, limit: limit, head: head,
+            let entries = try db.withTimeLimit(timeLimit) {
+                try changedEntities(collection, table: table, since: since!, head: head, limit: limit, scope: scope)
+            }
+            let (pageIDs, cursor, more) = DeltaPaging.changes(entries, limit: limit, head: head,
                                                               since: since!, epoch: epoch, level: tag)
             guard !pageIDs.isEmpty else { return DeltaPage(changed: [], deleted: [], cursor: cursor, more: false) }
             let ids = compiler.bind(.text(JSONValue.array(pageIDs.map { .string($0) }).jsonText))
@@ -105,6 +104,48 @@ extension DocumentReader {
             let changed = DeltaPaging.inPageOrder(current, ids: pageIDs).map(\.1)
             return DeltaPage(changed: changed, deleted: deleted, cursor: cursor, more: more)
         }
+    }
+
+    /// The entities of `collection` changed after `since` up to `head`, each
+    /// with its latest position, in that order, up to `limit + 1`: only those
+    /// the caller can read now or could read in a state the page may report
+    /// as deleted (`DeltaPaging.knownDeleted`), so that neither a page's
+    /// size nor its cursor counts others' private changes. Every row is
+    /// visible on levels other than private, where the feed is read as is.
+    func changedEntities(_ collection: String, table: (sql: String?, layout: CollectionLayout?), since: FeedCursor, head: Int64,
+                         limit: Int, scope: AccessScope) throws -> [(id: String, seq: Int64)] {
+        var params: [SQLValue] = [.text(collection), .int(since.seq), .int(head), .int(Int64(limit + 1)), .int(since.base ?? since.seq)]
+        let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
+        guard let tableSQL = table.sql, let now = scope.readPredicate(bind), let then = scope.readPredicate(state: "p.prev_doc", bind) else {
+            return try db.prepare("""
+                SELECT id, max(seq) FROM _changes WHERE coll = ?1 AND seq > ?2 AND seq <= ?3
+                GROUP BY id ORDER BY 2 LIMIT ?4
+                """).rows(Array(params.prefix(4))) { (id: $0.text(0), seq: $0.int(1)) }
+        }
+        // A state is parsed only when it mentions the caller at all.
+        let mentioned = scope.quotedReaderID.map { "instr(p.prev_doc, \(bind(.text($0)))) > 0" } ?? "p.prev_doc IS NOT NULL"
+        let thenCheaply = "CASE WHEN \(mentioned) THEN coalesce(\(then), 0) ELSE 0 END"
+        // The caller's own rows first (the read side table), so others' rows are never parsed.
+        let own = table.layout.flatMap { scope.visibleRows($0, bind) }.map { "\($0) AND " } ?? ""
+        let visibleNow = "EXISTS (SELECT 1 FROM \(tableSQL) AS d WHERE d.id = g.id AND \(own)\(now))"
+        let sql = since.base == nil
+            // Only the state at the cursor (before the first change after it) counts.
+            ? """
+              SELECT g.id, g.last FROM (
+                  SELECT id, max(seq) AS last, min(seq) AS first FROM _changes
+                  WHERE coll = ?1 AND seq > ?2 AND seq <= ?3 GROUP BY id) AS g
+              WHERE \(visibleNow) OR EXISTS (SELECT 1 FROM _changes AS p WHERE p.seq = g.first AND \(thenCheaply))
+              ORDER BY g.last LIMIT ?4
+              """
+            // Paging on: any state since the sync began (?5) counts; one scan judges them all.
+            : """
+              SELECT g.id, g.last FROM (
+                  SELECT p.id, max(p.seq) AS last, max(\(thenCheaply)) AS seen FROM _changes AS p
+                  WHERE p.coll = ?1 AND p.seq > ?5 AND p.seq <= ?3 GROUP BY p.id) AS g
+              WHERE g.last > ?2 AND (g.seen OR \(visibleNow))
+              ORDER BY g.last LIMIT ?4
+              """
+        return try db.prepare(sql).rows(params) { (id: $0.text(0), seq: $0.int(1)) }
     }
 
     /// The feed's head when `since` is valid (this database's epoch, the

@@ -42,7 +42,8 @@ extension DocumentReader {
         }
         let ridAscending = keys.first?.ascending ?? true
         let flat = keys.flatMap { k in k.expressions.map { (sql: $0, ascending: k.ascending) } } + [(sql: "d.rid", ascending: ridAscending)]
-        let cursor = try query.after.map { token throws(QueryError) in try KeysetCursor(token: token, order: order, count: flat.count) }
+        let seal = try cursorSeal()
+        let cursor = try query.after.map { token throws(QueryError) in try KeysetCursor(token: token, order: order, count: flat.count, seal: seal) }
         let marks = cursor?.values.map { bind($0) }
 
         let visible = scope.readPredicate(bind)

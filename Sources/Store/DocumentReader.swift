@@ -60,7 +60,7 @@ public final class DocumentReader {
         try scope.checkCollectionRead()
         guard let layout = try catalog.layout(collection) else {
             _ = try FilterCompiler(dialect: dialect).compile(query.filter) // still reject bad filters and cursors
-            if let after = query.after { try KeysetCursor.check(token: after) }
+            if let after = query.after { try KeysetCursor.check(token: after, seal: try cursorSeal()) }
             return ListPage(documents: [])
         }
         let plan = try listPlan(layout, query, scope: scope, redaction: redaction)
@@ -95,7 +95,7 @@ public final class DocumentReader {
             documents += rows.map(\.0)
             if let tail = rows.last { last = tail.1 }
         }
-        let next = documents.count == limit && limit > 0 ? KeysetCursor(order: plan.order, values: last).token : nil
+        let next = documents.count == limit && limit > 0 ? KeysetCursor(order: plan.order, values: last).token(try cursorSeal()) : nil
         return ListPage(documents: documents, next: next)
     }
 

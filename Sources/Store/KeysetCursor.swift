@@ -1,4 +1,3 @@
-import Foundation
 import JSON
 
 /// Where the next page of a list starts (`after=`): the sort-key values of
@@ -21,40 +20,56 @@ public struct KeysetCursor: Equatable, Sendable {
     }
 
     static let maxTokenBytes = 8192
+    /// The version byte of a sealed keyset cursor (feed cursors use another).
+    static let sealVersion: UInt8 = 3
+    /// The sealed text is padded with spaces to a multiple of this many
+    /// bytes past the length it would have with the widest row id, so a
+    /// token's length does not follow the row id's digits.
+    static let padding = 64
 
-    /// The text clients hold: base64url of a small JSON object.
-    public var token: String {
+    /// The text clients hold: the order and values as JSON, padded and
+    /// sealed (`CursorSeal`), so it reveals nothing (not even the row id,
+    /// whose gaps would count other callers' inserts) and cannot be forged.
+    public func token(_ seal: CursorSeal) -> String {
+        var text = Array(Self.json(order, values).utf8)
+        let widest = Self.json(order, values.dropLast() + [.int(Int64.min)]).utf8.count
+        let target = (widest + Self.padding - 1) / Self.padding * Self.padding
+        text += [UInt8](repeating: UInt8(ascii: " "), count: max(0, target - text.count))
+        return seal.seal(text, version: Self.sealVersion)
+    }
+
+    private static func json(_ order: String, _ values: [SQLValue]) -> String {
         var object = JSONObject()
         object["o"] = .string(order)
         object["v"] = .array(values.map(\.jsonValue))
-        return Data(JSONValue.object(object).jsonText.utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        return JSONValue.object(object).jsonText
     }
 
     /// Checks that `token` is a cursor at all, whatever its order (for a
     /// list with nothing to page, which must still refuse a made-up one).
-    public static func check(token: String) throws(QueryError) {
-        let parts = try? JSONParser.parse(String(decoding: Self.bytes(token) ?? [], as: UTF8.self))
-        guard case .object(let object)? = parts, case .string(let order)? = object["o"], case .array(let items)? = object["v"] else {
+    public static func check(token: String, seal: CursorSeal) throws(QueryError) {
+        guard case .object(let object)? = contents(token, seal), case .string(let order)? = object["o"],
+              case .array(let items)? = object["v"] else {
             throw refusal
         }
-        _ = try KeysetCursor(token: token, order: order, count: items.count)
+        _ = try KeysetCursor(token: token, order: order, count: items.count, seal: seal)
     }
 
     static let refusal = QueryError.invalid("after is not a cursor of this list's order; start again without after (or with the same sort and query).")
 
-    static func bytes(_ token: String) -> [UInt8]? {
-        guard token.utf8.count <= maxTokenBytes else { return nil }
-        var b64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while b64.utf8.count % 4 != 0 { b64 += "=" }
-        return Data(base64Encoded: b64).map { Array($0) }
+    /// The JSON a token sealed, or nil when this database did not seal it.
+    static func contents(_ token: String, _ seal: CursorSeal) -> JSONValue? {
+        guard let bytes = seal.open(token, version: sealVersion, maxLength: maxTokenBytes),
+              let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        var trimmed = Substring(text)
+        while trimmed.last == " " { trimmed = trimmed.dropLast() }
+        return try? JSONParser.parse(String(trimmed))
     }
 
     /// Parses `token` for the order `order` and `count` values.
-    public init(token: String, order: String, count: Int) throws(QueryError) {
+    public init(token: String, order: String, count: Int, seal: CursorSeal) throws(QueryError) {
         let refusal = Self.refusal
-        guard let bytes = Self.bytes(token), let text = String(validating: bytes, as: UTF8.self),
-              case .object(let object)? = try? JSONParser.parse(text),
+        guard case .object(let object)? = Self.contents(token, seal),
               object["o"] == .string(order), case .array(let items)? = object["v"], items.count == count else { throw refusal }
         var values: [SQLValue] = []
         for item in items {

@@ -5,17 +5,18 @@ import Store
 /// They read the `jsonb` body (collection tables and `_files` have one), so
 /// a private list does not parse each row's `json` text again.
 enum PostgresAccess {
-    /// `rule` as SQL, or nil when every row qualifies.
-    static func sql(_ rule: AccessScope.RowRule, _ bind: (SQLValue) -> String) -> String? {
+    /// `rule` as SQL over the `jsonb` document `body` (the row `d`'s by
+    /// default), or nil when every row qualifies.
+    static func sql(_ rule: AccessScope.RowRule, body: String = "d.body", _ bind: (SQLValue) -> String) -> String? {
         switch rule {
         case .all: return nil
         case .none: return "FALSE"
         case .listed(let user, let fields):
             let id = bind(.text(user))
             let terms = fields.map { field -> String in
-                if field == "creator" { return "(d.body #>> '{_acl,creator}') = \(id)" }
+                if field == "creator" { return "(\(body) #>> '{_acl,creator}') = \(id)" }
                 // Fixed field names (creator, read, write) from AccessScope, never client text.
-                let list = "d.body #> '{_acl,\(field)}'"
+                let list = "\(body) #> '{_acl,\(field)}'"
                 return "EXISTS (SELECT 1 FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(\(list)) = 'array' THEN \(list) END) AS u(v) WHERE u.v = \(id))"
             }
             return "(" + terms.joined(separator: " OR ") + ")"

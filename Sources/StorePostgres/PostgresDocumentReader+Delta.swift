@@ -46,12 +46,8 @@ extension PostgresDocumentReader {
                 let listed = DeltaPaging.listing(rows, rowID: \.0, limit: limit, start: start, epoch: epoch, level: tag)
                 return DeltaPage(changed: listed.page.map { shape($0.2, $0.1) }, deleted: [], cursor: listed.cursor, more: listed.more)
             }
-            let from = since!.seq
-            let entries = try db.query("""
-                SELECT id, max(seq), min(seq) FROM _changes WHERE coll = $1::text AND seq > $2::bigint AND seq <= $3::bigint
-                GROUP BY id ORDER BY 2 LIMIT $4::bigint
-                """, [.text(collection), .int(from), .int(head), .int(Int64(limit + 1))]) { ($0.text(0) ?? "", $0.int(1) ?? 0) }
-            let (pageIDs, cursor, more) = DeltaPaging.changes(entries.map { (id: $0.0, seq: $0.1) }, limit: limit, head: head,
+            let entries = try changedEntities(collection, table: table, since: since!, head: head, limit: limit, scope: scope)
+            let (pageIDs, cursor, more) = DeltaPaging.changes(entries, limit: limit, head: head,
                                                               since: since!, epoch: epoch, level: tag)
             guard !pageIDs.isEmpty else { return DeltaPage(changed: [], deleted: [], cursor: cursor, more: false) }
             let ids = params.bind(.text(JSONValue.array(pageIDs.map { .string($0) }).jsonText))
@@ -63,6 +59,39 @@ extension PostgresDocumentReader {
             let changed = DeltaPaging.inPageOrder(current, ids: pageIDs).map { shape($0.1, $0.0) }
             return DeltaPage(changed: changed, deleted: deleted, cursor: cursor, more: more)
         }
+    }
+
+    /// The entities of `collection` changed after `since` up to `head`, each
+    /// with its latest position, in that order, up to `limit + 1`: only those
+    /// the caller can read now or could read in a state the page may report
+    /// as deleted. See `DocumentReader.changedEntities`; here an entity's
+    /// states are one probe of `_changes_entity` each.
+    func changedEntities(_ collection: String, table: String, since: FeedCursor, head: Int64, limit: Int,
+                         scope: AccessScope) throws -> [(id: String, seq: Int64)] {
+        let params = ParameterList([.text(collection), .int(since.seq), .int(head), .int(Int64(limit + 1))])
+        guard let now = PostgresAccess.sql(scope.readRule, params.bind),
+              let readable = PostgresAccess.sql(scope.readRule, body: "(p.prev_doc::jsonb)", params.bind) else {
+            return try db.query("""
+                SELECT id, max(seq) FROM _changes WHERE coll = $1::text AND seq > $2::bigint AND seq <= $3::bigint
+                GROUP BY id ORDER BY 2 LIMIT $4::bigint
+                """, [.text(collection), .int(since.seq), .int(head), .int(Int64(limit + 1))]) { (id: $0.text(0) ?? "", seq: $0.int(1) ?? 0) }
+        }
+        // A state is parsed only when it mentions the caller at all.
+        let mentioned = scope.quotedReaderID.map { "strpos(p.prev_doc, \(params.bind(.text($0)))) > 0" } ?? "p.prev_doc IS NOT NULL"
+        let then = "CASE WHEN \(mentioned) THEN \(readable) ELSE FALSE END"
+        // At the cursor only the state before the first change after it
+        // counts; paging on, any state since the sync began.
+        let before = since.base.map { base in """
+            EXISTS (SELECT 1 FROM _changes AS p WHERE p.coll = $1::text AND p.id = g.id
+                    AND p.seq > \(params.bind(.int(base))) AND p.seq <= $3::bigint AND \(then))
+            """ } ?? "EXISTS (SELECT 1 FROM _changes AS p WHERE p.seq = g.first AND \(then))"
+        return try db.query("""
+            SELECT g.id, g.last FROM (
+                SELECT id, max(seq) AS last, min(seq) AS first FROM _changes
+                WHERE coll = $1::text AND seq > $2::bigint AND seq <= $3::bigint GROUP BY id) AS g
+            WHERE EXISTS (SELECT 1 FROM \(table) AS d WHERE d.id = g.id AND \(now)) OR \(before)
+            ORDER BY g.last LIMIT $4::bigint
+            """, params.values) { (id: $0.text(0) ?? "", seq: $0.int(1) ?? 0) }
     }
 
     /// Of the entities gone from view, those the caller could read at the

@@ -23,7 +23,7 @@ extension PostgresDocumentReader {
         let layout = try catalog.layout(collection)
         let compiled = try makeCompiler(layout).compile(query.filter)
         guard let layout else {
-            if let after = query.after { try KeysetCursor.check(token: after) }
+            if let after = query.after { try KeysetCursor.check(token: after, seal: try cursorSeal()) }
             return ListPage(documents: [], total: withTotal ? 0 : nil)
         }
         let statement = try listStatement(layout, compiled, query, scope: scope, withTotal: withTotal)
@@ -48,7 +48,7 @@ extension PostgresDocumentReader {
         if statement.readsEveryMatch, query.limit > 0, rows.count < query.limit, !rows.isEmpty || query.skip == 0 {
             total = Int64(query.skip + rows.count)
         }
-        let next = rows.count == query.limit && query.limit > 0 ? rows.last.map { KeysetCursor(order: statement.order, values: $0.1).token } : nil
+        let next = rows.count == query.limit && query.limit > 0 ? try rows.last.map { KeysetCursor(order: statement.order, values: $0.1).token(try cursorSeal()) } : nil
         var page = ListPage(documents: rows.map(\.0), next: next)
         if withTotal {
             let counted = try total.map { Int($0) } ?? countInSnapshot(collection, filter: query.filter, scope: scope)
@@ -75,7 +75,7 @@ extension PostgresDocumentReader {
         let order = near == nil ? query.sort.map { "\($0.field):\($0.ascending ? 1 : -1)" }.joined(separator: ",") : "~near"
         var keyset = ""
         if let token = query.after {
-            let cursor = try KeysetCursor(token: token, order: order, count: columns.count)
+            let cursor = try KeysetCursor(token: token, order: order, count: columns.count, seal: try cursorSeal())
             keyset = " AND " + (try Self.after(columns, cursor.values, params.bind))
         }
         let visible = PostgresAccess.sql(scope.readRule, params.bind)

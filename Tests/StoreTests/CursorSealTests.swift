@@ -84,3 +84,43 @@ import Testing
         }
     }
 }
+
+/// Keyset cursors (`X-Roost-Next`) under the same seal.
+@Suite struct KeysetCursorSealTests {
+    @Test("a keyset token opens to its values, reveals nothing and is as long whatever the row id")
+    func keysetRoundTrip() throws {
+        let store = try TestStore()
+        let seal = try store.reader.cursorSeal()
+        let cursor = KeysetCursor(order: "n:1", values: [.text("secret-ish"), .int(12345)])
+        let token = cursor.token(seal)
+        #expect(try KeysetCursor(token: token, order: "n:1", count: 2, seal: seal) == cursor)
+        #expect(token != cursor.token(seal))
+        #expect(Base64URL.decode(token).map { String(decoding: $0, as: UTF8.self).contains("secret") } == false)
+        let lengths = Set([0, 9, 10, 99_999, 1 << 40, Int64.max].map {
+            KeysetCursor(order: "n:1", values: [.text("secret-ish"), .int($0)]).token(seal).count
+        })
+        #expect(lengths.count == 1)
+    }
+
+    @Test("a changed, foreign, feed or made-up keyset token is a QueryError")
+    func keysetRefusals() throws {
+        let store = try TestStore(), other = try TestStore()
+        let seal = try store.reader.cursorSeal()
+        let token = KeysetCursor(order: "n:1", values: [.int(3), .int(4)]).token(seal)
+        let bytes = try #require(Base64URL.decode(token))
+        var bad = (1..<bytes.count).map { i -> String in
+            var changed = bytes
+            changed[i] ^= 0x01
+            return Base64URL.encode(changed)
+        }
+        bad += [try other.reader.cursorSeal().token(FeedCursor(epoch: "e", level: "l", seq: 1, afterRowID: nil)),
+                KeysetCursor(order: "n:1", values: [.int(3), .int(4)]).token(try other.reader.cursorSeal()),
+                seal.token(FeedCursor(epoch: "e", level: "l", seq: 1, afterRowID: nil)),
+                "", "!!", Base64URL.encode(Array(#"{"o":"n:1","v":[3,4]}"#.utf8))]
+        for text in bad {
+            #expect(throws: QueryError.self) { try KeysetCursor(token: text, order: "n:1", count: 2, seal: seal) }
+            #expect(throws: QueryError.self) { try KeysetCursor.check(token: text, seal: seal) }
+        }
+        #expect(throws: QueryError.self) { try KeysetCursor(token: token, order: "n:-1", count: 2, seal: seal) }
+    }
+}

@@ -24,5 +24,10 @@ import Testing
         }
         let seconds = UInt32(made[0].prefix(8), radix: 16).map(Double.init) ?? 0
         #expect(abs(seconds - Date().timeIntervalSince1970) < 5)
+        // No counter: consecutive ids' last 16 digits are far apart, none shared by all.
+        let suffixes = made.map { UInt64($0.dropFirst(8), radix: 16) ?? 0 }
+        let close = zip(suffixes, suffixes.dropFirst()).filter { a, b in (a > b ? a - b : b - a) < 1 << 32 }
+        #expect(close.isEmpty)
+        #expect(Set(made.map { $0.dropFirst(8).prefix(10) }).count == made.count)
     }
 }

@@ -76,7 +76,7 @@ struct PostgresListTests {
         let token = try #require(page.next)
         #expect(throws: QueryError.self) { try pg.reader.find("c", FindQuery(sort: [("g", true)], limit: 5, after: token)) }
         // The right order and count, but a text where a number belongs.
-        let forged = KeysetCursor(order: "n:1", values: [.text("x"), .text("y"), .text("z"), .int(1)]).token
+        let forged = KeysetCursor(order: "n:1", values: [.text("x"), .text("y"), .text("z"), .int(1)]).token(try pg.reader.cursorSeal())
         #expect(throws: QueryError.self) { try pg.reader.find("c", FindQuery(sort: [("n", true)], limit: 5, after: forged)) }
         #expect(throws: QueryError.self) { try pg.reader.find("c", FindQuery(limit: 5, after: "not-a-cursor")) }
     }
