@@ -1,0 +1,294 @@
+"""Issue 33, rate limits per caller (`rate_limits`): writes, written bytes,
+batches, uploads, sign-ups and live stream opens each have a token bucket per
+caller — a signed-in caller's account, else its client address (behind
+`trusted_proxies`, the forwarded one). Past it: 429 `RateLimited` with
+`Retry-After`, counted in `roost_rate_limited_total{class}`; other callers
+and the daemon go on as before.
+
+The test client plays a trusted proxy (127.0.0.1) and names each caller's
+address in X-Forwarded-For, so every case has fresh addresses and users."""
+
+import http.client
+import itertools
+import json
+import re
+import signal
+import time
+import uuid
+
+import pytest
+
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, assert_error, png, running_roostd
+
+BURST = 3
+
+LIMITS = {
+    "writes": f"{{per_second: 1, burst: {BURST}}}",
+    "write_bytes": "{per_second: 4000, burst: 12000}",
+    "batches": f"{{per_second: 1, burst: {BURST}}}",
+    # Uploads and sign-ups take longer (hashing, fsync): a slower refill keeps the bucket empty meanwhile.
+    "uploads": f"{{per_minute: 15, burst: {BURST}}}",
+    "signups": f"{{per_minute: 15, burst: {BURST}}}",
+    "live_streams": f"{{per_second: 1, burst: {BURST}}}",
+}
+
+
+def config(limits=LIMITS):
+    lines = "".join(f"  {name}: {value}\n" for name, value in limits.items())
+    return (FAST_HASHING + f"admin_token: {ADMIN_TOKEN}\ndefault_permission: public\nfiles_permission: public\n"
+            'trusted_proxies: ["127.0.0.1"]\nlive_heartbeat: 1\nrate_limits:\n' + lines)
+
+
+_addresses = (f"198.51.{n // 250}.{n % 250 + 1}" for n in itertools.count(1))
+
+
+def fresh_address():
+    return next(_addresses)
+
+
+def via(address, token=None):
+    headers = {"X-Forwarded-For": address}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+def new_user(d):
+    """A user signed up from an address of its own, its token verified once
+    (a read), so the loop charges its requests to its account."""
+    address = fresh_address()
+    r = d.call("POST", "/users", {"username": "u" + uuid.uuid4().hex[:12], "password": "a fine password"}, headers=via(address))
+    assert r.status == 201, r
+    body = r.json()
+    token = body["token"]
+    assert d.call("GET", "/users/me", headers=via(address, token)).status == 200
+    return body["user"]["_id"], token
+
+
+def open_live(d, headers):
+    """Opens a live stream and closes it at once: its status (and the JSON of a refusal)."""
+    conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=10)
+    try:
+        conn.request("GET", "/notes/_live", headers=headers)
+        r = conn.getresponse()
+        body = r.read() if r.status != 200 else b""
+        return Answer(r.status, {k.lower(): v for k, v in r.getheaders()}, body)
+    finally:
+        conn.close()
+
+
+class Answer:
+    def __init__(self, status, headers, raw):
+        self.status, self.headers, self.raw = status, headers, raw
+
+    def header(self, name):
+        return self.headers.get(name.lower())
+
+    def json(self):
+        return json.loads(self.raw)
+
+    def __repr__(self):
+        return f"<{self.status} {self.raw[:200]!r}>"
+
+
+_serial = itertools.count()
+
+
+# One request of each class: (d, headers) -> response; the status it gets while allowed.
+def write(d, headers):
+    return d.call("POST", "/notes", {"n": next(_serial)}, headers=headers)
+
+
+def write_put(d, headers):
+    return d.call("PUT", f"/notes/put-{next(_serial)}", {"n": 1}, headers=headers)
+
+
+def write_bytes(d, headers):
+    # 5,000 bytes: the third spends past the 12,000-byte burst.
+    return d.call("POST", "/notes", {"pad": "x" * 4990}, headers=headers)
+
+
+def batch(d, headers):
+    op = {"method": "POST", "path": "/notes", "body": {"in": "batch"}}
+    return d.call("POST", "/_batch", {"operations": [op]}, headers=headers)
+
+
+def upload(d, headers):
+    return d.call("POST", "/files", raw_body=png(8, 8, next(_serial)), headers={**headers, "Content-Type": "image/png"})
+
+
+def signup(d, headers):
+    return d.call("POST", "/users", {"username": "s" + uuid.uuid4().hex[:12], "password": "a fine password"}, headers=headers)
+
+
+def live(d, headers):
+    return open_live(d, headers)
+
+
+# (class, request, allowed status, requests allowed from a full bucket)
+CLASSES = [
+    ("writes", write, 201, BURST),
+    ("writes", write_put, 201, BURST),
+    ("write_bytes", write_bytes, 201, 2),
+    ("batches", batch, 200, BURST),
+    ("uploads", upload, 201, BURST),
+    ("signups", signup, 201, BURST),
+    ("live_streams", live, 200, BURST),
+]
+IDS = [f"{c}-{f.__name__}" for c, f, _, _ in CLASSES]
+
+
+@pytest.fixture(scope="module")
+def roost():
+    with running_roostd(config()) as d:
+        yield d
+
+
+def limited_total(d, kind):
+    text = d.call("GET", "/metrics", token=ADMIN_TOKEN).raw.decode()
+    m = re.search(r'^roost_rate_limited_total\{class="' + kind + r'"\} (\S+)$', text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+def spend(d, send, headers, allowed, count):
+    """Spends a full bucket: `count` requests allowed, then a 429."""
+    for i in range(count):
+        r = send(d, headers)
+        assert r.status == allowed, (i, r)
+    r = send(d, headers)
+    return r
+
+
+def assert_limited(r, kind):
+    assert_error(r, 429, "RateLimited")
+    body = r.json()
+    assert f"(rate_limits.{kind})" in body["description"], body
+    wait = r.header("Retry-After")
+    assert wait is not None and wait.isdigit() and 1 <= int(wait) <= 5, wait
+    assert f"in {wait} s" in body["description"], body
+    return int(wait)
+
+
+@pytest.mark.parametrize("kind,send,allowed,count", CLASSES, ids=IDS)
+def test_anonymous_address_is_limited_and_others_are_not(roost, kind, send, allowed, count):
+    before = limited_total(roost, kind)
+    address = fresh_address()
+    wait = assert_limited(spend(roost, send, via(address), allowed, count), kind)
+    assert limited_total(roost, kind) == before + 1
+    # Another address, and a signed-in user at the same address, still get through.
+    assert send(roost, via(fresh_address())).status == allowed
+    if kind != "signups":
+        _, token = new_user(roost)
+        assert send(roost, via(address, token)).status == allowed
+    # Reads are never limited, and the daemon serves everyone.
+    assert roost.call("GET", "/notes?limit=1", headers=via(address)).status == 200
+    # Retry-After is honoured: after it, the address is allowed again.
+    time.sleep(wait + 0.2)
+    assert send(roost, via(address)).status == allowed
+
+
+@pytest.mark.parametrize("kind,send,allowed,count", [c for c in CLASSES if c[0] != "signups"],
+                         ids=[i for i, c in zip(IDS, CLASSES) if c[0] != "signups"])
+def test_signed_in_user_is_limited_per_account(roost, kind, send, allowed, count):
+    _, token = new_user(roost)
+    _, other = new_user(roost)
+    address = fresh_address()
+    wait = assert_limited(spend(roost, send, via(address, token), allowed, count), kind)
+    # The account is limited wherever it comes from; another user at the same address is not.
+    assert_limited(send(roost, via(fresh_address(), token)), kind)
+    assert send(roost, via(address, other)).status == allowed
+    # Nor is the address itself without the token.
+    assert send(roost, via(address)).status == allowed
+    time.sleep(wait + 0.2)
+    assert send(roost, via(address, token)).status == allowed
+
+
+@pytest.mark.parametrize("kind,send,allowed,count", [c for c in CLASSES if c[0] in ("writes", "live_streams")][:2],
+                         ids=["writes", "live_streams"])
+def test_made_up_tokens_are_charged_to_their_address(roost, kind, send, allowed, count):
+    """A token no session has is never an account: rotating them gets 401s, then 429s."""
+    address = fresh_address()
+    statuses = [send(roost, via(address, uuid.uuid4().hex + uuid.uuid4().hex)).status for _ in range(count + 2)]
+    assert statuses == [401] * count + [429] * 2, statuses
+    # That address is spent for anonymous requests too; another is not.
+    assert send(roost, via(address)).status == 429
+    assert send(roost, via(fresh_address())).status == allowed
+
+
+def test_signups_are_per_address_even_with_a_token(roost):
+    _, token = new_user(roost)
+    address = fresh_address()
+    assert_limited(spend(roost, signup, via(address), 201, BURST), "signups")
+    assert_limited(signup(roost, via(address, token)), "signups")
+
+
+def test_a_body_past_the_byte_burst_waits_for_a_full_bucket(roost):
+    """One body larger than write_bytes' burst is not refused forever: it needs a full bucket."""
+    address = fresh_address()
+    big = {"pad": "y" * 20000}
+    assert roost.call("POST", "/notes", big, headers=via(address)).status == 201
+    r = roost.call("POST", "/notes", big, headers=via(address))
+    wait = assert_limited(r, "write_bytes")
+    time.sleep(wait + 0.2)
+    assert roost.call("POST", "/notes", big, headers=via(address)).status == 201
+
+
+def test_a_refused_byte_budget_does_not_spend_the_write_budget(roost):
+    address = fresh_address()
+    assert [write_bytes(roost, via(address)).status for _ in range(3)] == [201, 201, 429]
+    # The refused third gave its write back: BURST - 2 small writes pass, then 429 (writes).
+    assert [write(roost, via(address)).status for _ in range(BURST - 2)] == [201] * (BURST - 2)
+    assert_limited(write(roost, via(address)), "writes")
+
+
+def test_admin_token_is_not_limited(roost):
+    address = fresh_address()
+    assert roost.call("GET", "/notes?limit=1", token=ADMIN_TOKEN, headers=via(address)).status == 200
+    statuses = [write(roost, via(address, ADMIN_TOKEN)).status for _ in range(BURST * 3)]
+    assert statuses == [201] * (BURST * 3), statuses
+
+
+def test_metrics_list_every_class(roost):
+    text = roost.call("GET", "/metrics", token=ADMIN_TOKEN).raw.decode()
+    for kind in ["writes", "write_bytes", "batches", "uploads", "signups", "live_streams"]:
+        assert f'roost_rate_limited_total{{class="{kind}"}}' in text, kind
+
+
+def test_zero_turns_a_class_off_and_sighup_applies_new_limits():
+    off = {**LIMITS, "writes": "{per_second: 0}"}
+    with running_roostd(config(off)) as d:
+        address = fresh_address()
+        assert [write(d, via(address)).status for _ in range(BURST * 4)] == [201] * (BURST * 4)
+        # Batches are still limited.
+        assert_limited(spend(d, batch, via(address), 200, BURST), "batches")
+        d.config_path.write_text(config({**LIMITS, "writes": "{per_minute: 1, burst: 2}", "batches": "{per_hour: 0}"}))
+        d.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while "rate_limits.writes" not in d.log_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert "rate_limits.writes" in d.log_text()
+        other = fresh_address()
+        assert [write(d, via(other)).status for _ in range(3)] == [201, 201, 429]
+        r = write(d, via(other))
+        assert_error(r, 429, "RateLimited")
+        assert 20 <= int(r.header("Retry-After")) <= 60
+        # Batches are off now.
+        assert [batch(d, via(address)).status for _ in range(BURST * 2)] == [200] * (BURST * 2)
+
+
+@pytest.mark.parametrize("yaml,message", [
+    ("rate_limits: {writes: {per_second: 1, per_minute: 5}}", "one of per_second"),
+    ("rate_limits: {writes: {burst: 5}}", "one of per_second"),
+    ("rate_limits: {writes: {per_second: -1}}", "must be a number"),
+    ("rate_limits: {writes: {per_second: 1, burst: 0.5}}", "burst must be at least 1"),
+    ("rate_limits: {reads: {per_second: 1}}", "unknown class"),
+    ("rate_limits: {writes: {per_second: 1, every: 2}}", "unknown setting"),
+    ("rate_limits: {callers: 10}", "rate_limits.callers"),
+    ("rate_limits: 5", "must be a mapping"),
+])
+def test_bad_settings_are_refused_at_start(tmp_path, yaml, message):
+    from roost_harness import Roostd, RoostdError
+    d = Roostd(tmp_path, FAST_HASHING + yaml + "\n")
+    with pytest.raises(RoostdError):
+        d.start(timeout=10)
+    assert message in d.log_text(), d.log_text()[-2000:]
