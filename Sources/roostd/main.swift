@@ -87,6 +87,7 @@ struct CheckConfig: ParsableCommand {
         let c = try options.load()
         print("listen: \(c.listen)\ndata_dir: \(c.dataDir)\nloops: \(c.loops)\nreaders: \(c.readers)\ndurability: \(c.durability.rawValue)\ndefault_permission: \(c.defaultPermission.rawValue)\npassword_cost: \(c.passwordCost.rawValue)\nadmin_token: \(c.adminToken == nil ? "unset" : "set")")
         print("references_max_cascade: \(c.referencesMaxCascade)")
+        print("rate_limits: " + RateClass.allCases.map { "\($0.name) \(c.rateLimits[$0])" }.joined(separator: ", ") + ", callers \(c.rateLimits.callers)")
         if c.filesStore == .s3 {
             print("files_store: s3 (\(c.objectStoreLocation ?? "") at \(c.s3.endpoint), region \(c.s3.region), credentials "
                   + "\(c.s3.accessKeyID.isEmpty || c.s3.secretAccessKey.isEmpty ? "unset" : "set")\(c.s3.problem.map { "; " + $0 } ?? ""))")

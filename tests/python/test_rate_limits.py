@@ -13,12 +13,13 @@ import itertools
 import json
 import re
 import signal
+import subprocess
 import time
 import uuid
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN, FAST_HASHING, assert_error, png, running_roostd
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, assert_error, binary, clean_env, png, running_roostd
 
 BURST = 3
 
@@ -248,10 +249,22 @@ def test_admin_token_is_not_limited(roost):
     assert statuses == [201] * (BURST * 3), statuses
 
 
-def test_metrics_list_every_class(roost):
-    text = roost.call("GET", "/metrics", token=ADMIN_TOKEN).raw.decode()
-    for kind in ["writes", "write_bytes", "batches", "uploads", "signups", "live_streams"]:
-        assert f'roost_rate_limited_total{{class="{kind}"}}' in text, kind
+def test_metrics_list_every_class_from_the_start():
+    with running_roostd(config()) as d:
+        for kind in ["writes", "write_bytes", "batches", "uploads", "signups", "live_streams"]:
+            assert limited_total(d, kind) == 0.0
+            assert f'roost_rate_limited_total{{class="{kind}"}} 0' in d.call("GET", "/metrics", token=ADMIN_TOKEN).raw.decode()
+
+
+def test_check_config_shows_the_limits(tmp_path):
+    path = tmp_path / "roost.yaml"
+    for yaml, expected in [("", "rate_limits: writes 50/s burst 1000, write_bytes 298262/s burst 268435456"),
+                           ("rate_limits: off", "rate_limits: writes off, write_bytes off, batches off, uploads off, signups off, live_streams off"),
+                           ("rate_limits: {batches: {per_minute: 120, burst: 7}}", "batches 2/s burst 7")]:
+        path.write_text(yaml + "\n")
+        out = subprocess.run([str(binary()), "check-config", "--config", str(path)], capture_output=True, text=True, env=clean_env())
+        assert out.returncode == 0, out.stderr
+        assert expected in out.stdout, out.stdout
 
 
 def test_zero_turns_a_class_off_and_sighup_applies_new_limits():
@@ -284,7 +297,7 @@ def test_zero_turns_a_class_off_and_sighup_applies_new_limits():
     ("rate_limits: {reads: {per_second: 1}}", "unknown class"),
     ("rate_limits: {writes: {per_second: 1, every: 2}}", "unknown setting"),
     ("rate_limits: {callers: 10}", "rate_limits.callers"),
-    ("rate_limits: 5", "must be a mapping"),
+    ("rate_limits: 5", "must be off or a mapping"),
 ])
 def test_bad_settings_are_refused_at_start(tmp_path, yaml, message):
     from roost_harness import Roostd, RoostdError

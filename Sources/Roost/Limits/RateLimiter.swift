@@ -54,14 +54,6 @@ final class RateLimiter: @unchecked Sendable {
         }
     }
 
-    /// Whether `kind` is limited at all now.
-    func isOn(_ kind: RateClass) -> Bool {
-        let stripe = stripes[0]
-        stripe.lock.lock()
-        defer { stripe.lock.unlock() }
-        return !stripe.limits[kind].isOff
-    }
-
     /// Spends `cost` from `key`'s bucket: nil when allowed (and spent), else
     /// the seconds until it would be allowed (nothing spent). A cost above
     /// the burst needs a full bucket, so one large request is never refused forever.

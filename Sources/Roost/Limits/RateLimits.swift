@@ -17,7 +17,7 @@ public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
         isOff ? "off" : "\(Self.number(perSecond))/s burst \(Self.number(burst))"
     }
 
-    static func number(_ x: Double) -> String { x == x.rounded() ? String(Int64(x)) : String(x) }
+    static func number(_ x: Double) -> String { x == x.rounded() ? String(Int64(x)) : String(format: "%g", x) }
 }
 
 /// The classes of request a caller's budgets are kept for (`rate_limits:`).
@@ -99,8 +99,13 @@ extension RoostConfig {
     /// `rate_limits: {writes: {per_second: 50, burst: 1000}, write_bytes: {per_hour: 1073741824}, …, callers: 100000}`.
     /// Each class takes one of `per_second`, `per_minute`, `per_hour` (0: off)
     /// and an optional `burst` (default: one period's amount).
+    /// `rate_limits: off` turns every class off (a load generator that is one caller).
     mutating func applyRateLimits(_ value: Any) throws {
-        guard let map = value as? [String: Any] else { throw Invalid("rate_limits must be a mapping of classes") }
+        if (value as? Bool) == false || "\(value)" == "off" {
+            for kind in RateClass.allCases { rateLimits[kind] = RateLimit(perSecond: 0, burst: 0) }
+            return
+        }
+        guard let map = value as? [String: Any] else { throw Invalid("rate_limits must be off or a mapping of classes") }
         let names = RateClass.allCases.map(\.name)
         for (key, spec) in map {
             if key == "callers" {
