@@ -66,11 +66,11 @@ def new_user(d):
     return body["user"]["_id"], token
 
 
-def open_live(d, headers):
+def open_live(d, headers, path="/notes/_live"):
     """Opens a live stream and closes it at once: its status (and the JSON of a refusal)."""
     conn = http.client.HTTPConnection("127.0.0.1", d.port, timeout=10)
     try:
-        conn.request("GET", "/notes/_live", headers=headers)
+        conn.request("GET", path, headers=headers)
         r = conn.getresponse()
         body = r.read() if r.status != 200 else b""
         return Answer(r.status, {k.lower(): v for k, v in r.getheaders()}, body)
@@ -214,6 +214,17 @@ def test_made_up_tokens_are_charged_to_their_address(roost, kind, send, allowed,
     # That address is spent for anonymous requests too; another is not.
     assert send(roost, via(address)).status == 429
     assert send(roost, via(fresh_address())).status == allowed
+
+
+def test_a_live_token_in_the_query_is_the_same_account(roost):
+    """Browsers' EventSource sends ?access_token=: it pays from the same account as the header."""
+    _, token = new_user(roost)
+    assert_limited(spend(roost, live, via(fresh_address(), token), 200, BURST), "live_streams")
+    r = open_live(roost, via(fresh_address()), path=f"/events?subscribe=%5B%7B%22collection%22%3A%22notes%22%7D%5D&access_token={token}")
+    assert_limited(r, "live_streams")
+    # Another user's query token, from the same address, is not limited.
+    _, other = new_user(roost)
+    assert open_live(roost, via(fresh_address()), path=f"/notes/_live?access_token={other}").status == 200
 
 
 def test_signups_are_per_address_even_with_a_token(roost):
