@@ -1,5 +1,6 @@
 import Daemon
 import HTTP
+import Metrics
 
 /// The rate limits as the event loop applies them, once a request is routed
 /// and before its handler queues any work: which class the route and method
@@ -9,11 +10,13 @@ import HTTP
 struct RequestLimits: Sendable {
     let limiter: RateLimiter
     let tokens: VerifiedTokens
+    /// `roost_rate_limited_total{class}` by `RateClass.rawValue`, made once (they read 0 from the start).
+    private let refused: [Metrics.Counter]
 
     init(_ limits: RoostConfig.RateLimits) {
         limiter = RateLimiter(limits)
         tokens = VerifiedTokens(capacity: limits.callers)
-        for kind in RateClass.allCases { _ = Telemetry.rateLimited(kind.name) }
+        refused = RateClass.allCases.map { Telemetry.rateLimited($0.name) }
     }
 
     /// The limited routes by template and method; every other request is free.
@@ -32,11 +35,11 @@ struct RequestLimits: Sendable {
     func refusal(_ request: Request, route template: String) -> Response? {
         guard let kind = Self.classes[template]?[request.method], let caller = callerKey(request, kind) else { return nil }
         let key = RateLimiter.Key(kind: kind, caller: caller)
-        if let wait = limiter.spend(key) { return Self.refuse(kind, wait: wait) }
+        if let wait = limiter.spend(key) { return refuse(kind, wait: wait) }
         guard kind.spendsBytes, !request.body.isEmpty else { return nil }
         if let wait = limiter.spend(RateLimiter.Key(kind: .writeBytes, caller: caller), cost: Double(request.body.count)) {
             limiter.refund(key)
-            return Self.refuse(.writeBytes, wait: wait)
+            return refuse(.writeBytes, wait: wait)
         }
         return nil
     }
@@ -64,8 +67,8 @@ struct RequestLimits: Sendable {
         return request.bearerToken
     }
 
-    static func refuse(_ kind: RateClass, wait: Double) -> Response {
-        Telemetry.rateLimited(kind.name).increment()
+    private func refuse(_ kind: RateClass, wait: Double) -> Response {
+        refused[kind.rawValue].increment()
         let seconds = max(1, Int(wait.rounded(.up)))
         return HTTPError(429, "RateLimited", "Too many \(kind.noun) from this caller; try again in \(seconds) s (rate_limits.\(kind.name)).",
                          headers: Headers([("Retry-After", String(seconds))])).response
