@@ -227,6 +227,25 @@ def test_a_live_token_in_the_query_is_the_same_account(roost):
     assert open_live(roost, via(fresh_address()), path=f"/notes/_live?access_token={other}").status == 200
 
 
+def test_an_ipv6_slash_64_is_one_address(roost):
+    """Addresses count as the log-in throttle counts them: one IPv6 /64 is one caller."""
+    statuses = [write(roost, via(f"2001:db8:33:44::{i + 1:x}")).status for i in range(BURST + 1)]
+    assert statuses == [201] * BURST + [429], statuses
+    assert write(roost, via("2001:db8:33:45::1")).status == 201
+
+
+def test_profile_updates_and_file_deletes_are_writes(roost):
+    uid, token = new_user(roost)
+    address = fresh_address()
+    upload_ids = [upload(roost, via(address, token)).json()["_id"] for _ in range(2)]
+    statuses = [roost.call("PATCH", f"/users/{uid}", {"bio": str(i)}, headers=via(address, token)).status for i in range(BURST)]
+    assert statuses == [200] * BURST, statuses
+    assert_limited(roost.call("DELETE", f"/files/{upload_ids[0]}", headers=via(address, token)), "writes")
+    time.sleep(1.2)
+    assert roost.call("DELETE", f"/files/{upload_ids[0]}", headers=via(address, token)).status in (200, 204)
+    assert_limited(roost.call("PATCH", f"/users/{uid}", {"bio": "again"}, headers=via(address, token)), "writes")
+
+
 def test_signups_are_per_address_even_with_a_token(roost):
     _, token = new_user(roost)
     address = fresh_address()
