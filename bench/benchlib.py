@@ -122,6 +122,9 @@ def roostd_binary(explicit=None):
     return b
 
 
+NO_RATE_LIMITS = "rate_limits: off"
+
+
 def start_roostd(binary, port, workdir, collections, extra_yaml=""):
     """collections: {name: [index, ...]}, each permission public (as run.sh)."""
     data = os.path.join(workdir, "roost-data")
@@ -129,7 +132,8 @@ def start_roostd(binary, port, workdir, collections, extra_yaml=""):
     os.makedirs(data)
     cfg = os.path.join(workdir, "roost.yaml")
     with open(cfg, "w") as f:
-        f.write("log_level: info\nfiles_permission: public\n%scollections:\n" % extra_yaml)
+        # One load generator is one caller: per-caller rate limits off (PocketBase's are off by default too).
+        f.write("log_level: info\nfiles_permission: public\n%s\n%scollections:\n" % (NO_RATE_LIMITS, extra_yaml))
         for name, idx in collections.items():
             f.write("  %s:\n    permission: public\n    indexes: [%s]\n" % (name, ", ".join(idx)))
     p = spawn([binary, "serve", "--listen", "127.0.0.1:%d" % port, "--data-dir", data, "--config", cfg],

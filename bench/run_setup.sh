@@ -56,9 +56,11 @@ rm -rf "$RUN"
 mkdir -p "$RUN/roost-data" "$RUN/pb_data"
 : >"$RESULTS"
 
+# One load generator is one caller: per-caller rate limits off (PocketBase's are off by default too).
 cat >"$RUN/roost.yaml" <<EOF
 log_level: info
 files_permission: public
+rate_limits: off
 collections:
   $COLLECTION:
     permission: public

@@ -48,11 +48,14 @@ extension MetricName {
     public static let allocatorResident = MetricName(
         "roost_allocator_resident_bytes", help: "Bytes of memory jemalloc holds resident, freed pages not yet returned included, sampled at scrape time.")
 
+    public static let rateLimited = MetricName(
+        "roost_rate_limited_total", help: "Requests refused with 429 RateLimited because their caller's budget (rate_limits) was spent, by class.")
+
     /// The declarations above, by name: the factory takes each metric's HELP from here.
     static let all: [String: MetricName] = Dictionary(uniqueKeysWithValues: [
         httpRequests, httpRequestDuration, sqliteSeconds, writeCommits, writeOperations, queueDepth, queueCapacity,
         workerBusyThreads, workerThreads, thumbnailsGenerated, webhookDeliveries, backupsTaken, backupLastSuccess,
         backupDuration, backupSize, liveStreams, liveEventsSent, liveSlowDisconnects, liveLag,
-        slowLaneReads, sqlitePageCache, allocatorAllocated, allocatorResident,
+        slowLaneReads, sqlitePageCache, allocatorAllocated, allocatorResident, rateLimited,
     ].map { ($0.name, $0) })
 }

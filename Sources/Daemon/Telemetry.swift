@@ -57,6 +57,11 @@ public enum Telemetry {
         Metrics.Counter(label: MetricName.slowLaneReads.name, dimensions: [("reason", reason)])
     }
 
+    /// `roost_rate_limited_total{class=…}`: requests a caller's spent budget refused.
+    public static func rateLimited(_ kind: String) -> Metrics.Counter {
+        Metrics.Counter(label: MetricName.rateLimited.name, dimensions: [("class", kind)])
+    }
+
     /// `roost_thumbnails_generated_total`.
     public static func thumbnailsGenerated() -> Metrics.Counter {
         Metrics.Counter(label: MetricName.thumbnailsGenerated.name)

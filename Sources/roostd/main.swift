@@ -86,6 +86,7 @@ struct CheckConfig: ParsableCommand {
     func run() throws {
         let c = try options.load()
         for line in c.settingLines { print(line) }
+        print("rate_limits: " + RateClass.allCases.map { "\($0.name) \(c.rateLimits[$0])" }.joined(separator: ", ") + ", callers \(c.rateLimits.callers)")
         if c.filesStore == .s3 {
             print("s3: \(c.objectStoreLocation ?? "") at \(c.s3.endpoint), region \(c.s3.region), credentials "
                   + "\(c.s3.accessKeyID.isEmpty || c.s3.secretAccessKey.isEmpty ? "unset" : "set")\(c.s3.problem.map { "; " + $0 } ?? "")")

@@ -55,6 +55,8 @@ from .crash_checks import (
 
 
 CONFIG = """\
+# The load comes from one machine, one caller: rate limits off (test_rate_limits.py tests them).
+rate_limits: off
 default_permission: public
 files_permission: public
 thumbnail_workers: 1

@@ -37,6 +37,8 @@ from .common import ADMIN_TOKEN, list_all, print_report
 from .webhook_receiver import Receiver, deliveries, delivery_metrics, sign_up, webhooks_config
 
 CONFIG = """\
+# The load comes from one machine, one caller: rate limits off (test_rate_limits.py tests them).
+rate_limits: off
 password_cost: interactive
 """
 

@@ -62,7 +62,8 @@ ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 
 
 def config(workdir):
-    return (f"default_permission: public\nfiles_permission: public\nadmin_token: {ADMIN_TOKEN}\n"
+    # The load comes from one machine, one caller: rate limits off (test_rate_limits.py tests them).
+    return (f"rate_limits: off\ndefault_permission: public\nfiles_permission: public\nadmin_token: {ADMIN_TOKEN}\n"
             f"thumbnail_workers: 1\nbackups:\n  dir: {workdir}/scheduled\n  keep: 3\n")
 
 

@@ -9,6 +9,8 @@ from query_plans_support import q
 
 SLOW_CONFIG = f"""
 default_permission: public
+# fill() seeds thousands of rows in batches from one caller.
+rate_limits: {{batches: {{per_second: 0}}}}
 admin_token: {ADMIN_TOKEN}
 readers: 2
 slow_readers: 1

@@ -40,7 +40,7 @@ def check_config(path):
     r = subprocess.run([str(binary()), "check-config", "--config", str(path)], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     return dict(line.split(": ", 1) if ": " in line else (line.rstrip(":"), "")
-                for line in r.stdout.splitlines() if not line.startswith(("collection ", "s3: ")))
+                for line in r.stdout.splitlines() if not line.startswith(("collection ", "s3: ", "rate_limits: ")))
 
 
 @pytest.fixture(scope="module")

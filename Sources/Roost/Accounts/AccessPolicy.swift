@@ -61,6 +61,14 @@ struct AccessPolicy: Sendable {
     func caller(_ request: Request, _ sessions: any SessionLookup) throws -> Authenticator.Caller {
         let caller = try authenticator.caller(request) { try sessions.session(tokenHash: $0, now: $1) }
         if caller.renewDue, let hash = caller.tokenHash { renew(hash) }
+        // The loop charges this token's rate limits to its account from now on.
+        if let token = request.bearerToken {
+            switch caller.principal {
+            case .user(let id): settings.limits.tokens.remember(token, as: .user(id))
+            case .admin: settings.limits.tokens.remember(token, as: .admin)
+            case .anonymous: break
+            }
+        }
         return caller
     }
 

@@ -53,7 +53,7 @@ extension Router {
         routes += areas.backups.routes + areas.console.routes + areas.admin.routes
         routes.append(RoostRoute("/admin/*", anyMethod: Router.noEndpoint))
         routes += Self.collectionRoutes(collections, live)
-        self.init(table: RouteTable(routes))
+        self.init(table: RouteTable(routes), limits: collections.access.settings.limits)
     }
 
     /// `/:collection…`: what no literal route owns (the name is checked first, in `handle`).

@@ -13,6 +13,8 @@ typealias RoostRoute = Route<RouteHandler>
 /// the database itself.
 struct Router: Sendable {
     let table: RouteTable<RouteHandler>
+    /// The callers' budgets, spent here before a handler queues any work (nil: none).
+    var limits: RequestLimits? = nil
 
     /// A 404 for any method: the end of an area's routes.
     static let noEndpoint: RouteHandler = { request, out in
@@ -26,6 +28,7 @@ struct Router: Sendable {
         guard let handler = route.handler(for: request.method) else {
             return out.send(HTTPError.methodNotAllowed(request.method, allow: route.allow).response)
         }
+        if let refusal = limits?.refusal(request, route: route.template) { return out.send(refusal) }
         handler(request, out)
     }
 

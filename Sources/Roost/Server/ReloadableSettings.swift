@@ -2,8 +2,8 @@ import Foundation
 import Store
 
 /// The settings a SIGHUP can change without a restart, shared by every
-/// thread: collection permissions and private user fields. Readers take a
-/// snapshot under a lock (one uncontended lock per access check).
+/// thread: collection permissions, private user fields and the rate limits.
+/// Readers take a snapshot under a lock (one uncontended lock per access check).
 final class ReloadableSettings: @unchecked Sendable {
     struct Snapshot: Sendable {
         var permissions: [String: RoostConfig.Permission]
@@ -33,8 +33,15 @@ final class ReloadableSettings: @unchecked Sendable {
 
     private let lock = NSLock()
     private var current: Snapshot
+    private var rateLimits: RoostConfig.RateLimits
+    /// The callers' budgets (`rate_limits`), which keep their own locks.
+    let limits: RequestLimits
 
-    init(_ config: RoostConfig) { current = Snapshot(config) }
+    init(_ config: RoostConfig) {
+        current = Snapshot(config)
+        rateLimits = config.rateLimits
+        limits = RequestLimits(config.rateLimits)
+    }
 
     var snapshot: Snapshot { lock.lock(); defer { lock.unlock() }; return current }
 
@@ -50,10 +57,12 @@ final class ReloadableSettings: @unchecked Sendable {
     func apply(_ config: RoostConfig) -> [String] {
         let new = Snapshot(config)
         lock.lock()
-        let old = current
+        let old = current, oldLimits = rateLimits
         current = new
+        rateLimits = config.rateLimits
+        limits.limiter.configure(config.rateLimits)
         lock.unlock()
-        var changes: [String] = []  // default_permission is the settings table's (ConfigReloader)
+        var changes = config.rateLimits.changes(from: oldLimits)  // default_permission is the settings table's (ConfigReloader)
         for name in Set(old.permissions.keys).union(new.permissions.keys).sorted()
         where old.permission(of: name) != new.permission(of: name) {
             changes.append("collections.\(name).permission: \(old.permission(of: name).rawValue) → \(new.permission(of: name).rawValue)")

@@ -131,6 +131,8 @@ public struct RoostConfig: Sendable {
     public var backups = Backups()
     /// Most entities one delete may cascade to or nullify (409 past it, nothing changed).
     public var referencesMaxCascade = ReferenceSchema.defaultMaxCascade
+    /// Budgets per caller for writes, written bytes, batches, uploads, sign-ups and live stream opens (429 past them).
+    public var rateLimits = RateLimits()
 
     public init() {}
 
@@ -172,6 +174,8 @@ public struct RoostConfig: Sendable {
                 try applyMessaging(value)
             } else if key == "webhooks" {
                 try applyWebhooks(value)
+            } else if key == "rate_limits" {
+                try applyRateLimits(value)
             } else if key == "backups" {
                 try applyBackups(value)
             } else if key == "s3" {
