@@ -93,6 +93,8 @@ final class ReloadableSettings: @unchecked Sendable {
         check("hook_budget_ms", \.hookBudgetMilliseconds)
         check("trusted_proxies", \.trustedProxies)
         check("forwarded_header", \.forwardedHeader)
+        check("header_timeout", \.headerTimeout)
+        check("max_connections_per_address", \.maxConnectionsPerAddress)
         check("tls.hsts", \.tls.hsts)
         check("files_store", \.filesStore)
         check("s3", \.s3)

@@ -90,6 +90,16 @@ extension RoostConfig {
                 throw Invalid("\(source): forwarded_header must be X-Forwarded-For or Forwarded")
             }
             forwardedHeader = header.name
+        case "header_timeout":
+            guard let i = (value as? Int) ?? Int("\(value)"), (1...3600).contains(i) else {
+                throw Invalid("\(source): header_timeout must be a whole number of seconds from 1 to 3600")
+            }
+            headerTimeout = i
+        case "max_connections_per_address":
+            guard let i = (value as? Int) ?? Int("\(value)"), (0...1_000_000).contains(i) else {
+                throw Invalid("\(source): max_connections_per_address must be a whole number from 0 (no limit) to 1000000")
+            }
+            maxConnectionsPerAddress = i
         default:
             return false
         }

@@ -33,6 +33,10 @@ public struct RoostConfig: Sendable {
     public var trustedProxies: [String] = []
     /// `X-Forwarded-For` or `Forwarded`: the one header the trusted proxies write.
     public var forwardedHeader = "X-Forwarded-For"
+    /// Seconds a request head (request line and header fields) may take from its first byte.
+    public var headerTimeout = 10
+    /// Open connections one socket peer address may hold (trusted proxies exempt); 0: no limit.
+    public var maxConnectionsPerAddress = 256
     public var dataDir = "./roost-data"
     public var loops = ProcessInfo.processInfo.activeProcessorCount
     public var readers = ProcessInfo.processInfo.activeProcessorCount
@@ -191,6 +195,7 @@ public struct RoostConfig: Sendable {
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
                              "thumbnail_workers", "upload_queue", "files_permission", "files_store", "hook_budget_ms",
                              "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
+                             "header_timeout", "max_connections_per_address",
                              "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade", "database_url", "node_id",
                              "claim_lease_seconds"]
 

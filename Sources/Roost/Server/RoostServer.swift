@@ -92,7 +92,8 @@ public final class RoostServer {
                                 tlsSockets: BoundListener.groups(listeners, tls: true, proxyProtocol: false), tls: tls,
                                 proxySockets: BoundListener.groups(listeners, tls: false, proxyProtocol: true),
                                 maxBodyBytes: evhttpCap, logger: logger,
-                                trustedProxies: try config.proxies(), observer: Self.observer(services.accessLog, routes: router.table)) { request, out in
+                                trustedProxies: try config.proxies(), headerSeconds: config.headerTimeout,
+                                maxConnectionsPerAddress: config.maxConnectionsPerAddress, observer: Self.observer(services.accessLog, routes: router.table)) { request, out in
             router.handle(request, out)
         }
         for listener in listeners { for s in listener.sockets { close(s.fd) } }
