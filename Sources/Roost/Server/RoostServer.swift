@@ -158,7 +158,8 @@ extension RoostServer {
         return { r in
             let route = routes.match(r.segments).label
             metrics.record(method: r.method.rawValue, route: route, status: r.status, nanoseconds: r.durationNanoseconds)
-            accessLog?.record(AccessEntry(method: r.method.rawValue, path: r.path, route: route, status: r.status,
+            // The path as the client sent it, escaped: it reaches stderr, the journal and the console's log.
+            accessLog?.record(AccessEntry(method: r.method.rawValue, path: LogFormat.escaped(r.path), route: route, status: r.status,
                                           durationNanoseconds: r.durationNanoseconds, requestID: r.requestID,
                                           remoteAddress: r.remoteAddress))
         }
