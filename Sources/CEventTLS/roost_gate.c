@@ -35,7 +35,8 @@ enum phase {
     PHASE_REFUSED,  /* only the refusal request is left for evhttp */
 };
 
-/* A socket peer address as 16 bytes (IPv4 as ::ffff:a.b.c.d). */
+/* A socket peer address as 16 bytes: IPv4 as ::ffff:a.b.c.d, IPv6 by its /64
+   (one subscriber's share, as the other per-address limits count it). */
 typedef struct peer_key { unsigned char bytes[16]; } peer_key;
 
 typedef struct roost_gate {
@@ -57,7 +58,8 @@ typedef struct roost_gate {
     enum phase phase;
     /* in_read: inside the bufferevent's read (a socket bufferevent's input
        takes new bytes only then: libevent freezes its end otherwise). */
-    unsigned char busy, in_read, after_cr, counted, closed;
+    /* shortened: the connection's timeout was cut to what is left of the head's time. */
+    unsigned char busy, in_read, after_cr, counted, closed, shortened;
     peer_key peer;
 } roost_gate;
 
@@ -146,7 +148,12 @@ static int peer_of(struct bufferevent *bev, char *host, size_t host_length, peer
             key->bytes[10] = key->bytes[11] = 0xFF;
             memcpy(key->bytes + 12, &((struct sockaddr_in *)&address)->sin_addr, 4);
         } else if (address.ss_family == AF_INET6) {
-            memcpy(key->bytes, &((struct sockaddr_in6 *)&address)->sin6_addr, 16);
+            memcpy(key->bytes, &((struct sockaddr_in6 *)&address)->sin6_addr, 8);
+            /* An IPv4-mapped address keeps all of it. */
+            static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF};
+            if (memcmp(&((struct sockaddr_in6 *)&address)->sin6_addr, mapped, 12) == 0) {
+                memcpy(key->bytes, &((struct sockaddr_in6 *)&address)->sin6_addr, 16);
+            }
         }
     }
     if (host != NULL && getnameinfo((struct sockaddr *)&address, length, host, (socklen_t)host_length, NULL, 0, NI_NUMERICHOST) != 0) {
@@ -161,9 +168,14 @@ static void set_timeout_ns(roost_gate *g, uint64_t ns) {
     struct timeval tv = {(time_t)(ns / 1000000000u), (suseconds_t)(ns % 1000000000u / 1000u)};
     if (tv.tv_sec == 0 && tv.tv_usec == 0) tv.tv_usec = 1;
     evhttp_connection_set_timeout_tv(connection, &tv);
+    g->shortened = 1;
 }
 
-static void set_idle_timeout(roost_gate *g) {
+/* Gives the connection evhttp's idle timeout back, if the head's time had cut it
+   (a head that came whole in one read costs no timer change). */
+static void restore_idle_timeout(roost_gate *g) {
+    if (!g->shortened) return;
+    g->shortened = 0;
     struct evhttp_connection *connection = connection_of(g->bev);
     if (connection != NULL) evhttp_connection_set_timeout(connection, g->front->hooks->idle_seconds);
 }
@@ -205,7 +217,7 @@ static void refuse(roost_gate *g, int status, const char *reason) {
     g->phase = PHASE_REFUSED;
     g->refusal_left = (size_t)n;
     g->deadline = 0;
-    set_idle_timeout(g);
+    restore_idle_timeout(g);
 }
 
 /* ---- The request head ---- */
@@ -311,7 +323,7 @@ static void pass(roost_gate *g, struct evbuffer *input, size_t head_length, cons
         g->busy = 0;
     }
     g->deadline = 0;
-    set_idle_timeout(g);
+    restore_idle_timeout(g);
     g->consumed = 0;
     g->request_length = head_length + facts->body_length;
     g->phase = facts->chunked ? PHASE_OPAQUE : PHASE_BODY;
@@ -413,7 +425,14 @@ static void on_input(struct evbuffer *input, const struct evbuffer_cb_info *info
         if (info->n_added > 0) read_proxy_header(g, input);
         return;
     case PHASE_HEAD:
-        if (info->n_added > 0) examine(g, input);
+        if (info->n_added == 0) return;
+        examine(g, input);
+        /* A large upload's first read carried its head: read on at once. */
+        if (g->phase == PHASE_BODY && g->front->kind == ROOST_GATE_PLAIN) {
+            g->busy = 1;
+            roost_read_more(g->bev, input, info->n_added);
+            g->busy = 0;
+        }
         return;
     case PHASE_BODY:
         if (info->n_added > 0 && g->front->kind == ROOST_GATE_PLAIN) {
@@ -517,7 +536,10 @@ static struct bufferevent *new_connection(struct event_base *base, void *arg) {
     if (bev == NULL) abort();
     roost_gate *g = calloc(1, sizeof *g);
     if (g == NULL) abort();
-    if (adopt_event == NULL && (adopt_event = event_new(base, -1, 0, adopt, NULL)) == NULL) abort();
+    /* One per loop thread; a thread that runs a second base (tests) gets a new one. */
+    if (adopt_event == NULL || event_get_base(adopt_event) != base) {
+        if ((adopt_event = event_new(base, -1, 0, adopt, NULL)) == NULL) abort();
+    }
     g->bev = bev;
     g->front = front;
     g->phase = front->kind == ROOST_GATE_PROXY ? PHASE_PROXY : PHASE_HEAD;
