@@ -241,6 +241,9 @@ static int names_equal(const unsigned char *name, size_t length, const char *wan
 typedef struct head_facts {
     uint64_t body_length;
     int chunked;
+    /* A HEAD or TRACE with a body, which libevent 2.1 never reads: the reply
+       closes the connection, and nothing after the head is read as a head. */
+    int body_unread;
     int status;
     const char *reason;
 } head_facts;
@@ -304,7 +307,10 @@ static int check_head(const unsigned char *p, size_t length, head_facts *facts) 
         }
     }
     if (content_lengths > 0 && transfer_encodings > 0) return fail(facts, 400, "both Content-Length and Transfer-Encoding");
-    if (bodiless && (facts->chunked || facts->body_length > 0)) return fail(facts, 400, "HEAD and TRACE requests take no body");
+    if (bodiless && (facts->chunked || facts->body_length > 0)) {
+        facts->body_unread = 1;
+        facts->body_length = 0;
+    }
     return 1;
 }
 
@@ -326,7 +332,7 @@ static void pass(roost_gate *g, struct evbuffer *input, size_t head_length, cons
     restore_idle_timeout(g);
     g->consumed = 0;
     g->request_length = head_length + facts->body_length;
-    g->phase = facts->chunked ? PHASE_OPAQUE : PHASE_BODY;
+    g->phase = facts->chunked || facts->body_unread ? PHASE_OPAQUE : PHASE_BODY;
 }
 
 /* Looks at what is there of the current head: passes it once whole and

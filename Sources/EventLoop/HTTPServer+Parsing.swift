@@ -56,12 +56,16 @@ extension HTTPServer {
         return headers
     }
 
-    /// A chunked request's connection is closed after the reply: the gate
-    /// knows where a Content-Length body ends, not where a chunked one does,
-    /// so it reads no further request heads after one. (HEAD and TRACE, whose
-    /// bodies libevent 2.1 never reads, may not have one: the gate refuses them.)
-    static func closesAfterReply(_ headers: Headers) -> Bool {
-        headers["Transfer-Encoding"] != nil
+    /// Requests whose connection is closed after the reply, as the gate reads
+    /// no further request heads after them: a chunked one (the gate knows where
+    /// a Content-Length body ends, not where a chunked one does), and a HEAD or
+    /// TRACE with a body (libevent 2.1 never reads it: its bytes would be
+    /// parsed as the next request).
+    static func closesAfterReply(_ command: evhttp_cmd_type, _ headers: Headers) -> Bool {
+        if headers["Transfer-Encoding"] != nil { return true }
+        guard command == EVHTTP_REQ_HEAD || command == EVHTTP_REQ_TRACE else { return false }
+        if let length = headers["Content-Length"], length.utf8.contains(where: { $0 != UInt8(ascii: "0") }) { return true }
+        return false
     }
 
     static func body(_ buffer: OpaquePointer?) -> [UInt8] {

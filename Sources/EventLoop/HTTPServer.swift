@@ -160,7 +160,7 @@ public final class HTTPServer: @unchecked Sendable {
         let path = evhttp_uri_get_path(uri).map { String(cString: $0) } ?? "/"
         let query = Self.parseQuery(evhttp_uri_get_query(uri))
         let headers = Self.headers(evhttp_request_get_input_headers(req))
-        if Self.closesAfterReply(headers) {
+        if Self.closesAfterReply(evhttp_request_get_command(req), headers) {
             evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close")
         }
         let body = Self.body(evhttp_request_get_input_buffer(req))

@@ -43,8 +43,9 @@ enum {
 ///   ends, an origin-form target (`/…`, not `//…`), HTTP/1.0 or 1.1, field names
 ///   that are tokens directly followed by `:`, no folded lines, no control
 ///   characters in values, at most one Content-Length (digits only), at most one
-///   Transfer-Encoding (exactly `chunked`) and never both, no body on HEAD or
-///   TRACE. Any other head is replaced by a request evhttp hands to the server
+///   Transfer-Encoding (exactly `chunked`) and never both. (After a chunked
+///   body, or the body of a HEAD or TRACE, which evhttp never reads, no further
+///   head is read: the server's reply closes the connection.) Any other head is replaced by a request evhttp hands to the server
 ///   as `OPTIONS *` with `Connection: close` and `X-Roost-Refused: <status> <reason>`
 ///   (the gate refuses every real `*` target, so only the gate makes one);
 /// - a head must be whole within `header_seconds` of its first byte, or the
