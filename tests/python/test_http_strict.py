@@ -65,6 +65,7 @@ password_cost: interactive
 hash_concurrency: 2
 trusted_proxies: ["127.0.0.1"]
 max_connections_per_address: 2
+header_timeout: 3
 tls:
   certificate: {cert}
   key: {key}
@@ -304,6 +305,28 @@ def test_log_lines_cannot_be_forged(fronts):
     assert status == 200, body
     messages = [e["message"] for e in json.loads(body)["entries"]]
     assert any(m.startswith('GET /logforge/a\\x22b\\x5Cc\\xEF\\xBF\\xBD 404') for m in messages), messages
+
+
+@pytest.mark.parametrize("front", ["tls", "proxy"])
+def test_a_trickled_head_is_cut_off_on_tls_and_proxy_listeners(fronts, front):
+    """header_timeout (3 s here) counts from the head's first byte, whatever carries it."""
+    s = fronts.connect(front)
+    started = time.monotonic()
+    closed = False
+    try:
+        for byte in b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 40 + b"\r\n\r\n":
+            s.sendall(bytes([byte]))
+            time.sleep(0.2)
+    except (BrokenPipeError, ConnectionResetError, ssl.SSLError):
+        closed = True
+    try:
+        closed = closed or s.recv(100) == b""
+    except (ConnectionResetError, ssl.SSLError):
+        closed = True
+    elapsed = time.monotonic() - started
+    s.close()
+    assert closed and 2.5 < elapsed < 6, (front, elapsed)
+    still_serves(fronts, front)
 
 
 def test_trusted_proxies_are_exempt_from_the_per_address_limit(fronts):
