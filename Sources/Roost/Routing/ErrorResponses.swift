@@ -1,3 +1,4 @@
+import Daemon
 import Files
 import HTTP
 import Hooks
@@ -19,7 +20,8 @@ enum ErrorResponses {
         }
         let storeError = StoreError.wrap(error)
         if case .database(let db) = storeError {
-            logger.error("database error", metadata: ["request_id": "\(request.requestID)", "path": "\(request.path)", "error": "\(db)"])
+            logger.error("database error", metadata: ["request_id": "\(request.requestID)", "path": "\(LogFormat.escaped(request.path))",
+                                                     "error": "\(db)"])
         }
         return storeError.httpError
     }
