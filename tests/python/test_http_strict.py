@@ -191,6 +191,21 @@ def test_keep_alive_pipelining_with_bodies_still_works(fronts):
         assert closed
 
 
+def test_a_large_body_then_a_pipelined_request(fronts):
+    """The gate counts a large body (read in many pieces) to find the next head."""
+    for front in ["plain", "tls", "proxy"]:
+        body = json.dumps({"blob": "x" * 300_000}).encode()
+        big = (b"POST /bigbodies HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+               % len(body) + body)
+        bad = b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx"
+        last = b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        out, closed = fronts.exchange(front, big + last)
+        assert [r[0] for r in responses(out)] == [201, 200], (front, out[:300])
+        out, closed = fronts.exchange(front, big + bad + last)
+        assert [r[0] for r in responses(out)] == [201, 400], (front, out[:300])
+        assert closed
+
+
 SMUGGLED_ID = "smuggled{n}"
 
 
