@@ -111,16 +111,6 @@ static void peer_release(const peer_key *key) {
     pthread_mutex_unlock(&peer_lock);
 }
 
-/* Whether over the limit the peer is exempt; asks the owner only then. */
-static int peer_is_over(const peer_key *key, int limit) {
-    pthread_mutex_lock(&peer_lock);
-    peer_entry *e = peer_table[peer_bucket(key)];
-    while (e != NULL && memcmp(e->key.bytes, key->bytes, 16) != 0) e = e->next;
-    int over = e != NULL && e->count >= limit;
-    pthread_mutex_unlock(&peer_lock);
-    return over;
-}
-
 /* ---- Small helpers ---- */
 
 static uint64_t now_ns(void) {
@@ -519,12 +509,14 @@ static void adopt(evutil_socket_t fd, short what, void *arg) {
         evhttp_connection_set_closecb(connection, connection_closed, g);
         const roost_gate_hooks *hooks = g->front->hooks;
         if (hooks->max_per_address > 0 && peer_of(g->bev, NULL, 0, &g->peer)) {
-            int exempt = 0;
-            if (peer_is_over(&g->peer, hooks->max_per_address)) {
+            g->counted = (unsigned char)peer_take(&g->peer, hooks->max_per_address, 0);
+            if (!g->counted) {
+                /* Over the limit: only now ask whether the peer is exempt (a trusted proxy). */
                 char host[NI_MAXHOST];
-                exempt = peer_of(g->bev, host, sizeof host, NULL) && hooks->exempt(host, hooks->arg);
+                if (peer_of(g->bev, host, sizeof host, NULL) && hooks->exempt(host, hooks->arg)) {
+                    g->counted = (unsigned char)peer_take(&g->peer, hooks->max_per_address, 1);
+                }
             }
-            g->counted = (unsigned char)peer_take(&g->peer, hooks->max_per_address, exempt);
             if (!g->counted) {
                 close_now(g);  /* frees g through the close callback */
                 continue;
