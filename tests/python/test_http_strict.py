@@ -165,6 +165,22 @@ def test_a_malformed_head_after_a_good_one_on_the_same_connection(fronts, front)
         assert closed, (front, name)
 
 
+@pytest.mark.parametrize("front", ["plain", "tls", "proxy"])
+def test_a_head_over_64_kib_gets_431_and_a_close(fronts, front):
+    # Exactly 64 KiB and no end yet: the server has read every byte sent when it
+    # refuses, so its close cannot turn into a reset that loses the answer.
+    limit = 64 * 1024
+    one_field = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: "
+    many = b"GET /healthz HTTP/1.1\r\n" + b"".join(b"X-%d: v\r\n" % i for i in range(8000))
+    for head in [one_field + b"a" * (limit - len(one_field)), many[:limit]]:
+        assert len(head) == limit
+        out, closed = fronts.exchange(front, head)
+        replies = responses(out)
+        assert [r[0] for r in replies] == [431] and closed, (front, out[:300])
+        assert json.loads(replies[0][2])["error"] == "RequestHeaderFieldsTooLarge"
+    still_serves(fronts, front)
+
+
 def test_strict_heads_that_are_fine_still_pass(fronts):
     cases = [
         b"GET /healthz HTTP/1.0\r\n\r\n",
