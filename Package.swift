@@ -20,11 +20,12 @@ let package = Package(
     targets: [
         // Thin system-library targets: the C libraries Roost stands on.
         .systemLibrary(name: "CEvent", pkgConfig: "libevent"),
-        // evhttp connections that read large bodies in few system calls.
+        // Reading large bodies in few system calls.
         .target(name: "CEventShim", dependencies: ["CEvent"]),
-        // HTTPS listeners: evhttp connections as OpenSSL bufferevents, and a
-        // TLS context that SIGHUP can swap (libevent_openssl, libssl).
-        .target(name: "CEventTLS", dependencies: ["CEvent"],
+        // Every evhttp connection's gate (strict request heads, header time,
+        // connections per address, PROXY headers), HTTPS listeners as OpenSSL
+        // bufferevents, and a TLS context that SIGHUP can swap (libevent_openssl, libssl).
+        .target(name: "CEventTLS", dependencies: ["CEvent", "CEventShim"],
                 linkerSettings: [.linkedLibrary("event_openssl"), .linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3"),
         .systemLibrary(name: "CPCRE2", pkgConfig: "libpcre2-8"),

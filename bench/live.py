@@ -17,7 +17,7 @@
                 [--idle 10000] [--rounds 2] [--duration 10s] [--port 18480] [--skip-pb] [--skip-idle]
 
 Both servers start fresh in bench/out/live/; roostd with run.sh's settings plus
-`live_max_connections: 20000` and `live_max_per_address: 20000` (every stream comes from 127.0.0.1); the open-files limit is raised to the hard limit for the
+`live_max_connections: 20000`, `live_max_per_address: 20000` and `max_connections_per_address: 0` (every stream comes from 127.0.0.1); the open-files limit is raised to the hard limit for the
 servers and the client (10,000 streams need more than 10,000 descriptors on each side).
 """
 import argparse
@@ -134,8 +134,9 @@ def main():
     load_before = B.loadavg()
     roost = B.start_roostd(binary, a.port, work, {COLL: ["category", "n"]},
                            extra_yaml="live_max_connections: %d\n" % max(20000, a.idle + 1000)
-                           # every stream comes from 127.0.0.1 (--old-config: a binary from before the setting)
-                           + ("" if a.old_config else "live_max_per_address: %d\n" % max(20000, a.idle + 1000)))
+                           # every stream comes from 127.0.0.1 (--old-config: a binary from before these settings)
+                           + ("" if a.old_config else "live_max_per_address: %d\nmax_connections_per_address: 0\n"
+                              % max(20000, a.idle + 1000)))
     pb = None
     if not a.skip_pb and not a.skip_fanout:
         pb = B.PB(a.port + 10, work)

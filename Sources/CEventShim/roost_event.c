@@ -19,12 +19,11 @@ enum {
 /* Set while this thread's callback adds bytes, so that addition does not recurse. */
 static __thread int adding;
 
-/* Input-buffer callback: runs inside libevent's read, after it added bytes. */
-static void read_rest(struct evbuffer *input, const struct evbuffer_cb_info *info, void *arg) {
+void roost_read_more(struct bufferevent *bev, struct evbuffer *input, size_t n_added) {
     /* Fewer bytes than the cap means the socket was drained: nothing to do,
        and small requests pay no extra system call. */
-    if (adding || info->n_added < LIBEVENT_READ_CAP) return;
-    evutil_socket_t fd = bufferevent_getfd((struct bufferevent *)arg);
+    if (adding || n_added < LIBEVENT_READ_CAP) return;
+    evutil_socket_t fd = bufferevent_getfd(bev);
     int pending = 0;
     if (fd < 0 || ioctl(fd, FIONREAD, &pending) != 0 || pending <= 0) return;
     size_t want = pending < LARGE_READ_MAX ? (size_t)pending : LARGE_READ_MAX;
@@ -39,17 +38,4 @@ static void read_rest(struct evbuffer *input, const struct evbuffer_cb_info *inf
         }
     }
     adding = 0;
-}
-
-static struct bufferevent *new_connection(struct event_base *base, void *unused) {
-    (void)unused;
-    /* What evhttp would make itself (no descriptor yet; evhttp sets it). */
-    struct bufferevent *bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
-    if (bev == NULL) return NULL;
-    evbuffer_add_cb(bufferevent_get_input(bev), read_rest, bev);
-    return bev;
-}
-
-void roost_http_use_large_io(struct evhttp *http) {
-    evhttp_set_bevcb(http, new_connection, NULL);
 }

@@ -126,8 +126,7 @@ void roost_tls_describe(roost_tls *tls, char *out, size_t length) {
     SSL_CTX_free(ctx);
 }
 
-static struct bufferevent *new_tls_connection(struct event_base *base, void *arg) {
-    roost_tls *tls = arg;
+struct bufferevent *roost_tls_bufferevent_new(struct event_base *base, roost_tls *tls) {
     pthread_mutex_lock(&tls->lock);
     SSL *ssl = SSL_new(tls->current);
     pthread_mutex_unlock(&tls->lock);
@@ -139,8 +138,4 @@ static struct bufferevent *new_tls_connection(struct event_base *base, void *arg
     /* A client that closes without close_notify ends the connection like EOF. */
     bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
     return bev;
-}
-
-void roost_http_use_tls(struct evhttp *http, roost_tls *tls) {
-    evhttp_set_bevcb(http, new_tls_connection, tls);
 }

@@ -43,7 +43,28 @@ extension LogSink {
 }
 
 /// Small formatting helpers that avoid Foundation on the hot path.
-enum LogFormat {
+public enum LogFormat {
+    /// A client-controlled value (a request path) made safe for every log
+    /// sink: printable ASCII other than `"` and `\` stays, every other byte
+    /// (space, control characters, `"`, `\`, non-ASCII) becomes `\xHH`, so a
+    /// client cannot split a log line, forge a field or fake an entry.
+    /// Nearly always clean: then the string itself, with no copy.
+    public static func escaped(_ value: String) -> String {
+        let needs = value.utf8.contains { $0 <= 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+        guard needs else { return value }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(value.utf8.count * 2)
+        for c in value.utf8 {
+            if c <= 0x20 || c >= 0x7F || c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") {
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "x"), hex[Int(c >> 4)], hex[Int(c & 0xF)]])
+            } else {
+                out.append(c)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// `1234567` ns → `"1.235"` (milliseconds, three decimals).
     static func milliseconds(_ nanoseconds: UInt64) -> String {
         let micros = (nanoseconds + 500) / 1000

@@ -122,16 +122,24 @@ struct LineBuffer {
         }
     }
 
-    /// ` key=value`, quoting values that hold spaces or quotes.
+    /// ` key=value`, quoting values that hold spaces, quotes, backslashes or
+    /// control characters; inside the quotes `"` and `\` are escaped with `\`
+    /// and control characters written `\xHH`, so no value can end the line or
+    /// forge another field.
     mutating func field(_ key: String, _ value: String) {
         bytes.append(0x20)
         text(key)
         bytes.append(UInt8(ascii: "="))
-        if value.isEmpty || value.utf8.contains(where: { $0 == 0x20 || $0 == UInt8(ascii: "\"") }) {
+        if value.isEmpty || value.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            let hex = Array("0123456789ABCDEF".utf8)
             bytes.append(UInt8(ascii: "\""))
             for c in value.utf8 {
+                if c < 0x20 || c == 0x7F {
+                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "x"), hex[Int(c >> 4)], hex[Int(c & 0xF)]])
+                    continue
+                }
                 if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") { bytes.append(UInt8(ascii: "\\")) }
-                bytes.append(c < 0x20 || c == 0x7F ? 0x20 : c)
+                bytes.append(c)
             }
             bytes.append(UInt8(ascii: "\""))
         } else {

@@ -56,12 +56,14 @@ extension HTTPServer {
         return headers
     }
 
-    /// libevent 2.1 never reads the body of a HEAD or TRACE request: on a kept-alive
-    /// connection its bytes would be parsed as the next request. Such a request's
-    /// connection is closed after the reply instead.
-    static func leavesBodyUnread(_ command: evhttp_cmd_type, _ headers: Headers) -> Bool {
-        guard command == EVHTTP_REQ_HEAD || command == EVHTTP_REQ_TRACE else { return false }
+    /// Requests whose connection is closed after the reply, as the gate reads
+    /// no further request heads after them: a chunked one (the gate knows where
+    /// a Content-Length body ends, not where a chunked one does), and a HEAD or
+    /// TRACE with a body (libevent 2.1 never reads it: its bytes would be
+    /// parsed as the next request).
+    static func closesAfterReply(_ command: evhttp_cmd_type, _ headers: Headers) -> Bool {
         if headers["Transfer-Encoding"] != nil { return true }
+        guard command == EVHTTP_REQ_HEAD || command == EVHTTP_REQ_TRACE else { return false }
         if let length = headers["Content-Length"], length.utf8.contains(where: { $0 != UInt8(ascii: "0") }) { return true }
         return false
     }

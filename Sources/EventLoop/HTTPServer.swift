@@ -1,5 +1,4 @@
 import CEvent
-import CEventShim
 import CEventTLS
 import Foundation
 import HTTP
@@ -12,8 +11,8 @@ import Logging
 /// TLS groups get a second evhttp per loop whose connections are OpenSSL
 /// bufferevents (evhttp chooses the bufferevent per evhttp, not per socket);
 /// both hand requests to the same handler, and TLS responses carry HSTS.
-/// Groups that speak the PROXY protocol get an evhttp of their own too
-/// (`HTTPServer+ProxyProtocol.swift`).
+/// Groups that speak the PROXY protocol get an evhttp of their own too.
+/// Every connection passes a gate before evhttp (`HTTPServer+Gate.swift`).
 ///
 /// The handler runs on the loop thread that parsed the request. It must not
 /// block: it either answers at once or queues the work and answers later
@@ -26,10 +25,14 @@ public final class HTTPServer: @unchecked Sendable {
     private let handler: Handler
     private let observer: Observer?
     let logger: Logger
-    private var states: [LoopState] = []
+    var states: [LoopState] = []
     private let idPrefix: String
     /// evhttp's idle limit per connection.
     static let idleSeconds: Int32 = 60
+    /// Seconds a request head may take from its first byte.
+    let headerSeconds: Int32
+    /// Open connections per socket peer address (trusted proxies exempt); 0: no limit.
+    let maxConnectionsPerAddress: Int32
     let trustedProxies: TrustedProxies
 
     /// Per-loop state, touched only on that loop's thread.
@@ -40,12 +43,19 @@ public final class HTTPServer: @unchecked Sendable {
         var nextID: UInt64 = 0
         /// The client each PROXY connection's header named, by connection key.
         var proxiedClients: [UnsafeRawPointer: String] = [:]
-        /// What this loop's PROXY fronts call back (made on first use; never freed, like the evhttps).
-        lazy var proxyHooks = HTTPServer.proxyHooks(for: self)
+        /// What a connection's owner runs when it closes (a streamed response), by connection key.
+        var closeHandlers: [UnsafeRawPointer: () -> Void] = [:]
+        /// What this loop's gates call back (made on first use; never freed, like the evhttps).
+        lazy var gateHooks = HTTPServer.gateHooks(for: self)
         unowned let server: HTTPServer
         init(loop: EventLoop, server: HTTPServer) {
             self.loop = loop
             self.server = server
+        }
+
+        func connectionClosed(_ connection: UnsafeRawPointer) {
+            proxiedClients[connection] = nil
+            closeHandlers.removeValue(forKey: connection)?()
         }
     }
 
@@ -72,12 +82,18 @@ public final class HTTPServer: @unchecked Sendable {
     ///   - proxySockets: plain groups whose connections start with a PROXY
     ///     protocol header, served only to `trustedProxies`.
     ///   - trustedProxies: peers whose forwarding header names the client (`Request.remoteAddress`).
+    ///   - headerSeconds: how long a request head may take from its first byte.
+    ///   - maxConnectionsPerAddress: open connections one socket peer may hold
+    ///     (trusted proxies exempt); 0 for no limit.
     ///   - observer: sees every finished request, on its loop; keep it cheap.
     public init(loops: [EventLoop], sockets: [[ListeningSocket]], tlsSockets: [[ListeningSocket]] = [], tls: TLSContext? = nil,
                 proxySockets: [[ListeningSocket]] = [],
                 maxBodyBytes: Int, logger: Logger, trustedProxies: TrustedProxies = .none,
+                headerSeconds: Int = 10, maxConnectionsPerAddress: Int = 256,
                 observer: Observer? = nil, handler: @escaping Handler) {
         self.handler = handler
+        self.headerSeconds = Int32(clamping: max(1, headerSeconds))
+        self.maxConnectionsPerAddress = Int32(clamping: max(0, maxConnectionsPerAddress))
         self.trustedProxies = trustedProxies
         self.observer = observer
         self.logger = logger
@@ -107,15 +123,8 @@ public final class HTTPServer: @unchecked Sendable {
         evhttp_set_max_headers_size(http, 64 * 1024)
         evhttp_set_timeout(http, idleSeconds)
         evhttp_set_default_content_type(http, "application/json; charset=utf-8")
-        if proxied {
-            roost_http_use_proxy(http, state.proxyHooks)
-        } else if let tls {
-            roost_http_use_tls(http, tls.handle)
-        } else {
-            // Upload bodies in a few reads instead of 4 KiB each (plain sockets only:
-            // it reads the socket itself).
-            roost_http_use_large_io(http)
-        }
+        let kind = proxied ? ROOST_GATE_PROXY : tls == nil ? ROOST_GATE_PLAIN : ROOST_GATE_TLS
+        roost_http_use_gate(http, state.gateHooks, Int32(kind), tls?.handle)
         let front = Front(http: http, tls: tls, proxied: proxied, state: state)
         evhttp_set_gencb(http, { req, ctx in
             guard let req, let ctx else { return }
@@ -151,7 +160,7 @@ public final class HTTPServer: @unchecked Sendable {
         let path = evhttp_uri_get_path(uri).map { String(cString: $0) } ?? "/"
         let query = Self.parseQuery(evhttp_uri_get_query(uri))
         let headers = Self.headers(evhttp_request_get_input_headers(req))
-        if Self.leavesBodyUnread(evhttp_request_get_command(req), headers) {
+        if Self.closesAfterReply(evhttp_request_get_command(req), headers) {
             evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close")
         }
         let body = Self.body(evhttp_request_get_input_buffer(req))
@@ -169,6 +178,10 @@ public final class HTTPServer: @unchecked Sendable {
         let trace = observer == nil ? nil : RequestTrace(request: request, started: started)
         let writer = ResponseWriter(.init(loop: state.loop, server: self, handle: RequestHandle(pointer: req), trace: trace,
                                           hsts: front.hsts), requestID: requestID)
+        // Only the gate makes a `*` target: it refuses every one a client sends.
+        if evhttp_request_get_uri(req)?.pointee == 0x2A {
+            return writer.send(Self.refusal(headers))
+        }
         handler(request, writer)
     }
 

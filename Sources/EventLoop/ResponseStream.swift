@@ -1,5 +1,4 @@
 import CEvent
-import CEventTLS
 import Foundation
 import HTTP
 
@@ -8,19 +7,22 @@ import HTTP
 /// until the server ends it or the client goes away.
 ///
 /// Loop-confined: every method runs on the stream's loop (post work there
-/// with `loop.execute`). The stream keeps the connection's `closecb`, so a
-/// client that disconnects is noticed at once and `onClose` runs once.
+/// with `loop.execute`). The stream registers for the connection's close
+/// (`HTTPServer.onClose`), so a client that disconnects is noticed at once
+/// and `onClose` runs once.
 public final class ResponseStream: @unchecked Sendable {
     public let loop: EventLoop
     public let requestID: String
     let request: OpaquePointer
     let connection: OpaquePointer
+    let server: HTTPServer
     private var onClose: (() -> Void)?
     /// False once the client went away or the server ended the stream.
     public private(set) var isOpen = true
 
-    init(loop: EventLoop, request: OpaquePointer, requestID: String) {
+    init(loop: EventLoop, server: HTTPServer, request: OpaquePointer, requestID: String) {
         self.loop = loop
+        self.server = server
         self.request = request
         self.requestID = requestID
         connection = evhttp_request_get_connection(request)
@@ -73,25 +75,20 @@ public final class ResponseStream: @unchecked Sendable {
 
     private func detach() {
         isOpen = false
-        evhttp_connection_set_closecb(connection, nil, nil)
-        roost_proxy_forget(connection)  // the close callback it would have had
-        Unmanaged.passUnretained(self).release()
+        server.onClose(of: connection, loop: loop, nil)
         let handler = onClose
         onClose = nil
         handler?()
     }
 
-    /// Starts the chunked reply and takes over the connection's close callback.
+    /// Starts the chunked reply and registers for the connection's close.
     func start(status: Int, headers: Headers, timeoutSeconds: Int32) {
         let out = evhttp_request_get_output_headers(request)
         for h in headers { evhttp_add_header(out, h.name, h.value) }
         evhttp_add_header(out, "X-Request-Id", requestID)
         evhttp_connection_set_timeout(connection, timeoutSeconds)
-        _ = Unmanaged.passRetained(self)
-        evhttp_connection_set_closecb(connection, { _, context in
-            guard let context else { return }
-            Unmanaged<ResponseStream>.fromOpaque(context).takeUnretainedValue().closedByPeer()
-        }, Unmanaged.passUnretained(self).toOpaque())
+        // The registration keeps the stream alive until it closes.
+        server.onClose(of: connection, loop: loop) { self.closedByPeer() }
         evhttp_send_reply_start(request, Int32(status), Response.reason(status))
     }
 }
@@ -108,7 +105,7 @@ extension ResponseWriter {
         }
         let (loop, server, handle, requestID, trace) = (c.loop, c.server, c.handle, self.requestID, c.trace)
         let begin: @Sendable () -> Void = {
-            let stream = ResponseStream(loop: loop, request: handle.pointer, requestID: requestID)
+            let stream = ResponseStream(loop: loop, server: server, request: handle.pointer, requestID: requestID)
             stream.start(status: status, headers: headers, timeoutSeconds: timeoutSeconds)
             server.streamStarted(status: status, requestID: requestID, loop: loop, trace: trace)
             ready(stream)

@@ -43,6 +43,7 @@ public struct Response: Sendable {
         case 416: return "Range Not Satisfiable"
         case 422: return "Unprocessable Content"
         case 429: return "Too Many Requests"
+        case 431: return "Request Header Fields Too Large"
         case 500: return "Internal Server Error"
         case 503: return "Service Unavailable"
         default: return "Status \(status)"

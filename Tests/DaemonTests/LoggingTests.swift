@@ -66,6 +66,29 @@ import Testing
         #expect(line.hasSuffix(" info roostd: GET /items/x y 404 2.500ms request_id=rid-1 remote=127.0.0.1\n"), "\(line)")
     }
 
+    /// Client-controlled values (issue 33): nothing but printable ASCII other than `"` and `\` stays.
+    @Test(arguments: [
+        ("/items/plain-id_1.~", "/items/plain-id_1.~"),
+        ("/a b", "/a\\x20b"),
+        ("/a\"b\\c", "/a\\x22b\\x5Cc"),
+        ("/x\r\n2026-01-01 info roostd: GET / 200", "/x\\x0D\\x0A2026-01-01\\x20info\\x20roostd:\\x20GET\\x20/\\x20200"),
+        ("/nul\u{0}\u{7F}", "/nul\\x00\\x7F"),
+        ("/é\u{FFFD}", "/\\xC3\\xA9\\xEF\\xBF\\xBD"),
+    ])
+    func clientValuesAreEscaped(raw: String, logged: String) {
+        #expect(LogFormat.escaped(raw) == logged)
+    }
+
+    @Test func fieldValuesCannotEndTheLineOrForgeAField() {
+        let line = captured {
+            $0.write(level: .info, label: "roostd", message: "m",
+                     fields: [("a", "x\r\n2026 info roostd: forged"), ("b", "q\"uote\\"), ("c", "tab\there"), ("d", "plain")],
+                     file: "f", function: "g", line: 1)
+        }
+        #expect(line.hasSuffix(#" m a="x\x0D\x0A2026 info roostd: forged" b="q\"uote\\" c="tab\x09here" d=plain"# + "\n"), "\(line)")
+        #expect(line.split(separator: "\n").count == 1)
+    }
+
     @Test func accessLogRespectsTheLevel() {
         var fds: [Int32] = [0, 0]
         pipe(&fds)

@@ -88,7 +88,9 @@ def run_corpus(daemon, seed=1, log=print):
     for rng_header in ("bytes=-0", "bytes=0--1", "bytes=99999999999999999999999-", "bytes=1-0", "bytes=0-0,1-1",
                        "bytes=-99999999999999999999", "bytes=" + "0-" * 1000, "pages=1-2", "bytes=\x00"):
         for url in (f"/files/{fid}", f"/files/{fid}/thumbnail?size=16"):
-            cases.append((f"range {rng_header[:30]} {url[-10:]}", "GET", url, {"Range": rng_header}, None, {200, 206, 416}))
+            # A control character in any header value is refused before routing (issue 33).
+            allowed = {400} if "\x00" in rng_header else {200, 206, 416}
+            cases.append((f"range {rng_header[:30]} {url[-10:]}", "GET", url, {"Range": rng_header}, None, allowed))
     tried = 0
     for name, method, path, headers, body, allowed in cases:
         tried += 1

@@ -31,6 +31,7 @@ OTHER = {
     "hook_budget_ms": 100, "tls_certificate": "/nonexistent/cert.pem", "tls_key": "/nonexistent/key.pem",
     "tls_hsts": "off", "trusted_proxies": '["10.0.0.1"]', "forwarded_header": "Forwarded", "references_max_cascade": 10,
     "database_url": None,                                 # switching engines on a running node: not by a reload test
+    "header_timeout": 20, "max_connections_per_address": 100,
     "node_id": "node-b", "claim_lease_seconds": 30, "metrics_access": "admin", "server_info": "public",
 }
 APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key"}

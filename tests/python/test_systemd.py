@@ -217,6 +217,11 @@ def test_journald_finds_a_request_by_request_id(tmp_path):
             time.sleep(0.05)
         status, headers, _ = request(port, "POST", "/journaled", body=b'{"a":1}', headers={"X-Request-Id": request_id})
         assert status == 201 and headers["X-Request-Id"] == request_id
+        # A path with a quote, a backslash, a non-UTF-8 byte and an encoded line break (issue 33).
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET /journaled/a\"b\\c\xff%0A HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                      b"X-Request-Id: " + (request_id + "-forge").encode() + b"\r\n\r\n")
+            assert s.recv(100).startswith(b"HTTP/1.1 4")
     finally:
         stop.touch()
         output, _ = proc.communicate(timeout=60)
@@ -229,6 +234,10 @@ def test_journald_finds_a_request_by_request_id(tmp_path):
     assert entry["PRIORITY"] == "6"
     assert entry["HTTP_METHOD"] == "POST" and entry["HTTP_PATH"] == "/journaled"
     assert entry["HTTP_STATUS"] == "201" and entry["HTTP_ROUTE"] == "/:collection"
+    forged = [e for e in entries if e.get("REQUEST_ID") == request_id + "-forge"]
+    assert len(forged) == 1, forged
+    assert forged[0]["HTTP_PATH"] == "/journaled/a\\x22b\\x5Cc\\xEF\\xBF\\xBD%0A", forged[0]
+    assert re.fullmatch(r"GET /journaled/a\\x22b\\x5Cc\\xEF\\xBF\\xBD%0A 4\d\d [\d.]+ms", forged[0]["MESSAGE"]), forged[0]
     assert float(entry["DURATION_MS"]) >= 0
     # Ordinary swift-log entries go to the journal too, with metadata as fields.
     started = [e for e in entries if e.get("MESSAGE") == "roostd listening"]

@@ -3,7 +3,8 @@
 
 #include <stddef.h>
 
-struct evhttp;
+struct bufferevent;
+struct event_base;
 
 /// A server TLS context that can be swapped while connections use the old
 /// one: each new connection takes the context current at accept time (its
@@ -25,8 +26,9 @@ int roost_tls_reload(roost_tls *tls, const char *certificate, const char *key, c
 /// Writes "subject; expires <date>" of the current certificate into `out`.
 void roost_tls_describe(roost_tls *tls, char *out, size_t length);
 
-/// Makes every connection `http` accepts from now on a TLS connection
-/// (an OpenSSL bufferevent, handshake as the server) with `tls`'s current context.
-void roost_http_use_tls(struct evhttp *http, roost_tls *tls);
+/// A new server TLS connection (an OpenSSL bufferevent, handshake as the
+/// server, no descriptor yet) with `tls`'s current context; aborts when
+/// memory is exhausted (a TLS port must never fall back to plain).
+struct bufferevent *roost_tls_bufferevent_new(struct event_base *base, roost_tls *tls);
 
 #endif

@@ -1,3 +1,4 @@
+import Daemon
 import Files
 import HTTP
 import Hooks
@@ -24,7 +25,7 @@ enum ErrorResponses {
             // query past its limits, a timeout, a busy database) at debug, so no
             // client can fill the error log.
             logger.log(level: answer.status == 500 ? .error : .debug, "database error",
-                       metadata: ["request_id": "\(request.requestID)", "path": "\(request.path)", "error": "\(db)", "status": "\(answer.status)"])
+                       metadata: ["request_id": "\(request.requestID)", "path": "\(LogFormat.escaped(request.path))", "error": "\(db)", "status": "\(answer.status)"])
         }
         return answer
     }

@@ -88,6 +88,8 @@ extension RoostConfig {
             }
             c.forwardedHeader = header.name
         }, value: { $0.forwardedHeader }),
+        .int("header_timeout", \.headerTimeout, 1...3600, "seconds a request head may take to arrive, from its first byte"),
+        .int("max_connections_per_address", \.maxConnectionsPerAddress, 0...1_000_000, "open connections per socket peer address (0: no limit; trusted proxies exempt)"),
         .int("references_max_cascade", \.referencesMaxCascade, 1...1_000_000, "most entities one delete may cascade to"),
         .custom("database_url", "PostgreSQL instead of SQLite", parse: { c, value, source in
             let url = "\(value)".trimmingCharacters(in: .whitespaces)

@@ -33,6 +33,10 @@ public struct RoostConfig: Sendable {
     public var trustedProxies: [String] = []
     /// `X-Forwarded-For` or `Forwarded`: the one header the trusted proxies write.
     public var forwardedHeader = "X-Forwarded-For"
+    /// Seconds a request head (request line and header fields) may take from its first byte.
+    public var headerTimeout = 10
+    /// Open connections one socket peer address may hold (trusted proxies exempt); 0: no limit.
+    public var maxConnectionsPerAddress = 256
     public var dataDir = "./roost-data"
     public var loops = ProcessInfo.processInfo.activeProcessorCount
     public var readers = ProcessInfo.processInfo.activeProcessorCount

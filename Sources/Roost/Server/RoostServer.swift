@@ -93,7 +93,8 @@ public final class RoostServer {
                                 tlsSockets: BoundListener.groups(listeners, tls: true, proxyProtocol: false), tls: tls,
                                 proxySockets: BoundListener.groups(listeners, tls: false, proxyProtocol: true),
                                 maxBodyBytes: evhttpCap, logger: logger,
-                                trustedProxies: try config.proxies(), observer: Self.observer(services.accessLog, routes: router.table)) { request, out in
+                                trustedProxies: try config.proxies(), headerSeconds: config.headerTimeout,
+                                maxConnectionsPerAddress: config.maxConnectionsPerAddress, observer: Self.observer(services.accessLog, routes: router.table)) { request, out in
             router.handle(request, out)
         }
         for listener in listeners { for s in listener.sockets { close(s.fd) } }
@@ -158,7 +159,8 @@ extension RoostServer {
         return { r in
             let route = routes.match(r.segments).label
             metrics.record(method: r.method.rawValue, route: route, status: r.status, nanoseconds: r.durationNanoseconds)
-            accessLog?.record(AccessEntry(method: r.method.rawValue, path: r.path, route: route, status: r.status,
+            // The path as the client sent it, escaped: it reaches stderr, the journal and the console's log.
+            accessLog?.record(AccessEntry(method: r.method.rawValue, path: LogFormat.escaped(r.path), route: route, status: r.status,
                                           durationNanoseconds: r.durationNanoseconds, requestID: r.requestID,
                                           remoteAddress: r.remoteAddress))
         }
