@@ -65,6 +65,8 @@ public struct RoostConfig: Sendable {
     public var liveMaxConnections = 10_000
     /// Open live streams one client address may hold (429 past it), so one client cannot take them all.
     public var liveMaxPerAddress = 100
+    /// Open live streams one signed-in user may hold (429 past it), whatever addresses they come from.
+    public var liveMaxPerAccount = 32
     /// Argon2id cost for passwords (libsodium's named levels).
     public var passwordCost: PasswordHasher.Cost = .interactive
     /// How many password hashes may run at once (each takes the cost's memory).
@@ -186,6 +188,7 @@ public struct RoostConfig: Sendable {
     static let scalarKeys = ["listen", "data_dir", "loops", "readers", "queue_capacity", "write_batch",
                              "durability", "max_body_bytes", "log_level", "log_target", "default_permission", "session_lifetime", "changes_retention",
                              "live_heartbeat", "live_buffer_bytes", "live_max_connections", "live_max_per_address",
+                             "live_max_per_account",
                              "password_cost", "hash_concurrency", "admin_token",
                              "sqlite_cache_bytes", "sqlite_mmap_bytes",
                              "max_upload_bytes", "max_image_pixels", "thumbnail_sizes", "upload_workers", "upload_validation",
@@ -240,6 +243,7 @@ public struct RoostConfig: Sendable {
         case "live_buffer_bytes": liveBufferBytes = try int(4096, 1 << 30)
         case "live_max_connections": liveMaxConnections = try int(0, 1_000_000)
         case "live_max_per_address": liveMaxPerAddress = try int(1, 1_000_000)
+        case "live_max_per_account": liveMaxPerAccount = try int(1, 1_000_000)
         case "hash_concurrency": hashConcurrency = try int(1, 64)
         case "sqlite_cache_bytes": sqliteCacheBytes = try int(1 << 20, 1 << 40)
         case "sqlite_mmap_bytes": sqliteMmapBytes = try int(0, 1 << 40)
