@@ -39,7 +39,7 @@ public final class ResponseStream: @unchecked Sendable {
     /// When the client last made progress (milliseconds, monotonic): the
     /// output buffer drained, or was empty and got bytes.
     private let progressAt = Atomic<Int64>(ResponseStream.nowMilliseconds())
-    /// 0, or the unsent size at or below which `onDrain` runs (once).
+    /// 0, or 1 + the unsent size at or below which `onDrain` runs (once).
     private let drainThreshold = Atomic<Int>(0)
 
     init(loop: EventLoop, request: OpaquePointer, requestID: String) {
@@ -70,7 +70,7 @@ public final class ResponseStream: @unchecked Sendable {
     }
 
     /// Asks for `onDrain` (once) when the unsent bytes fall to `threshold` or below.
-    public func signalBelow(_ threshold: Int) { drainThreshold.store(max(threshold, 1), ordering: .relaxed) }
+    public func signalBelow(_ threshold: Int) { drainThreshold.store(max(threshold, 0) + 1, ordering: .relaxed) }
 
     // MARK: - Writing (on the loop)
 
@@ -135,8 +135,8 @@ public final class ResponseStream: @unchecked Sendable {
     fileprivate func outputChanged(length: Int, added: Int, drained: Int) {
         let before = unsent.exchange(length, ordering: .relaxed)
         if drained > 0 || (before == 0 && added > 0) { progressAt.store(Self.nowMilliseconds(), ordering: .relaxed) }
-        let threshold = drainThreshold.load(ordering: .relaxed)
-        if threshold > 0, length <= threshold, drainThreshold.compareExchange(expected: threshold, desired: 0, ordering: .relaxed).exchanged {
+        let armed = drainThreshold.load(ordering: .relaxed)
+        if armed > 0, length < armed, drainThreshold.compareExchange(expected: armed, desired: 0, ordering: .relaxed).exchanged {
             onDrain?()
         }
     }

@@ -7,28 +7,35 @@ extension FilterMatcher {
     /// by their UTF-8 bytes (the JSON text for containers), `null` also
     /// matching a missing value. A 10,000-value list costs one lookup per
     /// value tested, not 10,000 comparisons.
-    struct LiteralSet {
+    final class LiteralSet {
         private var null = false
         private var bools: Set<Bool> = []
-        private var numbers: Set<NumberKey> = []
+        /// Integers, and reals with no fraction inside the 64-bit range: SQLite
+        /// compares an integer and a real exactly (`SQLNumber.compare`), so 2.0 is 2.
+        private var integers: Set<Int64> = []
+        /// Other reals, by bit pattern (JSON has no NaN; -0.0 is an integer above).
+        private var reals: Set<UInt64> = []
         private var strings: Set<ByteKey> = []
         private var arrays: Set<ByteKey> = []
         private var objects: Set<ByteKey> = []
 
         /// Whether a container is listed (comparing one costs its JSON text).
-        var hasContainers: Bool { !arrays.isEmpty || !objects.isEmpty }
+        let hasContainers: Bool
 
         init(_ literals: [Literal]) {
             for literal in literals {
                 switch literal {
                 case .null: null = true
                 case .bool(let b): bools.insert(b)
-                case .number(let n): numbers.insert(NumberKey(n))
+                case .number(.int(let i)): integers.insert(i)
+                case .number(.double(let d)):
+                    if let i = Self.integer(d) { integers.insert(i) } else { reals.insert(d.bitPattern) }
                 case .string(let s): strings.insert(ByteKey(s))
                 case .container(true, let text): arrays.insert(ByteKey(text))
                 case .container(false, let text): objects.insert(ByteKey(text))
                 }
             }
+            hasContainers = !arrays.isEmpty || !objects.isEmpty
         }
 
         /// `literals.contains { FilterMatcher.equals(value, $0) }`, by lookups.
@@ -36,31 +43,20 @@ extension FilterMatcher {
             switch value {
             case nil, .null?: return null
             case .bool(let b)?: return bools.contains(b)
-            case .int(let i)?: return numbers.contains(NumberKey(.int(i)))
-            case .double(let d)?: return numbers.contains(NumberKey(.double(d)))
+            case .int(let i)?: return integers.contains(i)
+            case .double(let d)?:
+                if let i = Self.integer(d) { return integers.contains(i) }
+                return reals.contains(d.bitPattern)
             case .string(let s)?: return strings.contains(ByteKey(s))
             case .array?: return !arrays.isEmpty && arrays.contains(ByteKey(value!.jsonText))
             case .object?: return !objects.isEmpty && objects.contains(ByteKey(value!.jsonText))
             }
         }
-    }
 
-    /// A number as SQLite compares it: a real with no fraction inside the
-    /// 64-bit range equals that integer (`SQLNumber.compare`), so it is keyed as one.
-    struct NumberKey: Hashable {
-        private enum Value: Hashable { case int(Int64), double(Double) }
-        private let value: Value
-
-        init(_ number: SQLNumber) {
-            switch number {
-            case .int(let i): value = .int(i)
-            case .double(let d):
-                if d.rounded(.towardZero) == d, d >= -9_223_372_036_854_775_808.0, d < 9_223_372_036_854_775_808.0 {
-                    value = .int(Int64(d))
-                } else {
-                    value = .double(d)
-                }
-            }
+        /// The integer a real equals exactly, if any.
+        private static func integer(_ d: Double) -> Int64? {
+            guard d.rounded(.towardZero) == d, d >= -9_223_372_036_854_775_808.0, d < 9_223_372_036_854_775_808.0 else { return nil }
+            return Int64(d)
         }
     }
 

@@ -10,7 +10,11 @@ enum LiveBudget {
     static let stepsPerFilter = 100_000
     /// Steps all filters together may take on one change. Cheap filters go
     /// first, so the ones that run out are the costly ones.
-    static let stepsPerChange = 1_000_000
+    static let stepsPerChange = 250_000
+    /// Steps each filter still gets on a change whose budget is spent: enough
+    /// for a handful of conditions on plain fields, so a cheap filter is never
+    /// refused because costly ones went before it.
+    static let stepsWhenSpent = 128
     /// Conditions in all of one stream's queries together (a list query may have as many).
     static let maxConditionsPerStream = QueryLimits.maxConditions
     /// A stream that waits for room (its client holds `live_buffer_bytes`

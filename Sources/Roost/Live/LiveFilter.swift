@@ -47,7 +47,8 @@ final class LiveFilter {
 
     /// Whether the entity before (or after) `change` matches; it must exist.
     /// Charged to the change's budget: at most `LiveBudget.stepsPerFilter`,
-    /// and no more than the change has left; past either, `.overBudget`.
+    /// and no more than the change has left (but `LiveBudget.stepsWhenSpent`
+    /// even when it has nothing left); past that, `.overBudget`.
     func verdict(_ change: ParsedChange, after: Bool) -> Verdict {
         if matchesAll { return .match }
         if memoSeq != change.change.seq { memoSeq = change.change.seq; memo = (nil, nil) }
@@ -56,8 +57,8 @@ final class LiveFilter {
         switch engine {
         case .memory(let matcher):
             if let document = after ? change.afterValue : change.before {
-                let allowance = min(LiveBudget.stepsPerFilter, change.stepsLeft)
-                let (answer, steps) = allowance > 0 ? matcher.evaluate(document, allowance: allowance) : (nil, 0)
+                let allowance = max(min(LiveBudget.stepsPerFilter, change.stepsLeft), LiveBudget.stepsWhenSpent)
+                let (answer, steps) = matcher.evaluate(document, allowance: allowance)
                 change.stepsLeft -= min(steps, allowance)
                 lastSteps = answer == nil ? LiveBudget.stepsPerFilter : steps
                 verdict = answer.map { $0 ? .match : .noMatch } ?? .overBudget

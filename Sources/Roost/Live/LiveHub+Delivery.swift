@@ -55,21 +55,26 @@ extension LiveHub {
         return held == 0 || held + count <= bufferLimit
     }
 
-    /// The subscriber cannot take its next event: it waits for its client to
-    /// read (its loop wakes the hub when half the limit has gone), and is
-    /// dropped when the client has taken nothing for `LiveBudget.stallMilliseconds`.
-    /// - Returns: true when it was dropped.
-    func waitForRoom(_ subscriber: Subscriber) -> Bool {
+    /// The subscriber cannot take its next event (`count` bytes): it waits
+    /// for its client to read (its loop wakes the hub once the event would
+    /// fit, or half the limit has gone), and is dropped when the client has
+    /// taken nothing for `LiveBudget.stallMilliseconds`.
+    /// - Returns: true when there is room already (come back soon); false
+    ///   when it waits, or was dropped (`ending`).
+    func waitForRoom(_ subscriber: Subscriber, for count: Int) -> Bool {
         if subscriber.stream.stalledMilliseconds > LiveBudget.stallMilliseconds {
             subscribers[subscriber.id] = nil
             subscriber.ending = true
             let stream = subscriber.stream
             stream.loop.execute { stream.abort() }
             metrics.slow.increment()
-            return true
+            return false
         }
-        subscriber.stream.signalBelow(bufferLimit / 2)
-        return false
+        // An event larger than the limit goes alone: it waits for an empty buffer.
+        let threshold = count > bufferLimit ? 0 : min(bufferLimit / 2, bufferLimit - count)
+        subscriber.stream.signalBelow(threshold)
+        // It may have drained before the signal was armed.
+        return subscriber.held <= threshold
     }
 
     /// Ends a stream whose filter ran past its budget on change `seq`: a

@@ -270,14 +270,14 @@ final class LiveHub: @unchecked Sendable {
         for subscriber in lagging {
             // Full: nothing to read until its client takes some.
             if subscriber.held >= bufferLimit / 2 {
-                _ = waitForRoom(subscriber)
+                behind = waitForRoom(subscriber, for: bufferLimit / 2) || behind
                 continue
             }
             guard budget > 0 else { behind = true; break }
             let limit = min(Self.batch, budget)
             let (changes, _) = try reader.changes(after: subscriber.position, limit: limit)
             budget -= max(changes.count, 1)
-            var full = false
+            var full: Int?   // the size of the event that did not fit
             for change in changes where change.seq <= head {
                 let parsed = ParsedChange(change, level: level(of: change.collection))
                 switch event(change, parsed, for: subscriber) {
@@ -285,17 +285,17 @@ final class LiveHub: @unchecked Sendable {
                 case .overBudget:
                     resync(subscriber, at: change.seq)
                 case .event(let bytes):
-                    guard fits(subscriber, bytes.count) else { full = true; break }
+                    guard fits(subscriber, bytes.count) else { full = bytes.count; break }
                     send(subscriber, bytes)
                     metrics.events.increment()
                     metrics.lag.recordMilliseconds(max(0, now - change.at))
                 }
-                if full || subscriber.ending { break }
+                if full != nil || subscriber.ending { break }
                 subscriber.position = change.seq
             }
             if subscriber.ending { continue }
-            if full {
-                _ = waitForRoom(subscriber)
+            if let full {
+                behind = waitForRoom(subscriber, for: full) || behind
                 continue
             }
             // Every change up to the hub's position was read: it joins the live ones.
