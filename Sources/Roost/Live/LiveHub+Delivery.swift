@@ -3,8 +3,9 @@ import Foundation
 import Store
 
 /// The fan-out thread's way out: heartbeats, bytes queued per subscriber
-/// within `live_buffer_bytes`, resyncs, and one hand-over per loop per flush. Only the fan-out thread
-/// calls these (they touch its own state: `subscribers`, `dirty`).
+/// within `live_buffer_bytes`, resyncs, and one hand-over per loop per
+/// flush. Only the fan-out thread calls these (they touch its own state:
+/// `subscribers`, `dirty`).
 extension LiveHub {
     /// Heartbeats, and the end of streams whose session expired or was revoked.
     func beat(_ reader: any DocumentReading) throws {

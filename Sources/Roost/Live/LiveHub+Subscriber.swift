@@ -22,6 +22,8 @@ extension LiveHub {
         /// This round's bytes, handed to the loop at the next flush.
         var buffered: [SharedBytes] = []
         var bufferedBytes = 0
+        /// The size of the last event made for it: a catch-up read takes about what fits.
+        var lastEventBytes = 0
         /// Told to resync: its stream ends after its bytes are flushed, and it gets nothing more.
         var ending = false
 

@@ -73,6 +73,11 @@ final class LiveHub: @unchecked Sendable {
     static let batch = 200
     /// Changes read per round for all streams that are catching up.
     static let catchUpBudget = 1000
+    /// Bytes of entity states one read of the feed may bring in, about: a
+    /// round of big changes reads fewer of them (see `readLimit`).
+    static let roundBytes = 16 << 20
+    /// The largest change (its states' bytes) in the hub's last read: the next read takes fewer when it was big.
+    private var largestChange = 0
 
     init(engine: any StoreEngine, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
         self.engine = engine
@@ -241,14 +246,27 @@ final class LiveHub: @unchecked Sendable {
             head = try reader.feedHead()
             return false
         }
-        let (changes, _) = try reader.changes(after: head, limit: Self.batch)
+        let limit = Self.readLimit(largestChange, Self.roundBytes)
+        let (changes, _) = try reader.changes(after: head, limit: limit)
+        largestChange = changes.reduce(0) { max($0, Self.bytes(of: $1)) }
         guard !changes.isEmpty else { return false }
         // Cheap filters first: a costly one cannot use up a change's budget before them.
         let live = subscribers.values.filter { $0.position == head }.sorted { ($0.cost, $0.id) < ($1.cost, $1.id) }
         let paused = deliver(changes, to: live, from: head)
         head = changes.last!.seq
         for subscriber in live where !paused.contains(subscriber.id) { subscriber.position = head }
-        return changes.count == Self.batch
+        return changes.count == limit
+    }
+
+    /// Changes to read when the largest change lately held `largest` bytes
+    /// and `room` bytes are wanted: up to `batch`, at least one.
+    static func readLimit(_ largest: Int, _ room: Int) -> Int {
+        largest <= 0 ? batch : min(batch, max(1, room / largest))
+    }
+
+    /// The bytes of a change's entity states, as read from the feed.
+    static func bytes(of change: FeedChange) -> Int {
+        (change.before?.utf8.count ?? 0) + (change.after?.utf8.count ?? 0)
     }
 
     /// Subscribers behind the hub (resumed from an older cursor, or paused
@@ -274,7 +292,8 @@ final class LiveHub: @unchecked Sendable {
                 continue
             }
             guard budget > 0 else { behind = true; break }
-            let limit = min(Self.batch, budget)
+            // What fits in its buffer, judged by its last events: not 200 big states for one event.
+            let limit = min(budget, Self.batch, Self.readLimit(subscriber.lastEventBytes, bufferLimit - subscriber.held) + 1)
             let (changes, _) = try reader.changes(after: subscriber.position, limit: limit)
             budget -= max(changes.count, 1)
             var full: Int?   // the size of the event that did not fit
@@ -285,6 +304,7 @@ final class LiveHub: @unchecked Sendable {
                 case .overBudget:
                     resync(subscriber, at: change.seq)
                 case .event(let bytes):
+                    subscriber.lastEventBytes = bytes.count
                     guard fits(subscriber, bytes.count) else { full = bytes.count; break }
                     send(subscriber, bytes)
                     metrics.events.increment()
@@ -327,6 +347,7 @@ final class LiveHub: @unchecked Sendable {
                 case .none: continue
                 case .overBudget: resync(subscriber, at: change.seq)
                 case .event(let bytes):
+                    subscriber.lastEventBytes = bytes.count
                     guard fits(subscriber, bytes.count) else {
                         paused.insert(subscriber.id)
                         subscriber.position = previous
