@@ -8,6 +8,10 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     public let bytes: [UInt8]
 
     public var isIPv4: Bool { bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF }
+    /// 127.0.0.0/8 or ::1.
+    public var isLoopback: Bool {
+        isIPv4 ? bytes[12] == 127 : (bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1)
+    }
 
     /// Parses a numeric address: `192.0.2.1`, `2001:db8::1`, `[2001:db8::1]`.
     /// No host names, no ports, no zone ids.

@@ -95,7 +95,12 @@ extension DocumentReader {
                     """).rows([.text(collection), .int(since!.base ?? from), .int(head), .text(list)]) {
                         ($0.text(0), $0.isNull(1) ? nil : $0.text(1))
                     } }
-                deleted = DeltaPaging.knownDeleted(hidden, states: states, since: since!, scope: scope)
+                let whole = try FeedPrevious.whole(states) { ids in
+                    let list = compiler.bind(.text(JSONValue.array(ids.map { .string($0) }).jsonText))
+                    return Dictionary(try db.prepare("SELECT d.id, d.doc FROM \(tableSQL) AS d WHERE d.id IN (SELECT value FROM json_each(\(list)))")
+                        .rows(compiler.params) { ($0.text(0), $0.text(1)) }, uniquingKeysWith: { a, _ in a })
+                }
+                deleted = DeltaPaging.knownDeleted(hidden, states: whole, since: since!, scope: scope)
             }
             let changed = DeltaPaging.inPageOrder(current, ids: pageIDs).map(\.1)
             return DeltaPage(changed: changed, deleted: deleted, cursor: cursor, more: more)

@@ -45,12 +45,20 @@ extension DocumentReader {
 
     /// The entity as of the feed position `end`: the `before` of its first
     /// change after `end`, else the row now.
+    /// A reverse patch there is rebuilt from the entity's later changes and the row now.
     func committedState(_ collection: String, _ id: String, after end: Int64, head: Int64) throws -> String? {
-        if end < head, let later = try db.prepare("""
-            SELECT prev_doc FROM _changes WHERE coll = ?1 AND seq > ?2 AND id = ?3 ORDER BY seq LIMIT 1
-            """).firstRow([.text(collection), .int(end), .text(id)], { $0.isNull(0) ? Optional<String>.none : $0.text(0) }) {
-            return later
+        let later = "SELECT prev_doc FROM _changes WHERE coll = ?1 AND seq > ?2 AND id = ?3 ORDER BY seq"
+        if end < head, let first = try db.prepare(later + " LIMIT 1")
+            .firstRow([.text(collection), .int(end), .text(id)], { $0.isNull(0) ? Optional<String>.none : $0.text(0) }) {
+            guard FeedPrevious.isPatch(first) else { return first }
+            let chain = try db.prepare(later).rows([.text(collection), .int(end), .text(id)]) { $0.isNull(0) ? Optional<String>.none : $0.text(0) }
+            return FeedPrevious.befores(chain, final: try currentText(collection, id)).first ?? nil
         }
+        return try currentText(collection, id)
+    }
+
+    /// The entity's stored text now (nil: absent).
+    func currentText(_ collection: String, _ id: String) throws -> String? {
         guard let table = try tableName(collection).sql else { return nil }
         return try db.prepare("SELECT doc FROM \(table) WHERE id = ?1").firstRow([.text(id)]) { $0.text(0) }
     }

@@ -181,7 +181,7 @@ public final class DocumentWriter {
             .run([.text(now), .text(document.jsonText), .int(existing.rowID)])
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: document)
         try updateReferenceEntries(layout.name, id: id, from: existing.document, to: document, scope: scope)
-        try recordChange(layout.name, id: id, .update, previousText: existing.text)
+        try recordChange(layout.name, id: id, .update, previousText: FeedPrevious.stored(before: existing, after: document))
     }
 
     /// The client's fields with server-owned ones removed, after checking

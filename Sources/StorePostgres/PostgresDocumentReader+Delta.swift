@@ -78,7 +78,12 @@ extension PostgresDocumentReader {
                                 WHERE coll = $1::text AND id = k.id AND seq > $2::bigint AND seq <= $3::bigint) AS c
             ORDER BY c.seq
             """, [.text(collection), .int(since.base ?? since.seq), .int(head), .text(list)]) { ($0.text(0) ?? "", $0.text(1)) }
-        return DeltaPaging.knownDeleted(hidden, states: states, since: since, scope: scope)
+        let whole = try FeedPrevious.whole(states) { ids in
+            try currentStates(ids.map { (coll: collection, id: $0) }).reduce(into: [String: String]()) { out, entry in
+                if let text = entry.value { out[String(entry.key.drop { $0 != "\u{0}" }.dropFirst())] = text }
+            }
+        }
+        return DeltaPaging.knownDeleted(hidden, states: whole, since: since, scope: scope)
     }
 
     /// The feed's head when `since` is valid (this database's epoch, the

@@ -73,10 +73,30 @@ extension PostgresDocumentReader {
                 CROSS JOIN LATERAL (SELECT prev_doc FROM _changes WHERE coll = k.c AND id = k.i AND seq > $1::bigint
                                     ORDER BY seq LIMIT 1) AS f
                 """, [.int(end), .text(keys)]) { ($0.text(0) ?? "", $0.text(1) ?? "", $0.text(2)) }
-            for (coll, id, before) in later { states[coll + "\u{0}" + id] = .some(before) }
+            var patched: [(coll: String, id: String)] = []
+            for (coll, id, before) in later {
+                if FeedPrevious.isPatch(before) { patched.append((coll, id)) } else { states[coll + "\u{0}" + id] = .some(before) }
+            }
+            // A reverse patch: rebuilt from the entity's later changes and the row now (`FeedPrevious`).
+            if !patched.isEmpty {
+                let now = try currentStates(patched)
+                for entity in patched {
+                    let chain = try db.query("SELECT prev_doc FROM _changes WHERE coll = $1::text AND id = $2::text AND seq > $3::bigint ORDER BY seq",
+                                             [.text(entity.coll), .text(entity.id), .int(end)]) { $0.text(0) }
+                    let key = entity.coll + "\u{0}" + entity.id
+                    states[key] = .some(FeedPrevious.befores(chain, final: now[key] ?? nil).first ?? nil)
+                }
+            }
         }
-        let rest = Dictionary(grouping: entities.filter { states[$0.coll + "\u{0}" + $0.id] == nil }, by: \.coll)
-        for (collection, group) in rest {
+        let current = try currentStates(entities.filter { states[$0.coll + "\u{0}" + $0.id] == nil })
+        states.merge(current) { old, _ in old }
+        return states
+    }
+
+    /// Each entity's stored text now, keyed `collection NUL id` (absent: no row). One statement per collection.
+    func currentStates(_ entities: [(coll: String, id: String)]) throws -> [String: String?] {
+        var states: [String: String?] = [:]
+        for (collection, group) in Dictionary(grouping: entities, by: \.coll) {
             guard let table = try feedTable(collection).sql else { continue }
             let ids = JSONValue.array(group.map { .string($0.id) }).jsonText
             let rows = try db.query("SELECT id, doc::text FROM \(table) WHERE id IN (SELECT json_array_elements_text($1::json))",

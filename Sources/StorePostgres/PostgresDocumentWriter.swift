@@ -201,7 +201,7 @@ public final class PostgresDocumentWriter {
                                    params.values) { _ in () }
         guard !updated.isEmpty else { throw Self.changedMeanwhile(id) }
         try updateReferenceEntries(collection, id: id, from: existing.document, to: document, scope: scope)
-        recordChange(collection, id: id, .update, previousText: existing.text)
+        recordChange(collection, id: id, .update, previousText: FeedPrevious.stored(before: existing, after: document))
     }
 
     /// Another writer (another node) changed or removed the row between this write's read and its update.

@@ -298,3 +298,47 @@ def test_keyboard_reaches_navigation_and_sign_out(signed_in, roost):
         return [...document.querySelectorAll('input, select, textarea')].filter(
           (e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map((e) => e.id)""")
     assert unlabelled == []
+
+
+# (content type, what "Open" must do): only raster images open in a tab, as images;
+# anything that could run script at the console's origin downloads as bytes.
+OPEN_CASES = [
+    ("text/html", b"<script>document.title='owned'</script>", None),
+    ("image/svg+xml", b"<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>", None),
+    ("application/pdf", b"%PDF-1.4\n%%EOF\n", None),
+    ("text/plain", b"hello", None),
+    ("image/png", None, "image/png"),
+]
+
+
+@pytest.mark.parametrize("content_type,body,viewed_as", OPEN_CASES, ids=[c[0] for c in OPEN_CASES])
+def test_open_never_renders_an_upload_at_the_consoles_origin(signed_in, roost, content_type, body, viewed_as):
+    driver = signed_in
+    raw = body if body is not None else png(40, 30, 3)
+    status, _, answer = roost.request("POST", "/files", raw_body=raw,
+                                      headers={"Content-Type": content_type, "Authorization": f"Bearer {ADMIN}"})
+    if status != 201:
+        pytest.fail(f"upload of {content_type} refused: {status} {answer[:200]}")
+    file_id = __import__("json").loads(answer)["_id"]
+    go(driver, "dashboard")
+    go(driver, "files")   # a fresh list, with the new upload
+    button = wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'button[data-open="{file_id}"]'))[0]
+    handles = set(driver.window_handles)
+    driver.execute_script("""
+        window.__opened = []; window.__types = {};
+        const make = URL.createObjectURL;
+        URL.createObjectURL = function (b) { const u = make.call(URL, b); window.__types[u] = b.type; return u; };
+        HTMLAnchorElement.prototype.click = function () {
+          window.__opened.push({ download: this.hasAttribute('download'), target: this.target, href: this.href });
+        };""")
+    button.click()
+    opened = wait(driver, lambda d: d.execute_script("return window.__opened.length && window.__opened"))
+    assert len(opened) == 1 and opened[0]["href"].startswith("blob:"), opened
+    blob_type = driver.execute_script("return window.__types[arguments[0]]", opened[0]["href"])
+    if viewed_as:
+        assert opened[0]["target"] == "_blank" and not opened[0]["download"] and blob_type == viewed_as, (opened, blob_type)
+    else:
+        assert opened[0]["download"] and opened[0]["target"] == "" and blob_type == "application/octet-stream", (opened, blob_type)
+    assert set(driver.window_handles) == handles
+    driver.execute_script("location.reload()")   # the page's own click() back
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'nav a[data-page="dashboard"]'))

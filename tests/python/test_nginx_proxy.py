@@ -20,10 +20,11 @@ pytestmark = pytest.mark.skipif(shutil.which("nginx") is None and not pathlib.Pa
                                 reason="nginx is not installed (make deps installs it)")
 
 
-def site_config(roost_port, http_port, https_port, cert, key):
-    """etc/nginx/roost.conf with test ports and certificates; each change must apply."""
+def site_config(roost_port, http_port, https_port, cert, key, access_log):
+    """etc/nginx/roost.conf with test ports, certificates and log path; each change must apply."""
     text = EXAMPLE.read_text()
     for old, new in [
+        ("/var/log/nginx/roost.access.log", str(access_log)),
         ("server 127.0.0.1:8080;", f"server 127.0.0.1:{roost_port};"),
         ("listen 80;", f"listen 127.0.0.1:{http_port};"),
         ("listen [::]:80;", ""),
@@ -42,7 +43,8 @@ def site_config(roost_port, http_port, https_port, cert, key):
 def stack(tmp_path, pki):  # noqa: F811
     roost = Roostd(tmp_path, config='password_cost: interactive\ntrusted_proxies: ["127.0.0.1"]\n').start()
     http_port, https_port = free_port(), free_port()
-    (tmp_path / "site.conf").write_text(site_config(roost.port, http_port, https_port, pki / "first.pem", pki / "first.key"))
+    (tmp_path / "site.conf").write_text(site_config(roost.port, http_port, https_port, pki / "first.pem", pki / "first.key",
+                                                       tmp_path / "roost.access.log"))
     for d in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (tmp_path / d).mkdir()
     (tmp_path / "nginx.conf").write_text(f"""
@@ -72,7 +74,7 @@ def stack(tmp_path, pki):  # noqa: F811
             assert nginx.poll() is None and time.monotonic() < deadline, nginx.stderr.read() if nginx.poll() is not None else "nginx did not start"
             time.sleep(0.05)
     try:
-        yield roost, https_port, pki
+        yield roost, https_port, pki, tmp_path / "roost.access.log"
     finally:
         nginx.terminate()
         nginx.wait(timeout=10)
@@ -87,7 +89,7 @@ def call(https_port, pki, client, method, path, body=None, headers=None):  # noq
 
 
 def test_nginx_in_front_names_the_client_and_no_one_is_locked_out(stack):
-    roost, port, pki = stack  # noqa: F811
+    roost, port, pki, _ = stack  # noqa: F811
     status, headers, _ = call(port, pki, "127.0.2.1", "POST", "/users", {"username": "realuser", "password": "the real password"})
     assert status == 201 and headers.get("Strict-Transport-Security"), headers
     # 50 wrong log-ins for made-up usernames from 50 clients, each also claiming
@@ -104,3 +106,17 @@ def test_nginx_in_front_names_the_client_and_no_one_is_locked_out(stack):
     # ...and the real user, from an address the account has never used, gets in.
     status, _, body = call(port, pki, "127.0.3.1", "POST", "/login", {"username": "realuser", "password": "the real password"})
     assert status == 200, body
+
+
+def test_the_example_keeps_sessions_out_of_its_log_and_metrics_inside(stack):
+    roost, port, pki, access_log = stack  # noqa: F811
+    secret = "s3cr3t-session-token-in-a-query"
+    for path in [f"/things?access_token={secret}", f"/things/_live?access_token={secret}&x=1", f"/files/x?a=1&access_token={secret}"]:
+        status, _, _ = call(port, pki, "127.0.1.9", "GET", path)
+        assert status in (200, 401, 404, 400), (path, status)
+    for path in ["/metrics", "/metrics/", "/metrics?x=1"]:
+        status, _, body = call(port, pki, "127.0.1.9", "GET", path)
+        assert status == 404 and b"# TYPE" not in body, path
+    log = access_log.read_text()
+    assert "/things" in log and "/metrics" in log, log
+    assert secret not in log and "access_token" not in log, log

@@ -3,7 +3,8 @@ extension ConsoleAssets {
     static let pageFilesJS = #"""
 // The file store: upload, a grid of thumbnails with type, size and
 // dimensions, open the original, delete. Thumbnails and originals are
-// fetched with the bearer token and shown through blob: URLs.
+// fetched with the bearer token and shown through blob: URLs (raster
+// images only; other uploads download as bytes).
 import { h, clear, alertBox, say, field, fmt } from './dom.js';
 import { api, get, qs, seg } from './api.js';
 
@@ -28,9 +29,14 @@ export function mount(main) {
 
   function release() { for (const u of urls) URL.revokeObjectURL(u); urls = []; }
 
-  async function blobURL(path) {
+  // Raster images the browser shows as pixels only; anything else (HTML,
+  // SVG, PDF, text...) is never rendered at the console's origin.
+  const VIEWABLE = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
+
+  async function blobURL(path, type) {
     const r = await api('GET', path, { raw: true, headers: { Accept: '*/*' } });
-    const url = URL.createObjectURL(await r.blob());
+    const bytes = await r.blob();
+    const url = URL.createObjectURL(type ? new Blob([bytes], { type }) : bytes);
     urls.push(url);
     return url;
   }
@@ -42,8 +48,12 @@ export function mount(main) {
     const openButton = h('button', { type: 'button', 'data-open': f._id }, 'Open');
     openButton.addEventListener('click', async () => {
       try {
-        const url = await blobURL('/files/' + seg(f._id));
-        const a = h('a', { href: url, target: '_blank', rel: 'noopener' });
+        // An upload opens as what it is only when that is a raster image; any
+        // other type is downloaded as bytes (no script of a user's runs here).
+        const viewable = VIEWABLE.includes(String(f.contentType || '').toLowerCase());
+        const url = await blobURL('/files/' + seg(f._id), viewable ? f.contentType.toLowerCase() : 'application/octet-stream');
+        const a = viewable ? h('a', { href: url, target: '_blank', rel: 'noopener' })
+                           : h('a', { href: url, download: f.name || f._id, 'data-download': f._id });
         document.body.append(a); a.click(); a.remove();
       } catch (e) { say(error, 'Cannot open ' + f._id + ': ' + e.message); }
     });

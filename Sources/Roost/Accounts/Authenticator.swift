@@ -23,6 +23,13 @@ struct Authenticator: Sendable {
     static let invalidToken = HTTPError(401, "InvalidToken", "The session token is invalid, expired or revoked; sign in again.",
                                         headers: Headers([("WWW-Authenticate", "Bearer realm=\"roost\", error=\"invalid_token\"")]))
 
+    /// True when the request carries the operator's token (checked in
+    /// constant time; not logged: for frequent callers such as a scraper).
+    func isAdmin(_ request: Request) -> Bool {
+        guard let adminTokenHash, let token = request.bearerToken else { return false }
+        return SessionToken.constantTimeEquals(SessionToken.hash(token), adminTokenHash)
+    }
+
     /// - Parameter lookup: finds a live session by token hash (reader or writer connection).
     func caller(_ request: Request, lookup: (String, Int64) throws -> SessionRecord?) throws -> Caller {
         guard let token = request.bearerToken else {

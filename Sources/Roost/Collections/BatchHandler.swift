@@ -46,7 +46,7 @@ struct BatchHandler: Sendable {
                 }
             }
         }) { writer, prepared in
-            var results: [String] = []
+            var answer = BatchAnswer()
             for (index, (write, step)) in prepared.enumerated() {
                 let response: Response
                 do {
@@ -55,10 +55,9 @@ struct BatchHandler: Sendable {
                 } catch {
                     throw Failure(index: index, inner: ErrorResponses.httpError(for: error, request, logger))
                 }
-                let text = String(decoding: response.body, as: UTF8.self)
-                results.append("{\"status\":\(response.status),\"body\":\(text.isEmpty ? "null" : text)}")
+                answer.add(response, entity: write.entityKey(step))
             }
-            return .json(200, "{\"results\":[\(results.joined(separator: ","))]}")
+            return .json(200, answer.jsonText)
         }
     }
 

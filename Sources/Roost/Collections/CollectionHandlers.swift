@@ -30,14 +30,16 @@ struct CollectionHandlers: Sendable {
             let page = try reader.page(collection, find, withTotal: ListParameters.wantsTotal(request), scope: scope,
                                        redaction: access.redaction(collection, scope.principal))
             var documents = page.documents
+            var truncated = false
             if let fields = try References.fields(request) {
-                documents = try References.resolve(documents, fields: fields, principal: scope.principal, access: access, reader: reader)
+                (documents, truncated) = try References.resolve(documents, fields: fields, principal: scope.principal, access: access, reader: reader)
             }
             var response: Response = html
                 ? .html(200, HTMLPages.table(collection: collection, documents: documents))
                 : .json(200, "[" + documents.joined(separator: ",") + "]")
             if let total = page.total { response.headers.add("X-Total-Count", String(total)) }
             if let next = page.next { response.headers.add("X-Roost-Next", next) }
+            References.mark(&response, truncated: truncated)
             return response
         }
     }
@@ -59,8 +61,10 @@ struct CollectionHandlers: Sendable {
                 throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
             }
             if let fields = try References.fields(request) {
-                let resolved = try References.resolve([text], fields: fields, principal: scope.principal, access: access, reader: reader)[0]
-                return Preconditions.entityResponse(200, resolved, stored: text)
+                let resolved = try References.resolve([text], fields: fields, principal: scope.principal, access: access, reader: reader)
+                var response = Preconditions.entityResponse(200, resolved.documents[0], stored: text)
+                References.mark(&response, truncated: resolved.truncated)
+                return response
             }
             return Preconditions.entityResponse(200, text)
         }

@@ -32,6 +32,13 @@ struct CollectionWrite: Sendable {
         let entity: JSONObject
     }
 
+    /// The entity this write changes (collection NUL id), when it is known
+    /// before it runs: the path's id, or a create's own `_id`.
+    func entityKey(_ prepared: Prepared) -> String? {
+        guard let id = id ?? prepared.entity["_id"]?.stringValue else { return nil }
+        return collection + "\u{0}" + id
+    }
+
     /// Bodies up to this size from callers with no credentials are parsed in
     /// the writer's job (their access needs no look-up); larger ones on a reader.
     static let inlineBodyLimit = 64 * 1024

@@ -18,10 +18,15 @@ enum ErrorResponses {
             return known.httpError
         }
         let storeError = StoreError.wrap(error)
+        let answer = storeError.httpError
         if case .database(let db) = storeError {
-            logger.error("database error", metadata: ["request_id": "\(request.requestID)", "path": "\(request.path)", "error": "\(db)"])
+            // Ours (500) at error level; what a client's request caused (a regex or
+            // query past its limits, a timeout, a busy database) at debug, so no
+            // client can fill the error log.
+            logger.log(level: answer.status == 500 ? .error : .debug, "database error",
+                       metadata: ["request_id": "\(request.requestID)", "path": "\(request.path)", "error": "\(db)", "status": "\(answer.status)"])
         }
-        return storeError.httpError
+        return answer
     }
 
     /// The response for `error`.

@@ -74,8 +74,9 @@ enum HTMLPages {
         ("Admin", ["/_/ (console)", "GET|POST /admin/backups", "GET /metrics", "GET /healthz", "GET /readyz"]),
     ]
 
-    static func home(version: String, listen: [String], startedAt: String, collections: [(name: String, count: Int)]) -> String {
-        var html = "<h1>Roost \(HTMLEscape.escape(version))</h1><p>A self-hosted mobile backend. Serving since \(HTMLEscape.escape(startedAt)) on \(HTMLEscape.escape(listen.joined(separator: ", "))).</p>"
+    static func home(version: String?, listen: [String], startedAt: String, collections: [(name: String, count: Int)]) -> String {
+        var html = "<h1>Roost\(version.map { " " + HTMLEscape.escape($0) } ?? "")</h1><p>A self-hosted mobile backend."
+        html += listen.isEmpty ? "</p>" : " Serving since \(HTMLEscape.escape(startedAt)) on \(HTMLEscape.escape(listen.joined(separator: ", "))).</p>"
         html += "<h2>Collections</h2>"
         if collections.isEmpty {
             html += "<p>None yet. Create one with <code>curl -X POST -H 'Content-Type: application/json' -d '{\"name\":\"x\"}' /locations</code>.</p>"

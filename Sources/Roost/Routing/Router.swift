@@ -54,4 +54,8 @@ struct ServerInfo: Sendable {
     let version: String
     let listen: [String]
     let startedAt: String
+    /// Anonymous visitors of `/` see `version` and `listen` too (`server_info: public`).
+    var isPublic = false
+    /// Who may read `/metrics`.
+    var metricsAccess: RoostConfig.MetricsAccess = .local
 }

@@ -25,20 +25,34 @@ struct SystemHandlers: Sendable {
                 out.send(Response(status: 200, headers: Headers([("Content-Type", "application/yaml; charset=utf-8")]),
                                   body: HTMLPages.openAPIBytes))
             }]),
-            RoostRoute("/metrics", [.get: { _, out in out.send(metrics.respond()) }]),
+            RoostRoute("/metrics", [.get: { [info, jobs] r, out in
+                out.send(Self.mayReadMetrics(r, info.metricsAccess, jobs.access.authenticator) ? metrics.respond()
+                         : HTTPError(403, "Forbidden", "/metrics is for local scrapers and the admin token here (metrics_access).").response)
+            }]),
         ]
     }
 
+    /// `metrics_access`: local (loopback client after `trusted_proxies`, or the admin token), admin, public.
+    static func mayReadMetrics(_ request: Request, _ access: RoostConfig.MetricsAccess, _ authenticator: Authenticator) -> Bool {
+        switch access {
+        case .public: return true
+        case .admin: return authenticator.isAdmin(request)
+        case .local: return IPAddress(request.remoteAddress)?.isLoopback == true || authenticator.isAdmin(request)
+        }
+    }
+
     /// The status page: only what the caller may read is listed (public
-    /// collections, or everything for the admin).
+    /// collections, or everything for the admin); the version and listen
+    /// addresses only for the admin unless `server_info: public`.
     func home(_ request: Request, _ out: ResponseWriter) {
         let (info, access) = (self.info, jobs.access)
         // A bad token is no token here: the page lists more only for the admin.
         jobs.read(request, out, badToken: .ignore) { reader, caller in
             let isAdmin = caller.principal == .admin
             let visible = try reader.collectionSummaries().filter { isAdmin || access.level(of: $0.name) == .public }
-            return .html(200, HTMLPages.home(version: info.version, listen: info.listen, startedAt: info.startedAt,
-                                             collections: visible))
+            let details = isAdmin || info.isPublic
+            return .html(200, HTMLPages.home(version: details ? info.version : nil, listen: details ? info.listen : [],
+                                             startedAt: info.startedAt, collections: visible))
         }
     }
 

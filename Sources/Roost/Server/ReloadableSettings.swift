@@ -101,6 +101,8 @@ final class ReloadableSettings: @unchecked Sendable {
         check("tls.hsts", \.tls.hsts)
         check("files_store", \.filesStore)
         check("s3", \.s3)
+        check("metrics_access", \.metricsAccess)
+        check("server_info", \.serverInfoPublic)
         let indexes = { (c: RoostConfig) in c.collections.mapValues { $0.indexes.map(\.description).sorted() }.filter { !$0.value.isEmpty } }
         if indexes(old) != indexes(new) { names.append("collections.*.indexes") }
         return names

@@ -101,6 +101,18 @@ public struct RoostConfig: Sendable {
     public var uploadQueue = 64
     /// The access level of the file store.
     public var filesPermission: Permission = .shared
+    /// Who may read `/metrics` (`metrics_access`).
+    public var metricsAccess: MetricsAccess = .local
+    public enum MetricsAccess: String, Sendable, Equatable {
+        /// Clients on loopback (after `trusted_proxies`) and the admin token.
+        case local
+        /// The admin token only.
+        case admin
+        /// Anyone who can reach the port.
+        case `public`
+    }
+    /// Whether anonymous visitors of `/` see the version and listen addresses (`server_info`).
+    public var serverInfoPublic = false
     /// Where file bytes live (`files_store`), and the bucket when `s3` (see RoostConfig+S3.swift).
     public var filesStore: FilesStore = .local
     /// `database_url`: PostgreSQL instead of SQLite in the data directory (nil: SQLite).
@@ -195,7 +207,7 @@ public struct RoostConfig: Sendable {
                              "thumbnail_workers", "upload_queue", "files_permission", "files_store", "hook_budget_ms",
                              "tls_certificate", "tls_key", "tls_hsts", "trusted_proxies", "forwarded_header",
                              "read_slice_ms", "slow_readers", "query_time_limit", "references_max_cascade", "database_url", "node_id",
-                             "claim_lease_seconds"]
+                             "claim_lease_seconds", "metrics_access", "server_info"]
 
     /// Sets one scalar setting from YAML, the environment or a flag.
     public mutating func set(_ key: String, _ value: Any, source: String) throws {
@@ -272,6 +284,12 @@ public struct RoostConfig: Sendable {
         case "files_permission":
             guard let p = Permission(rawValue: "\(value)") else { throw Invalid("\(source): files_permission must be public, shared, private or readonly") }
             filesPermission = p
+        case "metrics_access":
+            guard let a = MetricsAccess(rawValue: "\(value)") else { throw Invalid("\(source): metrics_access must be local, admin or public") }
+            metricsAccess = a
+        case "server_info":
+            guard ["admin", "public"].contains("\(value)") else { throw Invalid("\(source): server_info must be admin or public") }
+            serverInfoPublic = "\(value)" == "public"
         default:
             guard try setNetwork(key, value, source: source) || setFilesStore(key, value, source: source)
                     || setDatabase(key, value, source: source) else {

@@ -74,7 +74,8 @@ public final class RoostServer {
         let state = ServerState()
         let areas = try ServerComposition(
             config: config, settings: settings, pools: pools, removals: removals, objects: objects,
-            info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now()), state: state, logger: logger)
+            info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now(), isPublic: config.serverInfoPublic,
+                             metricsAccess: config.metricsAccess), state: state, logger: logger)
         let (hooks, files, backups, hub, stats, router) = (areas.hooks, areas.files, areas.backups, areas.hub, areas.stats, areas.router)
         try hooks.after.start()
         let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
