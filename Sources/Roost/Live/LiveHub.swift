@@ -78,6 +78,8 @@ final class LiveHub: @unchecked Sendable {
     static let roundBytes = 16 << 20
     /// The largest change (its states' bytes) in the hub's last read: the next read takes fewer when it was big.
     private var largestChange = 0
+    /// Bytes of changes read for catching-up streams and kept for their next rounds, all streams together.
+    static let readAheadBytes = 32 << 20
 
     init(engine: any StoreEngine, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
         self.engine = engine
@@ -285,6 +287,7 @@ final class LiveHub: @unchecked Sendable {
         lagging = Array(lagging[start...] + lagging[..<start])
         catchUpTurn &+= 1
         var budget = Self.catchUpBudget
+        var readAhead = lagging.reduce(0) { $0 + $1.aheadBytes }
         for subscriber in lagging {
             // Full: nothing to read until its client takes some.
             if subscriber.held >= bufferLimit / 2 {
@@ -292,11 +295,40 @@ final class LiveHub: @unchecked Sendable {
                 continue
             }
             guard budget > 0 else { behind = true; break }
-            // What fits in its buffer, judged by its last events: not 200 big states for one event.
-            let limit = min(budget, Self.batch, Self.readLimit(subscriber.lastEventBytes, bufferLimit - subscriber.held) + 1)
-            let (changes, _) = try reader.changes(after: subscriber.position, limit: limit)
+            // Changes read earlier and not yet sent come first; else a read of
+            // up to `roundBytes` of states, kept for the next rounds while all
+            // streams' kept changes stay within `readAheadBytes` (rebuilding
+            // big entities' states from the feed costs more than keeping them),
+            // else about what fits in its buffer.
+            let changes: ArraySlice<FeedChange>, limit: Int
+            if !subscriber.ahead.isEmpty {
+                (changes, limit) = (subscriber.ahead, 0)   // 0: it joins the live ones after a read that reaches the head
+                readAhead -= subscriber.aheadBytes
+            } else {
+                let keeps = readAhead < Self.readAheadBytes, largest = max(largestChange, 2 * subscriber.lastEventBytes)
+                limit = min(budget, keeps ? Self.readLimit(largest, Self.roundBytes)
+                                          : min(Self.batch, Self.readLimit(subscriber.lastEventBytes, bufferLimit - subscriber.held) + 1))
+                changes = try reader.changes(after: subscriber.position, limit: limit).changes[...]
+            }
+            subscriber.ahead = []
+            subscriber.aheadBytes = 0
             budget -= max(changes.count, 1)
             var full: Int?   // the size of the event that did not fit
+            var taken = 0
+            defer {
+                // Keep what was read and not sent, as much as the budget for kept changes allows.
+                var kept = 0, bytes = 0
+                for change in changes.dropFirst(taken) where change.seq <= head {
+                    let size = Self.bytes(of: change)
+                    guard readAhead + bytes + size <= Self.readAheadBytes else { break }
+                    kept += 1
+                    bytes += size
+                }
+                if !subscriber.ending, kept > 0 {
+                    (subscriber.ahead, subscriber.aheadBytes) = (changes.dropFirst(taken).prefix(kept), bytes)
+                    readAhead += bytes
+                }
+            }
             for change in changes where change.seq <= head {
                 let parsed = ParsedChange(change, level: level(of: change.collection))
                 switch event(change, parsed, for: subscriber) {
@@ -312,6 +344,7 @@ final class LiveHub: @unchecked Sendable {
                 }
                 if full != nil || subscriber.ending { break }
                 subscriber.position = change.seq
+                taken += 1
             }
             if subscriber.ending { continue }
             if let full {
