@@ -79,7 +79,7 @@ final class LiveHub: @unchecked Sendable {
     /// The largest change (its states' bytes) in the hub's last read: the next read takes fewer when it was big.
     private var largestChange = 0
     /// Bytes of changes read for catching-up streams and kept for their next rounds, all streams together.
-    static let readAheadBytes = 32 << 20
+    static let readAheadBytes = 8 << 20
 
     init(engine: any StoreEngine, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
         self.engine = engine
@@ -296,7 +296,7 @@ final class LiveHub: @unchecked Sendable {
             }
             guard budget > 0 else { behind = true; break }
             // Changes read earlier and not yet sent come first; else a read of
-            // up to `roundBytes` of states, kept for the next rounds while all
+            // up to `readAheadBytes` of states, kept for the next rounds while all
             // streams' kept changes stay within `readAheadBytes` (rebuilding
             // big entities' states from the feed costs more than keeping them),
             // else about what fits in its buffer.
@@ -306,7 +306,7 @@ final class LiveHub: @unchecked Sendable {
                 readAhead -= subscriber.aheadBytes
             } else {
                 let keeps = readAhead < Self.readAheadBytes, largest = max(largestChange, 2 * subscriber.lastEventBytes)
-                limit = min(budget, keeps ? Self.readLimit(largest, Self.roundBytes)
+                limit = min(budget, keeps ? Self.readLimit(largest, Self.readAheadBytes)
                                           : min(Self.batch, Self.readLimit(subscriber.lastEventBytes, bufferLimit - subscriber.held) + 1))
                 changes = try reader.changes(after: subscriber.position, limit: limit).changes[...]
             }
