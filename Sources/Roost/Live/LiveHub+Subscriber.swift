@@ -24,9 +24,6 @@ extension LiveHub {
         var bufferedBytes = 0
         /// The size of the last event made for it: a catch-up read takes about what fits.
         var lastEventBytes = 0
-        /// Changes read for it while catching up and not yet sent (after `position`), and their states' bytes.
-        var ahead: ArraySlice<FeedChange> = []
-        var aheadBytes = 0
         /// Told to resync: its stream ends after its bytes are flushed, and it gets nothing more.
         var ending = false
 

@@ -78,8 +78,12 @@ final class LiveHub: @unchecked Sendable {
     static let roundBytes = 16 << 20
     /// The largest change (its states' bytes) in the hub's last read: the next read takes fewer when it was big.
     private var largestChange = 0
-    /// Bytes of changes read for catching-up streams and kept for their next rounds, all streams together.
+    /// Bytes of entity states a catch-up read brings in, about; kept (`window`) for the next rounds.
     static let readAheadBytes = 8 << 20
+    /// The last catch-up read: every change after `after` up to its last, shared
+    /// by all streams catching up through that stretch (rebuilding big
+    /// entities' states from the feed costs more than keeping them).
+    private var window: (after: Int64, changes: [FeedChange]) = (0, [])
 
     init(engine: any StoreEngine, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
         self.engine = engine
@@ -282,12 +286,11 @@ final class LiveHub: @unchecked Sendable {
         // streams together, taking them in turn, so many clients resuming from
         // old cursors slow only themselves, not the live ones.
         var lagging = subscribers.values.filter { $0.position < head }.sorted { $0.id < $1.id }
-        guard !lagging.isEmpty else { return }
+        guard !lagging.isEmpty else { window = (0, []); return }
         let start = catchUpTurn % lagging.count
         lagging = Array(lagging[start...] + lagging[..<start])
         catchUpTurn &+= 1
         var budget = Self.catchUpBudget
-        var readAhead = lagging.reduce(0) { $0 + $1.aheadBytes }
         for subscriber in lagging {
             // Full: nothing to read until its client takes some.
             if subscriber.held >= bufferLimit / 2 {
@@ -295,40 +298,20 @@ final class LiveHub: @unchecked Sendable {
                 continue
             }
             guard budget > 0 else { behind = true; break }
-            // Changes read earlier and not yet sent come first; else a read of
-            // up to `readAheadBytes` of states, kept for the next rounds while all
-            // streams' kept changes stay within `readAheadBytes` (rebuilding
-            // big entities' states from the feed costs more than keeping them),
-            // else about what fits in its buffer.
+            // From the last read when it covers this stream's position, else a
+            // read of about `readAheadBytes` of states, which becomes the window.
             let changes: ArraySlice<FeedChange>, limit: Int
-            if !subscriber.ahead.isEmpty {
-                (changes, limit) = (subscriber.ahead, 0)   // 0: it joins the live ones after a read that reaches the head
-                readAhead -= subscriber.aheadBytes
+            if let last = window.changes.last, window.after <= subscriber.position, subscriber.position < last.seq,
+               let first = window.changes.firstIndex(where: { $0.seq > subscriber.position }) {
+                (changes, limit) = (window.changes[first...], 0)   // 0: it joins the live ones after a read that reaches the head
             } else {
-                let keeps = readAhead < Self.readAheadBytes, largest = max(largestChange, 2 * subscriber.lastEventBytes)
-                limit = min(budget, keeps ? Self.readLimit(largest, Self.readAheadBytes)
-                                          : min(Self.batch, Self.readLimit(subscriber.lastEventBytes, bufferLimit - subscriber.held) + 1))
-                changes = try reader.changes(after: subscriber.position, limit: limit).changes[...]
+                limit = min(budget, Self.readLimit(max(largestChange, 2 * subscriber.lastEventBytes), Self.readAheadBytes))
+                let read = try reader.changes(after: subscriber.position, limit: limit).changes
+                window = (subscriber.position, read)
+                changes = read[...]
             }
-            subscriber.ahead = []
-            subscriber.aheadBytes = 0
             budget -= max(changes.count, 1)
             var full: Int?   // the size of the event that did not fit
-            var taken = 0
-            defer {
-                // Keep what was read and not sent, as much as the budget for kept changes allows.
-                var kept = 0, bytes = 0
-                for change in changes.dropFirst(taken) where change.seq <= head {
-                    let size = Self.bytes(of: change)
-                    guard readAhead + bytes + size <= Self.readAheadBytes else { break }
-                    kept += 1
-                    bytes += size
-                }
-                if !subscriber.ending, kept > 0 {
-                    (subscriber.ahead, subscriber.aheadBytes) = (changes.dropFirst(taken).prefix(kept), bytes)
-                    readAhead += bytes
-                }
-            }
             for change in changes where change.seq <= head {
                 let parsed = ParsedChange(change, level: level(of: change.collection))
                 switch event(change, parsed, for: subscriber) {
@@ -344,7 +327,6 @@ final class LiveHub: @unchecked Sendable {
                 }
                 if full != nil || subscriber.ending { break }
                 subscriber.position = change.seq
-                taken += 1
             }
             if subscriber.ending { continue }
             if let full {
