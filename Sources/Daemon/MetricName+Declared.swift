@@ -37,6 +37,8 @@ extension MetricName {
         "roost_live_events_sent_total", help: "Events handed to live streams' connections.")
     public static let liveSlowDisconnects = MetricName(
         "roost_live_slow_disconnects_total", help: "Live streams closed because their client fell too far behind.")
+    public static let liveOverBudget = MetricName(
+        "roost_live_over_budget_total", help: "Live streams told to resync (reset, then closed) because matching a change against their query ran past its budget.")
     public static let liveLag = MetricName(
         "roost_live_lag_seconds", help: "Time from a change's commit to its event handed to a live stream's connection.")
     public static let slowLaneReads = MetricName(
@@ -55,7 +57,7 @@ extension MetricName {
     static let all: [String: MetricName] = Dictionary(uniqueKeysWithValues: [
         httpRequests, httpRequestDuration, sqliteSeconds, writeCommits, writeOperations, queueDepth, queueCapacity,
         workerBusyThreads, workerThreads, thumbnailsGenerated, webhookDeliveries, backupsTaken, backupLastSuccess,
-        backupDuration, backupSize, liveStreams, liveEventsSent, liveSlowDisconnects, liveLag,
+        backupDuration, backupSize, liveStreams, liveEventsSent, liveSlowDisconnects, liveOverBudget, liveLag,
         slowLaneReads, sqlitePageCache, allocatorAllocated, allocatorResident, rateLimited,
     ].map { ($0.name, $0) })
 }

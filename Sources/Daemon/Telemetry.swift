@@ -42,11 +42,15 @@ public enum Telemetry {
     }
 
     /// Live streams: `roost_live_streams` open now, `roost_live_events_sent_total`,
-    /// `roost_live_slow_disconnects_total` (clients dropped for falling behind) and
-    /// `roost_live_lag_seconds`, from a change's commit to its event handed to the connection.
-    public static func live() -> (streams: Metrics.Gauge, events: Metrics.Counter, slow: Metrics.Counter, lag: Metrics.Timer) {
+    /// `roost_live_slow_disconnects_total` (clients dropped for falling behind),
+    /// `roost_live_over_budget_total` (streams told to resync because their query
+    /// cost too much on a change) and `roost_live_lag_seconds`, from a change's
+    /// commit to its event handed to the connection.
+    public static func live() -> (streams: Metrics.Gauge, events: Metrics.Counter, slow: Metrics.Counter,
+                                  overBudget: Metrics.Counter, lag: Metrics.Timer) {
         (Metrics.Gauge(label: MetricName.liveStreams.name), Metrics.Counter(label: MetricName.liveEventsSent.name),
-         Metrics.Counter(label: MetricName.liveSlowDisconnects.name), Metrics.Timer(label: MetricName.liveLag.name))
+         Metrics.Counter(label: MetricName.liveSlowDisconnects.name), Metrics.Counter(label: MetricName.liveOverBudget.name),
+         Metrics.Timer(label: MetricName.liveLag.name))
     }
 
     /// Why a read runs on the slow lane: it ran past its slice, or its client did lately.

@@ -1,24 +1,46 @@
 import CEvent
 import Foundation
 import HTTP
+import Synchronization
 
 /// A response sent in pieces, such as a Server-Sent Events stream: started
 /// once on its loop, then written chunk by chunk (evhttp's chunked replies)
 /// until the server ends it or the client goes away.
 ///
 /// Loop-confined: every method runs on the stream's loop (post work there
-/// with `loop.execute`). The stream registers for the connection's close
-/// (`HTTPServer.onClose`), so a client that disconnects is noticed at once
-/// and `onClose` runs once.
+/// with `loop.execute`), except the byte accounting (`promise`, `backlog`,
+/// `stalledMilliseconds`, `signalBelow`), which any thread may use. The
+/// stream registers for the connection's close (`HTTPServer.onClose`), so a
+/// client that disconnects is noticed at once and `onClose` runs once.
+///
+/// Byte accounting: what a producer on another thread has promised to write
+/// (`promise`, before it posts the write to the loop) plus what waits in
+/// the connection's output buffer (kept current by a callback on that
+/// buffer, so it falls as the client reads) is `backlog`: everything this
+/// stream holds in memory for its client, Swift side and libevent side.
 public final class ResponseStream: @unchecked Sendable {
     public let loop: EventLoop
+    let server: HTTPServer
     public let requestID: String
     let request: OpaquePointer
     let connection: OpaquePointer
-    let server: HTTPServer
     private var onClose: (() -> Void)?
+    /// Runs on the loop when the output buffer falls to the threshold set by `signalBelow`.
+    private var onDrain: (() -> Void)?
+    /// The output buffer callback (removed when the stream ends).
+    private var watch: (buffer: OpaquePointer, entry: OpaquePointer)?
     /// False once the client went away or the server ended the stream.
     public private(set) var isOpen = true
+
+    /// Bytes promised by a producer and not yet added to the output buffer.
+    private let promised = Atomic<Int>(0)
+    /// Bytes in the connection's output buffer (unsent), as of its last change.
+    private let unsent = Atomic<Int>(0)
+    /// When the client last made progress (milliseconds, monotonic): the
+    /// output buffer drained, or was empty and got bytes.
+    private let progressAt = Atomic<Int64>(ResponseStream.nowMilliseconds())
+    /// 0, or 1 + the unsent size at or below which `onDrain` runs (once).
+    private let drainThreshold = Atomic<Int>(0)
 
     init(loop: EventLoop, server: HTTPServer, request: OpaquePointer, requestID: String) {
         self.loop = loop
@@ -31,20 +53,57 @@ public final class ResponseStream: @unchecked Sendable {
     /// Sets what runs (once, on the loop) when the stream closes for any reason.
     public func setOnClose(_ handler: @escaping () -> Void) { onClose = handler }
 
-    /// Queues `bytes` for the client.
-    /// - Returns: the bytes still waiting in the connection's output buffer
-    ///   after this write (what a slow client has not taken yet), or nil
-    ///   when the stream is closed.
+    /// Sets what runs on the loop when a `signalBelow` threshold is reached.
+    public func setOnDrain(_ handler: @escaping () -> Void) { onDrain = handler }
+
+    // MARK: - Byte accounting (any thread)
+
+    /// Counts `count` bytes a producer is about to post to the loop for `write`.
+    public func promise(_ count: Int) { promised.add(count, ordering: .relaxed) }
+
+    /// Bytes this stream holds for its client: promised and not yet written,
+    /// plus unsent in the connection's output buffer.
+    public var backlog: Int { promised.load(ordering: .relaxed) + unsent.load(ordering: .relaxed) }
+
+    /// How long the client has held unsent bytes without taking any (0 when nothing is unsent).
+    public var stalledMilliseconds: Int64 {
+        unsent.load(ordering: .relaxed) == 0 ? 0 : max(0, Self.nowMilliseconds() - progressAt.load(ordering: .relaxed))
+    }
+
+    /// Asks for `onDrain` (once) when the unsent bytes fall to `threshold` or below.
+    public func signalBelow(_ threshold: Int) { drainThreshold.store(max(threshold, 0) + 1, ordering: .relaxed) }
+
+    // MARK: - Writing (on the loop)
+
+    /// Queues `bytes` for the client as one chunk.
+    /// - Returns: false when the stream is closed.
     @discardableResult
-    public func write(_ bytes: [UInt8]) -> Int? {
-        guard isOpen else { return nil }
+    public func write(_ bytes: [UInt8]) -> Bool { write([SharedBytes(bytes)], promised: 0) }
+
+    /// Queues `pieces` for the client as one chunk: large ones by reference
+    /// (no copy: the buffer holds the object until it is sent), small ones
+    /// copied. `promised` is what the producer counted with `promise` for them.
+    /// - Returns: false when the stream is closed.
+    @discardableResult
+    public func write(_ pieces: [SharedBytes], promised count: Int) -> Bool {
+        if count != 0 { promised.subtract(count, ordering: .relaxed) }
+        guard isOpen else { return false }
         let buffer = evbuffer_new()
-        bytes.withUnsafeBytes { raw in
-            if let base = raw.baseAddress, raw.count > 0 { evbuffer_add(buffer, base, raw.count) }
+        for piece in pieces where piece.count > 0 {
+            if piece.count < SharedBytes.referenceThreshold {
+                evbuffer_add(buffer, piece.base, piece.count)
+            } else {
+                let held = Unmanaged.passRetained(piece).toOpaque()
+                if evbuffer_add_reference(buffer, piece.base, piece.count, { _, _, extra in
+                    if let extra { Unmanaged<SharedBytes>.fromOpaque(extra).release() }
+                }, held) != 0 {
+                    Unmanaged<SharedBytes>.fromOpaque(held).release()
+                }
+            }
         }
         evhttp_send_reply_chunk(request, buffer)
         evbuffer_free(buffer)
-        return pending
+        return true
     }
 
     /// Bytes written but not yet taken by the client.
@@ -73,11 +132,27 @@ public final class ResponseStream: @unchecked Sendable {
         detach()
     }
 
+    /// Called by libevent whenever the output buffer changes (on the loop).
+    fileprivate func outputChanged(length: Int, added: Int, drained: Int) {
+        let before = unsent.exchange(length, ordering: .relaxed)
+        if drained > 0 || (before == 0 && added > 0) { progressAt.store(Self.nowMilliseconds(), ordering: .relaxed) }
+        let armed = drainThreshold.load(ordering: .relaxed)
+        if armed > 0, length < armed, drainThreshold.compareExchange(expected: armed, desired: 0, ordering: .relaxed).exchanged {
+            onDrain?()
+        }
+    }
+
     private func detach() {
         isOpen = false
+        if let watch {
+            evbuffer_remove_cb_entry(watch.buffer, watch.entry)
+            self.watch = nil
+        }
+        unsent.store(0, ordering: .relaxed)
         server.onClose(of: connection, loop: loop, nil)
         let handler = onClose
         onClose = nil
+        onDrain = nil
         handler?()
     }
 
@@ -87,10 +162,23 @@ public final class ResponseStream: @unchecked Sendable {
         for h in headers { evhttp_add_header(out, h.name, h.value) }
         evhttp_add_header(out, "X-Request-Id", requestID)
         evhttp_connection_set_timeout(connection, timeoutSeconds)
-        // The registration keeps the stream alive until it closes.
+        // The registration keeps the stream alive until it closes, so the
+        // output buffer's callback (removed in `detach`) may hold it unretained.
         server.onClose(of: connection, loop: loop) { self.closedByPeer() }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        if let bev = evhttp_connection_get_bufferevent(connection), let output = bufferevent_get_output(bev),
+           let entry = evbuffer_add_cb(output, { buffer, info, context in
+               guard let context, let info else { return }
+               let length = Int(info.pointee.orig_size) + Int(info.pointee.n_added) - Int(info.pointee.n_deleted)
+               Unmanaged<ResponseStream>.fromOpaque(context).takeUnretainedValue()
+                   .outputChanged(length: length, added: Int(info.pointee.n_added), drained: Int(info.pointee.n_deleted))
+           }, context) {
+            watch = (output, entry)
+        }
         evhttp_send_reply_start(request, Int32(status), Response.reason(status))
     }
+
+    static func nowMilliseconds() -> Int64 { Int64(HTTPServer.monotonicNanoseconds() / 1_000_000) }
 }
 
 extension ResponseWriter {

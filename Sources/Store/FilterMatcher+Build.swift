@@ -48,7 +48,7 @@ extension FilterMatcher {
                 clauses.append(.field(p, expand: expand, .compare(order, try bound(arg, order))))
             case "$in", "$nin":
                 guard case .array(let values) = arg else { throw .invalid("\(op) needs an array.") }
-                let positive: Node = values.isEmpty ? .constant(false) : .field(p, expand: expand, .equalsAny(values.map(literal)))
+                let positive: Node = values.isEmpty ? .constant(false) : .field(p, expand: expand, .equalsAny(LiteralSet(values.map(literal))))
                 clauses.append(op == "$in" ? positive : .not(positive))
             case "$exists":
                 let wanted: Bool

@@ -3,19 +3,20 @@ import JSON
 /// Evaluating the tree on a parsed document.
 extension FilterMatcher.Node {
     /// Whether the node holds with `root` as the document (or the `$elemMatch` element).
-    func holds(on root: JSONValue?) throws(FilterMatcher.Abort) -> Bool {
+    func holds(on root: JSONValue?, _ meter: FilterMatcher.Meter) throws(FilterMatcher.Abort) -> Bool {
+        try meter.charge(1)
         switch self {
         case .constant(let b): return b
         case .and(let parts):
-            for part in parts where !(try part.holds(on: root)) { return false }
+            for part in parts where !(try part.holds(on: root, meter)) { return false }
             return true
         case .or(let parts):
-            for part in parts where try part.holds(on: root) { return true }
+            for part in parts where try part.holds(on: root, meter) { return true }
             return false
-        case .not(let inner): return !(try inner.holds(on: root))
+        case .not(let inner): return !(try inner.holds(on: root, meter))
         case .field(let path, let expand, let test):
-            guard let first = path.first else { return try test.leaf(root, expand: expand) }
-            return try test.walk(FilterMatcher.key(first, of: root), path.steps[...], expand: expand)
+            guard let first = path.first else { return try test.leaf(root, expand: expand, meter) }
+            return try test.walk(FilterMatcher.key(first, of: root), path.steps[...], expand: expand, meter)
         case .geo(let path, let test):
             var value = root
             for key in path { value = FilterMatcher.key(key, of: value) }
@@ -25,6 +26,15 @@ extension FilterMatcher.Node {
 }
 
 extension FilterMatcher {
+    /// Elements or keys of a container (what comparing its JSON text costs, in steps); 0 for a scalar.
+    static func width(_ value: JSONValue?) -> Int {
+        switch value {
+        case .array(let a)?: return a.count
+        case .object(let o)?: return o.count
+        default: return 0
+        }
+    }
+
     /// A key of a document; nothing for any other value (a JSON path `$."k"`).
     static func key(_ key: String, of value: JSONValue?) -> JSONValue? {
         if case .object(let o)? = value { return o[key] }
@@ -37,31 +47,40 @@ extension FilterMatcher.Test {
     /// in an array, the key of each element that is a document and, for a
     /// numeric key, the element at that position (not expanded when it is
     /// the last step); elsewhere the key (missing unless a document has it).
-    func walk(_ value: JSONValue?, _ steps: ArraySlice<PathWalkStep>, expand: Bool) throws(FilterMatcher.Abort) -> Bool {
-        guard let step = steps.first else { return try leaf(value, expand: expand) }
+    func walk(_ value: JSONValue?, _ steps: ArraySlice<PathWalkStep>, expand: Bool,
+              _ meter: FilterMatcher.Meter) throws(FilterMatcher.Abort) -> Bool {
+        guard let step = steps.first else { return try leaf(value, expand: expand, meter) }
         let rest = steps.dropFirst()
         guard case .array(let elements)? = value else {
-            return try walk(FilterMatcher.key(step.key, of: value), rest, expand: expand)
+            return try walk(FilterMatcher.key(step.key, of: value), rest, expand: expand, meter)
         }
-        for case .object(let o) in elements where try walk(o[step.key], rest, expand: expand) { return true }
+        try meter.charge(elements.count)
+        for case .object(let o) in elements where try walk(o[step.key], rest, expand: expand, meter) { return true }
         if let i = step.index, i < elements.count {
-            return try walk(elements[i], rest, expand: rest.isEmpty ? false : expand)
+            return try walk(elements[i], rest, expand: rest.isEmpty ? false : expand, meter)
         }
         return false
     }
 
     /// The test on the value itself or, with `expand`, on any element of it.
-    func leaf(_ value: JSONValue?, expand: Bool) throws(FilterMatcher.Abort) -> Bool {
-        if try holds(value) { return true }
+    func leaf(_ value: JSONValue?, expand: Bool, _ meter: FilterMatcher.Meter) throws(FilterMatcher.Abort) -> Bool {
+        if try holds(value, meter) { return true }
         guard expand, case .array(let elements)? = value else { return false }
-        for element in elements where try holds(element) { return true }
+        for element in elements where try holds(element, meter) { return true }
         return false
     }
 
-    func holds(_ value: JSONValue?) throws(FilterMatcher.Abort) -> Bool {
+    /// The test on one value; `meter` is charged a step per test, and more
+    /// for work that grows with the value (a container's JSON text, a regex subject).
+    func holds(_ value: JSONValue?, _ meter: FilterMatcher.Meter) throws(FilterMatcher.Abort) -> Bool {
+        try meter.charge(1)
         switch self {
-        case .equals(let literal): return FilterMatcher.equals(value, literal)
-        case .equalsAny(let literals): return literals.contains { FilterMatcher.equals(value, $0) }
+        case .equals(let literal):
+            if case .container = literal { try meter.charge(FilterMatcher.width(value)) }
+            return FilterMatcher.equals(value, literal)
+        case .equalsAny(let literals):
+            if literals.hasContainers { try meter.charge(FilterMatcher.width(value)) }
+            return literals.contains(value)
         case .compare(let order, let bound):
             switch (value, bound) {
             case (_, .never): return false
@@ -74,6 +93,7 @@ extension FilterMatcher.Test {
             }
         case .regex(let regex):
             guard case .string(let s)? = value else { return false }
+            try meter.charge(s.utf8.count / 64)
             return try regex.matches(s)
         case .mod(let divisor, let remainder):
             let n: Int64
@@ -93,7 +113,7 @@ extension FilterMatcher.Test {
             guard case .array(let elements)? = value else { return false }
             for element in elements {
                 if !operatorForm, element.objectValue == nil { continue }
-                if try node.holds(on: element) { return true }
+                if try node.holds(on: element, meter) { return true }
             }
             return false
         }

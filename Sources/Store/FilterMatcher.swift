@@ -36,6 +36,7 @@ public final class FilterMatcher {
         let compiler = FilterCompiler()
         compiler.useIndexes = false
         _ = try compiler.compile(filter) // the same refusals, limits and messages
+        conditions = compiler.conditions
         guard case .object(let object) = filter else { throw .invalid("The query must be a JSON object.") }
         root = try Self.document(object)
         if case .and(let parts) = root { matchesAll = parts.isEmpty } else { matchesAll = false }
@@ -43,9 +44,22 @@ public final class FilterMatcher {
 
     /// Whether `document` (a JSON object as stored, with its `_id`) matches.
     public func matches(_ document: JSONValue) -> Bool {
-        if matchesAll { return true }
-        do { return try root.holds(on: document) } catch { return false }
+        evaluate(document, allowance: .max).verdict ?? false
     }
+
+    /// Whether `document` matches, deciding in at most `allowance` steps
+    /// (see `Meter`): the verdict, nil when the allowance ran out first, and
+    /// the steps taken.
+    public func evaluate(_ document: JSONValue, allowance: Int) -> (verdict: Bool?, steps: Int) {
+        if matchesAll { return (true, 0) }
+        let meter = Meter(allowance: allowance)
+        do { return (try root.holds(on: document, meter), meter.used) } catch {
+            return (meter.exhausted ? nil : false, meter.used)
+        }
+    }
+
+    /// Conditions in the filter, as `QueryLimits.maxConditions` counts them.
+    public let conditions: Int
 
     /// A `$regex` past PCRE2's limits: the document does not match.
     struct Abort: Error {}
@@ -78,7 +92,7 @@ public final class FilterMatcher {
     /// A test on one value reached by a path; `nil` is a missing value (SQL type NULL).
     indirect enum Test {
         case equals(Literal)
-        case equalsAny([Literal])
+        case equalsAny(LiteralSet)
         case compare(Order, Bound)
         case regex(Regex)
         case mod(divisor: Int64, remainder: Int64)

@@ -70,6 +70,22 @@ struct FilterMatcherTests {
         (#"{"a.b": {"$exists": true}}"#, #"{"a": [1]}"#, false),
         (#"{"a": {"$all": [{"$elemMatch": {"p": 1}}]}}"#, #"{"a": [{"p": 1}]}"#, true),
         (#"{"$comment": "x"}"#, #"{"a": 1}"#, true),
+        // $in and $nin are hash lookups: the same equality as $eq, value by value.
+        (#"{"n": {"$in": [2.0, "x"]}}"#, #"{"n": 2}"#, true),
+        (#"{"n": {"$in": [2]}}"#, #"{"n": 2.0}"#, true),
+        (#"{"n": {"$in": [-0.0]}}"#, #"{"n": 0}"#, true),
+        (#"{"n": {"$in": [9007199254740993]}}"#, #"{"n": 9007199254740992.0}"#, false),
+        (#"{"n": {"$in": [1.5, 7]}}"#, #"{"n": [3, 1.5]}"#, true),
+        (#"{"n": {"$in": [1]}}"#, #"{"n": true}"#, false),
+        (#"{"n": {"$in": [true]}}"#, #"{"n": 1}"#, false),
+        (#"{"s": {"$in": ["\u00e9", "a"]}}"#, #"{"s": "e\u0301"}"#, false),
+        (#"{"s": {"$in": ["\u00e9", "a"]}}"#, #"{"s": "\u00e9"}"#, true),
+        (#"{"a": {"$in": [[1, 2], {"x": 1}]}}"#, #"{"a": [1, 2]}"#, true),
+        (#"{"a": {"$in": [[1, 2], {"x": 1}]}}"#, #"{"a": {"x": 1}}"#, true),
+        (#"{"a": {"$in": [[2, 1]]}}"#, #"{"a": [1, 2]}"#, false),
+        (#"{"a": {"$in": [null, 3]}}"#, #"{}"#, true),
+        (#"{"a": {"$nin": [null, 3]}}"#, #"{"a": 4}"#, true),
+        (#"{"a": {"$nin": [1.5, "z"]}}"#, #"{"a": ["z"]}"#, false),
         (#"{"a": {"$elemMatch": {"p": {"$geoWithin": {"$box": [[0, 0], [1, 1]]}}}}}"#, #"{"a": [{"p": [2, 2]}, {"p": [0.5, 1]}]}"#, true),
     ]
 
@@ -102,6 +118,23 @@ struct FilterMatcherTests {
         let store = try TestStore()
         try store.insert("c", [#"{"a": [{"p": [0.5, 0.5]}]}"#])
         #expect(store.queryError("c", filter) != nil)
+    }
+
+    @Test("an evaluation stops past its allowance of steps; a $in list is one lookup per value tested")
+    func allowance() throws {
+        let big = JSONValue.object(JSONObject([("arr", .array((0..<50_000).map { JSONValue.int(Int64($0)) }))]))
+        let inList = try FilterMatcher(try JSONParser.parse(#"{"arr": {"$in": [-1, -2, -3, -4, -5, -6, -7, -8, -9, -10, -11, -12]}}"#))
+        let (verdict, steps) = inList.evaluate(big, allowance: 100_000)
+        #expect(verdict == false)
+        #expect(steps > 50_000 && steps < 60_000, "\(steps) steps for 50,000 elements")
+        #expect(inList.evaluate(big, allowance: 10_000).verdict == nil)
+        let scans = try FilterMatcher(try JSONParser.parse(#"{"$or": [{"arr": {"$lt": -1}}, {"arr": {"$lt": -2}}, {"arr": {"$lt": -3}}]}"#))
+        let (stopped, used) = scans.evaluate(big, allowance: 100_000)
+        #expect(stopped == nil && used <= 100_001)
+        #expect(scans.matches(big) == false)
+        let cheap = try FilterMatcher(try JSONParser.parse(#"{"room": "a", "arr": {"$exists": true}}"#))
+        let (found, few) = cheap.evaluate(.object(JSONObject([("room", .string("a")), ("arr", big.objectValue!["arr"]!)])), allowance: 128)
+        #expect(found == true && few < 16, "\(few) steps")
     }
 
     @Test("random documents and filters: the same matches as SQL", arguments: [UInt64(1), 0xC0FFEE, 20_260_512, 77])

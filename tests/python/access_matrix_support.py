@@ -144,6 +144,12 @@ class World:
                 path = f"{base}/{self.real_ids[plain]}" + rest[len(plain):]
         return path, body
 
+    def in_wire_order(self, rows):
+        """`rows` (plain names) in the order of their ids on the wire: a list
+        sorted by `_id` sorts a private row by its creator's namespace first
+        (server-made user ids carry no creation order within a second)."""
+        return sorted(rows, key=lambda row: self.real_ids.get(row, row))
+
     def plain_ids(self, value):
         plain = {real: name for name, real in self.real_ids.items()}
         if isinstance(value, list):

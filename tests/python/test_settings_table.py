@@ -23,7 +23,7 @@ OTHER = {
     "loops": 1, "readers": 3, "queue_capacity": 1000, "read_slice_ms": 150, "slow_readers": 2, "query_time_limit": 7,
     "write_batch": 100, "durability": "power", "max_body_bytes": 2097152, "log_level": "debug", "log_target": "stderr",
     "default_permission": "readonly", "session_lifetime": 3600, "changes_retention": 86400, "live_heartbeat": 5,
-    "live_buffer_bytes": 65536, "live_max_connections": 50, "live_max_per_address": 7, "password_cost": "owasp",
+    "live_buffer_bytes": 65536, "live_max_connections": 50, "live_max_per_address": 7, "live_max_per_account": 5, "password_cost": "owasp",
     "hash_concurrency": 1, "admin_token": "b" * 40, "sqlite_cache_bytes": 16777216, "sqlite_mmap_bytes": 0,
     "max_upload_bytes": 1048576, "max_image_pixels": 1000000, "thumbnail_sizes": "[64, 256]", "upload_workers": 8,
     "upload_validation": "decode", "thumbnail_workers": 1, "upload_queue": 16, "files_permission": "private",

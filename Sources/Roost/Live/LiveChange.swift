@@ -1,3 +1,4 @@
+import EventLoop
 import Foundation
 import JSON
 import Store
@@ -13,8 +14,10 @@ final class ParsedChange {
     let beforeACL: JSONObject?
     let afterACL: JSONObject?
     var after: JSONObject? { afterValue?.objectValue }
-    /// Encoded events by kind and view (plain, redacted).
-    private var events: [(ServerSentEvent.Kind, Bool, [UInt8])] = []
+    /// Encoded events by kind and view (plain, redacted), shared by every subscriber that gets one.
+    private var events: [(ServerSentEvent.Kind, Bool, SharedBytes)] = []
+    /// Filter steps this change may still take, for all subscribers (`LiveBudget.stepsPerChange`).
+    var stepsLeft = LiveBudget.stepsPerChange
 
     init(_ change: FeedChange, level: AccessScope.Level) {
         self.change = change
@@ -25,9 +28,9 @@ final class ParsedChange {
         afterACL = afterValue?.objectValue?["_acl"]?.objectValue
     }
 
-    func encoded(_ kind: ServerSentEvent.Kind, redacted: Bool, _ make: () -> [UInt8]) -> [UInt8] {
+    func encoded(_ kind: ServerSentEvent.Kind, redacted: Bool, _ make: () -> [UInt8]) -> SharedBytes {
         for (k, r, bytes) in events where k == kind && r == redacted { return bytes }
-        let bytes = make()
+        let bytes = SharedBytes(make())
         events.append((kind, redacted, bytes))
         return bytes
     }

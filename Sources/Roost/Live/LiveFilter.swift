@@ -18,8 +18,13 @@ final class LiveFilter {
 
     let engine: Engine
     let matchesAll: Bool
+    /// Steps its last evaluation took: the fan-out runs cheap filters first.
+    private(set) var lastSteps = 0
     private var memoSeq: Int64 = -1
-    private var memo: (before: Bool?, after: Bool?) = (nil, nil)
+    private var memo: (before: Verdict?, after: Verdict?) = (nil, nil)
+
+    /// A filter's answer on one state of an entity.
+    enum Verdict { case match, noMatch, overBudget }
 
     init(_ engine: Engine) {
         self.engine = engine
@@ -41,16 +46,28 @@ final class LiveFilter {
     }
 
     /// Whether the entity before (or after) `change` matches; it must exist.
-    func matches(_ change: ParsedChange, after: Bool) -> Bool {
-        if matchesAll { return true }
+    /// Charged to the change's budget: at most `LiveBudget.stepsPerFilter`,
+    /// and no more than the change has left (but `LiveBudget.stepsWhenSpent`
+    /// even when it has nothing left); past that, `.overBudget`.
+    func verdict(_ change: ParsedChange, after: Bool) -> Verdict {
+        if matchesAll { return .match }
         if memoSeq != change.change.seq { memoSeq = change.change.seq; memo = (nil, nil) }
         if let known = after ? memo.after : memo.before { return known }
-        let verdict: Bool
+        let verdict: Verdict
         switch engine {
         case .memory(let matcher):
-            verdict = (after ? change.afterValue : change.before).map(matcher.matches) ?? false
+            if let document = after ? change.afterValue : change.before {
+                let allowance = max(min(LiveBudget.stepsPerFilter, change.stepsLeft), LiveBudget.stepsWhenSpent)
+                let (answer, steps) = matcher.evaluate(document, allowance: allowance)
+                change.stepsLeft -= min(steps, allowance)
+                lastSteps = answer == nil ? LiveBudget.stepsPerFilter : steps
+                verdict = answer.map { $0 ? .match : .noMatch } ?? .overBudget
+            } else {
+                verdict = .noMatch
+            }
         case .probe(let probe):
-            verdict = (after ? change.change.after : change.change.before).map { probe.matches($0, id: change.change.id) } ?? false
+            let matched = (after ? change.change.after : change.change.before).map { probe.matches($0, id: change.change.id) } ?? false
+            verdict = matched ? .match : .noMatch
         }
         if after { memo.after = verdict } else { memo.before = verdict }
         return verdict

@@ -23,28 +23,25 @@ struct LiveHandlers: Sendable {
         let request = Self.withQueryToken(raw)
         // The address as the throttles see it (behind trusted proxies, the forwarded client).
         let address = LoginThrottle.addressKey(request.remoteAddress)
-        switch hub.reserve(address: address) {
-        case .full?:
-            return out.send(HTTPError(503, "Overloaded", "Too many live streams are open; try again shortly.",
-                                      headers: Headers([("Retry-After", "5")])).response)
-        case .perAddress?:
-            return out.send(HTTPError(429, "TooManyStreams",
-                                      "This address has \(hub.maxPerAddress) live streams open already (live_max_per_address); close one or try again later.",
-                                      headers: Headers([("Retry-After", "30")])).response)
-        case nil:
-            break
-        }
+        // A cheap early answer on the loop when the server or this address is
+        // full; the slot itself is taken only once the caller is known.
+        if let refusal = hub.wouldRefuse(address: address) { return out.send(answer(refusal).response) }
         let (access, hub) = (jobs.access, self.hub)
-        // A refusal (a bad token's included) gives the reserved place back.
-        let accepted = jobs.read(request, out, failed: { hub.release(address: address) }) { reader, caller in
+        jobs.read(request, out) { reader, caller in
             let subscription = try make()
+            var conditions = 0
             for topic in subscription.topics {
                 let level = topic.collection == "files" ? hub.filesLevel : access.level(of: topic.collection)
                 try AccessScope(principal: caller.principal, level: level).checkCollectionRead()
                 try access.checkHiddenFields(topic.collection, caller.principal, filter: topic.filter, sort: [])
-                _ = try FilterMatcher(topic.filter) // a bad filter is a 400 now, not a silent stream
+                conditions += try FilterMatcher(topic.filter).conditions // a bad filter is a 400 now, not a silent stream
+            }
+            guard conditions <= LiveBudget.maxConditionsPerStream else {
+                throw HTTPError(400, "InvalidQuery", "A live stream's queries may have at most \(LiveBudget.maxConditionsPerStream) conditions together (operators and $all values, each counted once per part of its field path); this one has \(conditions).")
             }
             let since = try Self.cursor(request, try reader.cursorSeal())
+            // Last, once nothing else can refuse the stream: a bad token, query or cursor took no slot.
+            if let refusal = hub.reserve(address: address, account: caller.principal.userID) { throw answer(refusal) }
             let headers = Headers([("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
                                    ("X-Accel-Buffering", "no")])
             out.stream(headers: headers, timeoutSeconds: Int32(hub.heartbeat * 2 + 30)) { stream in
@@ -53,7 +50,22 @@ struct LiveHandlers: Sendable {
             }
             return nil
         }
-        if !accepted { hub.release(address: address) }
+    }
+
+    /// The answer to a refused stream: 503 when the server is full, 429 past a per-address or per-account limit.
+    private func answer(_ refusal: LiveHub.Refusal) -> HTTPError {
+        switch refusal {
+        case .full:
+            return HTTPError(503, "Overloaded", "Too many live streams are open; try again shortly.", headers: Headers([("Retry-After", "5")]))
+        case .perAddress:
+            return HTTPError(429, "TooManyStreams",
+                             "This address has \(hub.maxPerAddress) live streams open already (live_max_per_address); close one or try again later.",
+                             headers: Headers([("Retry-After", "30")]))
+        case .perAccount:
+            return HTTPError(429, "TooManyStreams",
+                             "This account has \(hub.maxPerAccount) live streams open already (live_max_per_account); close one or try again later.",
+                             headers: Headers([("Retry-After", "30")]))
+        }
     }
 
     /// `Last-Event-ID` (a reconnecting `EventSource`) or `?since=`.

@@ -2,9 +2,10 @@ import EventLoop
 import Foundation
 import Store
 
-/// The fan-out thread's way out: heartbeats, bytes queued per subscriber in
-/// a round, and one hand-over per loop per round. Only the fan-out thread
-/// calls these (they touch its own state: `subscribers`, `dirty`).
+/// The fan-out thread's way out: heartbeats, bytes queued per subscriber
+/// within `live_buffer_bytes`, resyncs, and one hand-over per loop per
+/// flush. Only the fan-out thread calls these (they touch its own state:
+/// `subscribers`, `dirty`).
 extension LiveHub {
     /// Heartbeats, and the end of streams whose session expired or was revoked.
     func beat(_ reader: any DocumentReading) throws {
@@ -15,6 +16,7 @@ extension LiveHub {
                 if valid[hash] == nil { valid[hash] = try reader.session(tokenHash: hash, now: Authenticator.now) != nil }
                 if valid[hash] == false {
                     subscribers[subscriber.id] = nil
+                    subscriber.ending = true
                     let stream = subscriber.stream
                     stream.loop.execute { stream.finish() }
                     continue
@@ -36,33 +38,76 @@ extension LiveHub {
     }
 
     /// Queues bytes for a subscriber; a round's bytes for one stream go out as one chunk.
-    func send(_ subscriber: Subscriber, _ bytes: [UInt8]) {
+    /// Events go through `fits` first; heartbeats, the preamble and resets are a few bytes.
+    func send(_ subscriber: Subscriber, _ bytes: SharedBytes) {
         if subscriber.buffered.isEmpty { dirty.append(subscriber) }
-        subscriber.buffered += bytes
+        subscriber.buffered.append(bytes)
+        subscriber.bufferedBytes += bytes.count
     }
 
-    /// Hands each loop its bytes: one `execute` per loop per round.
+    func send(_ subscriber: Subscriber, _ bytes: [UInt8]) { send(subscriber, SharedBytes(bytes)) }
+
+    /// Whether `count` more bytes keep the subscriber within `live_buffer_bytes`
+    /// (everything it holds: this round's bytes, bytes on their way to its
+    /// loop and unsent in its connection). An event larger than the limit goes
+    /// alone, when the stream holds nothing else.
+    func fits(_ subscriber: Subscriber, _ count: Int) -> Bool {
+        let held = subscriber.held
+        return held == 0 || held + count <= bufferLimit
+    }
+
+    /// The subscriber cannot take its next event (`count` bytes): it waits
+    /// for its client to read (its loop wakes the hub once the event would
+    /// fit, or half the limit has gone), and is dropped when the client has
+    /// taken nothing for `LiveBudget.stallMilliseconds`.
+    /// - Returns: true when there is room already (come back soon); false
+    ///   when it waits, or was dropped (`ending`).
+    func waitForRoom(_ subscriber: Subscriber, for count: Int) -> Bool {
+        if subscriber.stream.stalledMilliseconds > LiveBudget.stallMilliseconds {
+            subscribers[subscriber.id] = nil
+            subscriber.ending = true
+            let stream = subscriber.stream
+            stream.loop.execute { stream.abort() }
+            metrics.slow.increment()
+            return false
+        }
+        // An event larger than the limit goes alone: it waits for an empty buffer.
+        let threshold = count > bufferLimit ? 0 : min(bufferLimit / 2, bufferLimit - count)
+        subscriber.stream.signalBelow(threshold)
+        // It may have drained before the signal was armed.
+        return subscriber.held <= threshold
+    }
+
+    /// Ends a stream whose filter ran past its budget on change `seq`: a
+    /// `reset` with that change's id, then the end of the stream.
+    func resync(_ subscriber: Subscriber, at seq: Int64) {
+        send(subscriber, overBudgetReset(seq))
+        subscriber.ending = true
+        subscribers[subscriber.id] = nil
+        metrics.overBudget.increment()
+    }
+
+    /// Hands each loop its bytes: one `execute` per loop per flush. The bytes
+    /// are promised to their streams first, so `held` counts them until the
+    /// loop has put them in the connection's buffer.
     func flush() {
         guard !dirty.isEmpty else { return }
-        var byLoop: [Int: (EventLoop, [(ResponseStream, [UInt8])])] = [:]
+        var byLoop: [Int: (EventLoop, [(ResponseStream, [SharedBytes], Int, Bool)])] = [:]
         for subscriber in dirty {
             let loop = subscriber.stream.loop
-            byLoop[loop.index, default: (loop, [])].1.append((subscriber.stream, subscriber.buffered))
+            subscriber.stream.promise(subscriber.bufferedBytes)
+            byLoop[loop.index, default: (loop, [])].1.append((subscriber.stream, subscriber.buffered, subscriber.bufferedBytes,
+                                                              subscriber.ending))
             subscriber.buffered = []
+            subscriber.bufferedBytes = 0
         }
         dirty.removeAll(keepingCapacity: true)
-        let limit = bufferLimit, slow = metrics.slow
+        lastFlush = Date()
         for (_, (loop, items)) in byLoop {
             loop.execute {
-                // Slow: what earlier rounds handed a stream is still unsent past the
-                // limit (judged once per round, before this round's bytes).
-                for (stream, bytes) in items where stream.isOpen {
-                    if stream.pending > limit {
-                        stream.abort()
-                        slow.increment()
-                        continue
-                    }
-                    stream.write(bytes)
+                for (stream, pieces, count, end) in items {
+                    stream.write(pieces, promised: count)
+                    if end { stream.finish() }
                 }
             }
         }

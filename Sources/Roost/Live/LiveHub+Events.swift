@@ -1,38 +1,69 @@
+import EventLoop
 import JSON
 import Store
 
 /// Which event a change makes for a subscriber. Decided in memory: access
 /// from the entity's `_acl` and the collection's level, the subscriber's
 /// filters by `FilterMatcher` on the parsed entity (each distinct filter
-/// once per change, see `ParsedChange.matches`). No SQL per subscriber.
+/// once per change, see `LiveFilter.verdict`). No SQL per subscriber.
 extension LiveHub {
+    /// What a change makes for one subscriber.
+    enum Outcome {
+        /// Nothing it may see or asked for.
+        case none
+        /// An event, encoded once per kind and view and shared by every subscriber that gets it.
+        case event(SharedBytes)
+        /// Its filter ran past its budget on this change: it is told to resync.
+        case overBudget
+    }
+
     /// The event `change` makes for `subscriber`, if any.
-    func event(_ change: FeedChange, _ parsed: ParsedChange, for subscriber: Subscriber) -> [UInt8]? {
+    func event(_ change: FeedChange, _ parsed: ParsedChange, for subscriber: Subscriber) -> Outcome {
         let topics = subscriber.topicFilters
-        guard topics.contains(where: { $0.collection == change.collection }) else { return nil }
+        guard topics.contains(where: { $0.collection == change.collection }) else { return .none }
         let scope = AccessScope(principal: subscriber.principal, level: parsed.level)
-        func sees(after: Bool) -> Bool {
-            guard (after ? change.after : change.before) != nil, scope.canRead(acl: after ? parsed.afterACL : parsed.beforeACL) else { return false }
-            return topics.contains { $0.collection == change.collection && $0.filter?.matches(parsed, after: after) == true }
+        func sees(after: Bool) -> LiveFilter.Verdict {
+            guard (after ? change.after : change.before) != nil, scope.canRead(acl: after ? parsed.afterACL : parsed.beforeACL) else { return .noMatch }
+            var verdict = LiveFilter.Verdict.noMatch
+            for topic in topics where topic.collection == change.collection {
+                switch topic.filter?.verdict(parsed, after: after) ?? .noMatch {
+                case .match: return .match
+                case .overBudget: verdict = .overBudget
+                case .noMatch: break
+                }
+            }
+            return verdict
         }
-        let before = change.operation == .create ? false : sees(after: false)
-        let after = change.operation == .delete ? false : sees(after: true)
+        let before = change.operation == .create ? LiveFilter.Verdict.noMatch : sees(after: false)
+        if before == .overBudget { return .overBudget }
+        let after = change.operation == .delete ? LiveFilter.Verdict.noMatch : sees(after: true)
+        if after == .overBudget { return .overBudget }
         let kind: ServerSentEvent.Kind
-        switch (change.operation, before, after) {
+        switch (change.operation, before == .match, after == .match) {
         case (.create, _, true): kind = .create
         case (.delete, true, _): kind = .delete
         case (.update, true, true): kind = .update
         case (.update, false, true): kind = .enter
         case (.update, true, false): kind = .leave
-        default: return nil
+        default: return .none
         }
         // Most subscribers see the same bytes for a change: made once per kind and view.
-        let redacted = after && access.redaction(change.collection, subscriber.principal).map { !$0.fields.isEmpty && $0.exceptID != change.id } == true
-        return parsed.encoded(kind, redacted: redacted) {
-            let entity = after ? visibleEntity(change, parsed, for: subscriber.principal) : nil
+        let visible = after == .match
+        let redacted = visible && access.redaction(change.collection, subscriber.principal).map { !$0.fields.isEmpty && $0.exceptID != change.id } == true
+        return .event(parsed.encoded(kind, redacted: redacted) {
+            let entity = visible ? visibleEntity(change, parsed, for: subscriber.principal) : nil
             return ServerSentEvent.encode(id: token(change.seq), kind: kind,
                                           data: ServerSentEvent.data(collection: change.collection, id: change.id, entity: entity))
-        }
+        })
+    }
+
+    /// The `reset` that ends a stream whose filter ran past its budget on
+    /// change `seq`: its id is that change's, so the client resumes after it
+    /// (and resyncs with `_deltaset`, where a list's own limits apply).
+    func overBudgetReset(_ seq: Int64) -> SharedBytes {
+        SharedBytes(ServerSentEvent.encode(id: token(seq), kind: .reset, data: """
+            {"reason":"Matching a change against this stream's query took more than its budget (\(LiveBudget.stepsPerFilter) steps, \(LiveBudget.stepsPerChange) per change for all streams); sync again."}
+            """))
     }
 
     /// The entity as the subscriber may see it: others' private profile fields removed.

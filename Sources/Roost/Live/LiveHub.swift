@@ -11,8 +11,14 @@ import Store
 /// subscriber may see each change (its `_acl` and the collection's level,
 /// then the subscriber's filter on the document itself) and hands every
 /// loop its bytes in one `execute` per batch. Neither the writer nor a loop
-/// ever waits on a client; a client that falls `bufferLimit` bytes behind is
-/// dropped and resumes with `Last-Event-ID`.
+/// ever waits on a client. A stream never holds more than `bufferLimit`
+/// bytes (counted as they are queued: this round's, those on their way to
+/// the loop and those unsent in the connection): a subscriber whose next
+/// event does not fit stops at the change before it and catches up from the
+/// feed as its client reads; one whose client takes nothing for a while is
+/// dropped, and resumes with `Last-Event-ID`. Matching has a budget per
+/// filter and per change (`LiveBudget`); a stream whose query runs past it
+/// is told to resync.
 ///
 /// Every subscriber has a feed position: it gets exactly the changes after
 /// it, in commit order. A new stream that resumes from an older position
@@ -25,6 +31,7 @@ final class LiveHub: @unchecked Sendable {
     let bufferLimit: Int
     let maxStreams: Int
     let maxPerAddress: Int
+    let maxPerAccount: Int
     let logger: Logger
     let metrics = Telemetry.live()
 
@@ -38,10 +45,14 @@ final class LiveHub: @unchecked Sendable {
     private var open = 0
     /// Open (or opening) streams per client address, for `maxPerAddress`.
     private var openByAddress: [String: Int] = [:]
+    /// Open (or opening) streams per signed-in user, for `maxPerAccount`.
+    private var openByAccount: [String: Int] = [:]
     private var checkSessions = false
     private var stoppedAt: Date?
     /// Some subscriber is catching up: come back soon (hub thread only).
     private var behind = false
+    /// When the hub last handed the loops their bytes (hub thread only).
+    var lastFlush = Date()
 
     // Hub thread only.
     var subscribers: [Int: Subscriber] = [:]
@@ -62,6 +73,17 @@ final class LiveHub: @unchecked Sendable {
     static let batch = 200
     /// Changes read per round for all streams that are catching up.
     static let catchUpBudget = 1000
+    /// Bytes of entity states one read of the feed may bring in, about: a
+    /// round of big changes reads fewer of them (see `readLimit`).
+    static let roundBytes = 16 << 20
+    /// The largest change (its states' bytes) in the hub's last read: the next read takes fewer when it was big.
+    private var largestChange = 0
+    /// Bytes of entity states a catch-up read brings in, about; kept (`window`) for the next rounds.
+    static let readAheadBytes = 8 << 20
+    /// The last catch-up read: every change after `after` up to its last, shared
+    /// by all streams catching up through that stretch (rebuilding big
+    /// entities' states from the feed costs more than keeping them).
+    private var window: (after: Int64, changes: [FeedChange]) = (0, [])
 
     init(engine: any StoreEngine, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
         self.engine = engine
@@ -71,6 +93,7 @@ final class LiveHub: @unchecked Sendable {
         bufferLimit = config.liveBufferBytes
         maxStreams = config.liveMaxConnections
         maxPerAddress = config.liveMaxPerAddress
+        maxPerAccount = config.liveMaxPerAccount
         self.logger = logger
     }
 
@@ -84,17 +107,29 @@ final class LiveHub: @unchecked Sendable {
     }
 
     /// Why a new stream was refused.
-    enum Refusal { case full, perAddress }
+    enum Refusal { case full, perAddress, perAccount }
+
+    /// Whether a new stream from `address` would be refused now, without
+    /// reserving anything: the loop's cheap early answer before the caller is found.
+    func wouldRefuse(address: String) -> Refusal? {
+        condition.lock(); defer { condition.unlock() }
+        guard !stopped, open < maxStreams else { return .full }
+        return openByAddress[address, default: 0] < maxPerAddress ? nil : .perAddress
+    }
 
     /// Reserves a slot for a new stream from `address` (a client address as
-    /// the throttles key it): `.full` past `live_max_connections`,
-    /// `.perAddress` past `live_max_per_address`, nil when reserved.
-    func reserve(address: String) -> Refusal? {
+    /// the throttles key it) by `account` (a signed-in user's id): `.full`
+    /// past `live_max_connections`, `.perAddress` past `live_max_per_address`,
+    /// `.perAccount` past `live_max_per_account`, nil when reserved. Called
+    /// once the caller is known, so a refused caller takes no slot.
+    func reserve(address: String, account: String?) -> Refusal? {
         condition.lock(); defer { condition.unlock() }
         guard !stopped, open < maxStreams else { return .full }
         guard openByAddress[address, default: 0] < maxPerAddress else { return .perAddress }
+        if let account, openByAccount[account, default: 0] >= maxPerAccount { return .perAccount }
         open += 1
         openByAddress[address, default: 0] += 1
+        if let account { openByAccount[account, default: 0] += 1 }
         return nil
     }
 
@@ -104,12 +139,15 @@ final class LiveHub: @unchecked Sendable {
         return open
     }
 
-    /// Gives back a slot reserved for a stream that never started, or has ended.
-    func release(address: String) {
-        condition.lock(); defer { condition.unlock() }
+    /// Gives back a slot reserved for a stream that has ended (the lock held).
+    private func released(address: String, account: String?) {
         open -= 1
         let left = openByAddress[address, default: 1] - 1
         openByAddress[address] = left > 0 ? left : nil
+        if let account {
+            let left = openByAccount[account, default: 1] - 1
+            openByAccount[account] = left > 0 ? left : nil
+        }
     }
 
     /// Adds a started stream (on its loop); it is removed when it closes.
@@ -118,19 +156,19 @@ final class LiveHub: @unchecked Sendable {
         condition.lock()
         nextID += 1
         let subscriber = Subscriber(id: nextID, stream: stream, principal: principal, tokenHash: tokenHash,
-                                    subscription: subscription, since: since, address: address)
+                                    subscription: subscription, since: since, address: address, account: principal.userID)
         added.append(subscriber)
         condition.signal()
         condition.unlock()
         stream.setOnClose { [self] in
             condition.lock()
             removed.append(subscriber.id)
-            open -= 1
-            let left = openByAddress[subscriber.address, default: 1] - 1
-            openByAddress[subscriber.address] = left > 0 ? left : nil
+            released(address: subscriber.address, account: subscriber.account)
             condition.signal()
             condition.unlock()
         }
+        // Its client read enough to make room: serve it again now, not at the next round.
+        stream.setOnDrain { [self] in wake() }
     }
 
     /// After each group commit: there may be new changes.
@@ -214,18 +252,33 @@ final class LiveHub: @unchecked Sendable {
             head = try reader.feedHead()
             return false
         }
-        let (changes, _) = try reader.changes(after: head, limit: Self.batch)
+        let limit = Self.readLimit(largestChange, Self.roundBytes)
+        let (changes, _) = try reader.changes(after: head, limit: limit)
+        largestChange = changes.reduce(0) { max($0, Self.bytes(of: $1)) }
         guard !changes.isEmpty else { return false }
-        let live = subscribers.values.filter { $0.position == head }
-        deliver(changes, to: live)
+        // Cheap filters first: a costly one cannot use up a change's budget before them.
+        let live = subscribers.values.filter { $0.position == head }.sorted { ($0.cost, $0.id) < ($1.cost, $1.id) }
+        let paused = deliver(changes, to: live, from: head)
         head = changes.last!.seq
-        for subscriber in live { subscriber.position = head }
-        return changes.count == Self.batch
+        for subscriber in live where !paused.contains(subscriber.id) { subscriber.position = head }
+        return changes.count == limit
     }
 
-    /// Subscribers behind the hub (resumed from an older cursor) read their
-    /// own backlog up to the hub's position, about half a buffer per round,
-    /// so a client that reads keeps up and one that does not is dropped.
+    /// Changes to read when the largest change lately held `largest` bytes
+    /// and `room` bytes are wanted: up to `batch`, at least one.
+    static func readLimit(_ largest: Int, _ room: Int) -> Int {
+        largest <= 0 ? batch : min(batch, max(1, room / largest))
+    }
+
+    /// The bytes of a change's entity states, as read from the feed.
+    static func bytes(of change: FeedChange) -> Int {
+        (change.before?.utf8.count ?? 0) + (change.after?.utf8.count ?? 0)
+    }
+
+    /// Subscribers behind the hub (resumed from an older cursor, or paused
+    /// for room) read their own backlog up to the hub's position, as much as
+    /// fits in their buffer per round, so a client that reads keeps up and
+    /// one that takes nothing is dropped.
     private func catchUp(_ reader: any DocumentReading) throws {
         behind = false
         let now = ChangeFeedClock.milliseconds
@@ -233,53 +286,98 @@ final class LiveHub: @unchecked Sendable {
         // streams together, taking them in turn, so many clients resuming from
         // old cursors slow only themselves, not the live ones.
         var lagging = subscribers.values.filter { $0.position < head }.sorted { $0.id < $1.id }
-        guard !lagging.isEmpty else { return }
+        guard !lagging.isEmpty else { window = (0, []); return }
         let start = catchUpTurn % lagging.count
         lagging = Array(lagging[start...] + lagging[..<start])
         catchUpTurn &+= 1
         var budget = Self.catchUpBudget
         for subscriber in lagging {
+            // Full: nothing to read until its client takes some.
+            if subscriber.held >= bufferLimit / 2 {
+                behind = waitForRoom(subscriber, for: bufferLimit / 2) || behind
+                continue
+            }
             guard budget > 0 else { behind = true; break }
-            let limit = min(Self.batch, budget)
-            let (changes, _) = try reader.changes(after: subscriber.position, limit: limit)
+            // From the last read when it covers this stream's position, else a
+            // read of about `readAheadBytes` of states, which becomes the window.
+            let changes: ArraySlice<FeedChange>, limit: Int
+            if let last = window.changes.last, window.after <= subscriber.position, subscriber.position < last.seq,
+               let first = window.changes.firstIndex(where: { $0.seq > subscriber.position }) {
+                (changes, limit) = (window.changes[first...], 0)   // 0: it joins the live ones after a read that reaches the head
+            } else {
+                limit = min(budget, Self.readLimit(max(largestChange, 2 * subscriber.lastEventBytes), Self.readAheadBytes))
+                let read = try reader.changes(after: subscriber.position, limit: limit).changes
+                window = (subscriber.position, read)
+                changes = read[...]
+            }
             budget -= max(changes.count, 1)
-            var sent = 0, full = false
+            var full: Int?   // the size of the event that did not fit
             for change in changes where change.seq <= head {
-                if let bytes = event(change, ParsedChange(change, level: level(of: change.collection)), for: subscriber) {
+                let parsed = ParsedChange(change, level: level(of: change.collection))
+                switch event(change, parsed, for: subscriber) {
+                case .none: break
+                case .overBudget:
+                    resync(subscriber, at: change.seq)
+                case .event(let bytes):
+                    subscriber.lastEventBytes = bytes.count
+                    guard fits(subscriber, bytes.count) else { full = bytes.count; break }
                     send(subscriber, bytes)
-                    sent += bytes.count
                     metrics.events.increment()
                     metrics.lag.recordMilliseconds(max(0, now - change.at))
                 }
+                if full != nil || subscriber.ending { break }
                 subscriber.position = change.seq
-                if sent >= bufferLimit / 2 { full = true; break }
+            }
+            if subscriber.ending { continue }
+            if let full {
+                behind = waitForRoom(subscriber, for: full) || behind
+                continue
             }
             // Every change up to the hub's position was read: it joins the live ones.
-            if !full && (changes.count < limit || (changes.last?.seq ?? 0) > head) {
+            if changes.count < limit || (changes.last?.seq ?? 0) > head {
                 subscriber.position = head
             }
             behind = behind || subscriber.position < head
         }
     }
 
-    /// Builds every live subscriber's events for `changes`. The lag histogram
-    /// takes one sample per change delivered (its events in a round share
-    /// one send time); the events counter is bumped once per round.
-    private func deliver(_ changes: [FeedChange], to subscribers: [Subscriber]) {
-        guard !subscribers.isEmpty else { return }
+    /// Builds every live subscriber's events for `changes` (the feed after
+    /// `start`), each subscriber within its buffer: one whose next event does
+    /// not fit stops at the change before it and catches up later. The lag
+    /// histogram takes one sample per change delivered; the events counter
+    /// is bumped once per round. What is built goes out every
+    /// `LiveBudget.flushInterval`, not only at the round's end.
+    /// - Returns: the ids of the subscribers that stopped short.
+    private func deliver(_ changes: [FeedChange], to subscribers: [Subscriber], from start: Int64) -> Set<Int> {
+        guard !subscribers.isEmpty else { return [] }
         let now = ChangeFeedClock.milliseconds
         var sent = 0
+        var paused: Set<Int> = []
+        var previous = start
         for change in changes {
             let parsed = ParsedChange(change, level: level(of: change.collection))
             let before = sent
-            for subscriber in subscribers {
-                guard let bytes = event(change, parsed, for: subscriber) else { continue }
-                send(subscriber, bytes)
-                sent += 1
+            for subscriber in subscribers where !subscriber.ending && !paused.contains(subscriber.id) {
+                switch event(change, parsed, for: subscriber) {
+                case .none: continue
+                case .overBudget: resync(subscriber, at: change.seq)
+                case .event(let bytes):
+                    subscriber.lastEventBytes = bytes.count
+                    guard fits(subscriber, bytes.count) else {
+                        paused.insert(subscriber.id)
+                        subscriber.position = previous
+                        continue
+                    }
+                    send(subscriber, bytes)
+                    sent += 1
+                }
             }
             if sent > before { metrics.lag.recordMilliseconds(max(0, now - change.at)) }
+            previous = change.seq
+            if Date().timeIntervalSince(lastFlush) >= LiveBudget.flushInterval { flush() }
         }
         if sent > 0 { metrics.events.increment(by: Int64(sent)) }
+        return paused
     }
 
     /// The event id of position `seq`: sealed once and kept a while, so every

@@ -45,6 +45,7 @@ extension RoostConfig {
         .int("live_buffer_bytes", \.liveBufferBytes, 4096...(1 << 30), "unsent bytes before a slow live client is dropped"),
         .int("live_max_connections", \.liveMaxConnections, 0...1_000_000, "open live streams before 503"),
         .int("live_max_per_address", \.liveMaxPerAddress, 1...1_000_000, "open live streams per client address before 429"),
+        .int("live_max_per_account", \.liveMaxPerAccount, 1...1_000_000, "open live streams per signed-in user before 429"),
         .choice("password_cost", \.passwordCost, "Argon2id cost"),
         .int("hash_concurrency", \.hashConcurrency, 1...64, "password hashes that may run at once"),
         .custom("admin_token", "the operator's bearer token (at least 32 characters)", parse: { c, value, source in

@@ -69,6 +69,8 @@ public struct RoostConfig: Sendable {
     public var liveMaxConnections = 10_000
     /// Open live streams one client address may hold (429 past it), so one client cannot take them all.
     public var liveMaxPerAddress = 100
+    /// Open live streams one signed-in user may hold (429 past it), whatever addresses they come from.
+    public var liveMaxPerAccount = 32
     /// Argon2id cost for passwords (libsodium's named levels).
     public var passwordCost: PasswordHasher.Cost = .interactive
     /// How many password hashes may run at once (each takes the cost's memory).
