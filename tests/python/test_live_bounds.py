@@ -27,7 +27,9 @@ from live_support import CONFIG, Client, assert_error, module_node
 
 BUFFER = 256 * 1024
 BOUNDS_CONFIG = CONFIG + f"live_buffer_bytes: {BUFFER}\nmax_body_bytes: 2097152\n"
-SLOTS_CONFIG = CONFIG + 'live_max_per_account: 3\nlive_max_per_address: 4\ntrusted_proxies: ["127.0.0.1"]\n'
+# Stream opens are not rate limited here: the floods below test slots, not rate_limits.live_streams.
+SLOTS_CONFIG = CONFIG + ('live_max_per_account: 3\nlive_max_per_address: 4\ntrusted_proxies: ["127.0.0.1"]\n'
+                         'rate_limits:\n  live_streams: {per_second: 0}\n')
 MiB = 1024 * 1024
 
 bounds = module_node("bounds", BOUNDS_CONFIG)
