@@ -144,10 +144,12 @@ class World:
                 path = f"{base}/{self.real_ids[plain]}" + rest[len(plain):]
         return path, body
 
-    def in_wire_order(self, rows):
+    def in_wire_order(self, level, rows):
         """`rows` (plain names) in the order of their ids on the wire: a list
         sorted by `_id` sorts a private row by its creator's namespace first
         (server-made user ids carry no creation order within a second)."""
+        if level != "private":
+            return sorted(rows)
         return sorted(rows, key=lambda row: self.real_ids.get(row, row))
 
     def plain_ids(self, value):

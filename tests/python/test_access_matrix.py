@@ -59,7 +59,7 @@ def test_list(world, level, principal, variant):
     pred, query = preds[variant]
     extra = f"&query={q(query)}" if query else ""
     expected = expected_rows(level, principal, pred)
-    expected = expected if expected == 401 else world.in_wire_order(expected)
+    expected = expected if expected == 401 else world.in_wire_order(level, expected)
     r, ids = list_ids(world, principal, level, extra + "&count=true")
     if expected == 401:
         assert_error(r, 401, "Unauthorized")

@@ -102,7 +102,7 @@ def test_acl_query_cannot_widen_visibility(world):
     r = world.call("B", "GET", f"/privPlaces?query={q({'_acl.creator': a})}&sort=%7B%22_id%22%3A1%7D")
     assert [d["_id"] for d in r.body] == ["a2", "a3"]
     r = world.call("B", "GET", f"/privPlaces?query={q({'$or': [{'_acl': {'$exists': True}}, {'_acl': {'$exists': False}}]})}&sort=%7B%22_id%22%3A1%7D")
-    assert [d["_id"] for d in r.body] == world.in_wire_order(VISIBLE["private"]["B"])
+    assert [d["_id"] for d in r.body] == world.in_wire_order("private", VISIBLE["private"]["B"])
 
 
 # ---------------------------------------------------------------------------
