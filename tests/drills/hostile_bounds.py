@@ -9,7 +9,7 @@ import urllib.parse
 
 from roost_harness import one_request, png, rss_kib
 
-from .hostile_amplify import bound_feed, bound_resolve
+from .hostile_amplify import bound_feed, bound_live, bound_resolve, bound_smuggle
 from .hostile_corpus import _contract
 from .hostile_corpus_cases import COLLECTION
 
@@ -228,7 +228,7 @@ def run_bounds(daemon, keys=85_000, variants=200, log=print):
     Each class runs under a /healthz probe and an RSS watch."""
     classes = [("paths", _bound_paths), ("keys", lambda t: _bound_keys(t, keys)), ("regex", _bound_regex),
                ("nul", _bound_nul), ("variants", lambda t: _bound_variants(t, variants)),
-               ("resolve", bound_resolve), ("feed", bound_feed)]
+               ("resolve", bound_resolve), ("feed", bound_feed), ("live", bound_live), ("smuggle", bound_smuggle)]
     results, failures, stored_variants = [], [], None
     for name, run in classes:
         if not daemon.alive():

@@ -70,7 +70,7 @@ def test_hostile_bounds_hold(hostile_daemon):
     assert not result["crashed"], hostile_daemon.log_tail()
     assert result["failures"] == [], result["failures"][:10]
     assert result["stored_variants"] is not None and result["stored_variants"] <= 16
-    assert {c["name"] for c in result["classes"]} == {"paths", "keys", "regex", "nul", "variants", "resolve", "feed"}
+    assert {c["name"] for c in result["classes"]} == {"paths", "keys", "regex", "nul", "variants", "resolve", "feed", "live", "smuggle"}
 
 
 def test_slowloris_keeps_healthz_answering(hostile_daemon):
