@@ -58,7 +58,7 @@ public struct KeysetCursor: Equatable, Sendable {
     static let refusal = QueryError.invalid("after is not a cursor of this list's order; start again without after (or with the same sort and query).")
 
     /// The JSON a token sealed, or nil when this database did not seal it.
-    static func contents(_ token: String, _ seal: CursorSeal) -> JSONValue? {
+    public static func contents(_ token: String, _ seal: CursorSeal) -> JSONValue? {
         guard let bytes = seal.open(token, version: sealVersion, maxLength: maxTokenBytes),
               let text = String(validating: bytes, as: UTF8.self) else { return nil }
         var trimmed = Substring(text)
