@@ -21,10 +21,12 @@ enum ErrorResponses {
         let storeError = StoreError.wrap(error)
         let answer = storeError.httpError
         if case .database(let db) = storeError {
-            // Ours (500) at error level; what a client's request caused (a regex or
-            // query past its limits, a timeout, a busy database) at debug, so no
-            // client can fill the error log.
-            logger.log(level: answer.status == 500 ? .error : .debug, "database error",
+            // Ours (500) at error level; the database short of memory, disk or a
+            // limit at warning (an operator must see a full disk); what a client's
+            // request caused (a regex or query past its limits, a timeout, a busy
+            // writer) at debug, so no client can fill the error log.
+            let level: Logger.Level = answer.status == 500 ? .error : (db.isOutOfResources ? .warning : .debug)
+            logger.log(level: level, "database error",
                        metadata: ["request_id": "\(request.requestID)", "path": "\(LogFormat.escaped(request.path))", "error": "\(db)", "status": "\(answer.status)"])
         }
         return answer
