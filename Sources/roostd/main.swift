@@ -85,6 +85,7 @@ struct CheckConfig: ParsableCommand {
 
     func run() throws {
         let c = try options.load()
+        _ = try c.corsPolicy()
         for line in c.settingLines { print(line) }
         print("rate_limits: " + RateClass.allCases.map { "\($0.name) \(c.rateLimits[$0])" }.joined(separator: ", ") + ", callers \(c.rateLimits.callers)")
         if c.filesStore == .s3 {

@@ -32,8 +32,10 @@ OTHER = {
     "tls_hsts": "off", "trusted_proxies": '["10.0.0.1"]', "forwarded_header": "Forwarded", "references_max_cascade": 10,
     "database_url": None,                                 # switching engines on a running node: not by a reload test
     "header_timeout": 20, "max_connections_per_address": 100,
+    "cors_origins": '["http://localhost:5173"]', "cors_credentials": "true",
     "node_id": "node-b", "claim_lease_seconds": 30, "metrics_access": "admin", "server_info": "public",
 }
+MAPPINGS = ("tls_", "cors_")  # scalar settings written as a mapping's members in YAML
 APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key"}
 
 
@@ -59,10 +61,13 @@ def test_every_setting_is_documented_in_the_readme_and_the_example(keys):
     readme = (REPO / "README.md").read_text()
     table = "\n".join(line for line in readme.splitlines() if line.startswith("| `"))
     example = (REPO / "etc" / "roost" / "roost.yaml").read_text()
-    # tls_* are documented as the tls: mapping's members (tls.certificate)
-    missing_docs = [k for k in keys if not re.search(r"`%s`" % re.escape(k.replace("tls_", "tls.", 1)), table)]
+    # tls_* and cors_* are documented as their mapping's members (tls.certificate, cors.origins)
+    def member(k):
+        return next((k[len(p):] for p in MAPPINGS if k.startswith(p)), None)
+    missing_docs = [k for k in keys if not re.search(r"`%s`" % re.escape(
+        next((p[:-1] + "." + k[len(p):] for p in MAPPINGS if k.startswith(p)), k)), table)]
     missing_example = [k for k in keys if not re.search(r"^#?\s*%s:" % re.escape(k), example, re.M)
-                       and not (k.startswith("tls_") and re.search(r"^#?\s*%s:" % k[4:], example, re.M))]
+                       and not (member(k) and re.search(r"^#?\s*%s:" % member(k), example, re.M))]
     assert missing_docs == [], f"README's configuration table misses {missing_docs}"
     assert missing_example == [], f"etc/roost/roost.yaml misses {missing_example}"
 

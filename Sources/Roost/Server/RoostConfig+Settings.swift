@@ -6,7 +6,7 @@ import HTTP
 extension RoostConfig {
     /// Every scalar setting, once. The mappings (`collections`, `users`,
     /// `messaging`, `webhooks`, `backups`, `s3`, `tls`) have their own
-    /// parsers; `tls`'s members are the `tls_*` settings here.
+    /// parsers; `tls`'s members are the `tls_*` settings here, `cors`'s the `cors_*` ones.
     static let settings: [Setting] = [
         .custom("listen", "addresses to serve: host:port, https://host:port or {address, tls, proxy_protocol}", parse: { c, value, source in
             if let list = value as? [Any] { c.listen = try list.map { try RoostConfig.listenEntry($0, source: source) } } else {
@@ -78,6 +78,15 @@ extension RoostConfig {
             let text = "\(value)"
             c.tls.hsts = (value as? Bool == false || text.isEmpty || text == "off" || text == "false") ? nil : text
         }, value: { $0.tls.hsts ?? "off" }),
+        .custom("cors_origins", "browser origins that may call the API: * for any, or scheme://host[:port] each; empty: none", parse: { c, value, source in
+            c.corsOrigins = try Setting.list(value).map { try RoostConfig.corsOrigin($0, source: source) }
+        }, value: { $0.corsOrigins.joined(separator: ",") }),
+        .custom("cors_credentials", "whether browsers may send cookies or HTTP authentication cross-origin (needs listed origins)", parse: { c, value, source in
+            guard let b = (value as? Bool) ?? ["true": true, "false": false][("\(value)").lowercased()] else {
+                throw Invalid("\(source): cors.credentials must be true or false")
+            }
+            c.corsCredentials = b
+        }, value: { "\($0.corsCredentials)" }),
         .custom("trusted_proxies", "peers whose forwarding header names the client", parse: { c, value, source in
             let items = Setting.list(value)
             do { _ = try TrustedProxies(items) } catch { throw Invalid("\(source): trusted_proxies: \(error)") }

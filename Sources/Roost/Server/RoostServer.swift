@@ -94,7 +94,7 @@ public final class RoostServer {
                                 proxySockets: BoundListener.groups(listeners, tls: false, proxyProtocol: true),
                                 maxBodyBytes: evhttpCap, logger: logger,
                                 trustedProxies: try config.proxies(), headerSeconds: config.headerTimeout,
-                                maxConnectionsPerAddress: config.maxConnectionsPerAddress, observer: Self.observer(services.accessLog, routes: router.table)) { request, out in
+                                maxConnectionsPerAddress: config.maxConnectionsPerAddress, cors: try config.corsPolicy(), observer: Self.observer(services.accessLog, routes: router.table)) { request, out in
             router.handle(request, out)
         }
         for listener in listeners { for s in listener.sockets { close(s.fd) } }
