@@ -1,13 +1,19 @@
+import Console
 import HTTP
 import JSON
+import Store
 
 /// The few HTML pages Roost serves: the daemon's front page and a table
 /// view of a collection for browsers. Every value is escaped.
 enum HTMLPages {
-    static let style = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}code{background:#f4f4f4;padding:1px 4px}"
+    /// Beside the console's own stylesheet, so these pages look like the console.
+    static let style = "body{padding:1.5rem}.page{max-width:64rem;margin:0 auto}.panel{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:1rem 1.25rem;margin:0 0 1rem}table{border-collapse:collapse;background:var(--panel)}td,th{border:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}th{background:#eef1f5}td.mono{white-space:pre-wrap;word-break:break-word}.links a{margin-right:1.25rem;font-weight:600}.brand{color:var(--ink);margin-bottom:.5rem}.brand h1{margin:0}"
 
     static func page(title: String, body: String) -> String {
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>\(HTMLEscape.escape(title))</title><style>\(style)</style></head><body>\(body)</body></html>"
+        let assets = ConsoleSite.assetBase
+        return "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            + "<title>\(HTMLEscape.escape(title))</title><link rel=\"icon\" href=\"\(assets)/icon.svg\" type=\"image/svg+xml\">"
+            + "<link rel=\"stylesheet\" href=\"\(assets)/style.css\"><style>\(style)</style></head><body><div class=\"page\">\(body)</div></body></html>"
     }
 
     /// Columns of the table view; a document's other fields share one last cell.
@@ -74,26 +80,37 @@ enum HTMLPages {
         ("Admin", ["/_/ (console)", "GET|POST /admin/backups", "GET /metrics", "GET /healthz", "GET /readyz"]),
     ]
 
-    static func home(version: String?, listen: [String], startedAt: String, collections: [(name: String, count: Int)]) -> String {
-        var html = "<h1>Roost\(version.map { " " + HTMLEscape.escape($0) } ?? "")</h1><p>A self-hosted mobile backend."
+    /// A collection as the front page lists it; `count` is nil when the caller may not see every row.
+    struct VisibleCollection {
+        let name: String
+        let level: AccessScope.Level
+        let count: Int?
+    }
+
+    static func home(version: String?, listen: [String], startedAt: String, collections: [VisibleCollection], signedIn: Bool) -> String {
+        var html = "<div class=\"brand\"><img src=\"\(ConsoleSite.assetBase)/icon.svg\" alt=\"\"><h1>Roost\(version.map { " " + HTMLEscape.escape($0) } ?? "")</h1></div>"
+        html += "<p>A self-hosted mobile backend."
         html += listen.isEmpty ? "</p>" : " Serving since \(HTMLEscape.escape(startedAt)) on \(HTMLEscape.escape(listen.joined(separator: ", "))).</p>"
-        html += "<h2>Collections</h2>"
+        html += "<p class=\"panel links\"><a href=\"/_/\">Admin console</a><a href=\"/openapi.yaml\">API reference (openapi.yaml)</a><a href=\"/healthz\">Health</a></p>"
+        html += "<div class=\"panel\"><h2>Collections you can see</h2>"
         if collections.isEmpty {
-            html += "<p>None yet. Create one with <code>curl -X POST -H 'Content-Type: application/json' -d '{\"name\":\"x\"}' /locations</code>.</p>"
+            html += "<p>None yet" + (signedIn ? "." : " for anonymous visitors: public collections appear here, and signed-in users (<code>Authorization: Bearer &lt;token&gt;</code>) see more.") + "</p>"
+            html += "<p>Create one: <code>curl -X POST -H 'Content-Type: application/json' -H 'Authorization: Bearer $TOKEN' -d '{\"text\":\"hi\"}' /notes</code></p>"
         } else {
-            html += "<table><thead><tr><th>collection</th><th>documents</th></tr></thead><tbody>"
+            html += "<table><thead><tr><th>collection</th><th>access</th><th>documents</th></tr></thead><tbody>"
             for c in collections {
                 let name = HTMLEscape.escape(c.name)
-                html += "<tr><td><a href=\"/\(name)\">\(name)</a></td><td>\(c.count)</td></tr>"
+                html += "<tr><td><a href=\"/\(name)\">\(name)</a></td><td>\(c.level.rawValue)</td><td>\(c.count.map(String.init) ?? "your own only")</td></tr>"
             }
             html += "</tbody></table>"
+            if !signedIn { html += "<p class=\"muted\">Signed-in users see shared and private collections too.</p>" }
         }
-        html += "<h2>API</h2><p>Every endpoint, its parameters and answers: <a href=\"/openapi.yaml\">/openapi.yaml</a> (OpenAPI 3.1).</p>"
+        html += "</div><div class=\"panel\"><h2>API</h2><p>Every endpoint, its parameters and answers: <a href=\"/openapi.yaml\">/openapi.yaml</a> (OpenAPI 3.1).</p>"
         html += "<table><thead><tr><th>area</th><th>endpoints</th></tr></thead><tbody>"
         for area in apiAreas {
             html += "<tr><td>\(area.name)</td><td>\(area.endpoints.map { "<code>\(HTMLEscape.escape($0))</code>" }.joined(separator: " "))</td></tr>"
         }
-        html += "</tbody></table>"
+        html += "</tbody></table></div>"
         return page(title: "Roost", body: html)
     }
 }

@@ -14,6 +14,7 @@ struct RouteAreas: Sendable {
     let admin: WebhookHandlers
     let backups: BackupHandlers
     let console: ConsoleAdminHandlers
+    let setup: AdminSetupHandlers
     let system: SystemHandlers
 }
 
@@ -50,7 +51,7 @@ extension Router {
             RoostRoute("/users/*", anyMethod: Router.noEndpoint),
         ]
         routes += areas.push.routes
-        routes += areas.backups.routes + areas.console.routes + areas.admin.routes
+        routes += areas.setup.routes + areas.backups.routes + areas.console.routes + areas.admin.routes
         routes.append(RoostRoute("/admin/*", anyMethod: Router.noEndpoint))
         routes += Self.collectionRoutes(collections, live)
         self.init(table: RouteTable(routes), limits: collections.access.settings.limits)
