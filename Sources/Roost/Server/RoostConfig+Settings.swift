@@ -15,8 +15,8 @@ extension RoostConfig {
             guard !c.listen.isEmpty else { throw Invalid("\(source): listen needs at least one host:port") }
         }, value: { $0.listen.joined(separator: ",") }),
         .custom("data_dir", "the database and files directory", parse: { c, v, _ in c.dataDir = "\(v)" }, value: { $0.dataDir }),
-        .int("loops", \.loops, 1...64, "event loop threads"),
-        .int("readers", \.readers, 1...256, "reader threads"),
+        .int("loops", \.loops, 1...64, "event loop threads").shownDefault("the number of cores"),
+        .int("readers", \.readers, 1...256, "reader threads").shownDefault("the number of cores"),
         .int("queue_capacity", \.queueCapacity, 1...1_000_000, "jobs each queue holds before 503"),
         .int("read_slice_ms", \.readSliceMs, 10...600_000, "milliseconds a read may run on a reader before it starts over on a slow reader"),
         .int("slow_readers", \.slowReaders, 1...64, "threads for reads past their slice"),
@@ -63,9 +63,9 @@ extension RoostConfig {
             guard sizes.count == items.count else { throw Invalid("\(source): thumbnail_sizes must be a list of sizes from 16 to 2048") }
             c.thumbnailSizes = Array(Set(sizes)).sorted()
         }, value: { $0.thumbnailSizes.map(String.init).joined(separator: ",") }),
-        .int("upload_workers", \.uploadWorkers, 1...256, "threads that store uploads"),
+        .int("upload_workers", \.uploadWorkers, 1...256, "threads that store uploads").shownDefault("4 × cores, at least 32"),
         .choice("upload_validation", \.uploadValidation, "structure or decode"),
-        .int("thumbnail_workers", \.thumbnailWorkers, 1...256, "threads that run libvips"),
+        .int("thumbnail_workers", \.thumbnailWorkers, 1...256, "threads that run libvips").shownDefault("the number of cores"),
         .int("upload_queue", \.uploadQueue, 1...100_000, "uploads that may wait for a worker before 503"),
         .choice("files_permission", \.filesPermission, "access level of the file store"),
         .choice("files_store", \.filesStore, "local or s3"),
