@@ -9,6 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 arch=$(dpkg --print-architecture)
 root=$(mktemp -d)
+chmod 0755 "$root"
 trap 'rm -rf "$root"' EXIT
 
 sh "$here/stage-runtime.sh" "$binary" "$root/usr/lib/roost"
@@ -50,5 +51,5 @@ CONTROL
 echo /etc/roost/roost.yaml > "$root/DEBIAN/conffiles"
 install -m 0755 "$here/deb/postinst" "$here/deb/prerm" "$here/deb/postrm" "$root/DEBIAN/"
 install -d "$out"
-dpkg-deb --build --root-owner-group "$root" "$out/roost_${version}_${arch}.deb" >/dev/null
+dpkg-deb -Zgzip -z6 --build --root-owner-group "$root" "$out/roost_${version}_${arch}.deb" >/dev/null
 echo "$out/roost_${version}_${arch}.deb"

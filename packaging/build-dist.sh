@@ -9,6 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 name=roost-$version-linux-$(uname -m)
 work=$(mktemp -d)
+chmod 0755 "$work"
 trap 'rm -rf "$work"' EXIT
 top=$work/$name
 sh "$here/stage-runtime.sh" "$binary" "$top/lib/roost"
