@@ -207,7 +207,7 @@ public final class HTTPServer: @unchecked Sendable {
         evbuffer_free(buffer)
         states[loop.index].inFlight -= 1
         if let observer, let trace {
-            observer(CompletedRequest(method: trace.method, path: trace.path, segments: trace.segments, status: response.status,
+            observer(CompletedRequest(method: trace.method, path: trace.path, route: trace.route, status: response.status,
                                       durationNanoseconds: Self.monotonicNanoseconds() &- trace.started,
                                       requestID: requestID, remoteAddress: trace.remoteAddress, loopIndex: loop.index))
         }
@@ -218,7 +218,7 @@ public final class HTTPServer: @unchecked Sendable {
     func streamStarted(status: Int, requestID: String, loop: EventLoop, trace: RequestTrace?) {
         states[loop.index].inFlight -= 1
         if let observer, let trace {
-            observer(CompletedRequest(method: trace.method, path: trace.path, segments: trace.segments, status: status,
+            observer(CompletedRequest(method: trace.method, path: trace.path, route: trace.route, status: status,
                                       durationNanoseconds: Self.monotonicNanoseconds() &- trace.started,
                                       requestID: requestID, remoteAddress: trace.remoteAddress, loopIndex: loop.index))
         }
@@ -249,17 +249,17 @@ public final class HTTPServer: @unchecked Sendable {
 
 /// A request's facts kept from dispatch to reply for the observer: one small
 /// allocation per request, only when an observer is set.
-final class RequestTrace: Sendable {
+final class RequestTrace: @unchecked Sendable {
     let method: Request.Method
     let path: String
-    let segments: [String]
     let remoteAddress: String
     let started: UInt64
+    /// The matched route's template, set by the router; read and written on the request's loop only.
+    var route: String?
 
     init(request: Request, started: UInt64) {
         method = request.method
         path = request.path
-        segments = request.segments
         remoteAddress = request.remoteAddress
         self.started = started
     }
@@ -270,8 +270,8 @@ public struct CompletedRequest: Sendable {
     public let method: Request.Method
     /// The raw path as the client sent it.
     public let path: String
-    /// Decoded segments, for mapping the path to a route template.
-    public let segments: [String]
+    /// The template of the route that owned the path (the metrics label), or nil when none did.
+    public let route: String?
     public let status: Int
     /// From the parsed request to the response handed to evhttp.
     public let durationNanoseconds: UInt64

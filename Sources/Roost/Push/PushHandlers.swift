@@ -16,7 +16,7 @@ struct PushHandlers: Sendable {
         let handlers = self
         return [
             RoostRoute("/push/devices", [.get: { r, out in handlers.list(r, out) }, .post: { r, out in handlers.register(r, out) }]),
-            RoostRoute("/push/devices/:token", [.delete: { r, out in handlers.unregister(r.segments[2], r, out) }]),
+            RoostRoute("/push/devices/:token", [.delete: { r, out in handlers.unregister(r.parameter("token"), r, out) }]),
             RoostRoute("/push/*", anyMethod: Router.noEndpoint),
         ]
     }

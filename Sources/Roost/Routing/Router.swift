@@ -23,8 +23,10 @@ struct Router: Sendable {
 
     func handle(_ request: Request, _ out: ResponseWriter) {
         let match = table.match(request.segments)
+        out.routed(match.label)
         if match.isFallback, let refusal = Self.refuseCollection(request) { return out.send(refusal) }
         guard let route = match.route else { return Self.noEndpoint(request, out) }
+        let request = request.matched(route)
         guard let handler = route.handler(for: request.method) else {
             return out.send(HTTPError.methodNotAllowed(request.method, allow: route.allow).response)
         }

@@ -94,7 +94,7 @@ public final class RoostServer {
                                 proxySockets: BoundListener.groups(listeners, tls: false, proxyProtocol: true),
                                 maxBodyBytes: evhttpCap, logger: logger,
                                 trustedProxies: try config.proxies(), headerSeconds: config.headerTimeout,
-                                maxConnectionsPerAddress: config.maxConnectionsPerAddress, observer: Self.observer(services.accessLog, routes: router.table)) { request, out in
+                                maxConnectionsPerAddress: config.maxConnectionsPerAddress, observer: Self.observer(services.accessLog)) { request, out in
             router.handle(request, out)
         }
         for listener in listeners { for s in listener.sockets { close(s.fd) } }
@@ -154,10 +154,11 @@ public final class RoostServer {
 
 extension RoostServer {
     /// Metrics and the access log for every finished request, on its loop.
-    static func observer(_ accessLog: AccessLog?, routes: RouteTable<RouteHandler>) -> HTTPServer.Observer {
+    static func observer(_ accessLog: AccessLog?) -> HTTPServer.Observer {
         let metrics = RequestMetrics()
         return { r in
-            let route = routes.match(r.segments).label
+            // Requests refused before routing (a gate's `*` target) carry no route.
+            let route = r.route ?? "/*"
             metrics.record(method: r.method.rawValue, route: route, status: r.status, nanoseconds: r.durationNanoseconds)
             // The path as the client sent it, escaped: it reaches stderr, the journal and the console's log.
             accessLog?.record(AccessEntry(method: r.method.rawValue, path: LogFormat.escaped(r.path), route: route, status: r.status,
