@@ -114,6 +114,7 @@ let package = Package(
         .testTarget(name: "RoostTests", dependencies: [
             "JSON", "roostd", "Roost", "Auth", "HTTP", "EventLoop", "Store", "StorePostgres", "Jobs", "Backup", "Files", "RoostTestSupport",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Yams", package: "Yams"),
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),

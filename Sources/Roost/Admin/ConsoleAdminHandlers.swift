@@ -95,7 +95,7 @@ struct ConsoleAdminHandlers: Sendable {
         let logs = self.logs
         asAdmin(request, out) { _ in  // the admin first, then what they ask
             guard let level = levelName.map({ Logger.Level(rawValue: $0) }) ?? .trace else {
-                throw HTTPError(400, "InvalidQuery", "level must be trace, debug, info, notice, warning, error or critical.")
+                throw HTTPError(.invalidQuery, "level must be trace, debug, info, notice, warning, error or critical.")
             }
             let (records, last) = logs.entries(after: after, minimum: level, requestID: requestID, limit: limit)
             var o = JSONObject()

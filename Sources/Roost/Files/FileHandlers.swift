@@ -98,7 +98,7 @@ struct FileHandlers: Sendable {
         try scope.checkCreate()
         let upload: InspectedUpload
         do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
-            if error.code == UploadError.imagesUnavailableCode { thumbnails.images.reportLoadFailure() }
+            if error.code == .imageProcessingUnavailable { thumbnails.images.reportLoadFailure() }
             throw error
         }
         let id = ids.next()

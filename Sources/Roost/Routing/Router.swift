@@ -40,14 +40,14 @@ struct Router: Sendable {
     static func refuseCollection(_ request: Request) -> Response? {
         let name = request.segments[0]
         guard !CollectionName.isReserved(name) else {
-            return HTTPError(400, "ReservedCollectionName",
+            return HTTPError(.reservedCollectionName,
                              "\"\(name)\" is reserved for Roost's own endpoints and cannot be used as a collection.").response
         }
         guard CollectionName.isWellFormed(name) else {
             if request.method == .get || request.method == .head {
                 return HTTPError.notFound("Nothing here: \"/\(name)\" is not a collection name (they start with a letter and hold only letters, digits, '_' and '-').").response
             }
-            return HTTPError(400, "InvalidCollectionName",
+            return HTTPError(.invalidCollectionName,
                              "Collection names start with a letter and hold only letters, digits, '_' and '-' (at most 64).").response
         }
         return nil

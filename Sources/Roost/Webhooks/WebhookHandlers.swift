@@ -61,7 +61,7 @@ struct WebhookHandlers: Sendable {
         let limit = min(Int(request.query["limit"] ?? "") ?? 100, 1000)
         readAsAdmin(request, out) { reader in  // the admin first, then what they ask
             if let status, !["pending", "delivered", "dead"].contains(status) {
-                throw HTTPError(400, "InvalidQuery", "status must be pending, delivered or dead.")
+                throw HTTPError(.invalidQuery, "status must be pending, delivered or dead.")
             }
             return .json(200, JSONValue.array(try reader.deliveries(status: status, limit: max(limit, 1)).map { .object($0) }).jsonText)
         }
@@ -107,7 +107,7 @@ struct WebhookHandlers: Sendable {
             if fields["secret"] == nil { fields["secret"] = WebhookSigner.generateSecret() }
             let record: WebhookEndpointRecord
             do { record = try RoostConfig.endpoint(fields, index: 0, source: "admin") } catch let e as RoostConfig.Invalid {
-                throw HTTPError(400, "InvalidDocument", e.description.replacingOccurrences(of: "webhooks.endpoints[0]", with: "endpoint"))
+                throw HTTPError(.invalidDocument, e.description.replacingOccurrences(of: "webhooks.endpoints[0]", with: "endpoint"))
             }
             if try writer.webhookEndpoints().contains(where: { $0.name == record.name }) {
                 throw HTTPError.conflict("A webhook endpoint named \"\(record.name)\" exists; delete it first.")
