@@ -3,6 +3,7 @@ import CEventTLS
 import Foundation
 import HTTP
 import Logging
+import Timing
 
 /// evhttp on every loop. Each address is a group of listening sockets: one
 /// per loop (SO_REUSEPORT, so the kernel spreads connections), or a single
@@ -144,7 +145,7 @@ public final class HTTPServer: @unchecked Sendable {
     private func dispatch(_ req: OpaquePointer, _ front: Front) {
         let state = front.state
         state.inFlight += 1
-        let started = observer == nil ? 0 : Self.monotonicNanoseconds()
+        let started = observer == nil ? 0 : monotonicNanoseconds()
         let method: Request.Method
         switch evhttp_request_get_command(req) {
         case EVHTTP_REQ_GET: method = .get
@@ -208,7 +209,7 @@ public final class HTTPServer: @unchecked Sendable {
         states[loop.index].inFlight -= 1
         if let observer, let trace {
             observer(CompletedRequest(method: trace.method, path: trace.path, route: trace.route, status: response.status,
-                                      durationNanoseconds: Self.monotonicNanoseconds() &- trace.started,
+                                      durationNanoseconds: monotonicNanoseconds() &- trace.started,
                                       requestID: requestID, remoteAddress: trace.remoteAddress, loopIndex: loop.index))
         }
     }
@@ -219,16 +220,9 @@ public final class HTTPServer: @unchecked Sendable {
         states[loop.index].inFlight -= 1
         if let observer, let trace {
             observer(CompletedRequest(method: trace.method, path: trace.path, route: trace.route, status: status,
-                                      durationNanoseconds: Self.monotonicNanoseconds() &- trace.started,
+                                      durationNanoseconds: monotonicNanoseconds() &- trace.started,
                                       requestID: requestID, remoteAddress: trace.remoteAddress, loopIndex: loop.index))
         }
-    }
-
-    @inline(__always)
-    static func monotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
     }
 
     /// Stops accepting new connections on every loop. Any thread.

@@ -8,6 +8,7 @@ import Hooks
 import Jobs
 import Logging
 import Store
+import Timing
 import Webhooks
 
 /// The composition root: opens the store, starts the worker pools and the
@@ -172,7 +173,7 @@ extension RoostServer {
     func startWatchdog(_ loops: [EventLoop]) -> LoopTimer? {
         guard let timeout = SystemdNotifier.watchdogTimeout() else { return nil }
         let dog = Watchdog(loops: loops.count, timeout: timeout, notifier: services.notifier, logger: logger)
-        logger.info("watchdog enabled", metadata: ["timeout_ms": "\(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)"])
+        logger.info("watchdog enabled", metadata: ["timeout_ms": "\(timeout.wholeMilliseconds)"])
         return loops[0].every(dog.pingInterval) {
             dog.tick()
             for loop in loops { loop.execute { dog.beat(loop: loop.index) } }
