@@ -82,8 +82,16 @@ test-swift: build
 	swift build --build-tests
 	swift test --skip-build
 
+# The API tests run in PYTEST_WORKERS processes (pytest-xdist, a file per worker at a
+# time, each worker with its own roostd and PostgreSQL); the files that measure time,
+# memory or load (marked `serial` in tests/python/conftest.py) run afterwards, alone
+# (pytest's status 5, no test selected, is not a failure).
+PYTEST_WORKERS ?= 2
+PYTEST_SPLIT    = -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"
+
 test-python: build $(VENV)/.ready
-	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q tests/python tests/drills
+	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q $(PYTEST_SPLIT) tests/python tests/drills
+	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q -m serial tests/python tests/drills || [ $$? -eq 5 ]
 
 # The API suite and the MongoDB differential test again with every roostd on
 # a throwaway PostgreSQL (ROOST_TEST_ENGINE=postgresql; docs/ENGINES.md). The
@@ -98,7 +106,8 @@ ENGINE_SUITE = $(addprefix tests/python/,test_accounts.py test_access_matrix.py 
 	test_private_counting.py test_newcomer_fixes.py test_first_run.py)
 
 test-python-postgresql: build $(VENV)/.ready
-	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q $(ENGINE_SUITE)
+	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q $(PYTEST_SPLIT) $(ENGINE_SUITE)
+	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q -m serial $(ENGINE_SUITE) || [ $$? -eq 5 ]
 
 # The version the packages carry: RoostServer.version.
 VERSION := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/Roost/Server/RoostServer.swift)

@@ -52,8 +52,10 @@ let package = Package(
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
         .target(name: "HTTP", dependencies: ["JSON"]),
-        .target(name: "Jobs", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", .product(name: "Logging", package: "swift-log")]),
+        // The monotonic clock and Duration conversions, written once.
+        .target(name: "Timing"),
+        .target(name: "Jobs", dependencies: ["Timing", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", "Timing", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
         // The PostgreSQL engine under the Store seam (database_url; docs/ENGINES.md).
@@ -65,13 +67,13 @@ let package = Package(
         .target(name: "Backup", dependencies: ["CCrypto", "CFileShim", "Files", "Store"]),
 
         // The business-logic hook registry (knows nothing of users or messages).
-        .target(name: "Hooks", dependencies: ["JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Hooks", dependencies: ["JSON", "Jobs", "Timing", .product(name: "Logging", package: "swift-log")]),
         // Outgoing webhooks: signing, payloads, delivery from the durable outbox.
-        .target(name: "Webhooks", dependencies: ["CCurlShim", "CSodium", "JSON", "Jobs", "Store", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Webhooks", dependencies: ["CCurlShim", "CSodium", "JSON", "Jobs", "Store", "Timing", .product(name: "Logging", package: "swift-log")]),
 
         // Unix-daemon plumbing: sd_notify, watchdog, socket activation, journald, metrics.
         .target(name: "Daemon", dependencies: [
-            "CSystemd", "CJemalloc",
+            "CSystemd", "CJemalloc", "Timing",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -82,7 +84,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup", "Console",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup", "Console", "Timing",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -108,12 +110,13 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "HTTP"]),
         // StoreTests also run the filter corpora on a throwaway PostgreSQL (StorePostgres).
         .testTarget(name: "StoreTests", dependencies: ["Store", "StorePostgres", "JSON", "RoostTestSupport"]),
-        .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", "RoostTestSupport", .product(name: "Logging", package: "swift-log")]),
         // A real roostd started for a test, shared by the test targets that need one.
         .target(name: "RoostTestSupport", path: "Tests/Support"),
         .testTarget(name: "RoostTests", dependencies: [
             "JSON", "roostd", "Roost", "Auth", "HTTP", "EventLoop", "Store", "StorePostgres", "Jobs", "Backup", "Files", "RoostTestSupport",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Yams", package: "Yams"),
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),

@@ -58,7 +58,7 @@ public struct CORSPolicy: Sendable, Equatable {
     public func preflight(_ request: Request) -> Response {
         let origin = request.headers["Origin"] ?? ""
         guard allows(origin) else {
-            return HTTPError(403, "OriginNotAllowed", "This origin may not call the API from a browser: add it to cors.origins in the daemon's config").response
+            return HTTPError(.originNotAllowed, "This origin may not call the API from a browser: add it to cors.origins in the daemon's config").response
         }
         return Response(status: 204, headers: Headers([
             ("Access-Control-Allow-Methods", Self.allowedMethods),

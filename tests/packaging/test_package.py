@@ -12,11 +12,13 @@ import pathlib
 import pwd
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 
 import pytest
@@ -193,7 +195,17 @@ def test_install_serve_upgrade_remove_purge(clean_machine, tmp_path):
     assert not pathlib.Path("/etc/roost").exists()
 
 
-def test_the_tarball_runs_without_the_toolchain(tmp_path):
+@pytest.fixture
+def open_dir():
+    """A directory other users may enter (pytest's own tmp_path is root's alone)."""
+    path = pathlib.Path(tempfile.mkdtemp(prefix="roost-dist-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_the_tarball_runs_without_the_toolchain(open_dir):
+    tmp_path = open_dir
     with tarfile.open(DIST) as tar:
         tar.extractall(tmp_path)
     (top,) = tmp_path.iterdir()
@@ -203,8 +215,6 @@ def test_the_tarball_runs_without_the_toolchain(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
     os.chown(data, pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid)
-    for path in [tmp_path, top] + [p for p in top.rglob("*") if not p.is_symlink()]:
-        os.chmod(path, path.stat().st_mode | 0o005)
     daemon = Started([str(top / "bin" / "roostd"), "serve", "--config", str(top / "etc" / "roost.yaml")],
                      {"ROOST_DATA_DIR": str(data)}, "nobody", tmp_path)
     try:

@@ -40,7 +40,7 @@ struct AdminSetupHandlers: Sendable {
         pools.hashing(request, out, lane: .credentials) {
             let fields = try CollectionHandlers.object(request.body)
             guard case .string(let code)? = fields["code"], !code.isEmpty else {
-                throw HTTPError(400, "InvalidDocument", "Send {\"code\": …}: the code of the console link roostd printed at start-up.")
+                throw HTTPError(.invalidDocument, "Send {\"code\": …}: the code of the console link roostd printed at start-up.")
             }
             switch try admin.completeSetup(code: code, logger: logger) {
             case .created(let token):
@@ -50,12 +50,12 @@ struct AdminSetupHandlers: Sendable {
                 response.headers.add("Cache-Control", "no-store")
                 return response
             case .alreadyExists:
-                throw HTTPError(409, "AdminCredentialExists", "An admin credential already exists; sign in with it.")
+                throw HTTPError(.adminCredentialExists, "An admin credential already exists; sign in with it.")
             case .noCode:
-                throw HTTPError(410, "SetupCodeExpired",
+                throw HTTPError(.setupCodeExpired,
                                 "This setup link was used, expired or voided; restart roostd to print a new one (or set admin_token).")
             case .wrongCode(let left):
-                throw HTTPError(403, "SetupCodeRefused", left > 0
+                throw HTTPError(.setupCodeRefused, left > 0
                                 ? "That setup code is wrong; \(left) attempts left before it is voided."
                                 : "That setup code is wrong and is now voided; restart roostd to print a new link.")
             }

@@ -1,10 +1,11 @@
+import Daemon
 import EventLoop
 import Foundation
 import HTTP
 import Jobs
 import Logging
-import Daemon
 import Store
+import Timing
 
 /// The two queues behind the API: many reader threads with query-only
 /// connections, and one writer thread that group-commits batches.

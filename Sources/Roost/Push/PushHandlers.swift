@@ -16,7 +16,7 @@ struct PushHandlers: Sendable {
         let handlers = self
         return [
             RoostRoute("/push/devices", [.get: { r, out in handlers.list(r, out) }, .post: { r, out in handlers.register(r, out) }]),
-            RoostRoute("/push/devices/:token", [.delete: { r, out in handlers.unregister(r.segments[2], r, out) }]),
+            RoostRoute("/push/devices/:token", [.delete: { r, out in handlers.unregister(r.parameter("token"), r, out) }]),
             RoostRoute("/push/*", anyMethod: Router.noEndpoint),
         ]
     }
@@ -24,8 +24,8 @@ struct PushHandlers: Sendable {
     static func user(_ principal: AccessScope.Principal) throws -> String {
         switch principal {
         case .user(let id): return id
-        case .anonymous: throw HTTPError(401, "Unauthorized", "Sign in to manage your push devices.")
-        case .admin: throw HTTPError(403, "Forbidden", "Devices belong to users; the admin credential has none.")
+        case .anonymous: throw HTTPError(.unauthorized, "Sign in to manage your push devices.")
+        case .admin: throw HTTPError(.forbidden, "Devices belong to users; the admin credential has none.")
         }
     }
 
@@ -37,10 +37,10 @@ struct PushHandlers: Sendable {
             let user = try Self.user(caller.principal)
             let fields = try CollectionHandlers.object(body)
             guard case .string(let platform)? = fields["platform"], Self.platforms.contains(platform) else {
-                throw HTTPError(400, "InvalidDocument", "platform must be ios, android or web.")
+                throw HTTPError(.invalidDocument, "platform must be ios, android or web.")
             }
             guard case .string(let token)? = fields["token"], (1...4096).contains(token.utf8.count), !token.contains("/") else {
-                throw HTTPError(400, "InvalidDocument", "token must be a string of 1 to 4096 bytes without '/'.")
+                throw HTTPError(.invalidDocument, "token must be a string of 1 to 4096 bytes without '/'.")
             }
             return (user, platform, token)
         }) { writer, prepared in
