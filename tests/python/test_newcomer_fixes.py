@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from roost_harness import FAST_HASHING, Roostd, assert_error
+from roost_harness import FAST_HASHING, Roostd, assert_error, png
 
 BROWSER = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 
@@ -91,3 +91,26 @@ def test_a_browser_gets_a_sign_in_hint_for_a_non_public_collection(roost, collec
     assert "Sign in to read this collection" in r.raw.decode() and 'href="/_/"' in r.raw.decode()
     assert r.header("www-authenticate")
     assert_error(roost.call("GET", f"/{collection}"), 401)        # an app still gets JSON
+
+
+def test_get_files_lists_the_callers_own_uploads_in_pages(roost):
+    ann, ben = roost.sign_up("ann"), roost.sign_up("ben")
+
+    def upload(who, seed):
+        r = roost.call("POST", "/files", raw_body=png(20 + seed, 10, seed), token=who["token"], headers={"Content-Type": "image/png"})
+        assert r.status == 201, r
+        return r.body["_id"]
+    anns = [upload(ann, i) for i in range(3)]
+    bens = [upload(ben, 9)]
+    first = roost.call("GET", "/files?limit=2", token=ann["token"])
+    assert first.status == 200 and [f["_id"] for f in first.body] == anns[::-1][:2]       # newest first
+    assert first.header("x-roost-next") == anns[1]
+    second = roost.call("GET", f"/files?limit=2&after={first.header('x-roost-next')}", token=ann["token"])
+    assert [f["_id"] for f in second.body] == [anns[0]] and second.header("x-roost-next") is None
+    assert [f["_id"] for f in roost.call("GET", "/files", token=ben["token"]).body] == bens
+    # Another's file as a position reveals nothing: an empty page, as for an unknown id.
+    assert roost.call("GET", f"/files?after={bens[0]}", token=ann["token"]).body == []
+    assert roost.call("GET", "/files?after=ffffffffffffffffffffffff", token=ann["token"]).body == []
+    assert_error(roost.call("GET", "/files"), 401)
+    for bad in ("limit=0", "limit=1001", "limit=x", "after=../x"):
+        assert_error(roost.call("GET", f"/files?{bad}", token=ann["token"]), 400)
