@@ -48,16 +48,32 @@ final class Fixture: @unchecked Sendable {
 }
 
 /// A transport that refuses every request while `online` is false, as a
-/// device without a network does.
+/// device without a network does; that can lose the answers of the next
+/// `loseAnswers` requests after the server has applied them (the app
+/// suspended, the connection dropped); and that answers requests whose path
+/// ends with one of `failing` with a 500 `HookFailed`, as a server whose hook
+/// keeps refusing one document does.
 final class SwitchableTransport: HTTPTransport, @unchecked Sendable {
     private let base = URLSessionTransport()
     private let lock = NSLock()
     private var isOnline = true
+    private var answersToLose = 0
+    private var failingPaths: Set<String> = []
     private(set) var refused = 0
 
     var online: Bool {
         get { lock.withLock { isOnline } }
         set { lock.withLock { isOnline = newValue } }
+    }
+
+    var loseAnswers: Int {
+        get { lock.withLock { answersToLose } }
+        set { lock.withLock { answersToLose = newValue } }
+    }
+
+    var failing: Set<String> {
+        get { lock.withLock { failingPaths } }
+        set { lock.withLock { failingPaths = newValue } }
     }
 
     private func check() throws {
@@ -68,7 +84,20 @@ final class SwitchableTransport: HTTPTransport, @unchecked Sendable {
 
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         try check()
-        return try await base.send(request)
+        let path = request.url?.path ?? ""
+        if request.httpMethod != "GET", failing.contains(where: { path.hasSuffix($0) }) {
+            let body = Data(#"{"error":"HookFailed","description":"a hook refused this write"}"#.utf8)
+            return (body, HTTPURLResponse(url: request.url!, statusCode: 500, httpVersion: "HTTP/1.1",
+                                          headerFields: ["Content-Type": "application/json"])!)
+        }
+        let answer = try await base.send(request)
+        let lose = lock.withLock { () -> Bool in
+            guard answersToLose > 0 else { return false }
+            answersToLose -= 1
+            return true
+        }
+        if lose { throw URLError(.networkConnectionLost) }
+        return answer
     }
 
     func stream(_ request: URLRequest) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, Error>) {

@@ -133,7 +133,7 @@ final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Value
     init(_ value: Value) { stored = value }
-    var value: Value { lock.withLock { stored } }
-    func set(_ value: Value) { lock.withLock { stored = value } }
-    @discardableResult func update<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&stored) } }
+    var value: Value { lock.critical { stored } }
+    func set(_ value: Value) { lock.critical { stored = value } }
+    @discardableResult func update<R>(_ body: (inout Value) -> R) -> R { lock.critical { body(&stored) } }
 }

@@ -63,21 +63,21 @@ final class StreamRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         super.init()
         sink.onTermination = { [weak self] _ in
             guard let self else { return }
-            let (task, done) = self.lock.withLock { (self.task, self.terminate) }
+            let (task, done) = self.lock.critical { (self.task, self.terminate) }
             task?.cancel()
             done?()
         }
     }
 
     func start(_ task: URLSessionDataTask, responseContinuation: CheckedContinuation<HTTPURLResponse, Error>) {
-        lock.withLock { self.head = responseContinuation; self.task = task }
+        lock.critical { self.head = responseContinuation; self.task = task }
         task.resume()
     }
 
-    func onTerminate(_ body: @escaping @Sendable () -> Void) { lock.withLock { terminate = body } }
+    func onTerminate(_ body: @escaping @Sendable () -> Void) { lock.critical { terminate = body } }
 
     private func takeHead() -> CheckedContinuation<HTTPURLResponse, Error>? {
-        lock.withLock { defer { head = nil }; return head }
+        lock.critical { defer { head = nil }; return head }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,

@@ -20,9 +20,9 @@ public final class MemoryTokenStore: TokenStore, @unchecked Sendable {
     private var session: RoostSession?
 
     public init(_ session: RoostSession? = nil) { self.session = session }
-    public func load() throws -> RoostSession? { lock.withLock { session } }
-    public func save(_ session: RoostSession) throws { lock.withLock { self.session = session } }
-    public func clear() throws { lock.withLock { session = nil } }
+    public func load() throws -> RoostSession? { lock.critical { session } }
+    public func save(_ session: RoostSession) throws { lock.critical { self.session = session } }
+    public func clear() throws { lock.critical { session = nil } }
 }
 
 /// A ``TokenStore`` in one JSON file, written atomically with owner-only

@@ -1,8 +1,8 @@
 import Foundation
-#if canImport(CSQLite)
-import CSQLite
-#elseif canImport(SQLite3)
-import SQLite3
+#if canImport(SQLite3)
+import SQLite3          // Apple platforms: the SDK's SQLite
+#elseif canImport(CRoostKitSQLite)
+import CRoostKitSQLite  // elsewhere: the system's libsqlite3
 #endif
 
 /// A small SQLite connection: prepared statements with bound parameters only
