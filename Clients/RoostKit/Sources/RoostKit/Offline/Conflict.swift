@@ -61,14 +61,40 @@ public struct RecordedConflict: Sendable, Hashable {
 public struct SyncReport: Sendable, Hashable {
     /// Queued writes the server accepted.
     public var sent = 0
-    /// Queued writes that met a conflict (resolved or recorded).
+    /// Queued writes that met a conflict (resolved or recorded). Network
+    /// failures are never conflicts.
     public var conflicts = 0
-    /// Writes still queued (the server was unreachable or busy).
+    /// Writes the server failed this time (a 5xx): still queued, tried again by the next sync.
+    public var failed = 0
+    /// Writes moved to the dead-letter list in this sync.
+    public var deadLettered = 0
+    /// Writes still queued.
     public var pending = 0
+    /// Writes in the dead-letter list (``OfflineStore/deadLetters()``).
+    public var deadLetters = 0
+    /// Mirrors the server refused to sync, with why; the others were pulled.
+    public var mirrorFailures: [String: String] = [:]
     /// Documents changed in the mirrors.
     public var changed = 0
     /// Documents deleted from the mirrors.
     public var deleted = 0
     /// Full resyncs after `CursorExpired`.
     public var resyncs = 0
+}
+
+/// A queued write the server would not take: refused for good (400, 403,
+/// 413, …) or failed ``OfflineStore/maxAttempts`` times (a hook's 500).
+/// It no longer blocks the outbox; the app can show it, then
+/// ``OfflineStore/retryDeadLetter(_:)`` or ``OfflineStore/discardDeadLetter(_:)``.
+public struct DeadLetter: Sendable, Hashable {
+    /// Its row number in the dead-letter list.
+    public let sequence: Int64
+    /// The write, as it was queued.
+    public let write: PendingWrite
+    /// The server's status, nil for a write moved because an earlier write of the same document was.
+    public let status: Int?
+    /// The server's error code and sentence, or why it followed another.
+    public let error: String
+    /// How many times the server failed it.
+    public let attempts: Int
 }

@@ -20,12 +20,26 @@ public struct OfflineCollection<Model: Codable & Sendable>: Sendable {
     /// The collection's name.
     public let name: String
 
-    /// The local documents matching `query`.
+    /// The local documents matching `query`. A document that does not decode
+    /// as `Model` (written by another version of the app, say) is left out;
+    /// ``findReportingFailures(_:)`` names them.
     public func find(_ query: Query = Query()) async throws -> [Entity<Model>] {
-        try await store.find(name, query).map { try decode($0) }
+        try await findReportingFailures(query).entities
     }
 
-    /// The local copy of one document, or nil.
+    /// The local documents matching `query`, and those among them that do not
+    /// decode as `Model`, each with its error: one bad document fails only itself.
+    public func findReportingFailures(_ query: Query = Query()) async throws -> LocalResults<Model> {
+        var results = LocalResults<Model>()
+        for document in try await store.find(name, query) {
+            do { results.entities.append(try decode(document)) } catch {
+                results.failures.append(.init(id: document["_id"]?.stringValue ?? "", error: error as? RoostError ?? .invalidResponse("\(error)")))
+            }
+        }
+        return results
+    }
+
+    /// The local copy of one document, or nil; throws when it does not decode as `Model`.
     public func get(_ id: String) async throws -> Entity<Model>? {
         try await store.document(name, id).map { try decode($0) }
     }
@@ -55,12 +69,7 @@ public struct OfflineCollection<Model: Codable & Sendable>: Sendable {
     /// Applies a JSON Merge Patch locally and queues it.
     @discardableResult
     public func patch(_ id: String, _ patch: JSONValue) async throws -> Entity<Model> {
-        guard let current = try await store.document(name, id) else {
-            throw RoostError.server(ServerError(status: 404, code: .notFound, message: "No local copy of \(name)/\(id)."))
-        }
-        let local = current.merging(patch: patch)
-        try await store.write(name, id, .patch, body: patch, newLocal: local)
-        return try decode(local)
+        try decode(try await store.patch(name, id, patch))
     }
 
     /// Deletes a document locally and queues the delete.
@@ -72,5 +81,19 @@ public struct OfflineCollection<Model: Codable & Sendable>: Sendable {
         do { return try value.decode(as: Entity<Model>.self) } catch {
             throw RoostError.invalidResponse("local \(name) document is not a \(Model.self): \(error)")
         }
+    }
+}
+
+/// What ``OfflineCollection/findReportingFailures(_:)`` found.
+public struct LocalResults<Model: Codable & Sendable>: Sendable {
+    /// The documents that decoded, in the query's order.
+    public var entities: [Entity<Model>] = []
+    /// The documents that did not, by id.
+    public var failures: [Failure] = []
+
+    /// A local document that does not decode as `Model`.
+    public struct Failure: Sendable, Equatable {
+        public let id: String
+        public let error: RoostError
     }
 }

@@ -6,10 +6,23 @@ import FoundationNetworking
 extension OfflineStore {
     /// Sends the outbox, then pulls every mirror's changes.
     ///
-    /// Queued writes go in order; each is removed only once the server has
-    /// answered it, so a write interrupted by a crash or a dropped connection
-    /// is sent again. Without a network this throws ``RoostError/unreachable(_:)``
-    /// and leaves everything queued. Concurrent calls share one run.
+    /// Queued writes go in order (per document, always in order); each is
+    /// removed only once the server has answered it, so a write interrupted by
+    /// a crash or a dropped connection is sent again. A replayed write the
+    /// server already holds (its answer was lost) counts as sent.
+    ///
+    /// - No network: throws ``RoostError/unreachable(_:)``, everything stays
+    ///   queued, and nothing is counted against any write.
+    /// - A server busy or shutting down (429, 503 `Overloaded`), or a session
+    ///   that ended (401): throws, everything stays queued.
+    /// - A write the server fails (500 `HookFailed`, …) waits, with the later
+    ///   writes of that document, while the other documents' writes go on; after
+    ///   ``maxAttempts`` such answers it moves to ``deadLetters()``. A write the
+    ///   server refuses for good (400, 403, 413, …) moves there at once.
+    /// - A mirror the server refuses is reported in ``SyncReport/mirrorFailures``;
+    ///   the other mirrors are pulled.
+    ///
+    /// Concurrent calls share one run.
     @discardableResult
     public func sync() async throws -> SyncReport {
         if let running { return try await running.value }
@@ -22,16 +35,36 @@ extension OfflineStore {
     private func runSync() async throws -> SyncReport {
         var report = SyncReport()
         try await pushOutbox(&report)
-        for mirror in mirrors.values.sorted(by: { $0.name < $1.name }) { try await pull(mirror, &report) }
-        report.pending = try db.query("SELECT count(*) FROM outbox").first?[0].integer.map(Int.init) ?? 0
+        for mirror in mirrors.values.sorted(by: { $0.name < $1.name }) {
+            do { try await pull(mirror, &report) } catch let error as RoostError where !error.stopsSync {
+                report.mirrorFailures[mirror.name] = error.description
+            }
+        }
+        report.pending = try count("outbox")
+        report.deadLetters = try count("dead_letters")
         return report
     }
 
-    /// Sends queued writes in order until the outbox is empty.
+    private func count(_ table: String) throws -> Int {
+        Int(try db.query("SELECT count(*) FROM \(table)").first?[0].integer ?? 0)
+    }
+
+    /// The next queued write after `sequence`.
+    private func nextWrite(after sequence: Int64) throws -> PendingWrite? {
+        try db.query("SELECT seq, collection, id, op, body, if_match FROM outbox WHERE seq > ? ORDER BY seq LIMIT 1",
+                     [.integer(sequence)]).first.map(Self.pending)
+    }
+
+    /// Sends queued writes in order until every one has been answered once.
     func pushOutbox(_ report: inout SyncReport) async throws {
-        while let op = try db.query("SELECT seq, collection, id, op, body, if_match FROM outbox ORDER BY seq LIMIT 1").first.map(Self.pending) {
-            try db.execute("UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?", [.integer(op.sequence)])
+        var after: Int64 = 0
+        var waiting: Set<DocumentKey> = []   // documents whose write failed in this run: their later writes wait
+        while let op = try nextWrite(after: after) {
+            after = op.sequence
+            let key = DocumentKey(collection: op.collection, id: op.id)
+            if waiting.contains(key) { continue }
             let reply = try await client.raw(request(for: op))
+            let code = reply.status >= 400 ? ServerError(response: reply.response, body: reply.data).code : nil
             switch (reply.status, op.operation) {
             case (200..<300, .delete), (404, .delete):
                 try finish(op, server: nil)
@@ -45,21 +78,44 @@ extension OfflineStore {
                 if let server, server["_acl"]?["creator"]?.stringValue == client.userID {
                     try finish(op, server: server)
                     report.sent += 1
-                } else {
-                    try await conflict(op, reason: "Conflict", &report)
+                } else if try await conflict(op, server: server, reason: "Conflict", &report) {
+                    after = op.sequence - 1   // rewritten in place: send it again now
                 }
             case (412, _), (404, _):
-                try await conflict(op, reason: reply.status == 412 ? "PreconditionFailed" : "NotFound", &report)
-            case (401, _), (408, _), (429, _), (500..., _):
-                try db.execute("UPDATE outbox SET last_error = ? WHERE seq = ?", [.text("HTTP \(reply.status)"), .integer(op.sequence)])
-                throw RoostError.server(ServerError(response: reply.response, body: reply.data))
+                let server = try await fetch(op.collection, op.id)
+                if let server, Self.alreadyApplied(op, server) {
+                    // The write reached the server before; only its answer was lost.
+                    try finish(op, server: server)
+                    report.sent += 1
+                } else if try await conflict(op, server: server, reason: reply.status == 412 ? "PreconditionFailed" : "NotFound", &report) {
+                    after = op.sequence - 1
+                }
+            case (401, _), (408, _), (429, _):
+                throw try stop(op, reply)
+            case (503, _) where code != .hookTimeout:
+                throw try stop(op, reply)
+            case (500..., _):
+                // This write fails on the server (a hook or script, a bug): try again in a later sync, then give up on it.
+                try db.execute("UPDATE outbox SET attempts = attempts + 1, last_error = ? WHERE seq = ?",
+                               [.text("\(reply.status) \(code?.rawValue ?? "")"), .integer(op.sequence)])
+                let attempts = try db.query("SELECT attempts FROM outbox WHERE seq = ?", [.integer(op.sequence)]).first?[0].integer ?? 0
+                if attempts >= Int64(maxAttempts) {
+                    report.deadLettered += try await deadLetter(op, status: reply.status, error: ServerError(response: reply.response, body: reply.data))
+                } else {
+                    report.failed += 1
+                    waiting.insert(key)
+                }
             default:
-                // Refused for good (invalid, forbidden, too large): the server's copy stands.
-                let code = ServerError(response: reply.response, body: reply.data).code.rawValue
-                try record(op, server: try await fetch(op.collection, op.id), reason: code)
-                report.conflicts += 1
+                // Refused for good (invalid, forbidden, too large): retrying cannot help.
+                report.deadLettered += try await deadLetter(op, status: reply.status, error: ServerError(response: reply.response, body: reply.data))
             }
         }
+    }
+
+    /// Notes why the push stopped and returns the error to throw.
+    private func stop(_ op: PendingWrite, _ reply: RoostClient.Reply) throws -> RoostError {
+        try db.execute("UPDATE outbox SET last_error = ? WHERE seq = ?", [.text("HTTP \(reply.status)"), .integer(op.sequence)])
+        return RoostError.server(ServerError(response: reply.response, body: reply.data))
     }
 
     private func request(for op: PendingWrite) throws -> URLRequest {
@@ -82,10 +138,25 @@ extension OfflineStore {
         return try JSONValue.parse(reply.data)
     }
 
+    /// Whether the server's copy already holds what `op` writes: a patch that
+    /// changes nothing in it, or a replacement equal to it (server fields aside).
+    static func alreadyApplied(_ op: PendingWrite, _ server: JSONValue) -> Bool {
+        guard let body = op.body else { return false }
+        switch op.operation {
+        case .patch: return server.merging(patch: body) == server
+        case .replace: return userFields(server) == userFields(body)
+        case .create, .delete: return false
+        }
+    }
+
+    private static func userFields(_ document: JSONValue) -> [String: JSONValue] {
+        (document.objectValue ?? [:]).filter { !$0.key.hasPrefix("_") }
+    }
+
     /// A write the server accepted: drop it, move later writes of the same
     /// document onto the new version, and take the server's copy when nothing
     /// else is queued for it.
-    private func finish(_ op: PendingWrite, server: JSONValue?) throws {
+    func finish(_ op: PendingWrite, server: JSONValue?) throws {
         try db.transaction {
             try db.execute("DELETE FROM outbox WHERE seq = ?", [.integer(op.sequence)])
             guard let server, let updated = server["_updatedAt"]?.stringValue else { return }
@@ -97,55 +168,6 @@ extension OfflineStore {
                 for key in ["_updatedAt", "_createdAt", "_acl"] { local[key] = server[key] }
                 try store(op.collection, op.id, local)
             }
-        }
-    }
-
-    /// A write the server refused because the document changed: ask the resolver.
-    private func conflict(_ op: PendingWrite, reason: String, _ report: inout SyncReport) async throws {
-        report.conflicts += 1
-        let server = try await fetch(op.collection, op.id)
-        let local = try document(op.collection, op.id)
-        let attempts = try db.query("SELECT attempts FROM outbox WHERE seq = ?", [.integer(op.sequence)]).first?[0].integer ?? 0
-        let resolution = attempts > 3 ? .keepServer
-            : await resolver(Conflict(collection: op.collection, id: op.id, operation: op.operation, local: local, server: server))
-        let wanted: JSONValue?
-        switch resolution {
-        case .keepServer: return try record(op, server: server, reason: reason)
-        case .keepLocal: wanted = local
-        case .merge(let merged): wanted = merged
-        }
-        // Rewrite this write in place as the whole wanted state, against the server's version.
-        let etag = server?["_updatedAt"]?.stringValue.map { "\"\($0)\"" }
-        let (kind, body): (PendingWrite.Operation, JSONValue?) = switch (wanted, server) {
-        case (nil, _): (.delete, nil)
-        case (let w?, nil): (.create, Self.writable(w, id: op.id))
-        case (let w?, _?): (.replace, Self.writable(w, id: op.id))
-        }
-        try db.transaction {
-            try db.execute("DELETE FROM outbox WHERE collection = ? AND id = ? AND seq > ?",
-                           [.text(op.collection), .text(op.id), .integer(op.sequence)])
-            if kind == .delete, server == nil {
-                try db.execute("DELETE FROM outbox WHERE seq = ?", [.integer(op.sequence)])
-                return
-            }
-            try db.execute("UPDATE outbox SET op = ?, body = ?, if_match = ? WHERE seq = ?",
-                           [.text(kind.rawValue), try body.map { .blob(try $0.jsonData()) } ?? .null,
-                            SQLiteValue(kind == .create ? nil : etag), .integer(op.sequence)])
-            if let wanted { try store(op.collection, op.id, wanted) }
-        }
-    }
-
-    /// Keeps the server's copy and records the local one in `conflicts`; every
-    /// queued write of that document is dropped (they built on the lost change).
-    private func record(_ op: PendingWrite, server: JSONValue?, reason: String) throws {
-        try db.transaction {
-            let local = try document(op.collection, op.id)
-            try db.execute("INSERT INTO conflicts (collection, id, op, local, server, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           [.text(op.collection), .text(op.id), .text(op.operation.rawValue),
-                            try local.map { .blob(try $0.jsonData()) } ?? .null,
-                            try server.map { .blob(try $0.jsonData()) } ?? .null, .text(reason), .text(RoostDate.format(Date()))])
-            try db.execute("DELETE FROM outbox WHERE collection = ? AND id = ?", [.text(op.collection), .text(op.id)])
-            if let server { try store(op.collection, op.id, server) } else { try remove(op.collection, op.id) }
         }
     }
 
@@ -165,5 +187,27 @@ extension OfflineStore {
 
     func remove(_ collection: String, _ id: String) throws {
         try db.execute("DELETE FROM entities WHERE collection = ? AND id = ?", [.text(collection), .text(id)])
+    }
+
+    func storeOrRemove(_ collection: String, _ id: String, _ body: JSONValue?) throws {
+        if let body { try store(collection, id, body) } else { try remove(collection, id) }
+    }
+}
+
+/// A document's place in the store.
+struct DocumentKey: Hashable {
+    let collection: String
+    let id: String
+}
+
+extension RoostError {
+    /// Errors that end a whole sync (no network, a session that ended, a busy
+    /// server), as opposed to one mirror's refusal.
+    var stopsSync: Bool {
+        switch self {
+        case .unreachable, .notSignedIn, .localStore: return true
+        case .server(let e): return e.status == 401 || e.status == 429 || e.code == .overloaded || e.code == .shuttingDown
+        case .invalidResponse: return false
+        }
     }
 }

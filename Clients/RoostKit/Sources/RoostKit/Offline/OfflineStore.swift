@@ -31,6 +31,8 @@ public actor OfflineStore {
     public nonisolated let mirrors: [String: Mirror]
     let db: SQLiteDatabase
     var resolver: ConflictResolver = { _ in .keepServer }
+    /// How many times the server may fail one write (5xx) before it moves to the dead-letter list.
+    public private(set) var maxAttempts = 5
     var running: Task<SyncReport, Error>?
 
     /// Opens (or creates) the store at `url`.
@@ -44,25 +46,66 @@ public actor OfflineStore {
         self.client = client
         self.mirrors = Dictionary(mirrors.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         db = try SQLiteDatabase(path: url.path)
-        for statement in Self.schema { try db.execute(statement) }
+        try Self.migrate(db)
     }
 
-    static let schema = [
-        """
-        CREATE TABLE IF NOT EXISTS entities (collection TEXT NOT NULL, id TEXT NOT NULL, body BLOB NOT NULL,
-            PRIMARY KEY (collection, id)) WITHOUT ROWID
-        """,
-        """
-        CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, collection TEXT NOT NULL, id TEXT NOT NULL,
-            op TEXT NOT NULL, body BLOB, if_match TEXT, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT)
-        """,
-        "CREATE INDEX IF NOT EXISTS outbox_entity ON outbox (collection, id)",
-        "CREATE TABLE IF NOT EXISTS sync_state (collection TEXT PRIMARY KEY, filter TEXT NOT NULL, cursor TEXT)",
-        """
-        CREATE TABLE IF NOT EXISTS conflicts (seq INTEGER PRIMARY KEY AUTOINCREMENT, collection TEXT NOT NULL, id TEXT NOT NULL,
-            op TEXT NOT NULL, local BLOB, server BLOB, reason TEXT NOT NULL, at TEXT NOT NULL)
-        """,
+    /// The schema version this RoostKit writes (`PRAGMA user_version`).
+    public static var schemaVersion: Int { migrations.count }
+
+    /// Migration `n` takes a store from version `n` to `n + 1`, in one
+    /// transaction with the new version number. Append only: never edit one.
+    static let migrations: [[String]] = [
+        // 1: the tables of RoostKit 0.2.0 (which wrote no version; IF NOT EXISTS adopts its files).
+        [
+            """
+            CREATE TABLE IF NOT EXISTS entities (collection TEXT NOT NULL, id TEXT NOT NULL, body BLOB NOT NULL,
+                PRIMARY KEY (collection, id)) WITHOUT ROWID
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, collection TEXT NOT NULL, id TEXT NOT NULL,
+                op TEXT NOT NULL, body BLOB, if_match TEXT, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT)
+            """,
+            "CREATE INDEX IF NOT EXISTS outbox_entity ON outbox (collection, id)",
+            "CREATE TABLE IF NOT EXISTS sync_state (collection TEXT PRIMARY KEY, filter TEXT NOT NULL, cursor TEXT)",
+            """
+            CREATE TABLE IF NOT EXISTS conflicts (seq INTEGER PRIMARY KEY AUTOINCREMENT, collection TEXT NOT NULL, id TEXT NOT NULL,
+                op TEXT NOT NULL, local BLOB, server BLOB, reason TEXT NOT NULL, at TEXT NOT NULL)
+            """,
+        ],
+        // 2: conflicts counted apart from failed tries (attempts now counts only server
+        // refusals, not network failures), and the dead-letter list.
+        [
+            "ALTER TABLE outbox ADD COLUMN conflicts INTEGER NOT NULL DEFAULT 0",
+            "UPDATE outbox SET attempts = 0",
+            """
+            CREATE TABLE dead_letters (seq INTEGER PRIMARY KEY AUTOINCREMENT, outbox_seq INTEGER NOT NULL,
+                collection TEXT NOT NULL, id TEXT NOT NULL, op TEXT NOT NULL, body BLOB, if_match TEXT,
+                attempts INTEGER NOT NULL, status INTEGER, error TEXT NOT NULL, at TEXT NOT NULL)
+            """,
+        ],
     ]
+
+    /// Brings the file to ``schemaVersion``; a file from a newer RoostKit is refused untouched.
+    static func migrate(_ db: SQLiteDatabase) throws {
+        let version = Int(try db.query("PRAGMA user_version").first?[0].integer ?? 0)
+        guard version <= migrations.count else {
+            throw RoostError.localStore("the store has schema version \(version), written by a newer RoostKit (this one knows \(migrations.count))")
+        }
+        for step in version..<migrations.count {
+            try db.transaction {
+                for statement in migrations[step] { try db.execute(statement) }
+                try db.execute("PRAGMA user_version = \(step + 1)")
+            }
+        }
+    }
+
+    /// The file's schema version (``schemaVersion`` once opened).
+    public func schemaVersion() throws -> Int {
+        Int(try db.query("PRAGMA user_version").first?[0].integer ?? 0)
+    }
+
+    /// Sets how many times the server may fail one write before it moves to ``deadLetters()`` (at least 1).
+    public func setMaxAttempts(_ attempts: Int) { maxAttempts = max(1, attempts) }
 
     /// Sets the conflict resolver (the default keeps the server's copy).
     public func setConflictResolver(_ resolver: @escaping ConflictResolver) { self.resolver = resolver }
@@ -138,6 +181,16 @@ public actor OfflineStore {
         }
     }
 
+    /// Applies a merge patch to the local copy and queues it, in one step of the actor.
+    func patch(_ collection: String, _ id: String, _ patch: JSONValue) throws -> JSONValue {
+        guard let current = try document(collection, id) else {
+            throw RoostError.server(ServerError(status: 404, code: .notFound, message: "No local copy of \(collection)/\(id)."))
+        }
+        let local = current.merging(patch: patch)
+        try write(collection, id, .patch, body: patch, newLocal: local)
+        return local
+    }
+
     // MARK: - Outbox and conflicts
 
     /// The writes waiting to be sent, oldest first.
@@ -167,6 +220,36 @@ public actor OfflineStore {
     public func dismissConflict(_ sequence: Int64) throws {
         try db.execute("DELETE FROM conflicts WHERE seq = ?", [.integer(sequence)])
     }
+
+    /// Writes the server would not take, oldest first.
+    public func deadLetters() throws -> [DeadLetter] {
+        try db.query("SELECT seq, collection, id, op, body, if_match, status, error, attempts FROM dead_letters ORDER BY seq").map { row in
+            DeadLetter(sequence: row[0].integer ?? 0, write: Self.pending(Array(row[0...5])),
+                       status: row[6].integer.map(Int.init), error: row[7].text ?? "", attempts: Int(row[8].integer ?? 0))
+        }
+    }
+
+    /// Queues a dead letter again (at the end of the outbox, with the version it
+    /// was written against, so a changed document meets the resolver) and applies it to the local copy.
+    public func retryDeadLetter(_ sequence: Int64) throws {
+        try db.transaction {
+            guard let letter = try deadLetters().first(where: { $0.sequence == sequence }) else { return }
+            let w = letter.write
+            try db.execute("INSERT INTO outbox (collection, id, op, body, if_match) VALUES (?, ?, ?, ?, ?)",
+                           [.text(w.collection), .text(w.id), .text(w.operation.rawValue),
+                            try w.body.map { .blob(try $0.jsonData()) } ?? .null, SQLiteValue(w.ifMatch)])
+            try storeOrRemove(w.collection, w.id, Self.replay([w], on: try document(w.collection, w.id)))
+            try db.execute("DELETE FROM dead_letters WHERE seq = ?", [.integer(sequence)])
+        }
+    }
+
+    /// Forgets a dead letter (the edit is given up).
+    public func discardDeadLetter(_ sequence: Int64) throws {
+        try db.execute("DELETE FROM dead_letters WHERE seq = ?", [.integer(sequence)])
+    }
+
+    /// Whether `id` has writes not yet sent (its local copy differs from the server's).
+    public func hasPendingWrites(_ collection: String, _ id: String) throws -> Bool { try hasPending(collection, id) }
 
     func hasPending(_ collection: String, _ id: String) throws -> Bool {
         !(try db.query("SELECT 1 FROM outbox WHERE collection = ? AND id = ? LIMIT 1", [.text(collection), .text(id)]).isEmpty)
