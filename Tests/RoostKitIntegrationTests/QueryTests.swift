@@ -21,6 +21,10 @@ extension AgainstRoostd {
              ["de Young", "Golden Gate Park", "Coit Tower"]),
             ("nearSphere", Query(Field("location").near(GeoPoint(-122.47, 37.771), maxDistance: 2500)), ["de Young", "Golden Gate Park"]),
             ("sort, skip, limit", Query().sorted(by: "name").skip(1).limit(2), ["Coit Tower", "Golden Gate Park"]),
+            ("centerSphere", Query(Field("location").within(radius: 3000, of: GeoPoint(-122.47, 37.771))).sorted(by: "name"),
+             ["Golden Gate Park", "de Young"]),
+            ("polygon", Query(Field("location").within(polygon: [GeoPoint(-123, 37), GeoPoint(-122, 37), GeoPoint(-122.45, 38)])).sorted(by: "name"),
+             ["Coit Tower", "Golden Gate Park", "de Young"]),
             ("or", Query(Field("name") == "MoMA" || Field("categories").containsAll(["Museum", "Park"])).sorted(by: "name"), ["MoMA", "de Young"]),
         ]
 

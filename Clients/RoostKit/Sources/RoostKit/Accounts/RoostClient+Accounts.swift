@@ -58,6 +58,49 @@ extension RoostClient {
         try await call("GET", ["users"], query: query.parameters).decode([RoostUser].self)
     }
 
+    /// Edits the signed-in user's profile with a JSON Merge Patch
+    /// (`PATCH /users/:id`): members set to `null` are removed; `username`
+    /// cannot change (409 `ImmutableField`). Returns the new record, also kept
+    /// in the session.
+    ///
+    /// - Parameter condition: ``WriteCondition/unchanged(etag:)`` refuses with 412 if the record changed meanwhile.
+    @discardableResult
+    public func updateProfile(_ patch: JSONValue, condition: WriteCondition = .always) async throws -> RoostUser {
+        guard let session else { throw RoostError.notSignedIn }
+        let user = try await call("PATCH", ["users", session.user.id], headers: condition.headers, body: Self.body(patch)).decode(RoostUser.self)
+        try remember(user)
+        return user
+    }
+
+    /// Changes the password (`PATCH /users/:id` with `oldPassword`). The
+    /// server revokes the user's other sessions and keeps this one. A wrong
+    /// `old` throws ``ServerError/Code/forbidden``; repeated wrong ones,
+    /// ``ServerError/Code/tooManyAttempts`` with `retryAfter`.
+    public func changePassword(from old: String, to new: String) async throws {
+        guard let session else { throw RoostError.notSignedIn }
+        let body: JSONValue = ["password": .string(new), "oldPassword": .string(old)]
+        let user = try await call("PATCH", ["users", session.user.id], body: Self.body(body)).decode(RoostUser.self)
+        try remember(user)
+    }
+
+    /// Deletes the signed-in user's account (`DELETE /users/:id`): the record,
+    /// the credentials and every session; the session is forgotten here too.
+    /// References to the user declared on the server apply (409 `Referenced`).
+    public func deleteAccount(condition: WriteCondition = .always) async throws {
+        guard let session else { throw RoostError.notSignedIn }
+        try await call("DELETE", ["users", session.user.id], headers: condition.headers)
+        state.set(nil)
+        try? tokenStore.clear()
+    }
+
+    /// Keeps a fresher copy of the signed-in user's record in the session.
+    private func remember(_ user: RoostUser) throws {
+        guard let current = session, current.user.id == user.id else { return }
+        let updated = RoostSession(token: current.token, expiresAt: current.expiresAt, user: user)
+        state.set(updated)
+        do { try tokenStore.save(updated) } catch { throw RoostError.localStore("cannot save the session: \(error)") }
+    }
+
     private func begin(_ reply: Reply) async throws -> RoostSession {
         let session = try reply.decode(RoostSession.self)
         state.set(session)

@@ -80,6 +80,9 @@ public final class RoostClient: Sendable {
         return URL(string: text)!
     }
 
+    /// One path segment, percent-encoded as ``url(_:query:)`` does.
+    static func escapeSegment(_ text: String) -> String { escape(text, allowed: .urlPathAllowed) }
+
     private static func escape(_ text: String, allowed: CharacterSet) -> String {
         var set = allowed
         set.remove(charactersIn: "/?#&=+;")

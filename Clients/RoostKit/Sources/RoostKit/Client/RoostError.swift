@@ -51,13 +51,16 @@ public struct ServerError: Sendable, Equatable {
     public let retryAfter: Int?
     /// The entity's current `ETag`, sent with 412 `PreconditionFailed`.
     public let etag: String?
+    /// For a refused batch (``RoostClient/batch(_:)``): the index of the operation that failed.
+    public let operation: Int?
 
-    public init(status: Int, code: Code, message: String, retryAfter: Int? = nil, etag: String? = nil) {
+    public init(status: Int, code: Code, message: String, retryAfter: Int? = nil, etag: String? = nil, operation: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
         self.retryAfter = retryAfter
         self.etag = etag
+        self.operation = operation
     }
 
     /// The server's error codes, with ``unknown(_:)`` for codes this version does not know.
@@ -152,6 +155,7 @@ extension ServerError {
         self.init(status: response.statusCode, code: code,
                   message: object?["description"]?.stringValue ?? HTTPURLResponse.localizedString(forStatusCode: response.statusCode),
                   retryAfter: response.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0) },
-                  etag: response.value(forHTTPHeaderField: "ETag"))
+                  etag: response.value(forHTTPHeaderField: "ETag"),
+                  operation: object?["operation"]?.doubleValue.map { Int($0) })
     }
 }

@@ -32,6 +32,14 @@ public struct Field: Sendable, Hashable {
     public func within(box lowerLeft: GeoPoint, _ upperRight: GeoPoint) -> Filter {
         op("$geoWithin", ["$box": [lowerLeft.pair, upperRight.pair]])
     }
+    /// Matches points within `radius` metres of `center` on the sphere (`$geoWithin` `$centerSphere`, in radians on the wire).
+    public func within(radius: Double, of center: GeoPoint) -> Filter {
+        op("$geoWithin", ["$centerSphere": [center.pair, .number(radius / GeoPoint.earthRadius)]])
+    }
+    /// Matches points inside the polygon through `vertices` (`$geoWithin` `$polygon`, closed automatically; SQLite engine).
+    public func within(polygon vertices: [GeoPoint]) -> Filter {
+        op("$geoWithin", ["$polygon": .array(vertices.map(\.pair))])
+    }
     /// Matches points by distance from `point`, nearest first; distances in metres.
     public func near(_ point: GeoPoint, maxDistance: Double? = nil, minDistance: Double? = nil) -> Filter {
         var o: [String: JSONValue] = ["$geometry": ["type": "Point", "coordinates": point.pair]]
@@ -46,14 +54,6 @@ public struct Field: Sendable, Hashable {
     public static func <= <T: JSONValueConvertible>(f: Field, v: T) -> Filter { f.op("$lte", v.jsonValue) }
     public static func > <T: JSONValueConvertible>(f: Field, v: T) -> Filter { f.op("$gt", v.jsonValue) }
     public static func >= <T: JSONValueConvertible>(f: Field, v: T) -> Filter { f.op("$gte", v.jsonValue) }
-}
-
-/// A point as Roost stores it: longitude, then latitude, in degrees.
-public struct GeoPoint: Sendable, Hashable, Codable {
-    public var longitude: Double
-    public var latitude: Double
-    public init(_ longitude: Double, _ latitude: Double) { self.longitude = longitude; self.latitude = latitude }
-    var pair: JSONValue { [.number(longitude), .number(latitude)] }
 }
 
 /// A MongoDB filter document, as Roost's `query` parameter takes it.

@@ -16,8 +16,10 @@ public struct Query: Sendable, Hashable {
     public var sort: [SortKey] = []
     /// At most this many (server default 100, at most 1000).
     public var limit: Int?
-    /// Skip this many.
+    /// Skip this many (deep pages cost what they skip; prefer ``after``).
     public var skip: Int?
+    /// Keyset paging: the previous page's ``Page/next`` cursor (same filter and sort; not with `skip`).
+    public var after: String?
     /// Top-level reference fields the server expands.
     public var resolve: [String] = []
     /// Top-level fields to return (`_id` always comes).
@@ -42,6 +44,8 @@ public struct Query: Sendable, Hashable {
     public func limit(_ n: Int) -> Query { var q = self; q.limit = n; return q }
     /// Skips `n`.
     public func skip(_ n: Int) -> Query { var q = self; q.skip = n; return q }
+    /// The page after the one whose ``Page/next`` was `cursor` (keyset paging: stable while others write).
+    public func after(_ cursor: String?) -> Query { var q = self; q.after = cursor; return q }
     /// Expands the reference fields `names` (one level, under the caller's rights).
     public func resolving(_ names: String...) -> Query { var q = self; q.resolve += names; return q }
     /// Returns only the top-level `names` (and `_id`).
@@ -60,6 +64,7 @@ public struct Query: Sendable, Hashable {
         if let sortJSON { out.append(("sort", sortJSON)) }
         if let limit { out.append(("limit", String(limit))) }
         if let skip { out.append(("skip", String(skip))) }
+        if let after { out.append(("after", after)) }
         if !fields.isEmpty { out.append(("fields", fields.joined(separator: ","))) }
         if !resolve.isEmpty { out.append(("resolve", resolve.joined(separator: ","))) }
         return out

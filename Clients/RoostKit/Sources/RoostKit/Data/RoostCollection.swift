@@ -18,6 +18,41 @@ public struct RoostCollection<Model: Codable & Sendable>: Sendable {
         try await client.call("GET", [name], query: query.parameters).decode([Entity<Model>].self)
     }
 
+    /// One page of the documents matching `query`, with the cursor of the next
+    /// (the server's `X-Roost-Next`, nil on the last page). Pass it to
+    /// ``Query/after(_:)`` with the same filter and sort:
+    ///
+    /// ```swift
+    /// var query = Query().sorted(by: "name").limit(100)
+    /// repeat {
+    ///     let page = try await places.page(query)
+    ///     show(page.entities)
+    ///     query = query.after(page.next)
+    /// } while query.after != nil
+    /// ```
+    public func page(_ query: Query) async throws -> Page<Model> {
+        let reply = try await client.call("GET", [name], query: query.parameters)
+        return Page(entities: try reply.decode([Entity<Model>].self), next: reply.header("X-Roost-Next"))
+    }
+
+    /// Every document matching `query`, page by page with keyset cursors (``page(_:)``), as they arrive.
+    public func all(_ query: Query = Query()) -> AsyncThrowingStream<Entity<Model>, Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var q = query
+                    repeat {
+                        let page = try await self.page(q)
+                        for entity in page.entities { continuation.yield(entity) }
+                        q = q.after(page.next)
+                    } while q.after != nil && !Task.isCancelled
+                    continuation.finish()
+                } catch { continuation.finish(throwing: error) }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
     /// How many documents match `filter` (`GET /:collection/_count`).
     public func count(_ filter: Filter? = nil) async throws -> Int {
         let q = Query(filter).parameters
@@ -67,6 +102,14 @@ public struct RoostCollection<Model: Codable & Sendable>: Sendable {
 
     /// The same collection's documents as untyped JSON.
     public var untyped: RoostCollection<JSONValue> { RoostCollection<JSONValue>(client: client, name: name) }
+}
+
+/// One page of a list and the cursor of the next.
+public struct Page<Model: Codable & Sendable>: Sendable {
+    /// The page's documents.
+    public let entities: [Entity<Model>]
+    /// The next page's cursor (``Query/after(_:)``), nil when this is the last page.
+    public let next: String?
 }
 
 /// `{"count": N}`.

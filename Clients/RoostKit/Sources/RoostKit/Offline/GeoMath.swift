@@ -3,7 +3,7 @@ import Foundation
 /// Geo filters on local copies: `$geoWithin` `$box` and `$nearSphere`
 /// on points stored as `[lng, lat]` or GeoJSON points, distances in metres.
 enum GeoMath {
-    static let earthRadius = 6_378_100.0
+    static let earthRadius = GeoPoint.earthRadius
 
     static func point(_ v: JSONValue?) -> (Double, Double)? {
         switch v {
@@ -16,13 +16,30 @@ enum GeoMath {
     }
 
     static func within(_ shape: JSONValue, _ candidates: [JSONValue?]) throws -> Bool {
-        guard let box = shape["$box"]?.arrayValue, box.count == 2, let a = point(box[0]), let b = point(box[1]) else {
-            throw RoostError.localStore("the offline store evaluates $geoWithin with $box only")
+        let inside: ((Double, Double)) -> Bool
+        if let box = shape["$box"]?.arrayValue, box.count == 2, let a = point(box[0]), let b = point(box[1]) {
+            inside = { p in (min(a.0, b.0)...max(a.0, b.0)).contains(p.0) && (min(a.1, b.1)...max(a.1, b.1)).contains(p.1) }
+        } else if let circle = shape["$centerSphere"]?.arrayValue, circle.count == 2, let c = point(circle[0]),
+                  let radians = circle[1].doubleValue {
+            inside = { p in distance(c, p) <= radians * earthRadius }
+        } else if let ring = shape["$polygon"]?.arrayValue?.compactMap(point), ring.count >= 3 {
+            inside = { p in contains(ring, p) }
+        } else {
+            throw RoostError.localStore("the offline store evaluates $geoWithin with $box, $centerSphere or $polygon")
         }
-        return candidates.contains { c in
-            guard let p = point(c) else { return false }
-            return (min(a.0, b.0)...max(a.0, b.0)).contains(p.0) && (min(a.1, b.1)...max(a.1, b.1)).contains(p.1)
+        return candidates.contains { c in point(c).map(inside) ?? false }
+    }
+
+    /// Whether `p` lies inside (or on the edge of) the polygon `ring` (planar, even-odd rule).
+    static func contains(_ ring: [(Double, Double)], _ p: (Double, Double)) -> Bool {
+        var inside = false
+        var j = ring.count - 1
+        for i in ring.indices {
+            let (a, b) = (ring[i], ring[j])
+            if (a.1 > p.1) != (b.1 > p.1), p.0 < (b.0 - a.0) * (p.1 - a.1) / (b.1 - a.1) + a.0 { inside.toggle() }
+            j = i
         }
+        return inside
     }
 
     /// The distance in metres from the operand's point when within its bounds.
