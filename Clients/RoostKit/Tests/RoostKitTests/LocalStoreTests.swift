@@ -75,4 +75,29 @@ import Testing
         await #expect(throws: RoostError.self) { try await notes.get("b") }
         #expect(try await notes.get("a")?.value.title == "good one")
     }
+
+    @Test("query results follow local writes, pending writes marked")
+    func resultsFollowLocalWrites() async throws {
+        let store = try OfflineStore(client: Self.client, url: try Self.scratch(), mirrors: [Mirror("notes")])
+        let notes = store.collection("notes", of: Note.self)
+        var updates = notes.results(Query(Field("stars") >= 3).sorted(by: "title")).makeAsyncIterator()
+        #expect(try await updates.next()?.entities.isEmpty == true)
+        let good = try await notes.create(Note(title: "good", stars: 5))
+        let next = try await updates.next()
+        #expect(next?.entities.map(\.id) == [good.id])
+        #expect(next?.hasPendingWrites(good.id) == true)
+        try await notes.patch(good.id, ["stars": 1])
+        #expect(try await updates.next()?.entities.isEmpty == true)
+    }
+
+    @Test("transport errors keep their URLError; cancellation and offline apart")
+    func errorMapping() {
+        #expect(RoostError.from(transport: CancellationError()) == .cancelled)
+        #expect(RoostError.from(transport: URLError(.cancelled)) == .cancelled)
+        let offline = RoostError.from(transport: URLError(.notConnectedToInternet))
+        #expect(offline.isOffline && offline.urlError?.code == .notConnectedToInternet)
+        let ats = RoostError.from(transport: URLError(.appTransportSecurityRequiresSecureConnection))
+        #expect(!ats.isOffline && ats.errorDescription?.contains("App Transport Security") == true)
+        #expect(RoostError.from(transport: RoostError.notSignedIn) == .notSignedIn)
+    }
 }

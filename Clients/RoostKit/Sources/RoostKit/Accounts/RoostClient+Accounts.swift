@@ -42,6 +42,7 @@ extension RoostClient {
         defer {
             state.set(nil)
             try? tokenStore.clear()
+            announce(.signedOut)
         }
         guard session != nil else { return }
         do { try await call("POST", ["logout"]) } catch RoostError.server(let e) where e.status == 401 { }
@@ -91,6 +92,7 @@ extension RoostClient {
         try await call("DELETE", ["users", session.user.id], headers: condition.headers)
         state.set(nil)
         try? tokenStore.clear()
+        announce(.signedOut)
     }
 
     /// Keeps a fresher copy of the signed-in user's record in the session.
@@ -98,12 +100,14 @@ extension RoostClient {
         guard let current = session, current.user.id == user.id else { return }
         let updated = RoostSession(token: current.token, expiresAt: current.expiresAt, user: user)
         state.set(updated)
+        announce(.signedIn(user))
         do { try tokenStore.save(updated) } catch { throw RoostError.localStore("cannot save the session: \(error)") }
     }
 
     private func begin(_ reply: Reply) async throws -> RoostSession {
         let session = try reply.decode(RoostSession.self)
         state.set(session)
+        announce(.signedIn(session.user))
         do { try tokenStore.save(session) } catch { throw RoostError.localStore("cannot save the session: \(error)") }
         return session
     }

@@ -8,8 +8,8 @@ import FoundationNetworking
 ///
 /// ``URLSessionTransport`` is the real one. Tests inject their own, for
 /// example one that refuses every request to simulate a device offline.
-/// A transport throws (anything) when there is no answer; RoostKit reports
-/// that as ``RoostError/unreachable(_:)``.
+/// A transport throws when there is no answer: a `URLError` is kept as
+/// ``RoostError/network(_:)``, anything else becomes ``RoostError/unreachable(_:)``.
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the whole body with the response.
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse)
@@ -36,7 +36,8 @@ public struct URLSessionTransport: HTTPTransport {
 
     public func stream(_ request: URLRequest) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, Error>) {
         let relay = StreamRelay()
-        let session = URLSession(configuration: .ephemeral, delegate: relay, delegateQueue: nil)
+        // The caller's configuration (proxy, headers, cellular and constrained-network rules) for streams too.
+        let session = URLSession(configuration: self.session.configuration, delegate: relay, delegateQueue: nil)
         let task = session.dataTask(with: request)
         let response = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<HTTPURLResponse, Error>) in

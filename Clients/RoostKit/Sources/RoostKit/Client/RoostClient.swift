@@ -29,6 +29,7 @@ public final class RoostClient: Sendable {
     /// Where the session is kept.
     public let tokenStore: TokenStore
     let state: Locked<RoostSession?>
+    let sessionWatchers = Locked<[UUID: AsyncStream<SessionState>.Continuation]>([:])
 
     /// A client of the server at `baseURL`, restoring any session `tokenStore` holds.
     public init(baseURL: URL, tokenStore: TokenStore = MemoryTokenStore(), transport: HTTPTransport = URLSessionTransport()) {
@@ -106,14 +107,15 @@ public final class RoostClient: Sendable {
 
     /// Sends a request and returns any answer, error statuses included.
     func raw(_ request: URLRequest) async throws -> Reply {
+        let reply: Reply
         do {
             let (data, response) = try await transport.send(request)
-            return Reply(data: data, response: response)
-        } catch let error as RoostError {
-            throw error
+            reply = Reply(data: data, response: response)
         } catch {
-            throw RoostError.unreachable(String(describing: error))
+            throw RoostError.from(transport: error)
         }
+        if reply.status == 401 { noteUnauthorized(request, reply.response, reply.data) }
+        return reply
     }
 
     /// Sends a request; a status of 400 or more throws ``RoostError/server(_:)``.

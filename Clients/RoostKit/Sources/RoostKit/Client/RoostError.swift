@@ -6,18 +6,29 @@ import FoundationNetworking
 /// Everything RoostKit throws.
 ///
 /// A server refusal arrives as ``server(_:)`` carrying the server's error code
-/// (``ServerError/Code``); a request that never got an answer is
-/// ``unreachable(_:)``, which the offline store treats as "try again later".
+/// (``ServerError/Code``). A request that got no answer keeps the system's
+/// `URLError` (``network(_:)``), so "offline" (``isOffline``: try again
+/// later) stays apart from what retrying cannot fix, such as App Transport
+/// Security refusing an `http://` URL or a TLS failure. A cancelled task is
+/// ``cancelled``. It is a `LocalizedError`: `localizedDescription` is a
+/// sentence to show.
 ///
 /// ```swift
 /// do { try await session.logIn(username: "alice", password: "wrong") }
 /// catch RoostError.server(let e) where e.code == .invalidCredentials { … }
+/// catch let e as RoostError where e.isOffline { … }
 /// ```
-public enum RoostError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum RoostError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// The server answered with an error status and body.
     case server(ServerError)
-    /// No answer: offline, connection refused or dropped, timed out.
+    /// The request got no answer, with the system's error: offline, the host
+    /// unreachable, a timeout, a dropped connection (``isOffline``), or a
+    /// refusal before sending (App Transport Security, TLS, a bad URL).
+    case network(URLError)
+    /// No answer, from a transport that threw something other than a `URLError`.
     case unreachable(String)
+    /// The calling task was cancelled.
+    case cancelled
     /// The answer was not what the API promises (status, JSON shape, types).
     case invalidResponse(String)
     /// The call needs a session and there is none: log in first.
@@ -28,13 +39,86 @@ public enum RoostError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server's error code, when the server answered.
     public var code: ServerError.Code? { if case .server(let e) = self { return e.code }; return nil }
 
+    /// The `URLError` the system gave, when the request got no answer.
+    public var urlError: URLError? { if case .network(let e) = self { return e }; return nil }
+
+    /// No answer because there is no usable network path right now: trying
+    /// again later (on reconnect, in the next sync) can succeed.
+    public var isOffline: Bool {
+        switch self {
+        case .unreachable: return true
+        case .network(let e): return Self.offlineCodes.contains(e.code)
+        default: return false
+        }
+    }
+
+    static let offlineCodes: Set<URLError.Code> = [
+        .notConnectedToInternet, .networkConnectionLost, .cannotConnectToHost, .cannotFindHost, .timedOut,
+        .dnsLookupFailed, .internationalRoamingOff, .callIsActive, .dataNotAllowed, .cannotLoadFromNetwork,
+    ]
+
+    /// Maps whatever a transport threw: RoostKit's own errors as they are,
+    /// `URLError` kept (cancellation apart), anything else as ``unreachable(_:)``.
+    static func from(transport error: Error) -> RoostError {
+        switch error {
+        case let e as RoostError: return e
+        case is CancellationError: return .cancelled
+        case let e as URLError: return e.code == .cancelled ? .cancelled : .network(e)
+        default: return .unreachable(String(describing: error))
+        }
+    }
+
     public var description: String {
         switch self {
         case .server(let e): return "\(e.status) \(e.code.rawValue): \(e.message)"
+        case .network(let e): return "network: \(Self.sentence(for: e))"
         case .unreachable(let m): return "unreachable: \(m)"
+        case .cancelled: return "cancelled"
         case .invalidResponse(let m): return "invalid response: \(m)"
         case .notSignedIn: return "not signed in"
         case .localStore(let m): return "local store: \(m)"
+        }
+    }
+
+    public var errorDescription: String? {
+        switch self {
+        case .server(let e): return e.message
+        case .network(let e): return Self.sentence(for: e)
+        case .unreachable: return "The server could not be reached."
+        case .cancelled: return "The request was cancelled."
+        case .invalidResponse: return "The server's answer could not be read."
+        case .notSignedIn: return "You are not signed in."
+        case .localStore(let m): return "The local store failed: \(m)"
+        }
+    }
+
+    public var recoverySuggestion: String? {
+        if isOffline { return "Check the connection; changes made meanwhile are kept and sent later." }
+        switch self {
+        case .network(let e) where e.code == .appTransportSecurityRequiresSecureConnection:
+            return "Use an https:// server URL, or add an App Transport Security exception for this host."
+        case .server(let e) where e.code == .invalidToken || e.code == .unauthorized:
+            return "Sign in again."
+        case .notSignedIn:
+            return "Sign in again."
+        case .server(let e) where e.retryAfter != nil:
+            return "Try again in \(e.retryAfter!) seconds."
+        default: return nil
+        }
+    }
+
+    private static func sentence(for error: URLError) -> String {
+        switch error.code {
+        case .appTransportSecurityRequiresSecureConnection:
+            return "App Transport Security refused a plain http:// connection (URLError \(error.code.rawValue))."
+        case .notConnectedToInternet: return "The device is offline."
+        case .timedOut: return "The server did not answer in time."
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed: return "The server could not be reached."
+        case .networkConnectionLost: return "The connection was lost."
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
+             .serverCertificateHasUnknownRoot, .secureConnectionFailed, .clientCertificateRejected, .clientCertificateRequired:
+            return "The secure connection to the server failed (URLError \(error.code.rawValue))."
+        default: return "The request failed (URLError \(error.code.rawValue))."
         }
     }
 }

@@ -50,6 +50,7 @@ public struct LiveEvents: AsyncSequence, Sendable {
                     var body = Data()
                     for try await chunk in chunks where body.count < 65_536 { body.append(chunk) }
                     let error = ServerError(response: response, body: body)
+                    if response.statusCode == 401 { client.noteUnauthorized(request, response, body) }
                     if response.statusCode < 500 && response.statusCode != 429 {
                         return continuation.finish(throwing: RoostError.server(error))
                     }
@@ -82,11 +83,12 @@ public struct ReconnectPolicy: Sendable, Hashable {
     public var initialDelay: Double
     /// The longest wait between reconnects.
     public var maximumDelay: Double
-    /// Seconds a connection may stay silent before it is dropped and reopened
-    /// (the server sends a heartbeat every 15 s by default).
+    /// Seconds a connection may stay silent before it is dropped and reopened:
+    /// three of the server's 15 s heartbeats, so a connection a network change
+    /// left dead is noticed in under a minute.
     public var idleTimeout: Double
 
-    public init(initialDelay: Double = 0.25, maximumDelay: Double = 30, idleTimeout: Double = 300) {
+    public init(initialDelay: Double = 0.25, maximumDelay: Double = 30, idleTimeout: Double = 45) {
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
         self.idleTimeout = idleTimeout

@@ -31,7 +31,9 @@ public struct OfflineCollection<Model: Codable & Sendable>: Sendable {
     /// decode as `Model`, each with its error: one bad document fails only itself.
     public func findReportingFailures(_ query: Query = Query()) async throws -> LocalResults<Model> {
         var results = LocalResults<Model>()
-        for document in try await store.find(name, query) {
+        let (documents, pending) = try await store.findWithPending(name, query)
+        results.pendingIDs = pending
+        for document in documents {
             do { results.entities.append(try decode(document)) } catch {
                 results.failures.append(.init(id: document["_id"]?.stringValue ?? "", error: error as? RoostError ?? .invalidResponse("\(error)")))
             }
@@ -90,6 +92,11 @@ public struct LocalResults<Model: Codable & Sendable>: Sendable {
     public var entities: [Entity<Model>] = []
     /// The documents that did not, by id.
     public var failures: [Failure] = []
+    /// The ids (of the whole collection) with local writes not yet sent to the server.
+    public var pendingIDs: Set<String> = []
+
+    /// Whether `id`'s local copy holds writes the server has not taken yet.
+    public func hasPendingWrites(_ id: String) -> Bool { pendingIDs.contains(id) }
 
     /// A local document that does not decode as `Model`.
     public struct Failure: Sendable, Equatable {

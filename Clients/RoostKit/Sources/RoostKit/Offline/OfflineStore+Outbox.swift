@@ -183,10 +183,12 @@ extension OfflineStore {
     func store(_ collection: String, _ id: String, _ body: JSONValue) throws {
         try db.execute("INSERT OR REPLACE INTO entities (collection, id, body) VALUES (?, ?, ?)",
                        [.text(collection), .text(id), .blob(try body.jsonData())])
+        changed(collection)
     }
 
     func remove(_ collection: String, _ id: String) throws {
         try db.execute("DELETE FROM entities WHERE collection = ? AND id = ?", [.text(collection), .text(id)])
+        changed(collection)
     }
 
     func storeOrRemove(_ collection: String, _ id: String, _ body: JSONValue?) throws {
@@ -205,7 +207,7 @@ extension RoostError {
     /// server), as opposed to one mirror's refusal.
     var stopsSync: Bool {
         switch self {
-        case .unreachable, .notSignedIn, .localStore: return true
+        case .unreachable, .network, .cancelled, .notSignedIn, .localStore: return true
         case .server(let e): return e.status == 401 || e.status == 429 || e.code == .overloaded || e.code == .shuttingDown
         case .invalidResponse: return false
         }

@@ -90,6 +90,7 @@ extension OfflineStore {
     private func dropMirror(_ collection: String) throws {
         try db.execute("DELETE FROM entities WHERE collection = ? AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = entities.collection AND o.id = entities.id)",
                        [.text(collection)])
+        changed(collection)
     }
 
     /// Applies one live event to the mirror: creates, updates and entries are

@@ -34,6 +34,8 @@ public actor OfflineStore {
     /// How many times the server may fail one write (5xx) before it moves to the dead-letter list.
     public private(set) var maxAttempts = 5
     var running: Task<SyncReport, Error>?
+    /// Observers of local changes (``OfflineCollection/results(_:)``), each with its collection.
+    var observers: [UUID: (collection: String, signal: AsyncStream<Void>.Continuation)] = [:]
 
     /// Opens (or creates) the store at `url`.
     ///
@@ -156,6 +158,11 @@ public actor OfflineStore {
         return Array(rows[start..<end])
     }
 
+    /// ``find(_:_:)`` and the collection's ids with queued writes, read in one step of the actor.
+    func findWithPending(_ collection: String, _ query: Query) throws -> ([JSONValue], Set<String>) {
+        (try find(collection, query), try pendingIDs(collection))
+    }
+
     // MARK: - Local writes (each with its outbox row, in one transaction)
 
     /// A new id for a document made offline: `<user id>:<UUID>` when signed in
@@ -179,6 +186,7 @@ public actor OfflineStore {
                            [.text(collection), .text(id), .text(operation.rawValue),
                             try body.map { .blob(try $0.jsonData()) } ?? .null, SQLiteValue(operation == .create ? nil : base)])
         }
+        changed(collection)
     }
 
     /// Applies a merge patch to the local copy and queues it, in one step of the actor.
