@@ -59,7 +59,16 @@ final class SwitchableTransport: HTTPTransport, @unchecked Sendable {
     private var isOnline = true
     private var answersToLose = 0
     private var failingPaths: Set<String> = []
+    private var hanging = false
+    private var held: [AsyncThrowingStream<Data, Error>.Continuation] = []
     private(set) var refused = 0
+
+    /// While true, a new stream "connects" (200) and then never delivers a
+    /// byte nor ends: the connection a network change left dead.
+    var hangStreams: Bool {
+        get { lock.withLock { hanging } }
+        set { lock.withLock { hanging = newValue } }
+    }
 
     var online: Bool {
         get { lock.withLock { isOnline } }
@@ -102,6 +111,12 @@ final class SwitchableTransport: HTTPTransport, @unchecked Sendable {
 
     func stream(_ request: URLRequest) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, Error>) {
         try check()
+        if hangStreams {
+            let (dead, continuation) = AsyncThrowingStream<Data, Error>.makeStream()
+            lock.withLock { held.append(continuation) }
+            return (HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1",
+                                    headerFields: ["Content-Type": "text/event-stream"])!, dead)
+        }
         return try await base.stream(request)
     }
 }

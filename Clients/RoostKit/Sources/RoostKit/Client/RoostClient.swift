@@ -30,6 +30,7 @@ public final class RoostClient: Sendable {
     public let tokenStore: TokenStore
     let state: Locked<RoostSession?>
     let sessionWatchers = Locked<[UUID: AsyncStream<SessionState>.Continuation]>([:])
+    let reconnectHandlers = Locked<[UUID: @Sendable () -> Void]>([:])
 
     /// A client of the server at `baseURL`, restoring any session `tokenStore` holds.
     public init(baseURL: URL, tokenStore: TokenStore = MemoryTokenStore(), transport: HTTPTransport = URLSessionTransport()) {

@@ -23,8 +23,11 @@ public struct LiveEvents: AsyncSequence, Sendable {
     public typealias Element = LiveEvent
 
     let client: RoostClient
+    /// `[collection, "_live"]`, or `["events"]` for several collections on one stream.
+    let path: [String]
+    let parameters: [(String, String)]
+    /// The collection of events that do not name theirs.
     let collection: String
-    let filter: Filter?
     let lastEventID: String?
     let reconnect: ReconnectPolicy
 
@@ -35,44 +38,68 @@ public struct LiveEvents: AsyncSequence, Sendable {
         return stream.makeAsyncIterator()
     }
 
+    /// Connects, reads, and reconnects until cancelled or refused for good.
+    /// ``RoostClient/reconnectLiveStreams()`` drops the current connection (or
+    /// cuts the backoff short) and reconnects at once.
     private func run(_ continuation: AsyncThrowingStream<LiveEvent, Error>.Continuation) async {
-        var lastID = lastEventID
-        var delay = reconnect.initialDelay
+        let lastID = Locked(lastEventID)
+        let delay = Locked(reconnect.initialDelay)
+        let current = Locked<Task<Bool, Never>?>(nil)
+        let nudged = Locked(false)
+        let key = client.onReconnect { nudged.set(true); current.value?.cancel() }
+        defer { client.removeReconnectHandler(key) }
         while !Task.isCancelled {
-            do {
-                var request = client.request("GET", [collection, "_live"], query: filter.map { [("query", $0.json)] } ?? [])
-                request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-                request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
-                if let lastID { request.setValue(lastID, forHTTPHeaderField: "Last-Event-ID") }
-                request.timeoutInterval = reconnect.idleTimeout
-                let (response, chunks) = try await client.transport.stream(request)
-                if response.statusCode != 200 {
-                    var body = Data()
-                    for try await chunk in chunks where body.count < 65_536 { body.append(chunk) }
-                    let error = ServerError(response: response, body: body)
-                    if response.statusCode == 401 { client.noteUnauthorized(request, response, body) }
-                    if response.statusCode < 500 && response.statusCode != 429 {
-                        return continuation.finish(throwing: RoostError.server(error))
-                    }
-                    if let after = error.retryAfter { delay = Double(after) }
-                } else {
-                    delay = reconnect.initialDelay
-                    var parser = SSEParser()
-                    for try await chunk in chunks {
-                        for event in parser.feed(chunk) {
-                            if let id = event.id { lastID = id }
-                            if let ms = event.retry { delay = Double(ms) / 1000 }
-                            if let live = LiveEvent(event, collection: collection) { continuation.yield(live) }
-                        }
-                    }
-                }
-            } catch {
-                if Task.isCancelled { break }
-            }
-            try? await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
-            delay = Swift.min(delay * 2, reconnect.maximumDelay)
+            let connection = Task { await connect(lastID: lastID, delay: delay, continuation) }
+            current.set(connection)
+            let refused = await withTaskCancellationHandler { await connection.value } onCancel: { connection.cancel() }
+            if refused { return }
+            if Task.isCancelled { break }
+            if nudged.update({ (flag: inout Bool) -> Bool in defer { flag = false }; return flag }) { delay.set(reconnect.initialDelay); continue }
+            let wait = delay.value
+            let sleeper = Task { () -> Bool in (try? await Task.sleep(nanoseconds: UInt64(wait * 1_000_000_000))) != nil }
+            current.set(sleeper)
+            if nudged.value { sleeper.cancel() }
+            _ = await withTaskCancellationHandler { await sleeper.value } onCancel: { sleeper.cancel() }
+            if nudged.update({ (flag: inout Bool) -> Bool in defer { flag = false }; return flag }) { delay.set(reconnect.initialDelay) }
+            else { delay.set(Swift.min(wait * 2, reconnect.maximumDelay)) }
         }
         continuation.finish()
+    }
+
+    /// One connection: returns true when the server refused the subscription
+    /// for good (the stream is finished with its error), false to reconnect.
+    private func connect(lastID: Locked<String?>, delay: Locked<Double>,
+                         _ continuation: AsyncThrowingStream<LiveEvent, Error>.Continuation) async -> Bool {
+        do {
+            var request = client.request("GET", path, query: parameters)
+            request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+            request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
+            if let id = lastID.value { request.setValue(id, forHTTPHeaderField: "Last-Event-ID") }
+            request.timeoutInterval = reconnect.idleTimeout
+            let (response, chunks) = try await client.transport.stream(request)
+            if response.statusCode != 200 {
+                var body = Data()
+                for try await chunk in chunks where body.count < 65_536 { body.append(chunk) }
+                let error = ServerError(response: response, body: body)
+                if response.statusCode == 401 { client.noteUnauthorized(request, response, body) }
+                if response.statusCode < 500 && response.statusCode != 429 {
+                    continuation.finish(throwing: RoostError.server(error))
+                    return true
+                }
+                if let after = error.retryAfter { delay.set(Double(after)) }
+            } else {
+                delay.set(reconnect.initialDelay)
+                var parser = SSEParser()
+                for try await chunk in chunks {
+                    for event in parser.feed(chunk) {
+                        if let id = event.id { lastID.set(id) }
+                        if let ms = event.retry { delay.set(Double(ms) / 1000) }
+                        if let live = LiveEvent(event, collection: collection) { continuation.yield(live) }
+                    }
+                }
+            }
+        } catch {}
+        return false
     }
 }
 
@@ -96,35 +123,45 @@ public struct ReconnectPolicy: Sendable, Hashable {
 }
 
 extension RoostClient {
-    /// The live changes of `collection`, optionally only of documents matching `filter`.
+    /// The live changes of `collection`, optionally only of documents matching `filter`
+    /// (`GET /:collection/_live`).
     ///
     /// - Parameters:
     ///   - lastEventID: resume after this event (from an earlier ``LiveEvent/id``).
     ///   - reconnect: how to reconnect after a drop.
     public func live(_ collection: String, filter: Filter? = nil, lastEventID: String? = nil,
                      reconnect: ReconnectPolicy = ReconnectPolicy()) -> LiveEvents {
-        LiveEvents(client: self, collection: collection, filter: filter, lastEventID: lastEventID, reconnect: reconnect)
+        LiveEvents(client: self, path: [collection, "_live"], parameters: filter.map { [("query", $0.json)] } ?? [],
+                   collection: collection, lastEventID: lastEventID, reconnect: reconnect)
     }
-}
 
-extension OfflineStore {
-    /// The live changes of a mirrored collection, each applied to the mirror
-    /// before it is yielded, so reads see it as soon as the app does.
-    public nonisolated func liveUpdates(_ collection: String) -> AsyncThrowingStream<LiveEvent, Error> {
-        let events = client.live(collection, filter: mirrors[collection]?.filter)
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    for try await event in events {
-                        try await self.apply(event)
-                        continuation.yield(event)
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+    /// The live changes of several collections on one connection (`GET /events`):
+    /// each event names its collection. Up to 32 subscriptions.
+    public func live(_ subscriptions: [Mirror], lastEventID: String? = nil,
+                     reconnect: ReconnectPolicy = ReconnectPolicy()) -> LiveEvents {
+        let list = JSONValue.array(subscriptions.map { m in
+            var o: [String: JSONValue] = ["collection": .string(m.name)]
+            if let f = m.filter { o["query"] = .object(f.document) }
+            return .object(o)
+        })
+        return LiveEvents(client: self, path: ["events"], parameters: [("subscribe", list.jsonText)],
+                          collection: "", lastEventID: lastEventID, reconnect: reconnect)
     }
+
+    /// Drops every open live stream's connection of this client and reconnects
+    /// it at once (resuming after its last event), cutting any backoff short.
+    /// Call it when the app returns to the foreground or the network path
+    /// changes (``NetworkPathObserver`` does on Apple platforms): a connection
+    /// a network change left dead is otherwise noticed only by the idle timeout.
+    public func reconnectLiveStreams() {
+        for handler in reconnectHandlers.value.values { handler() }
+    }
+
+    func onReconnect(_ handler: @escaping @Sendable () -> Void) -> UUID {
+        let key = UUID()
+        reconnectHandlers.update { $0[key] = handler }
+        return key
+    }
+
+    func removeReconnectHandler(_ key: UUID) { reconnectHandlers.update { _ = $0.removeValue(forKey: key) } }
 }

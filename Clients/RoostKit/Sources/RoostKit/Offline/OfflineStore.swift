@@ -85,6 +85,10 @@ public actor OfflineStore {
                 attempts INTEGER NOT NULL, status INTEGER, error TEXT NOT NULL, at TEXT NOT NULL)
             """,
         ],
+        // 3: the last live event applied per stream, so a relaunch resumes without a resync.
+        [
+            "CREATE TABLE live_state (stream TEXT PRIMARY KEY, last_event_id TEXT NOT NULL)",
+        ],
     ]
 
     /// Brings the file to ``schemaVersion``; a file from a newer RoostKit is refused untouched.
