@@ -99,6 +99,11 @@ let package = Package(
 
         // A command-line chat client on RoostKit (see Examples/RoostChat/README.md).
         .executableTarget(name: "RoostChat", dependencies: [.product(name: "RoostKit", package: "RoostKit")], path: "Examples/RoostChat"),
+        // The two seed apps' model layers as walk-throughs (Examples/*/README.md), run by the integration tests.
+        .executableTarget(name: "TourMyTown", dependencies: [.product(name: "RoostKit", package: "RoostKit")], path: "Examples/TourMyTown",
+                          exclude: ["README.md"]),
+        .executableTarget(name: "WaterCooler", dependencies: [.product(name: "RoostKit", package: "RoostKit")], path: "Examples/WaterCooler",
+                          exclude: ["README.md"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AuthTests", dependencies: ["Auth"]),
@@ -117,7 +122,7 @@ let package = Package(
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         // RoostKit against a real roostd (its unit tests live in Clients/RoostKit/Tests).
         .testTarget(name: "RoostKitIntegrationTests", dependencies: [
-            .product(name: "RoostKit", package: "RoostKit"), "roostd", "RoostChat", "RoostTestSupport",
+            .product(name: "RoostKit", package: "RoostKit"), "roostd", "RoostChat", "TourMyTown", "WaterCooler", "RoostTestSupport",
         ]),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),

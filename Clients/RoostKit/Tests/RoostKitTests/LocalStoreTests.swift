@@ -100,4 +100,19 @@ import Testing
         #expect(!ats.isOffline && ats.errorDescription?.contains("App Transport Security") == true)
         #expect(RoostError.from(transport: RoostError.notSignedIn) == .notSignedIn)
     }
+
+    @Test("the file token store replaces a saved session (a second save, a profile update)")
+    func fileTokenStoreReplaces() throws {
+        let url = try Self.scratch().deletingLastPathComponent().appendingPathComponent("session.json")
+        let store = FileTokenStore(url: url)
+        let user = try JSONDecoder().decode(RoostUser.self, from: Data(#"{"_id":"u1","username":"ada"}"#.utf8))
+        try store.save(RoostSession(token: "first", expiresAt: "2030-01-01T00:00:00Z", user: user))
+        try store.save(RoostSession(token: "second", expiresAt: "2030-01-01T00:00:00Z", user: user))
+        #expect(try store.load()?.token == "second")
+        let mode = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path).filter { $0.hasPrefix(".session") }.isEmpty)
+        try store.clear()
+        #expect(try store.load() == nil)
+    }
 }

@@ -1,4 +1,13 @@
 import Foundation
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Android)
+import Android
+#endif
 
 /// Where a ``RoostClient`` keeps its session between launches.
 ///
@@ -45,10 +54,12 @@ public struct FileTokenStore: TokenStore {
         guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
             throw RoostError.localStore("cannot write \(temporary.path)")
         }
-        if FileManager.default.fileExists(atPath: url.path) {
-            _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
-        } else {
-            try FileManager.default.moveItem(at: temporary, to: url)
+        // rename(2) replaces an existing file atomically (FileManager.replaceItemAt
+        // failed on Linux when the file existed: a second save lost the session).
+        guard rename(temporary.path, url.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: temporary)
+            throw RoostError.localStore("cannot replace \(url.path): \(reason)")
         }
     }
 
