@@ -69,5 +69,52 @@ extension AgainstRoostd {
             #expect(events.contains { $0.entityID == second.id && $0.collection == "messages" })
             #expect(try await relaunched.collection("messages", of: Message.self).get(second.id)?.value.text == "two")
         }
+
+        @Test("automatic sync: on foreground or a network change, after a new log-in, and for a silent push")
+        func automaticSync() async throws {
+            let fx = try Fixture()
+            let net = SwitchableTransport()
+            let alice = try await fx.user("alice", transport: net)
+            let name = alice.session!.user.username
+            let store = try OfflineStore(client: alice, url: fx.storeURL("alice"), mirrors: [Mirror("notes")])
+            let auto = AutomaticSync(store: store)
+            let notes = store.collection("notes", of: Note.self)
+            func waitUntilSent() async throws -> Bool {
+                let deadline = Date().addingTimeInterval(5)
+                while Date() < deadline {
+                    if try await store.pendingWrites().isEmpty { return true }
+                    try await Task.sleep(nanoseconds: 50_000_000)
+                }
+                return false
+            }
+
+            // Written in a tunnel; the network comes back (NetworkPathObserver) or the app is foregrounded.
+            net.online = false
+            let tunnel = try await notes.create(Note(title: "in a tunnel"))
+            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(try await store.pendingWrites().count == 1)
+            net.online = true
+            alice.reconnectLiveStreams()
+            #expect(try await waitUntilSent())
+            #expect(try await alice.collection("notes", of: Note.self).get(tunnel.id).value.title == "in a tunnel")
+
+            // The session expires (password changed elsewhere); the write waits for the next log-in, then goes.
+            let laptop = fx.client()
+            try await laptop.logIn(username: name, password: "password-alice")
+            try await laptop.changePassword(from: "password-alice", to: "a new passphrase")
+            let waiting = try await notes.create(Note(title: "after the expiry"))
+            await #expect(throws: RoostError.self) { try await store.sync() }
+            #expect(alice.session == nil)
+            try await alice.logIn(username: name, password: "a new passphrase")
+            #expect(try await waitUntilSent())
+            #expect(try await alice.collection("notes", of: Note.self).get(waiting.id).value.title == "after the expiry")
+
+            // A silent push: something new on the server is pulled.
+            #expect(await store.syncForRemoteNotification() == .noData)
+            _ = try await laptop.collection("notes", of: Note.self).create(Note(title: "from the laptop"))
+            #expect(await store.syncForRemoteNotification() == .newData)
+            #expect(try await notes.find().map(\.value.title).contains("from the laptop"))
+            _ = auto
+        }
     }
 }
