@@ -30,8 +30,13 @@ public struct OfflineCollection<Model: Codable & Sendable>: Sendable {
     /// The local documents matching `query`, and those among them that do not
     /// decode as `Model`, each with its error: one bad document fails only itself.
     public func findReportingFailures(_ query: Query = Query()) async throws -> LocalResults<Model> {
-        var results = LocalResults<Model>()
         let (documents, pending) = try await store.findWithPending(name, query)
+        return decode(documents, pending: pending)
+    }
+
+    /// Local documents decoded one by one: those that fail are listed, not thrown.
+    func decode(_ documents: [JSONValue], pending: Set<String>) -> LocalResults<Model> {
+        var results = LocalResults<Model>()
         results.pendingIDs = pending
         for document in documents {
             do { results.entities.append(try decode(document)) } catch {

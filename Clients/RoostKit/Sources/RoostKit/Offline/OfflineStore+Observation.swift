@@ -29,7 +29,8 @@ extension OfflineCollection {
     /// The local results of `query` now, then again after every change to the
     /// collection's local copies: local writes, sync (sent writes, pulled
     /// changes, resolved conflicts) and live events applied by
-    /// ``OfflineStore/liveUpdates(_:)``. Each carries which entities have
+    /// ``OfflineStore/liveUpdates(_:)``; a change that leaves the results as
+    /// they were yields nothing. Each carries which entities have
     /// writes not yet sent (``LocalResults/hasPendingWrites(_:)``). Changes
     /// that come faster than the consumer reads are coalesced into one update.
     ///
@@ -43,9 +44,14 @@ extension OfflineCollection {
             let task = Task {
                 let (key, changes) = await store.observe(name)
                 do {
-                    continuation.yield(try await findReportingFailures(query))
+                    // Yield now, then only when the documents or their pending state changed.
+                    var last = try await store.findWithPending(name, query)
+                    continuation.yield(decode(last.0, pending: last.1))
                     for await _ in changes {
-                        continuation.yield(try await findReportingFailures(query))
+                        let next = try await store.findWithPending(name, query)
+                        if next.0 == last.0, next.1 == last.1 { continue }
+                        last = next
+                        continuation.yield(decode(next.0, pending: next.1))
                     }
                     continuation.finish()
                 } catch {

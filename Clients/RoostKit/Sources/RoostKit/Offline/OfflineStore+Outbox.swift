@@ -183,11 +183,13 @@ extension OfflineStore {
     func store(_ collection: String, _ id: String, _ body: JSONValue) throws {
         try db.execute("INSERT OR REPLACE INTO entities (collection, id, body) VALUES (?, ?, ?)",
                        [.text(collection), .text(id), .blob(try body.jsonData())])
+        try index(collection, id, body)
         changed(collection)
     }
 
     func remove(_ collection: String, _ id: String) throws {
         try db.execute("DELETE FROM entities WHERE collection = ? AND id = ?", [.text(collection), .text(id)])
+        try index(collection, id, nil)
         changed(collection)
     }
 

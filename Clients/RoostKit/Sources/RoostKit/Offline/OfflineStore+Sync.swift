@@ -90,6 +90,8 @@ extension OfflineStore {
     private func dropMirror(_ collection: String) throws {
         try db.execute("DELETE FROM entities WHERE collection = ? AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.collection = entities.collection AND o.id = entities.id)",
                        [.text(collection)])
+        try db.execute("DELETE FROM entity_values WHERE collection = ? AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.collection = entity_values.collection AND e.id = entity_values.id)",
+                       [.text(collection)])
         changed(collection)
     }
 

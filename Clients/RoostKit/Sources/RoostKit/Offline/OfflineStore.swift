@@ -34,6 +34,8 @@ public actor OfflineStore {
     /// How many times the server may fail one write (5xx) before it moves to the dead-letter list.
     public private(set) var maxAttempts = 5
     var running: Task<SyncReport, Error>?
+    /// Documents parsed by local reads so far (how tests see that an index narrowed a query).
+    var documentsRead = 0
     /// Observers of local changes (``OfflineCollection/results(_:)``), each with its collection.
     var observers: [UUID: (collection: String, signal: AsyncStream<Void>.Continuation)] = [:]
 
@@ -49,6 +51,7 @@ public actor OfflineStore {
         self.mirrors = Dictionary(mirrors.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         db = try SQLiteDatabase(path: url.path)
         try Self.migrate(db)
+        try Self.prepareIndexes(db, self.mirrors)
     }
 
     /// The schema version this RoostKit writes (`PRAGMA user_version`).
@@ -89,6 +92,14 @@ public actor OfflineStore {
         [
             "CREATE TABLE live_state (stream TEXT PRIMARY KEY, last_event_id TEXT NOT NULL)",
         ],
+        // 4: local indexes (``Mirror/indexes``): the scalar values at each declared path.
+        [
+            "CREATE TABLE local_indexes (collection TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (collection, path))",
+            "CREATE TABLE entity_values (collection TEXT NOT NULL, id TEXT NOT NULL, path TEXT NOT NULL, kind TEXT NOT NULL, num REAL, text TEXT)",
+            "CREATE INDEX entity_values_num ON entity_values (collection, path, kind, num)",
+            "CREATE INDEX entity_values_text ON entity_values (collection, path, kind, text)",
+            "CREATE INDEX entity_values_entity ON entity_values (collection, id)",
+        ],
     ]
 
     /// Brings the file to ``schemaVersion``; a file from a newer RoostKit is refused untouched.
@@ -125,9 +136,13 @@ public actor OfflineStore {
 
     /// Every local copy in `collection` (with queued changes applied).
     func documents(_ collection: String) throws -> [JSONValue] {
-        try db.query("SELECT body FROM entities WHERE collection = ?", [.text(collection)]).compactMap { row in
-            row[0].data.flatMap { try? JSONValue.parse($0) }
-        }
+        try parse(db.query("SELECT body FROM entities WHERE collection = ?", [.text(collection)]))
+    }
+
+    /// The bodies of `rows` (one column each), counted in ``documentsRead``; unparsable ones left out.
+    func parse(_ rows: [[SQLiteValue]]) -> [JSONValue] {
+        documentsRead += rows.count
+        return rows.compactMap { row in row[0].data.flatMap { try? JSONValue.parse($0) } }
     }
 
     /// The local copy of one document.
@@ -140,7 +155,7 @@ public actor OfflineStore {
     func find(_ collection: String, _ query: Query) throws -> [JSONValue] {
         let filter = query.filter?.document ?? [:]
         let matcher = LocalMatcher(filter: filter)
-        var rows = try documents(collection).filter { try matcher.matches($0) }
+        var rows = try (candidates(collection, filter) ?? documents(collection)).filter { try matcher.matches($0) }
         if query.sort.isEmpty, let (path, operand) = GeoMath.nearClause(filter) {
             let parts = path.split(separator: ".").map(String.init)[...]
             func d(_ v: JSONValue) -> Double { (try? GeoMath.near(operand, LocalMatcher.resolve(v, parts))) ?? .infinity }
@@ -181,10 +196,9 @@ public actor OfflineStore {
             let current = try document(collection, id)
             let base = current?["_updatedAt"]?.stringValue.map { "\"\($0)\"" }
             if let newLocal {
-                try db.execute("INSERT OR REPLACE INTO entities (collection, id, body) VALUES (?, ?, ?)",
-                               [.text(collection), .text(id), .blob(try newLocal.jsonData())])
+                try store(collection, id, newLocal)
             } else {
-                try db.execute("DELETE FROM entities WHERE collection = ? AND id = ?", [.text(collection), .text(id)])
+                try remove(collection, id)
             }
             try db.execute("INSERT INTO outbox (collection, id, op, body, if_match) VALUES (?, ?, ?, ?, ?)",
                            [.text(collection), .text(id), .text(operation.rawValue),
@@ -276,9 +290,15 @@ public struct Mirror: Sendable, Hashable {
     /// Only documents matching this are mirrored (all visible ones when nil).
     public let filter: Filter?
 
-    /// Mirrors `name`, all of it or only what matches `filter`.
-    public init(_ name: String, filter: Filter? = nil) {
+    /// Paths (dotted) the local store indexes, such as the fields the app
+    /// filters on: a local query with an equality, `$in` or a numeric range on
+    /// one of them reads only the matching documents, not the whole collection.
+    public let indexes: [String]
+
+    /// Mirrors `name`, all of it or only what matches `filter`, indexing `indexes` locally.
+    public init(_ name: String, filter: Filter? = nil, indexes: [String] = []) {
         self.name = name
         self.filter = filter
+        self.indexes = indexes
     }
 }
