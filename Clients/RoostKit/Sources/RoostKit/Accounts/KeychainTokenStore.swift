@@ -13,7 +13,10 @@ import Security
 ///   notification extension read it while the device is locked.
 /// - On macOS the item goes into the data-protection keychain
 ///   (`kSecUseDataProtectionKeychain`), which honours access groups and
-///   accessibility like iOS, not the legacy file-based keychain.
+///   accessibility like iOS, not the legacy file-based keychain. That keychain
+///   needs a signed app with a keychain entitlement (unsigned tools get
+///   `errSecMissingEntitlement`, -34018): pass `dataProtectionKeychain: false`
+///   for a command-line tool.
 ///
 /// This file compiles only where `Security` exists (never on Linux, where the
 /// package's tests run); it is reviewed, and built by the macOS/iOS CI workflow.
@@ -26,13 +29,16 @@ public struct KeychainTokenStore: TokenStore {
     public let accessGroup: String?
     /// When the item is readable (a `kSecAttrAccessible…` value).
     public let accessible: String
+    /// macOS: use the data-protection keychain (ignored elsewhere, where it is the only one).
+    public let dataProtectionKeychain: Bool
 
     public init(service: String, account: String = "roost-session", accessGroup: String? = nil,
-                accessible: CFString = kSecAttrAccessibleAfterFirstUnlock) {
+                accessible: CFString = kSecAttrAccessibleAfterFirstUnlock, dataProtectionKeychain: Bool = true) {
         self.service = service
         self.account = account
         self.accessGroup = accessGroup
         self.accessible = accessible as String
+        self.dataProtectionKeychain = dataProtectionKeychain
     }
 
     /// The attributes that name the item (and the keychain it lives in).
@@ -41,7 +47,7 @@ public struct KeychainTokenStore: TokenStore {
                                 kSecAttrService as String: service, kSecAttrAccount as String: account]
         if let accessGroup { q[kSecAttrAccessGroup as String] = accessGroup }
         #if os(macOS)
-        q[kSecUseDataProtectionKeychain as String] = true
+        if dataProtectionKeychain { q[kSecUseDataProtectionKeychain as String] = true }
         #endif
         return q
     }
