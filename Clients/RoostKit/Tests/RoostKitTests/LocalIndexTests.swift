@@ -7,14 +7,14 @@ import Testing
 @Suite("Local indexes") struct LocalIndexTests {
     static let categories = ["Park", "Museum", "Café", "Cafe\u{301}"]   // "Café" twice: composed and decomposed
 
-    /// The same 400 places in an indexed and an unindexed store.
+    /// The same 200 places in an indexed and an unindexed store.
     static func stores() async throws -> (indexed: OfflineStore, plain: OfflineStore) {
         let indexed = try OfflineStore(client: LocalStoreTests.client, url: try LocalStoreTests.scratch(),
                                        mirrors: [Mirror("places", indexes: ["category", "rank", "tags", "open", "address.city"])])
         let plain = try OfflineStore(client: LocalStoreTests.client, url: try LocalStoreTests.scratch(), mirrors: [Mirror("places")])
         for store in [indexed, plain] {
             let places = store.collection("places", of: JSONValue.self)
-            for i in 0..<400 {
+            for i in 0..<200 {
                 var doc: JSONValue = ["category": .string(categories[i % 4]), "rank": .number(Double(i % 50)),
                                       "tags": [.string("t\(i % 7)"), .string("all")], "open": .bool(i % 2 == 0),
                                       "address": ["city": .string(i % 3 == 0 ? "Oslo" : "Bergen")]]
@@ -47,7 +47,7 @@ import Testing
             let b = try await plain.find("places", query)
             #expect(a == b, "\(name)")
             #expect(!a.isEmpty || name.contains("not matched"), "\(name)")
-            #expect(read < 400 && read >= a.count, "\(name): read \(read) for \(a.count)")
+            #expect(read < 200 && read >= a.count, "\(name): read \(read) for \(a.count)")
         }
     }
 
