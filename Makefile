@@ -49,7 +49,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-python test-python-postgresql clean install bench drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql clean install bench drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -79,6 +79,11 @@ $(VENV)/.ready: tests/python/requirements.txt
 test-swift: build
 	swift build --build-tests
 	swift test --skip-build
+
+# RoostKit's own unit tests, in its own package (no roostd). `make test` runs them too, in
+# tests/python/test_roostkit_package.py, on the package as published (a standalone clone).
+test-roostkit:
+	cd Clients/RoostKit && swift build --build-tests && swift test --skip-build
 
 # The API tests run in PYTEST_WORKERS processes (pytest-xdist, a file per worker at a
 # time, each worker with its own roostd and PostgreSQL); the files that measure time,
