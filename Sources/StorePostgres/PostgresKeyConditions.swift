@@ -13,8 +13,9 @@ import Store
 ///
 /// | condition | on the key |
 /// |---|---|
-/// | `= null` | bracket 1 (null or missing) |
-/// | `= n`, `> n`, … (a number) | bracket 2 and number op n |
+/// | `= null` | bracket 1 (null or missing), number 0, text '' |
+/// | `= n` (a number) | bracket 2, number = n, text '' |
+/// | `> n`, … (a number) | bracket 2 and number op n |
 /// | `= s`, `> s`, … (a string) | bracket 3, number 0 and text op s (byte order) |
 /// | `= true` / `= false` | bracket 6, number 0 and text 'true' / 'false' |
 ///
@@ -33,10 +34,13 @@ enum PostgresKeyConditions {
         guard let sqlOp = ["$eq": "=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="][op] else { return nil }
         let key = PostgresDocumentReader.orderColumns(field, ascending: true, bind).map(\.sql)
         let (bracket, number, text) = (key[0], key[1], key[2])
+        // An equality fixes every column before rid (text is '' for numbers and null),
+        // so its entries come in row order: an unsorted page stops at its limit.
+        let textEmpty = sqlOp == "=" ? " AND \(text) = ''" : ""
         switch value {
-        case .null where sqlOp == "=": return "(\(bracket) = 1)"
-        case .int(let i): return "(\(bracket) = 2 AND \(number) \(sqlOp) (\(bind(.int(i))))::numeric)"
-        case .double(let d) where d.isFinite: return "(\(bracket) = 2 AND \(number) \(sqlOp) \(bind(.double(d))))"
+        case .null where sqlOp == "=": return "(\(bracket) = 1 AND \(number) = 0\(textEmpty))"
+        case .int(let i): return "(\(bracket) = 2 AND \(number) \(sqlOp) (\(bind(.int(i))))::numeric\(textEmpty))"
+        case .double(let d) where d.isFinite: return "(\(bracket) = 2 AND \(number) \(sqlOp) \(bind(.double(d)))\(textEmpty))"
         case .string(let s): return "(\(bracket) = 3 AND \(number) = 0 AND \(text) \(sqlOp) \(bind(.text(s))))"
         case .bool(let b) where sqlOp == "=": return "(\(bracket) = 6 AND \(number) = 0 AND \(text) = '\(b ? "true" : "false")')"
         default: return nil

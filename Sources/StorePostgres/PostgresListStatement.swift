@@ -42,15 +42,16 @@ extension PostgresDocumentReader {
             var statement = try listStatement(layout, query, scope: scope)
             if !statement.gated.isEmpty, try foundArrays(layout, statement.gated) { statement = try listStatement(layout, query, scope: scope) }
             let parts = (statement.probe.map { [($0.sql, $0.params)] } ?? []) + [(statement.sql, statement.params)]
+            var trees: [String] = []
             let statements: [JSONValue] = try parts.map { sql, params in
                 let lines = try db.query("EXPLAIN " + sql, params) { $0.text(0) ?? "" }
-                return .object(JSONObject([("sql", .string(sql)), ("plan", .array(lines.map { .string($0) }))]))
+                let tree = try db.first("EXPLAIN (FORMAT JSON) " + sql, params) { $0.text(0) ?? "" } ?? "[]"
+                trees.append(tree)
+                return .object(JSONObject([("sql", .string(sql)), ("plan", .array(lines.map { .string($0) })),
+                                           ("tree", (try? JSONParser.parse(tree)) ?? .array([]))]))
             }
-            var strategy = "nearest-knn"
-            if statement.probe == nil {
-                let plan = try db.first("EXPLAIN (FORMAT JSON) " + statement.sql, statement.params) { $0.text(0) ?? "" } ?? ""
-                strategy = PostgresPlanStrategy.name(ofJSONPlan: plan)
-            }
+            let strategy = statement.probe != nil ? "nearest-knn"
+                : PostgresPlanStrategy.name(ofJSONPlan: trees.last ?? "", insertionOrder: statement.order.isEmpty)
             return .object(JSONObject([("strategy", .string(strategy)), ("order", .string(statement.order)), ("statements", .array(statements))]))
         }
     }

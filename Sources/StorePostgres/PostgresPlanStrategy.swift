@@ -7,15 +7,23 @@ import JSON
 ///   order, under the LIMIT, with no sort: the walk stops at the page.
 /// - `index-lookup`: an index finds the matches, which are then sorted (or
 ///   counted past) before the page.
-/// - `scan`: no index serves the list's own rows.
+/// - `scan`: no value index serves the list's own rows (a list in row
+///   order that reads the primary key in that order is one too).
 ///
 /// Gates and other subplans (`InitPlan`, `SubPlan`) are not the list's rows and are not looked at.
 enum PostgresPlanStrategy {
     static let indexScans: Set<String> = ["Index Scan", "Index Only Scan"]
 
-    static func name(ofJSONPlan text: String) -> String {
+    /// `insertionOrder`: the list is in row order (no sort key), where a
+    /// value index walked under the Limit is an equality's entries in row
+    /// order, which SQLite calls `index-lookup` too.
+    static func name(ofJSONPlan text: String, insertionOrder: Bool = false) -> String {
         guard let root = (try? JSONParser.parse(text))?.arrayValue?.first?.objectValue?["Plan"] else { return "scan" }
-        if walks(root) { return "index-walk" }
+        if let walked = walkedIndex(root) {
+            // In row order, the primary key's walk is SQLite's scan in row order, stopping at the page too.
+            guard insertionOrder else { return "index-walk" }
+            return walked.hasSuffix("_pkey") ? "scan" : "index-lookup"
+        }
         return usesIndex(root) ? "index-lookup" : "scan"
     }
 
@@ -27,11 +35,12 @@ enum PostgresPlanStrategy {
         }
     }
 
-    /// A Limit over an index scan, through nodes that keep the order (a gate's Result).
-    static func walks(_ node: JSONValue) -> Bool {
-        guard node.objectValue?["Node Type"]?.stringValue == "Limit", var below = inputs(node).first else { return false }
+    /// The index of a Limit over an index scan, through nodes that keep the order (a gate's Result).
+    static func walkedIndex(_ node: JSONValue) -> String? {
+        guard node.objectValue?["Node Type"]?.stringValue == "Limit", var below = inputs(node).first else { return nil }
         while below.objectValue?["Node Type"]?.stringValue == "Result", let next = inputs(below).first { below = next }
-        return indexScans.contains(below.objectValue?["Node Type"]?.stringValue ?? "")
+        guard indexScans.contains(below.objectValue?["Node Type"]?.stringValue ?? "") else { return nil }
+        return below.objectValue?["Index Name"]?.stringValue ?? ""
     }
 
     static func usesIndex(_ node: JSONValue) -> Bool {
