@@ -9,6 +9,17 @@ final class KeyedFields {
 /// what the reader remembers to decide it: the collection's value indexes
 /// and the fields seen holding arrays.
 extension PostgresDocumentReader {
+    /// Lists and counts run on the generic plan of their prepared statement
+    /// (for this transaction only; sent with the next statement). A list's
+    /// text names its paths and index expressions, its values are
+    /// parameters: the generic plan walks the same index for every value,
+    /// and PostgreSQL's default would plan each execution again while it
+    /// judges the generic plan dearer (0.5-1 ms of planning against 0.1-0.2
+    /// ms of execution for a 20-row page, measured at 10,000 rows).
+    func useGenericPlans() {
+        db.runDeferred("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
+    }
+
     /// The paths of `layout`'s declared value indexes, read once per
     /// connection (they change at start-up only; a stale answer costs
     /// speed, never an answer: key conditions are exact either way).

@@ -26,6 +26,7 @@ extension PostgresDocumentReader {
             if let after = query.after { try KeysetCursor.check(token: after, seal: try cursorSeal()) }
             return ListPage(documents: [], total: withTotal ? 0 : nil)
         }
+        useGenericPlans()
         var statement: PostgresListStatement
         var total: Int64?
         var rows: [(String, [SQLValue])]

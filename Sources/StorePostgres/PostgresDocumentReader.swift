@@ -80,6 +80,7 @@ public final class PostgresDocumentReader {
             _ = try makeCompiler(nil).compile(filter)
             return 0
         }
+        useGenericPlans()
         // Key conditions where they are exact (`PostgresKeyConditions`): a count of 0
         // behind a gate is counted again generically when arrays closed the gate.
         while true {
