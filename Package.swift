@@ -3,12 +3,10 @@ import PackageDescription
 
 let package = Package(
     name: "Roost",
-    // iOS for RoostKit (async URLSession, NSLock.withLock); the daemon itself is Linux-first.
-    platforms: [.macOS(.v13), .iOS(.v16)],
+    // The daemon is Linux-first; macOS for building it on a Mac (at or above RoostKit's minimum).
+    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "roostd", targets: ["roostd"]),
-        // The Swift client library for apps (iOS, macOS, Linux): Foundation and SQLite only.
-        .library(name: "RoostKit", targets: ["RoostKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -16,6 +14,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The Swift client library, a package of its own (Clients/RoostKit, published as its
+        // own repository by scripts/publish-roostkit.sh). Only the tests and the example use it.
+        .package(path: "Clients/RoostKit"),
     ],
     targets: [
         // Thin system-library targets: the C libraries Roost stands on.
@@ -98,11 +99,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
-        // The client library: Foundation (FoundationNetworking on Linux) and SQLite only.
-        // On Apple platforms SQLite3 is importable; elsewhere it comes through CSQLite.
-        .target(name: "RoostKit", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
         // A command-line chat client on RoostKit (see Examples/RoostChat/README.md).
-        .executableTarget(name: "RoostChat", dependencies: ["RoostKit"], path: "Examples/RoostChat"),
+        .executableTarget(name: "RoostChat", dependencies: [.product(name: "RoostKit", package: "RoostKit")], path: "Examples/RoostChat"),
+        // The two seed apps' model layers as walk-throughs (Examples/*/README.md), run by the integration tests.
+        .executableTarget(name: "TourMyTown", dependencies: [.product(name: "RoostKit", package: "RoostKit")], path: "Examples/TourMyTown",
+                          exclude: ["README.md"]),
+        .executableTarget(name: "WaterCooler", dependencies: [.product(name: "RoostKit", package: "RoostKit")], path: "Examples/WaterCooler",
+                          exclude: ["README.md"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AuthTests", dependencies: ["Auth"]),
@@ -120,7 +123,10 @@ let package = Package(
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "RoostKitTests", dependencies: ["RoostKit", "roostd", "RoostChat", "RoostTestSupport"]),
+        // RoostKit against a real roostd (its unit tests live in Clients/RoostKit/Tests).
+        .testTarget(name: "RoostKitIntegrationTests", dependencies: [
+            .product(name: "RoostKit", package: "RoostKit"), "roostd", "RoostChat", "TourMyTown", "WaterCooler", "RoostTestSupport",
+        ]),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],

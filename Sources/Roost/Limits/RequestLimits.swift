@@ -16,7 +16,7 @@ struct RequestLimits: Sendable {
     init(_ limits: RoostConfig.RateLimits) {
         limiter = RateLimiter(limits)
         tokens = VerifiedTokens(capacity: limits.callers)
-        refused = RateClass.allCases.map { Telemetry.rateLimited($0.name) }
+        refused = RateClass.allCases.map { RoostMetrics.rateLimited($0.name) }
     }
 
     /// The limited routes by template and method; every other request is free.

@@ -33,7 +33,7 @@ final class LiveHub: @unchecked Sendable {
     let maxPerAddress: Int
     let maxPerAccount: Int
     let logger: Logger
-    let metrics = Telemetry.live()
+    let metrics = RoostMetrics.live()
 
     // Guarded by `condition`.
     let condition = NSCondition()

@@ -144,7 +144,7 @@ public final class RoostServer {
         accessFlush?.cancel()
         services.accessLog?.flush()
 
-        notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
+        notifier.status(checkpointer == nil ? "Stopping: finishing queued writes" : "Stopping: finishing queued writes, checkpointing SQLite")
         commitWatch?.stop()
         compactor.stop()
         stats.stop()
