@@ -17,6 +17,8 @@ APT_PACKAGES += libcurl4-openssl-dev
 APT_PACKAGES += libssl-dev
 # The TLS tests' real peers: the openssl command (test CA, s_client) and curl.
 APT_PACKAGES += openssl curl
+# jq, which the README's tour uses (tests/python/test_readme_tour.py runs it).
+APT_PACKAGES += jq
 # A real reverse proxy in front of roostd in the tests (started by the test on
 # loopback with its own config; the package's own service is not used).
 APT_PACKAGES += nginx
@@ -49,7 +51,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql clean install bench drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package deb dist clean install bench drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -106,13 +108,36 @@ ENGINE_SUITE = $(addprefix tests/python/,test_accounts.py test_access_matrix.py 
 	test_mongo_seed_client.py test_session_revocation.py test_hostile_input.py test_hostile.py \
 	test_hostile_engine.py test_postgres_outage.py test_held_creates.py test_feed_cost.py test_resolve_bounds.py \
 	test_accounts_password_throttle.py test_accounts_signup_flood.py \
-	test_private_counting.py test_query_plans.py test_list_index_plans.py)
+	test_private_counting.py test_query_plans.py test_list_index_plans.py test_newcomer_fixes.py test_first_run.py)
 
 test-python-postgresql: build $(VENV)/.ready
 	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q $(PYTEST_SPLIT) $(ENGINE_SUITE)
 	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q -m serial $(ENGINE_SUITE) || [ $$? -eq 5 ]
 
-test: test-swift test-python test-python-postgresql
+# The version the packages carry: RoostServer.version.
+VERSION := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/Roost/Server/RoostServer.swift)
+DIST    := .build/dist
+
+# A Debian package (dpkg-deb) and a tarball for other distributions, both from
+# the one release build; their runtime libraries: packaging/runtime-packages.
+deb: release
+	sh packaging/build-deb.sh .build/release/roostd $(VERSION) $(DIST)
+
+dist: release
+	sh packaging/build-dist.sh .build/release/roostd $(VERSION) $(DIST)
+
+# Installs the .deb on this machine (root), starts roostd exactly as its unit
+# would (ExecStart, Environment, User=roost, a socket as roostd.socket passes it,
+# and no Swift toolchain in sight), upgrades, removes and purges it; then runs
+# the tarball the same way. One release build serves both (about 10 minutes on
+# two cores, the longest step of `make test`).
+test-package: deb dist $(VENV)/.ready
+	ROOST_RELEASE_BINARY=$(CURDIR)/.build/release/roostd ROOST_VERSION=$(VERSION) \
+	ROOST_DEB=$(CURDIR)/$(DIST)/roost_$(VERSION)_$$(dpkg --print-architecture).deb \
+	ROOST_DIST=$(CURDIR)/$(DIST)/roost-$(VERSION)-linux-$$(uname -m).tar.gz \
+	$(VENV)/bin/pytest -q tests/packaging
+
+test: test-swift test-python test-python-postgresql test-package
 
 # Reliability drills (tests/drills, loopback only, about 6 minutes): kill -9 under
 # load, a hostile-input corpus, slowloris, schemathesis. Each prints one summary

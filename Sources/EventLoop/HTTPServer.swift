@@ -35,6 +35,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Open connections per socket peer address (trusted proxies exempt); 0: no limit.
     let maxConnectionsPerAddress: Int32
     let trustedProxies: TrustedProxies
+    /// Which browser origins may call (nil: no CORS headers, no preflights answered here).
+    let cors: CORSPolicy?
 
     /// Per-loop state, touched only on that loop's thread.
     final class LoopState: @unchecked Sendable {
@@ -86,16 +88,18 @@ public final class HTTPServer: @unchecked Sendable {
     ///   - headerSeconds: how long a request head may take from its first byte.
     ///   - maxConnectionsPerAddress: open connections one socket peer may hold
     ///     (trusted proxies exempt); 0 for no limit.
+    ///   - cors: the cross-origin policy: its headers go on every response, and preflights are answered here.
     ///   - observer: sees every finished request, on its loop; keep it cheap.
     public init(loops: [EventLoop], sockets: [[ListeningSocket]], tlsSockets: [[ListeningSocket]] = [], tls: TLSContext? = nil,
                 proxySockets: [[ListeningSocket]] = [],
                 maxBodyBytes: Int, logger: Logger, trustedProxies: TrustedProxies = .none,
-                headerSeconds: Int = 10, maxConnectionsPerAddress: Int = 256,
+                headerSeconds: Int = 10, maxConnectionsPerAddress: Int = 256, cors: CORSPolicy? = nil,
                 observer: Observer? = nil, handler: @escaping Handler) {
         self.handler = handler
         self.headerSeconds = Int32(clamping: max(1, headerSeconds))
         self.maxConnectionsPerAddress = Int32(clamping: max(0, maxConnectionsPerAddress))
         self.trustedProxies = trustedProxies
+        self.cors = cors
         self.observer = observer
         self.logger = logger
         idPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 16)
@@ -182,6 +186,12 @@ public final class HTTPServer: @unchecked Sendable {
         // Only the gate makes a `*` target: it refuses every one a client sends.
         if evhttp_request_get_uri(req)?.pointee == 0x2A {
             return writer.send(Self.refusal(headers))
+        }
+        if let cors {
+            // On the request's output headers now, so every reply (errors, streams, files) carries them.
+            let out = evhttp_request_get_output_headers(req)
+            for h in cors.responseHeaders(origin: headers["Origin"]) { evhttp_add_header(out, h.name, h.value) }
+            if CORSPolicy.isPreflight(request) { return writer.send(cors.preflight(request)) }
         }
         handler(request, writer)
     }

@@ -23,6 +23,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case invalidToken = "InvalidToken"
     case invalidCredentials = "InvalidCredentials"
     case forbidden = "Forbidden"
+    case originNotAllowed = "OriginNotAllowed"
+    case setupCodeRefused = "SetupCodeRefused"
     // 404 to 416: the resource and its state.
     case notFound = "NotFound"
     case methodNotAllowed = "MethodNotAllowed"
@@ -34,6 +36,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case backupsNotConfigured = "BackupsNotConfigured"
     case backupsNotForThisDatabase = "BackupsNotForThisDatabase"
     case cursorExpired = "CursorExpired"
+    case setupCodeExpired = "SetupCodeExpired"
+    case adminCredentialExists = "AdminCredentialExists"
     case preconditionFailed = "PreconditionFailed"
     case payloadTooLarge = "PayloadTooLarge"
     case unsupportedMediaType = "UnsupportedMediaType"
@@ -61,12 +65,12 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .badRequest, .invalidJSON, .invalidDocument, .invalidQuery, .unsupportedOperator, .regexTooComplex,
              .invalidCollectionName, .reservedCollectionName, .invalidCursor, .emptyBody, .invalidMultipart: return 400
         case .unauthorized, .invalidToken, .invalidCredentials: return 401
-        case .forbidden: return 403
+        case .forbidden, .originNotAllowed, .setupCodeRefused: return 403
         case .notFound: return 404
         case .methodNotAllowed: return 405
         case .conflict, .immutableField, .referenced, .cascadeTooLarge, .backupRunning, .backupsNotConfigured,
-             .backupsNotForThisDatabase: return 409
-        case .cursorExpired: return 410
+             .backupsNotForThisDatabase, .adminCredentialExists: return 409
+        case .cursorExpired, .setupCodeExpired: return 410
         case .preconditionFailed: return 412
         case .payloadTooLarge: return 413
         case .unsupportedMediaType: return 415

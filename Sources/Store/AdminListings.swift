@@ -55,6 +55,18 @@ extension DocumentReader {
         }
     }
 
+    /// `creator`'s own files, newest first (`GET /files`); only their rows are read, `after` included.
+    public func ownFiles(creator: String, limit: Int, after: String?) throws -> [String] {
+        var params: [SQLValue] = [.text(creator), .int(Int64(limit))]
+        var position = ""
+        if let after {
+            params.append(.text(after))
+            position = " AND rid < (SELECT rid FROM _files WHERE id = ?3 AND json_extract(doc, '$._acl.creator') = ?1)"
+        }
+        return try db.prepare("SELECT doc FROM _files WHERE json_extract(doc, '$._acl.creator') = ?1\(position) ORDER BY rid DESC LIMIT ?2")
+            .rows(params) { $0.text(0) }
+    }
+
     /// `userID`'s live sessions, most recently used first (at most 200).
     public func sessions(userID: String, now: Int64) throws -> [SessionSummary] {
         try db.prepare("""

@@ -189,6 +189,7 @@ public enum Migrations {
     public static func apply(on connection: SQLiteConnection, logger: Logger) throws -> Int {
         try connection.exec("CREATE TABLE IF NOT EXISTS _migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
         let current = try connection.prepare("SELECT coalesce(max(version), 0) FROM _migrations").firstRow { $0.int(0) } ?? 0
+        var applied: [Int] = []
         for migration in all where migration.version > current {
             try connection.transaction {
                 if !migration.sql.isEmpty { try connection.exec(migration.sql) }
@@ -196,7 +197,11 @@ public enum Migrations {
                 try connection.prepare("INSERT INTO _migrations (version, applied_at) VALUES (?1, ?2)")
                     .run([.int(Int64(migration.version)), .text(Timestamp.now())])
             }
-            logger.info("applied schema migration", metadata: ["version": "\(migration.version)"])
+            logger.debug("applied schema migration", metadata: ["version": "\(migration.version)"])
+            applied.append(migration.version)
+        }
+        if let first = applied.first, let last = applied.last {
+            logger.info("schema migrations applied: \(applied.count) (versions \(first) to \(last))", metadata: ["version": "\(last)"])
         }
         return all.last?.version ?? 0
     }

@@ -33,6 +33,18 @@ extension PostgresDocumentReader {
         }
     }
 
+    /// `creator`'s own files, newest first (`GET /files`); only their rows are read, `after` included.
+    public func ownFiles(creator: String, limit: Int, after: String?) throws -> [String] {
+        var params: [SQLValue] = [.text(creator), .int(Int64(limit))]
+        var position = ""
+        if let after {
+            params.append(.text(after))
+            position = " AND rid < (SELECT rid FROM _files WHERE id = $3::text AND doc->'_acl'->>'creator' = $1::text)"
+        }
+        return try db.query("SELECT doc::text FROM _files WHERE doc->'_acl'->>'creator' = $1::text\(position) ORDER BY rid DESC LIMIT $2::bigint",
+                            params) { $0.text(0) ?? "" }
+    }
+
     /// `userID`'s live sessions, most recently used first (at most 200).
     public func sessions(userID: String, now: Int64) throws -> [SessionSummary] {
         try db.query("""

@@ -58,10 +58,15 @@ public enum PostgresMigrations {
             try db.run("SELECT pg_advisory_xact_lock($1::bigint)", [.int(lockKey)])
             try db.execute("CREATE TABLE IF NOT EXISTS _migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
             let done = Set(try db.query("SELECT version FROM _migrations") { Int($0.int(0) ?? -1) })
+            var applied: [Int] = []
             for migration in all where !done.contains(migration.version) {
                 try db.execute(migration.sql)
                 try db.run("INSERT INTO _migrations (version) VALUES ($1::integer)", [.int(Int64(migration.version))])
-                logger.info("applied PostgreSQL migration \(migration.version)")
+                logger.debug("applied PostgreSQL migration \(migration.version)")
+                applied.append(migration.version)
+            }
+            if let first = applied.first, let last = applied.last {
+                logger.info("PostgreSQL schema migrations applied: \(applied.count) (versions \(first) to \(last))")
             }
         }
     }

@@ -10,7 +10,7 @@ struct RoostCommand: ParsableCommand {
         commandName: "roostd",
         abstract: "Roost, a self-hosted mobile backend.",
         version: RoostServer.version,
-        subcommands: [Serve.self, CheckConfig.self, CheckReferences.self, Hooks.self, TakeBackup.self, Restore.self, VerifyBackup.self],
+        subcommands: [Serve.self, CheckConfig.self, SettingsTable.self, CheckReferences.self, Hooks.self, TakeBackup.self, Restore.self, VerifyBackup.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -86,6 +86,7 @@ struct CheckConfig: ParsableCommand {
 
     func run() throws {
         let c = try options.load()
+        _ = try c.corsPolicy()
         for line in c.settingLines { print(line) }
         print("rate_limits: " + RateClass.allCases.map { "\($0.name) \(c.rateLimits[$0])" }.joined(separator: ", ") + ", callers \(c.rateLimits.callers)")
         if c.filesStore == .s3 {
@@ -95,6 +96,24 @@ struct CheckConfig: ParsableCommand {
         for (name, collection) in c.collections.sorted(by: { $0.key < $1.key }) {
             let refs = collection.references.map { "\($0.field)->\($0.target)(\($0.onDelete.rawValue))" }
             print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description)) references=\(refs)")
+        }
+    }
+}
+
+struct SettingsTable: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "settings", abstract: "Print every scalar setting with its default and doc (docs/CONFIGURATION.md's table).")
+
+    @Flag(name: .long, help: "As the Markdown table of docs/CONFIGURATION.md.")
+    var markdown = false
+
+    func run() throws {
+        let table = RoostConfig.settingsMarkdown()
+        if markdown { print(table, terminator: "") } else {
+            for line in table.split(separator: "\n").dropFirst(2) {
+                let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+                print("\(cells[0].replacingOccurrences(of: "`", with: "")) = \(cells[1].replacingOccurrences(of: "`", with: "")): \(cells[4])")
+            }
         }
     }
 }

@@ -39,10 +39,10 @@ def test_wrong_or_missing_token_shows_sign_in_and_reveals_nothing(browser, roost
     assert not browser.find_elements(By.CSS_SELECTOR, "nav")
     assert browser.execute_script("return sessionStorage.getItem('roost.adminToken')") is None
     shot(browser, "signin-refused")
-    # A user's token is refused too.
+    # A user's token is refused too, with its own message.
     _, user_token = user(roost, "mallory")
     sign_in(browser, roost, token=user_token)
-    wait(browser, lambda d: "refused" in visible_text(d, "#signin-error"))
+    wait(browser, lambda d: "user\u2019s session token" in visible_text(d, "#signin-error"))
     assert not browser.find_elements(By.CSS_SELECTOR, "nav")
     assert console_errors(browser, expected_statuses=(401, 403)) == []
 

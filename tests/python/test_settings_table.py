@@ -1,6 +1,7 @@
 """Settings are declared once (issue #34): `roostd check-config` prints every
-scalar setting of the table, the README's configuration table and
-etc/roost/roost.yaml name each of them, and a SIGHUP applies every changed
+scalar setting of the table, docs/CONFIGURATION.md's table is exactly what
+`roostd settings --markdown` generates from it (issue #41), and
+etc/roost/roost.yaml names each of them, and a SIGHUP applies every changed
 setting it can (listed in "configuration reloaded") and names every other
 one as needing a restart: none is dropped silently."""
 
@@ -32,8 +33,10 @@ OTHER = {
     "tls_hsts": "off", "trusted_proxies": '["10.0.0.1"]', "forwarded_header": "Forwarded", "references_max_cascade": 10,
     "database_url": None,                                 # switching engines on a running node: not by a reload test
     "header_timeout": 20, "max_connections_per_address": 100,
+    "cors_origins": '["http://localhost:5173"]', "cors_credentials": "true",
     "node_id": "node-b", "claim_lease_seconds": 30, "metrics_access": "admin", "server_info": "public",
 }
+MAPPINGS = ("tls_", "cors_")  # scalar settings written as a mapping's members in YAML
 APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key"}
 
 
@@ -55,15 +58,25 @@ def test_every_setting_has_a_reload_case(keys):
     assert set(keys) == set(OTHER), f"new or gone settings: {set(keys) ^ set(OTHER)}"
 
 
-def test_every_setting_is_documented_in_the_readme_and_the_example(keys):
-    readme = (REPO / "README.md").read_text()
-    table = "\n".join(line for line in readme.splitlines() if line.startswith("| `"))
+def test_the_configuration_page_is_the_generated_table(keys):
+    generated = subprocess.run([str(binary()), "settings", "--markdown"], capture_output=True, text=True, timeout=30)
+    assert generated.returncode == 0, generated.stderr
+    page = (REPO / "docs" / "CONFIGURATION.md").read_text()
+    block = re.search(r"<!-- BEGIN roostd settings --markdown -->\n(.*?)<!-- END roostd settings --markdown -->", page, re.S)
+    assert block, "docs/CONFIGURATION.md lost its generated table's markers"
+    assert block.group(1) == generated.stdout, "regenerate the table: roostd settings --markdown"
+    # Each key once, as the docs name it (tls_* and cors_* as their mapping's members).
+    named = re.findall(r"^\| `([^`]+)` \|", generated.stdout, re.M)
+    assert sorted(named) == sorted(next((p[:-1] + "." + k[len(p):] for p in MAPPINGS if k.startswith(p)), k) for k in keys)
+
+
+def test_every_setting_is_in_the_example(keys):
     example = (REPO / "etc" / "roost" / "roost.yaml").read_text()
-    # tls_* are documented as the tls: mapping's members (tls.certificate)
-    missing_docs = [k for k in keys if not re.search(r"`%s`" % re.escape(k.replace("tls_", "tls.", 1)), table)]
+
+    def member(k):
+        return next((k[len(p):] for p in MAPPINGS if k.startswith(p)), None)
     missing_example = [k for k in keys if not re.search(r"^#?\s*%s:" % re.escape(k), example, re.M)
-                       and not (k.startswith("tls_") and re.search(r"^#?\s*%s:" % k[4:], example, re.M))]
-    assert missing_docs == [], f"README's configuration table misses {missing_docs}"
+                       and not (member(k) and re.search(r"^#?\s*%s:" % member(k), example, re.M))]
     assert missing_example == [], f"etc/roost/roost.yaml misses {missing_example}"
 
 

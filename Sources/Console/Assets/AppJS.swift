@@ -36,17 +36,69 @@ function stopPage() {
   current = null;
 }
 
+// First run: the one-time link roostd printed (#setup=<code>) creates the
+// admin credential, which is shown once here and never stored by the server.
+function setup(code) {
+  stopPage();
+  shell = null;
+  token.clear();
+  history.replaceState(null, '', location.pathname); // the code leaves the address bar and the history
+  const error = alertBox('error', { id: 'setup-error' });
+  const button = h('button', { class: 'primary', type: 'submit', id: 'setup-button' }, 'Create the admin credential');
+  const form = h('form', { class: 'signin', id: 'setup', 'aria-labelledby': 'setup-title' },
+    h('h1', { id: 'setup-title' }, 'Set up Roost'),
+    h('p', { class: 'muted' }, 'This one-time link creates the daemon\u2019s admin credential: the token that signs in to this console and calls the admin API. It is shown to you once; roostd keeps only its hash.'),
+    button, error);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    say(error, '');
+    try {
+      const { data } = await api('POST', '/admin/setup', { json: { code } });
+      showCredential(data.token);
+    } catch (e) {
+      say(error, e.message);
+      button.disabled = e.status === 409 || e.status === 410;
+    }
+  });
+  clear(root, h('main', { id: 'main' }, form));
+  button.focus();
+}
+
+function showCredential(value) {
+  const field = h('input', { id: 'new-token', type: 'text', readonly: true, value, spellcheck: 'false', autocomplete: 'off' });
+  const go = h('button', { class: 'primary', type: 'button', id: 'continue-button' }, 'Continue to the console');
+  go.addEventListener('click', () => { token.set(value); location.hash = '#/dashboard'; route(); });
+  clear(root, h('main', { id: 'main' }, h('div', { class: 'signin', id: 'setup-done' },
+    h('h1', {}, 'Admin credential created'),
+    alertBox('warn', { id: 'setup-warning', text: 'Copy it now into a password manager: it is shown only this once.' }),
+    h('label', { for: 'new-token' }, 'Admin credential'), field, go)));
+  field.select();
+}
+
+/** Says on the sign-in page when the daemon has no admin credential yet. */
+async function noticeMissingCredential(box) {
+  try {
+    const { data } = await api('GET', '/admin/setup');
+    if (!data.adminCredential) {
+      say(box, 'This daemon has no admin credential yet. Open the one-time console link roostd printed when it started '
+        + '(on its terminal, or journalctl -u roostd), or set admin_token in its configuration and restart it.', 'warn');
+    }
+  } catch { /* an older daemon: nothing to say */ }
+}
+
 function signIn(message) {
   stopPage();
   shell = null;
   token.clear();
   const input = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', required: true, spellcheck: 'false' });
   const error = alertBox('error', { id: 'signin-error' });
+  const notice = alertBox('warn', { id: 'signin-notice' });
   const button = h('button', { class: 'primary', type: 'submit', id: 'signin-button' }, 'Sign in');
   const form = h('form', { class: 'signin', id: 'signin', 'aria-labelledby': 'signin-title' },
     h('h1', { id: 'signin-title' }, 'Roost console'),
-    h('p', { class: 'muted' }, 'Sign in with the daemon\u2019s admin token (admin_token in its configuration).'),
-    h('label', { for: 'token' }, 'Admin token'), input, button, error);
+    h('p', { class: 'muted' }, 'Sign in with the daemon\u2019s admin credential: admin_token in its configuration, or the one created with the first-run link.'),
+    h('label', { for: 'token' }, 'Admin token'), input, button, error, notice);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     button.disabled = true;
@@ -58,13 +110,16 @@ function signIn(message) {
       route();
     } catch (e) {
       token.clear();
-      say(error, e.status === 401 || e.status === 403 ? 'That token was refused.' : 'Cannot sign in: ' + e.message);
+      say(error, e.status === 403
+        ? 'This is a user\u2019s session token; the console needs the admin credential.'
+        : e.status === 401 ? 'That token was refused.' : 'Cannot sign in: ' + e.message);
       button.disabled = false;
       input.focus();
     }
   });
   clear(root, h('main', { id: 'main' }, form));
   if (message) say(error, message);
+  noticeMissingCredential(notice);
   input.focus();
 }
 
@@ -87,6 +142,7 @@ function buildShell() {
 }
 
 function route() {
+  if (location.hash.startsWith('#setup=')) return setup(decodeURIComponent(location.hash.slice(7)));
   if (!token.get()) return signIn();
   const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   const name = parts[0] || 'dashboard';

@@ -7,7 +7,8 @@ import Store
 /// Turns a request's bearer token into a principal: anonymous without one,
 /// admin for the operator's token, else the user of a live session.
 struct Authenticator: Sendable {
-    let adminTokenHash: String?
+    /// The operator's credential (`admin_token`, or the one created in the console).
+    let admin: AdminCredential
     let sessionLifetime: Int64
     let logger: Logger
 
@@ -26,8 +27,8 @@ struct Authenticator: Sendable {
     /// True when the request carries the operator's token (checked in
     /// constant time; not logged: for frequent callers such as a scraper).
     func isAdmin(_ request: Request) -> Bool {
-        guard let adminTokenHash, let token = request.bearerToken else { return false }
-        return SessionToken.constantTimeEquals(SessionToken.hash(token), adminTokenHash)
+        guard let token = request.bearerToken else { return false }
+        return admin.matches(tokenHash: SessionToken.hash(token))
     }
 
     /// - Parameter lookup: finds a live session by token hash (reader or writer connection).
@@ -37,7 +38,7 @@ struct Authenticator: Sendable {
             return Caller(principal: .anonymous, tokenHash: nil, renewDue: false)
         }
         let hash = SessionToken.hash(token)
-        if let adminTokenHash, SessionToken.constantTimeEquals(hash, adminTokenHash) {
+        if admin.matches(tokenHash: hash) {
             logger.notice("admin credential used", metadata: [
                 "request_id": "\(request.requestID)", "method": "\(request.method.rawValue)", "path": "\(request.path)",
                 "remote": "\(request.remoteAddress)",

@@ -21,6 +21,26 @@ struct CollectionHandlers: Sendable {
         let html = ContentNegotiation.prefersHTML(request.headers["Accept"])
         let access = self.access
         jobs.read(request, out, in: collection) { reader, scope in
+            do {
+                return try Self.listPage(collection, request, html: html, access: access, reader: reader, scope: scope)
+            } catch where html && Self.needsSignIn(error) {
+                // A browser gets a page that says how to sign in, not its raw JSON 401.
+                var response = Response.html(401, HTMLPages.signInHint(collection: collection))
+                response.headers.add("WWW-Authenticate", "Bearer realm=\"roost\"")
+                return response
+            }
+        }
+    }
+
+    /// Whether `error` is the 401 of an anonymous caller (not a bad token's).
+    static func needsSignIn(_ error: any Error) -> Bool {
+        if case .signInRequired? = error as? AccessScope.Denial { return true }
+        if case .unauthorized? = error as? StoreError { return true }
+        return false
+    }
+
+    static func listPage(_ collection: String, _ request: Request, html: Bool, access: AccessPolicy,
+                         reader: any DocumentReading, scope: AccessScope) throws -> Response {
             let find = try ListParameters.find(request)
             try access.checkHiddenFields(collection, scope.principal, filter: find.filter, sort: find.sort.map(\.field))
             if try ListParameters.wantsExplain(request) {
@@ -35,13 +55,12 @@ struct CollectionHandlers: Sendable {
                 (documents, truncated) = try References.resolve(documents, fields: fields, principal: scope.principal, access: access, reader: reader)
             }
             var response: Response = html
-                ? .html(200, HTMLPages.table(collection: collection, documents: documents))
+                ? .html(200, HTMLPages.table(collection: collection, documents: documents, request: request, next: page.next))
                 : .json(200, "[" + documents.joined(separator: ",") + "]")
             if let total = page.total { response.headers.add("X-Total-Count", String(total)) }
             if let next = page.next { response.headers.add("X-Roost-Next", next) }
             References.mark(&response, truncated: truncated)
             return response
-        }
     }
 
     func count(_ collection: String, _ request: Request, _ out: ResponseWriter) {

@@ -26,7 +26,7 @@ enum ListParameters {
         if let text = request.query["limit"] {
             guard let n = Int(text), n >= 0 else { throw HTTPError(.invalidQuery, "limit must be a whole number from 0 to \(FindQuery.maxLimit).") }
             guard n <= FindQuery.maxLimit else {
-                throw HTTPError(.invalidQuery, "limit may be at most \(FindQuery.maxLimit); page with skip.")
+                throw HTTPError(.invalidQuery, "limit may be at most \(FindQuery.maxLimit); for more, follow the next page: the after= of the X-Roost-Next header.")
             }
             find.limit = n == 0 ? FindQuery.defaultLimit : n
         }

@@ -36,20 +36,31 @@ enum Preconditions {
     static func check(_ request: Request, current: JSONObject?) throws {
         let tag = etag(of: current)
         if let header = request.headers["If-Match"] {
-            let wanted = list(header)
+            let wanted = try list(header, "If-Match")
             let matches = current != nil && (wanted.contains("*") || tag.map(wanted.contains) == true)
             if !matches { throw failed(tag, "The entity changed since you read it (If-Match); fetch it again and reapply your change.") }
         }
         if let header = request.headers["If-None-Match"] {
-            let unwanted = list(header)
+            let unwanted = try list(header, "If-None-Match")
             if current != nil && (unwanted.contains("*") || tag.map(unwanted.contains) == true) {
                 throw failed(tag, "The entity already exists (If-None-Match).")
             }
         }
     }
 
-    private static func list(_ header: String) -> [String] {
-        header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    /// The ETags a precondition lists. Each is `*` or quoted, as the `ETag`
+    /// header gave it (RFC 9110 §8.8.3): a bare `_updatedAt` is a 400 that says
+    /// so, never a 412 claiming the entity changed.
+    static func list(_ header: String, _ name: String) throws -> [String] {
+        let tags = header.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for tag in tags where tag != "*" {
+            let opaque = tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
+            guard opaque.count >= 2, opaque.hasPrefix("\""), opaque.hasSuffix("\""), !opaque.dropFirst().dropLast().contains("\"") else {
+                throw HTTPError.badRequest("\(name) takes ETags in double quotes, exactly as the ETag header gave them "
+                                           + "(\(name): \"2026-01-01T00:00:00.000Z\"), or *; \(tag.prefix(64)) is not quoted.")
+            }
+        }
+        return tags
     }
 
     private static func failed(_ tag: String?, _ description: String) -> HTTPError {

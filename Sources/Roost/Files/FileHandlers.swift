@@ -55,7 +55,7 @@ struct FileHandlers: Sendable {
     var routes: [RoostRoute] {
         let handlers = self
         return [
-            RoostRoute("/files", [.post: { r, out in handlers.upload(r, out) }]),
+            RoostRoute("/files", [.get: { r, out in handlers.ownFiles(r, out) }, .post: { r, out in handlers.upload(r, out) }]),
             RoostRoute("/files/:id", [.get: { r, out in handlers.serve(r.parameter("id"), r, out) },
                                       .delete: { r, out in handlers.delete(r.parameter("id"), r, out) }]),
             RoostRoute("/files/:id/meta", [.get: { r, out in handlers.meta(r.parameter("id"), r, out) }]),
@@ -133,6 +133,36 @@ struct FileHandlers: Sendable {
         }
         return FileMetadata(contentType: upload.contentType.name, size: upload.bytes.count, sha256: upload.sha256,
                             name: upload.filename, dimensions: dimensions, thumbnails: pending, url: "/files/\(id)")
+    }
+
+    /// `GET /files?limit=&after=`: the caller's own uploads' metadata, newest
+    /// first; a full page carries `X-Roost-Next`, the `after=` of the next one.
+    func ownFiles(_ request: Request, _ out: ResponseWriter) {
+        var limit = 100
+        if let text = request.query["limit"] {
+            guard let n = Int(text), (1...1000).contains(n) else {
+                return out.send(HTTPError(.invalidQuery, "limit must be a whole number from 1 to 1000; for more, follow X-Roost-Next (after=).").response)
+            }
+            limit = n
+        }
+        let (after, pageSize) = (request.query["after"], limit)
+        if let after, !FileLayout.isValidID(after) {
+            return out.send(HTTPError(.invalidQuery, "after must be the _id of the last file of the previous page (its X-Roost-Next).").response)
+        }
+        jobs.read(request, out) { reader, caller in
+            switch caller.principal {
+            case .anonymous: throw HTTPError(.unauthorized, "Sign in to list your files.")
+            case .admin: throw HTTPError(.badRequest, "GET /files lists a user's own uploads; the admin lists every file with GET /admin/files.")
+            case .user(let id):
+                let documents = try reader.ownFiles(creator: id, limit: pageSize, after: after)
+                var response = Response.json(200, "[" + documents.joined(separator: ",") + "]")
+                if documents.count == pageSize, let last = documents.last,
+                   case .object(let o)? = try? JSONParser.parse(last), case .string(let lastID)? = o["_id"] {
+                    response.headers.add("X-Roost-Next", lastID)
+                }
+                return response
+            }
+        }
     }
 
     /// `GET /files/:id/meta`.

@@ -2,7 +2,7 @@ import Store
 
 /// What live matching and delivery may cost, so that no subscriber's filter
 /// and no client that stops reading can hold up the others or the memory
-/// (README, "Live updates"). Steps are counted by `FilterMatcher.Meter`: a
+/// (docs/SYNC.md, "Live updates"). Steps are counted by `FilterMatcher.Meter`: a
 /// test on a value, a filter node, an array element walked, more for
 /// containers and regex subjects by size; a `$in` list is a hash lookup.
 enum LiveBudget {

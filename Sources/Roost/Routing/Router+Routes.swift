@@ -14,6 +14,7 @@ struct RouteAreas: Sendable {
     let admin: WebhookHandlers
     let backups: BackupHandlers
     let console: ConsoleAdminHandlers
+    let setup: AdminSetupHandlers
     let system: SystemHandlers
 }
 
@@ -50,7 +51,7 @@ extension Router {
             RoostRoute("/users/*", anyMethod: Router.noEndpoint),
         ]
         routes += areas.push.routes
-        routes += areas.backups.routes + areas.console.routes + areas.admin.routes
+        routes += areas.setup.routes + areas.backups.routes + areas.console.routes + areas.admin.routes
         let tail = [RoostRoute("/admin/*", anyMethod: Router.noEndpoint)] + Self.collectionRoutes(collections, live)
         let listing = RouteListing.json(routes + tail)
         routes.append(RoostRoute(RouteListing.template, [.get: { r, out in areas.console.asAdmin(r, out) { _ in .json(200, listing) } }]))

@@ -41,18 +41,32 @@ struct SystemHandlers: Sendable {
         }
     }
 
-    /// The status page: only what the caller may read is listed (public
-    /// collections, or everything for the admin); the version and listen
+    /// The front page: only what the caller may read is listed (public
+    /// collections to anyone; shared, readonly and private ones to signed-in
+    /// users, a private one without its count; everything to the admin); the version and listen
     /// addresses only for the admin unless `server_info: public`.
     func home(_ request: Request, _ out: ResponseWriter) {
         let (info, access) = (self.info, jobs.access)
         // A bad token is no token here: the page lists more only for the admin.
         jobs.read(request, out, badToken: .ignore) { reader, caller in
-            let isAdmin = caller.principal == .admin
-            let visible = try reader.collectionSummaries().filter { isAdmin || access.level(of: $0.name) == .public }
-            let details = isAdmin || info.isPublic
+            let details = caller.principal == .admin || info.isPublic
+            let visible = try reader.collectionSummaries().compactMap { c -> HTMLPages.VisibleCollection? in
+                let level = access.level(of: c.name)
+                return Self.visibility(level, to: caller.principal).map { HTMLPages.VisibleCollection(name: c.name, level: level, count: $0 ? c.count : nil) }
+            }
             return .html(200, HTMLPages.home(version: details ? info.version : nil, listen: details ? info.listen : [],
-                                             startedAt: info.startedAt, collections: visible))
+                                             startedAt: info.startedAt, collections: visible, signedIn: caller.principal != .anonymous))
+        }
+    }
+
+    /// Whether `principal` sees a collection of `level` on the front page, and
+    /// if so whether its count (every row's) is theirs to see: nil hides it.
+    static func visibility(_ level: AccessScope.Level, to principal: AccessScope.Principal) -> Bool? {
+        switch (principal, level) {
+        case (.admin, _), (_, .public): return true
+        case (.anonymous, _): return nil
+        case (_, .private): return false                  // their own rows only: no total
+        default: return true                              // shared, readonly: every signed-in user reads every row
         }
     }
 

@@ -6,7 +6,7 @@ import HTTP
 extension RoostConfig {
     /// Every scalar setting, once. The mappings (`collections`, `users`,
     /// `messaging`, `webhooks`, `backups`, `s3`, `tls`) have their own
-    /// parsers; `tls`'s members are the `tls_*` settings here.
+    /// parsers; `tls`'s members are the `tls_*` settings here, `cors`'s the `cors_*` ones.
     static let settings: [Setting] = [
         .custom("listen", "addresses to serve: host:port, https://host:port or {address, tls, proxy_protocol}", parse: { c, value, source in
             if let list = value as? [Any] { c.listen = try list.map { try RoostConfig.listenEntry($0, source: source) } } else {
@@ -15,8 +15,8 @@ extension RoostConfig {
             guard !c.listen.isEmpty else { throw Invalid("\(source): listen needs at least one host:port") }
         }, value: { $0.listen.joined(separator: ",") }),
         .custom("data_dir", "the database and files directory", parse: { c, v, _ in c.dataDir = "\(v)" }, value: { $0.dataDir }),
-        .int("loops", \.loops, 1...64, "event loop threads"),
-        .int("readers", \.readers, 1...256, "reader threads"),
+        .int("loops", \.loops, 1...64, "event loop threads").shownDefault("the number of cores"),
+        .int("readers", \.readers, 1...256, "reader threads").shownDefault("the number of cores"),
         .int("queue_capacity", \.queueCapacity, 1...1_000_000, "jobs each queue holds before 503"),
         .int("read_slice_ms", \.readSliceMs, 10...600_000, "milliseconds a read may run on a reader before it starts over on a slow reader"),
         .int("slow_readers", \.slowReaders, 1...64, "threads for reads past their slice"),
@@ -63,9 +63,9 @@ extension RoostConfig {
             guard sizes.count == items.count else { throw Invalid("\(source): thumbnail_sizes must be a list of sizes from 16 to 2048") }
             c.thumbnailSizes = Array(Set(sizes)).sorted()
         }, value: { $0.thumbnailSizes.map(String.init).joined(separator: ",") }),
-        .int("upload_workers", \.uploadWorkers, 1...256, "threads that store uploads"),
+        .int("upload_workers", \.uploadWorkers, 1...256, "threads that store uploads").shownDefault("4 × cores, at least 32"),
         .choice("upload_validation", \.uploadValidation, "structure or decode"),
-        .int("thumbnail_workers", \.thumbnailWorkers, 1...256, "threads that run libvips"),
+        .int("thumbnail_workers", \.thumbnailWorkers, 1...256, "threads that run libvips").shownDefault("the number of cores"),
         .int("upload_queue", \.uploadQueue, 1...100_000, "uploads that may wait for a worker before 503"),
         .choice("files_permission", \.filesPermission, "access level of the file store"),
         .choice("files_store", \.filesStore, "local or s3"),
@@ -78,6 +78,15 @@ extension RoostConfig {
             let text = "\(value)"
             c.tls.hsts = (value as? Bool == false || text.isEmpty || text == "off" || text == "false") ? nil : text
         }, value: { $0.tls.hsts ?? "off" }),
+        .custom("cors_origins", "browser origins that may call the API: * for any, or scheme://host[:port] each; empty: none", parse: { c, value, source in
+            c.corsOrigins = try Setting.list(value).map { try RoostConfig.corsOrigin($0, source: source) }
+        }, value: { $0.corsOrigins.joined(separator: ",") }),
+        .custom("cors_credentials", "whether browsers may send cookies or HTTP authentication cross-origin (needs listed origins)", parse: { c, value, source in
+            guard let b = (value as? Bool) ?? ["true": true, "false": false][("\(value)").lowercased()] else {
+                throw Invalid("\(source): cors.credentials must be true or false")
+            }
+            c.corsCredentials = b
+        }, value: { "\($0.corsCredentials)" }),
         .custom("trusted_proxies", "peers whose forwarding header names the client", parse: { c, value, source in
             let items = Setting.list(value)
             do { _ = try TrustedProxies(items) } catch { throw Invalid("\(source): trusted_proxies: \(error)") }

@@ -29,6 +29,10 @@ public struct RoostConfig: Sendable {
     public var listen: [String] = ["127.0.0.1:8080"]
     /// The certificate and key of the TLS listeners, and HSTS.
     public var tls = TLS()
+    /// Browser origins that may call the API (`cors.origins`; `*` for any, empty for none).
+    public var corsOrigins: [String] = []
+    /// Whether browsers may send credentials (cookies, HTTP auth) cross-origin (`cors.credentials`).
+    public var corsCredentials = false
     /// Peers (addresses or CIDRs) whose `forwardedHeader` names the client.
     public var trustedProxies: [String] = []
     /// `X-Forwarded-For` or `Forwarded`: the one header the trusted proxies write.
@@ -186,6 +190,8 @@ public struct RoostConfig: Sendable {
                 try applyBackups(value)
             } else if key == "s3" {
                 try applyS3(value, source: path)
+            } else if key == "cors" {
+                try applyCORS(value, source: path)
             } else if key == "tls" {
                 try applyTLS(value, source: path)
             } else if key == "collections" {

@@ -32,6 +32,15 @@ public final class RoostServer {
     /// Starts everything, calls `onReady` with the bound addresses, and blocks until shutdown.
     public func run(onReady: ([String]) -> Void = { _ in }) throws {
         EventLoop.prepareProcess()
+        // The port first (or the inherited sockets): a busy port or a bad TLS
+        // pair fails before the data directory is created or migrated.
+        let tls = try Self.tlsContext(config, logger: logger)
+        try Self.checkProxyProtocol(config)
+        let cors = try config.corsPolicy()
+        let listeners = try bindListeners(tls: tls != nil)
+        let addresses = listeners.compactMap { l in
+            l.sockets.first.map { (l.tls ? "https://" : "") + $0.description + (l.proxyProtocol ? RoostConfig.Listener.proxySuffix : "") }
+        }
         try FileManager.default.createDirectory(atPath: config.dataDir, withIntermediateDirectories: true)
         let lock = try DataDirectoryLock(directory: config.dataDir)
         try BackupRestorer.checkNotInterrupted(dataDir: config.dataDir)
@@ -65,12 +74,6 @@ public final class RoostServer {
         let compactor = FeedCompactor(pools: pools, retention: Int64(config.changesRetention), logger: logger)
         compactor.start()
 
-        let tls = try Self.tlsContext(config, logger: logger)
-        try Self.checkProxyProtocol(config)
-        let listeners = try bindListeners(tls: tls != nil)
-        let addresses = listeners.compactMap { l in
-            l.sockets.first.map { (l.tls ? "https://" : "") + $0.description + (l.proxyProtocol ? RoostConfig.Listener.proxySuffix : "") }
-        }
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
         let state = ServerState()
         let areas = try ServerComposition(
@@ -95,7 +98,7 @@ public final class RoostServer {
                                 proxySockets: BoundListener.groups(listeners, tls: false, proxyProtocol: true),
                                 maxBodyBytes: evhttpCap, logger: logger,
                                 trustedProxies: try config.proxies(), headerSeconds: config.headerTimeout,
-                                maxConnectionsPerAddress: config.maxConnectionsPerAddress, observer: Self.observer(services.accessLog)) { request, out in
+                                maxConnectionsPerAddress: config.maxConnectionsPerAddress, cors: cors, observer: Self.observer(services.accessLog)) { request, out in
             router.handle(request, out)
         }
         for listener in listeners { for s in listener.sockets { close(s.fd) } }
@@ -119,6 +122,10 @@ public final class RoostServer {
         // The stderr sink batches access-log lines; this bounds their delay.
         let accessFlush = services.accessLog.map { log in loops[0].every(.milliseconds(100)) { log.flush() } }
 
+        // Before any loop answers, so whoever sees the port open can read it.
+        let report = StartupReport(config: config, addresses: addresses, version: Self.version,
+                                   adminSource: areas.admin.source, setupCode: areas.admin.startSetup())
+        FileHandle.standardError.write(Data(report.text.utf8))
         let finished = DispatchGroup()
         for loop in loops.dropFirst() {
             finished.enter()

@@ -18,6 +18,8 @@ struct ServerComposition {
     let hub: LiveHub
     let stats: ConsoleStats
     let router: Router
+    /// The operator's credential and its first-run setup.
+    let admin: AdminCredential
 
     /// Builds every area on started `pools`; starts only the file pipeline's
     /// own pools (uploads, thumbnails), which handlers submit to directly.
@@ -26,8 +28,10 @@ struct ServerComposition {
          info: ServerInfo, state: ServerState, logger: Logger) throws {
         let engine = pools.engine
         let lifetime = Int64(config.sessionLifetime)
+        let admin = try AdminCredential(configuredToken: config.adminToken, dataDir: config.dataDir)
+        self.admin = admin
         let access = AccessPolicy(
-            authenticator: Authenticator(adminTokenHash: config.adminToken.map(SessionToken.hash), sessionLifetime: lifetime, logger: logger),
+            authenticator: Authenticator(admin: admin, sessionLifetime: lifetime, logger: logger),
             settings: settings,
             renew: { hash in pools.background { try $0.renewSession(tokenHash: hash, now: Authenticator.now, lifetime: lifetime) } })
         let jobs = CallerJobs(pools: pools, access: access)
@@ -59,6 +63,7 @@ struct ServerComposition {
             admin: WebhookHandlers(jobs: jobs, collections: collections, hooks: hooks),
             backups: BackupHandlers(service: backups, jobs: jobs),
             console: ConsoleAdminHandlers(jobs: jobs, stats: stats, logs: .shared),
+            setup: AdminSetupHandlers(admin: admin, pools: pools, logger: logger),
             system: SystemHandlers(jobs: jobs, info: info, metrics: MetricsEndpoint(pools: pools), state: state)))
     }
 }

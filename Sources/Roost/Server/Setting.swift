@@ -24,6 +24,21 @@ struct Setting: Sendable {
     let value: @Sendable (RoostConfig) -> String
     /// Shown only as set or unset.
     var isSecret = false
+    /// The default as the docs say it, when it depends on the machine.
+    var machineDefault: String?
+
+    /// This setting with its default described in words (`roostd settings`).
+    func shownDefault(_ text: String) -> Setting {
+        var copy = self
+        copy.machineDefault = text
+        return copy
+    }
+
+    /// How the docs name it: a mapping's member as `tls.certificate`, `cors.origins`.
+    var documentedName: String {
+        for prefix in ["tls_", "cors_"] where key.hasPrefix(prefix) { return prefix.dropLast() + "." + key.dropFirst(prefix.count) }
+        return key
+    }
 
     var environmentName: String { "ROOST_" + key.uppercased() }
 

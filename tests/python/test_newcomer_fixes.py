@@ -1,0 +1,116 @@
+"""Small things that cost a newcomer an hour (issue #41): an unquoted
+If-Match is a 400 that says to quote it (never a false 412), the 400 for a
+large limit points to `after`, and the HTML view of a collection pages,
+renders arrays and `_acl` readably and answers a browser's anonymous visit
+to a non-public collection with a sign-in hint."""
+
+import html
+import re
+
+import pytest
+
+from roost_harness import FAST_HASHING, Roostd, assert_error, png
+
+BROWSER = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+
+
+@pytest.fixture(scope="module")
+def roost(tmp_path_factory):
+    cfg = FAST_HASHING + "default_permission: shared\ncollections:\n  spots: {permission: public}\n  diary: {permission: private}\n"
+    with Roostd(tmp_path_factory.mktemp("newcomer"), cfg).start() as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def alice(roost):
+    return roost.sign_up("alice")
+
+
+@pytest.mark.parametrize("collection", ["notes", "diary", "spots"])
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
+def test_an_unquoted_if_match_is_a_400_that_says_so(roost, alice, collection, method):
+    token = alice["token"]
+    created = roost.call("POST", f"/{collection}", {"text": "a"}, token=token)
+    assert created.status == 201
+    etag = created.header("etag")
+    path = f"/{collection}/{created.body['_id']}"
+    body = None if method == "DELETE" else {"text": "b"}
+    bare = roost.call(method, path, body, token=token, headers={"If-Match": etag.strip('"')})
+    assert_error(bare, 400, "BadRequest")
+    assert "double quotes" in bare.body["description"]
+    assert_error(roost.call(method, path, body, token=token, headers={"If-None-Match": etag.strip('"')}), 400, "BadRequest")
+    # Quoted (strong or weak) and * still work as before.
+    assert roost.call(method, path, body, token=token, headers={"If-Match": f"W/{etag}, {etag}"}).status in (200, 204)
+
+
+def test_an_unquoted_if_match_on_a_user_record(roost):
+    me = roost.sign_up("bob")
+    path = f"/users/{me['user']['_id']}"
+    etag = roost.call("GET", path, token=me["token"]).header("etag")
+    assert_error(roost.call("PATCH", path, {"nick": "b"}, token=me["token"], headers={"If-Match": etag.strip('"')}), 400, "BadRequest")
+    assert roost.call("PATCH", path, {"nick": "b"}, token=me["token"], headers={"If-Match": etag}).status == 200
+
+
+def test_an_unquoted_if_match_reveals_no_other_users_row(roost, alice):
+    mine = roost.call("POST", "/diary", {"text": "secret"}, token=alice["token"]).body["_id"]
+    other = roost.sign_up("carol")["token"]
+    plain = roost.call("PATCH", f"/diary/{mine}", {"text": "x"}, token=other)
+    bare = roost.call("PATCH", f"/diary/{mine}", {"text": "x"}, token=other, headers={"If-Match": "2026-01-01T00:00:00.000Z"})
+    missing = roost.call("PATCH", "/diary/nothing-here", {"text": "x"}, token=other, headers={"If-Match": "2026-01-01T00:00:00.000Z"})
+    assert plain.status == bare.status == missing.status, (plain, bare, missing)
+
+
+def test_the_limit_error_points_to_after(roost, alice):
+    r = roost.call("GET", "/notes?limit=5000", token=alice["token"])
+    assert_error(r, 400, "InvalidQuery")
+    assert "after=" in r.body["description"] and "X-Roost-Next" in r.body["description"]
+    assert "skip" not in r.body["description"]
+
+
+def test_the_html_view_pages_and_renders_arrays_and_acl(roost, alice):
+    for i in range(3):
+        assert roost.call("POST", "/spots", {"name": f"spot {i}", "tags": ["park", "view"], "where": {"city": "Oslo"}},
+                          token=alice["token"]).status == 201
+    first = roost.call("GET", "/spots?limit=2&sort=%7B%22name%22%3A1%7D&query=%7B%22tags%22%3A%22park%22%7D", headers=BROWSER)
+    assert first.status == 200 and first.header("content-type").startswith("text/html")
+    page = html.unescape(first.raw.decode())
+    assert "park, view" in page and "city: Oslo" in page
+    assert re.search(r"creator: " + re.escape(alice["user"]["_id"]), page)
+    assert "spot 0" in page and "spot 1" in page and "spot 2" not in page
+    link = re.search(r'id="next-page" href="([^"]+)"', first.raw.decode()).group(1)
+    second = roost.call("GET", html.unescape(link), headers=BROWSER)
+    assert second.status == 200
+    assert "spot 2" in second.raw.decode() and "spot 0" not in second.raw.decode()
+    assert 'id="next-page"' not in second.raw.decode()
+
+
+@pytest.mark.parametrize("collection", ["notes", "diary"])
+def test_a_browser_gets_a_sign_in_hint_for_a_non_public_collection(roost, collection):
+    r = roost.call("GET", f"/{collection}", headers=BROWSER)
+    assert r.status == 401 and r.header("content-type").startswith("text/html")
+    assert "Sign in to read this collection" in r.raw.decode() and 'href="/_/"' in r.raw.decode()
+    assert r.header("www-authenticate")
+    assert_error(roost.call("GET", f"/{collection}"), 401)        # an app still gets JSON
+
+
+def test_get_files_lists_the_callers_own_uploads_in_pages(roost):
+    ann, ben = roost.sign_up("ann"), roost.sign_up("ben")
+
+    def upload(who, seed):
+        r = roost.call("POST", "/files", raw_body=png(20 + seed, 10, seed), token=who["token"], headers={"Content-Type": "image/png"})
+        assert r.status == 201, r
+        return r.body["_id"]
+    anns = [upload(ann, i) for i in range(3)]
+    bens = [upload(ben, 9)]
+    first = roost.call("GET", "/files?limit=2", token=ann["token"])
+    assert first.status == 200 and [f["_id"] for f in first.body] == anns[::-1][:2]       # newest first
+    assert first.header("x-roost-next") == anns[1]
+    second = roost.call("GET", f"/files?limit=2&after={first.header('x-roost-next')}", token=ann["token"])
+    assert [f["_id"] for f in second.body] == [anns[0]] and second.header("x-roost-next") is None
+    assert [f["_id"] for f in roost.call("GET", "/files", token=ben["token"]).body] == bens
+    # Another's file as a position reveals nothing: an empty page, as for an unknown id.
+    assert roost.call("GET", f"/files?after={bens[0]}", token=ann["token"]).body == []
+    assert roost.call("GET", "/files?after=ffffffffffffffffffffffff", token=ann["token"]).body == []
+    assert_error(roost.call("GET", "/files"), 401)
+    for bad in ("limit=0", "limit=1001", "limit=x", "after=../x"):
+        assert_error(roost.call("GET", f"/files?{bad}", token=ann["token"]), 400)
