@@ -51,7 +51,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package deb dist clean install bench drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -119,25 +119,34 @@ VERSION := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/Roo
 DIST    := .build/dist
 
 # A Debian package (dpkg-deb) and a tarball for other distributions, both from
-# the one release build; their runtime libraries: packaging/runtime-packages.
-deb: release
-	sh packaging/build-deb.sh .build/release/roostd $(VERSION) $(DIST)
+# one build (the release build unless PACKAGE_FROM=debug); their runtime
+# libraries: packaging/runtime-packages.
+PACKAGE_FROM   ?= release
+PACKAGE_BINARY  = .build/$(PACKAGE_FROM)/roostd
 
-dist: release
-	sh packaging/build-dist.sh .build/release/roostd $(VERSION) $(DIST)
+deb: $(if $(filter debug,$(PACKAGE_FROM)),build,release)
+	sh packaging/build-deb.sh $(PACKAGE_BINARY) $(VERSION) $(DIST)
+
+dist: $(if $(filter debug,$(PACKAGE_FROM)),build,release)
+	sh packaging/build-dist.sh $(PACKAGE_BINARY) $(VERSION) $(DIST)
 
 # Installs the .deb on this machine (root), starts roostd exactly as its unit
 # would (ExecStart, Environment, User=roost, a socket as roostd.socket passes it,
 # and no Swift toolchain in sight), upgrades, removes and purges it; then runs
-# the tarball the same way. One release build serves both (about 10 minutes on
-# two cores, the longest step of `make test`).
+# the tarball the same way. `make test` packages the debug build it already has
+# (the same scripts, unit, runtime libraries and Swift runtime; a release build
+# would add about 10 minutes on two cores): `make test-package` alone packages
+# the release build.
 test-package: deb dist $(VENV)/.ready
-	ROOST_RELEASE_BINARY=$(CURDIR)/.build/release/roostd ROOST_VERSION=$(VERSION) \
+	ROOST_RELEASE_BINARY=$(CURDIR)/$(PACKAGE_BINARY) ROOST_VERSION=$(VERSION) \
 	ROOST_DEB=$(CURDIR)/$(DIST)/roost_$(VERSION)_$$(dpkg --print-architecture).deb \
 	ROOST_DIST=$(CURDIR)/$(DIST)/roost-$(VERSION)-linux-$$(uname -m).tar.gz \
 	$(VENV)/bin/pytest -q tests/packaging
 
-test: test-swift test-python test-python-postgresql test-package
+test-package-debug:
+	$(MAKE) test-package PACKAGE_FROM=debug
+
+test: test-swift test-python test-python-postgresql test-package-debug
 
 # Reliability drills (tests/drills, loopback only, about 6 minutes): kill -9 under
 # load, a hostile-input corpus, slowloris, schemathesis. Each prints one summary

@@ -1,5 +1,6 @@
 """The .deb and the tarball (issue #41), from the release build (`make
-test-package` builds them and names them in ROOST_DEB and ROOST_DIST). The
+test-package`; `make test` packages its debug build the same way), which
+names them in ROOST_DEB and ROOST_DIST. The
 .deb is installed on this machine (root), and roostd is started exactly as
 its unit would start it: the unit's ExecStart, Environment and User, a
 listening socket passed as roostd.socket passes it (LISTEN_FDS), and the
