@@ -119,3 +119,8 @@ clean:
 
 bench:
 	bench/run.sh
+
+# Query shapes at growing sizes on both engines, PocketBase in the same run (#22, #42; BENCHMARKS.md).
+bench-scale: release
+	.venv/bin/python bench/scale.py --engine postgresql --sizes 10000,100000,1000000
+	.venv/bin/python bench/scale.py --engine sqlite --sizes 10000,100000,1000000
