@@ -49,7 +49,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-python test-python-postgresql clean install bench drills
+.PHONY: deps build release run test test-swift test-python test-python-postgresql clean install bench bench-scale drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
