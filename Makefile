@@ -51,7 +51,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-scale drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -167,3 +167,8 @@ clean:
 
 bench:
 	bench/run.sh
+
+# Query shapes at growing sizes on both engines, PocketBase in the same run (#22, #42; BENCHMARKS.md).
+bench-scale: release
+	.venv/bin/python bench/scale.py --engine postgresql --sizes 10000,100000,1000000
+	.venv/bin/python bench/scale.py --engine sqlite --sizes 10000,100000,1000000
