@@ -23,6 +23,8 @@ extension MetricName {
         "roost_thumbnails_generated_total", help: "Thumbnails made by the thumbnail workers.")
     public static let webhookDeliveries = MetricName(
         "roost_webhook_deliveries_total", help: "Webhook delivery attempts by outcome: delivered, failed (retried later) or gave_up.")
+    public static let mailDeliveries = MetricName(
+        "roost_mail_deliveries_total", help: "Account mail (verification, reset, email change) SMTP attempts by outcome: sent, failed (retried later) or gave_up.")
     public static let backupsTaken = MetricName(
         "roost_backups_total", help: "Backups taken, by outcome.")
     public static let backupLastSuccess = MetricName(
@@ -56,7 +58,7 @@ extension MetricName {
     /// The declarations above, by name: the factory takes each metric's HELP from here.
     static let all: [String: MetricName] = Dictionary(uniqueKeysWithValues: [
         httpRequests, httpRequestDuration, sqliteSeconds, writeCommits, writeOperations, queueDepth, queueCapacity,
-        workerBusyThreads, workerThreads, thumbnailsGenerated, webhookDeliveries, backupsTaken, backupLastSuccess,
+        workerBusyThreads, workerThreads, thumbnailsGenerated, webhookDeliveries, mailDeliveries, backupsTaken, backupLastSuccess,
         backupDuration, backupSize, liveStreams, liveEventsSent, liveSlowDisconnects, liveOverBudget, liveLag,
         slowLaneReads, sqlitePageCache, allocatorAllocated, allocatorResident, rateLimited,
     ].map { ($0.name, $0) })

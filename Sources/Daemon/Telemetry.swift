@@ -25,6 +25,7 @@ public enum Telemetry {
         _ = thumbnailsGenerated()
         for reason in slowLaneReasons { _ = slowLaneReads(reason: reason) }
         for outcome in webhookOutcomes { _ = webhookDeliveries(outcome: outcome) }
+        for outcome in mailOutcomes { _ = mailOutcome(outcome) }
         _ = backupGauges()
         _ = live()
         for outcome in ["success", "failure"] { _ = backups(outcome: outcome) }
@@ -77,6 +78,14 @@ public enum Telemetry {
     /// `roost_webhook_deliveries_total{outcome=…}`.
     public static func webhookDeliveries(outcome: String) -> Metrics.Counter {
         Metrics.Counter(label: MetricName.webhookDeliveries.name, dimensions: [("outcome", outcome)])
+    }
+
+    /// The outcomes `roost_mail_deliveries_total` is broken down by.
+    public static let mailOutcomes = ["sent", "failed", "gave_up"]
+
+    /// `roost_mail_deliveries_total{outcome=…}`.
+    public static func mailOutcome(_ outcome: String) -> Metrics.Counter {
+        Metrics.Counter(label: MetricName.mailDeliveries.name, dimensions: [("outcome", outcome)])
     }
 
     /// `roost_sqlite_seconds{op=…}`: time spent in SQLite per reader job

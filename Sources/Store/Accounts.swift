@@ -15,6 +15,14 @@ extension StoreError {
     /// A sign-up's username is taken (ignoring case): the one answer for it,
     /// whether a reader saw the name before hashing or the writer's unique index did.
     public static let usernameTaken = StoreError.conflict("That username is taken.")
+    /// A sign-up's or an email change's address belongs to another account.
+    public static let emailTaken = StoreError.conflict(emailTakenMessage)
+    static let emailTakenMessage = "That email address is taken."
+
+    public var isEmailTaken: Bool {
+        if case .conflict(let message) = self { return message == Self.emailTakenMessage }
+        return false
+    }
 }
 
 /// A user's stored credentials.
@@ -22,11 +30,16 @@ public struct CredentialRecord: Sendable {
     public let userID: String
     public let username: String
     public let passwordHash: String
+    /// The account's email address, normalised (`EmailAddress`), if it has one.
+    public let email: String?
+    public let emailVerified: Bool
 
-    public init(userID: String, username: String, passwordHash: String) {
+    public init(userID: String, username: String, passwordHash: String, email: String? = nil, emailVerified: Bool = false) {
         self.userID = userID
         self.username = username
         self.passwordHash = passwordHash
+        self.email = email
+        self.emailVerified = emailVerified
     }
 }
 
@@ -38,14 +51,23 @@ enum AccountSQL {
             .firstRow([.text(tokenHash), .int(now)]) { SessionRecord(userID: $0.text(0), expiresAt: $0.int(1), lastSeen: $0.int(2)) }
     }
 
+    static let columns = "user_id, username, password_hash, email, email_verified"
+
+    static func credential(_ row: SQLiteStatement) -> CredentialRecord {
+        CredentialRecord(userID: row.text(0), username: row.text(1), passwordHash: row.text(2),
+                         email: row.isNull(3) ? nil : row.text(3), emailVerified: row.int(4) != 0)
+    }
+
     static func credentials(_ db: SQLiteConnection, username: String) throws -> CredentialRecord? {
-        try db.prepare("SELECT user_id, username, password_hash FROM _credentials WHERE username = ?1")
-            .firstRow([.text(username)]) { CredentialRecord(userID: $0.text(0), username: $0.text(1), passwordHash: $0.text(2)) }
+        try db.prepare("SELECT \(columns) FROM _credentials WHERE username = ?1").firstRow([.text(username)], credential)
     }
 
     static func credentials(_ db: SQLiteConnection, userID: String) throws -> CredentialRecord? {
-        try db.prepare("SELECT user_id, username, password_hash FROM _credentials WHERE user_id = ?1")
-            .firstRow([.text(userID)]) { CredentialRecord(userID: $0.text(0), username: $0.text(1), passwordHash: $0.text(2)) }
+        try db.prepare("SELECT \(columns) FROM _credentials WHERE user_id = ?1").firstRow([.text(userID)], credential)
+    }
+
+    static func credentials(_ db: SQLiteConnection, email: String) throws -> CredentialRecord? {
+        try db.prepare("SELECT \(columns) FROM _credentials WHERE email = ?1").firstRow([.text(email)], credential)
     }
 }
 
@@ -68,14 +90,19 @@ extension DocumentWriter {
         try AccountSQL.session(db, tokenHash: tokenHash, now: now)
     }
 
-    /// Stores credentials for a new user; 409 when the username is taken.
-    public func addCredentials(userID: String, username: String, passwordHash: String) throws {
+    /// Stores credentials for a new user; 409 when the username (or the email) is taken.
+    public func addCredentials(userID: String, username: String, email: String?, passwordHash: String) throws {
+        if let email, try AccountSQL.credentials(db, email: email) != nil { throw StoreError.emailTaken }
         do {
-            try db.prepare("INSERT INTO _credentials (user_id, username, password_hash, updated_at) VALUES (?1, ?2, ?3, ?4)")
-                .run([.text(userID), .text(username), .text(passwordHash), .text(Timestamp.now())])
+            try db.prepare("INSERT INTO _credentials (user_id, username, password_hash, updated_at, email) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .run([.text(userID), .text(username), .text(passwordHash), .text(Timestamp.now()), email.map { .text($0) } ?? .null])
         } catch let error as SQLiteError where error.isUniqueViolation {
             throw StoreError.usernameTaken
         }
+    }
+
+    public func addCredentials(userID: String, username: String, passwordHash: String) throws {
+        try addCredentials(userID: userID, username: username, email: nil, passwordHash: passwordHash)
     }
 
     public func setPassword(userID: String, passwordHash: String) throws {

@@ -181,6 +181,36 @@ public enum Migrations {
                 }
             }
         }),
+        // Accounts by email (normalised, unique), one-time codes (verification,
+        // reset, email change; stored hashed) and the mail outbox.
+        Migration(12, """
+            ALTER TABLE _credentials ADD COLUMN email TEXT;
+            ALTER TABLE _credentials ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0;
+            CREATE UNIQUE INDEX _credentials_email ON _credentials(email);
+            CREATE TABLE _account_codes (
+                user_id TEXT NOT NULL,
+                purpose TEXT NOT NULL,
+                email TEXT NOT NULL,
+                code_hash TEXT NOT NULL,
+                link_hash TEXT NOT NULL UNIQUE,
+                expires_at INTEGER NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (user_id, purpose)
+            );
+            CREATE TABLE _mail_outbox (
+                rid INTEGER PRIMARY KEY,
+                recipient TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                message TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('pending', 'dead')),
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at INTEGER NOT NULL,
+                last_error TEXT,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            );
+            CREATE INDEX _mail_outbox_due ON _mail_outbox(status, next_attempt_at);
+            """),
     ]
 
     /// Brings the database at `connection` up to the newest version.

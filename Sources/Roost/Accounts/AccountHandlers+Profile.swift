@@ -144,6 +144,7 @@ extension AccountHandlers {
                 return existing.document.jsonText
             }
             try writer.deleteCredentials(userID: id)
+            try writer.deleteAccountCodes(userID: id)
             try writer.deleteDevices(userID: id)
             return .json(200, "{\"count\":1}")
         }
@@ -171,6 +172,13 @@ extension AccountHandlers {
             throw HTTPError(409, "ImmutableField", "username cannot be changed; send the current one or leave it out.")
         }
         changes["username"] = existing["username"]
+        // The account's email moves only by the email change (a code to the new address).
+        for key in ["email", "emailVerified"] {
+            if let value = changes[key], value != existing[key] {
+                throw HTTPError(409, "ImmutableField", "\(key) cannot be changed here; change the email with POST /auth/email-change/request.")
+            }
+            changes[key] = existing[key]
+        }
         let stored = try hooks.run(.beforeUpdate, users, id: id, entity: changes, isPatch: merge, previous: existing,
                                    requestID: request.requestID, scope: scope, writer: writer, pending: pending) { changes in
             merge ? try writer.patch(in: users, id: id, changes, existing: row, scope: scope)

@@ -32,6 +32,9 @@ extension Router {
             RoostRoute("/_batch", [.post: { r, out in areas.batch.handle(r, out) }]),
             RoostRoute("/login", [.post: { r, out in accounts.logIn(r, out) }]),
             RoostRoute("/logout", [.post: { r, out in accounts.logOut(r, out) }]),
+        ]
+        routes += accounts.emailRoutes
+        routes += [
             RoostRoute("/_/*", anyMethod: { r, out in out.send(ConsoleSite.response(for: r)) }),
             // The files collection's feeds, before the file API's `/files/:id`.
             RoostRoute("/files/_deltaset", [.get: { r, out in collections.deltaset(files, r, out, level: areas.files.level) }]),

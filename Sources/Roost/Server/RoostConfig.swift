@@ -139,6 +139,8 @@ public struct RoostConfig: Sendable {
     public var referencesMaxCascade = ReferenceSchema.defaultMaxCascade
     /// Budgets per caller for writes, written bytes, batches, uploads, sign-ups and live stream opens (429 past them).
     public var rateLimits = RateLimits()
+    /// Email accounts, codes and mail (RoostConfig+Accounts.swift).
+    public var accounts = AccountSettings()
 
     public init() {}
 

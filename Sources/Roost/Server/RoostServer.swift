@@ -80,6 +80,8 @@ public final class RoostServer {
         try hooks.after.start()
         let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
+        let mail = areas.mail
+        try mail.start(pools: pools)
         backups.start()
         try hub.start()
         stats.start()
@@ -143,6 +145,7 @@ public final class RoostServer {
         files.shutdown()
         backups.stop()
         deliveries.shutdown()
+        mail.shutdown()
         hooks.after.shutdown()
         pools.shutdown()
         checkpointer?.stop()

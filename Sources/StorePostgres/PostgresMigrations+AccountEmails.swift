@@ -1,0 +1,34 @@
+/// Migration 8: accounts by email, one-time codes and the mail outbox
+/// (SQLite's migration 12). Emails are stored normalised (lower case), so a
+/// plain unique index decides a race for an address, whichever node wins it.
+extension PostgresMigrations {
+    static let accountEmails = (version: 8, sql: """
+        ALTER TABLE _credentials ADD COLUMN email text COLLATE "C";
+        ALTER TABLE _credentials ADD COLUMN email_verified integer NOT NULL DEFAULT 0;
+        CREATE UNIQUE INDEX _credentials_email ON _credentials (email);
+        CREATE TABLE _account_codes (
+            user_id text COLLATE "C" NOT NULL,
+            purpose text COLLATE "C" NOT NULL,
+            email text COLLATE "C" NOT NULL,
+            code_hash text COLLATE "C" NOT NULL,
+            link_hash text COLLATE "C" NOT NULL UNIQUE,
+            expires_at bigint NOT NULL,
+            attempts bigint NOT NULL DEFAULT 0,
+            PRIMARY KEY (user_id, purpose)
+        );
+        CREATE INDEX _account_codes_expiry ON _account_codes (expires_at);
+        CREATE TABLE _mail_outbox (
+            rid bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            recipient text NOT NULL,
+            kind text NOT NULL,
+            message text NOT NULL,
+            status text NOT NULL CHECK (status IN ('pending', 'dead')),
+            attempts integer NOT NULL DEFAULT 0,
+            next_attempt_at bigint NOT NULL,
+            last_error text,
+            created_at bigint NOT NULL,
+            updated_at bigint NOT NULL
+        );
+        CREATE INDEX _mail_outbox_due ON _mail_outbox (status, next_attempt_at);
+        """)
+}
