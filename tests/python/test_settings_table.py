@@ -33,6 +33,10 @@ OTHER = {
     "database_url": None,                                 # switching engines on a running node: not by a reload test
     "header_timeout": 20, "max_connections_per_address": 100,
     "node_id": "node-b", "claim_lease_seconds": 30, "metrics_access": "admin", "server_info": "public",
+    "signup_requires": "either", "unverified_login": "false", "account_code_lifetime": 600, "app_name": "Chat",
+    "public_url": "https://app.example.org", "smtp_url": "smtp://127.0.0.1:2525", "smtp_from": "app@example.org",
+    "smtp_username": "mailer", "smtp_password_file": "/run/credentials/roost/smtp", "smtp_tls": "try", "smtp_timeout": 30,
+    "mail_templates_dir": "/etc/roost/mail",
 }
 APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key"}
 
