@@ -120,13 +120,25 @@ def test_unverified_login_allowed_gives_a_session_at_sign_up(box):
         # The record's email moves only by the email change.
         t = r.body["token"]
         uid = r.body["user"]["_id"]
-        assert_error(d.call("PATCH", f"/users/{uid}", {"email": "else@example.org"}, token=t), 409, "ImmutableField")
         assert_error(d.call("PATCH", f"/users/{uid}", {"emailVerified": True}, token=t), 409, "ImmutableField")
         assert d.call("PATCH", f"/users/{uid}", {"firstName": "Q", "email": "quick@example.org"}, token=t).status == 200
+        # Compatible mode: a profile may move its email (as before #38): unverified, mailed, unique, the old address told.
+        d.sign_up("holder", email="held@example.org")
+        assert_error(d.call("PATCH", f"/users/{uid}", {"email": "HELD@example.org"}, token=t), 409)
+        r2 = d.call("PATCH", f"/users/{uid}", {"email": "Else@Example.org"}, token=t)
+        assert r2.status == 200 and r2.body["email"] == "else@example.org" and r2.body["emailVerified"] is False, r2
+        assert box.wait_for("else@example.org")[0].code
+        assert box.wait_for("quick@example.org", 2)[-1].subject == "Your Watercooler email was changed"
+        assert d.call("POST", "/login", {"email": "else@example.org", "password": PW}).status == 200
 
 
 def test_password_reset_by_code_signs_out_every_session(d, box):
     s1 = sign_up_verified(d, box, "reset@example.org", username="resetter")
+    # With unverified_login false the address moves only by the email change.
+    uid = s1["user"]["_id"]
+    assert_error(d.call("PATCH", f"/users/{uid}", {"email": "elsewhere@example.org"}, token=s1["token"]), 409, "ImmutableField")
+    assert d.call("PUT", f"/users/{uid}", {**{k: v for k, v in s1["user"].items() if not k.startswith("_")}, "bio": "b"},
+                  token=s1["token"]).status == 200
     s2 = d.call("POST", "/login", {"username": "resetter", "password": PW}).body
     r = d.call("POST", "/auth/password-reset/request", {"email": "Reset@example.org"})
     assert r.status == 202 and r.body == {"sent": True}, r

@@ -16,7 +16,7 @@ extension AccountHandlers {
     /// caller's address) before it is hashed, 429 when refused.
     func update(_ id: String, _ request: Request, _ out: ResponseWriter, merge: Bool) {
         guard let body = collections.checkBody(request, out, extraTypes: merge ? ["application/merge-patch+json"] : []) else { return }
-        let pools = self.pools, hooks = collections.hooks
+        let pools = self.pools, hooks = collections.hooks, mail = self.mail
         // Who asks and what they send are settled on a reader, before the body
         // reaches the writer or a hash thread (and never on the loop).
         jobs.read(request, out) { [self] _, caller in
@@ -25,10 +25,10 @@ extension AccountHandlers {
             guard fields["password"] != nil else {
                 let fields = fields
                 let pending = HookServices.Pending([])
-                pools.write(request, out, committed: hooks.committed(pending)) { writer in
+                pools.write(request, out, committed: { hooks.committed(pending)(); mail.wake() }) { writer in
                     try CallerJobs.requireLiveSession(caller, writer) // still signed in (a log-out may have come meanwhile)
                     return try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: fields, newHash: nil, merge: merge,
-                                                hooks: hooks, pending: pending)
+                                                hooks: hooks, pending: pending, mail: mail)
                 }
                 return nil
             }
@@ -92,7 +92,7 @@ extension AccountHandlers {
     /// write fails (a 412, a log-out meanwhile).
     private func storePassword(_ change: PasswordChange, _ out: ResponseWriter, changes: JSONObject,
                                reservation: LoginThrottle.Reservation?) {
-        let (pools, hooks, request) = (self.pools, collections.hooks, change.request)
+        let (pools, hooks, request, mail) = (self.pools, collections.hooks, change.request, self.mail)
         let succeeded: @Sendable (any DocumentWriting) throws -> Void = { writer in
             if let reservation { try LoginThrottle.succeeded(writer, reservation, userID: change.id, now: Authenticator.now) }
         }
@@ -105,11 +105,12 @@ extension AccountHandlers {
             try CallerJobs.requireLiveSession(change.caller, writer) // the hash took a while: still signed in?
             try succeeded(writer)
             return try Self.applyUpdate(writer, id: change.id, caller: change.caller, request: request, fields: changes,
-                                        newHash: hash, merge: change.merge, hooks: hooks, pending: pending)
+                                        newHash: hash, merge: change.merge, hooks: hooks, pending: pending, mail: mail)
         }, completion: { result in
             switch result {
             case .success:
                 hooks.committed(pending)()
+                mail.wake()
                 pools.sessionsEnded() // the user's other sessions ended: so do their live streams
             case .failure:
                 pools.background(succeeded) // undone with the write; the password was still right
@@ -155,7 +156,7 @@ extension AccountHandlers {
     /// (412 with its ETag), then it is replaced or patched.
     static func applyUpdate(_ writer: any DocumentWriting, id: String, caller: Authenticator.Caller, request: Request,
                             fields: JSONObject, newHash: String?, merge: Bool, hooks: HookServices,
-                            pending: HookServices.Pending) throws -> Response {
+                            pending: HookServices.Pending, mail: MailOutbox) throws -> Response {
         try checkSelfOrAdmin(caller.principal, id: id)
         let scope = AccessScope(principal: caller.principal, level: .shared)
         guard let row = try writer.existingRow(in: users, id: id, scope: scope) else {
@@ -172,13 +173,7 @@ extension AccountHandlers {
             throw HTTPError(409, "ImmutableField", "username cannot be changed; send the current one or leave it out.")
         }
         changes["username"] = existing["username"]
-        // The account's email moves only by the email change (a code to the new address).
-        for key in ["email", "emailVerified"] {
-            if let value = changes[key], value != existing[key] {
-                throw HTTPError(409, "ImmutableField", "\(key) cannot be changed here; change the email with POST /auth/email-change/request.")
-            }
-            changes[key] = existing[key]
-        }
+        try profileEmail(writer, id: id, changes: &changes, existing: existing, mail: mail)
         let stored = try hooks.run(.beforeUpdate, users, id: id, entity: changes, isPatch: merge, previous: existing,
                                    requestID: request.requestID, scope: scope, writer: writer, pending: pending) { changes in
             merge ? try writer.patch(in: users, id: id, changes, existing: row, scope: scope)
@@ -189,6 +184,42 @@ extension AccountHandlers {
             try writer.deleteSessions(userID: id, keeping: caller.principal == .admin ? nil : caller.tokenHash)
         }
         return Preconditions.entityResponse(200, stored)
+    }
+
+    /// `email` and `emailVerified` in a profile change. `emailVerified` is
+    /// the server's. While unverified accounts may sign in (`unverified_login`,
+    /// the compatible default) a profile may set a new `email` as it always
+    /// could: the account's address moves there unverified (409 when taken),
+    /// a verification mail goes to it and the old address is told. Otherwise
+    /// the address moves only by the email change (a code to the new address).
+    static func profileEmail(_ writer: any DocumentWriting, id: String, changes: inout JSONObject, existing: JSONObject,
+                             mail: MailOutbox) throws {
+        if let value = changes["emailVerified"], value != existing["emailVerified"] {
+            throw HTTPError(409, "ImmutableField", "emailVerified is the server's; verify with POST /auth/verify-email.")
+        }
+        changes["emailVerified"] = existing["emailVerified"]
+        guard let value = changes["email"], value != existing["email"] else {
+            changes["email"] = existing["email"]
+            return
+        }
+        guard mail.settings.unverifiedLogin else {
+            throw HTTPError(409, "ImmutableField", "email cannot be changed here; change it with POST /auth/email-change/request.")
+        }
+        guard case .string(let text) = value, let email = EmailAddress.normalised(text) else {
+            throw HTTPError(400, "InvalidDocument", "email must be an address like name@example.org.")
+        }
+        guard let account = try writer.credentials(userID: id) else { throw HTTPError.notFound("No user with _id \"\(id)\".") }
+        if account.email == email {
+            changes["email"] = existing["email"]
+            return
+        }
+        try writer.setEmail(userID: id, email: email, verified: false)
+        changes["email"] = .string(email)
+        changes["emailVerified"] = .bool(false)
+        let (code, link) = try AccountCodes.issue(writer, userID: id, purpose: .verifyEmail, email: email,
+                                                  lifetime: Int64(mail.settings.codeLifetime), now: Authenticator.now)
+        try mail.enqueue(writer, .verifyEmail, to: email, values: ["code": code, "link": mail.link(.verifyEmail, link)])
+        if let old = account.email { try mail.enqueue(writer, .emailChanged, to: old, values: ["email": email]) }
     }
 
     static func checkSelfOrAdmin(_ principal: AccessScope.Principal, id: String) throws {
