@@ -24,6 +24,21 @@ public struct AccountCode: Sendable, Equatable {
     }
 }
 
+/// An account's sign-in identity at a provider (Sign in with Apple, Google, an OIDC issuer).
+public struct IdentityRecord: Sendable, Equatable {
+    public let provider: String
+    public let subject: String
+    public let email: String?
+    public let createdAt: Int64
+
+    public init(provider: String, subject: String, email: String?, createdAt: Int64) {
+        self.provider = provider
+        self.subject = subject
+        self.email = email
+        self.createdAt = createdAt
+    }
+}
+
 /// One message of the mail outbox, claimed for sending.
 public struct MailJob: Sendable {
     public let rid: Int64
@@ -109,6 +124,40 @@ extension DocumentWriter {
 
     public func deleteAccountCodes(userID: String) throws {
         try db.prepare("DELETE FROM _account_codes WHERE user_id = ?1").run([.text(userID)])
+    }
+
+    public func identityOwner(provider: String, subject: String) throws -> String? {
+        try db.prepare("SELECT user_id FROM _identities WHERE provider = ?1 AND subject = ?2")
+            .firstRow([.text(provider), .text(subject)]) { $0.text(0) }
+    }
+
+    /// Links (provider, subject) to `userID`; false when it (or this provider for the account) is linked already.
+    public func addIdentity(provider: String, subject: String, userID: String, email: String?, now: Int64) throws -> Bool {
+        try db.prepare("INSERT OR IGNORE INTO _identities (provider, subject, user_id, email, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .run([.text(provider), .text(subject), .text(userID), email.map { .text($0) } ?? .null, .int(now)])
+        return db.changes > 0
+    }
+
+    public func deleteIdentity(provider: String, userID: String) throws -> Bool {
+        try db.prepare("DELETE FROM _identities WHERE provider = ?1 AND user_id = ?2").run([.text(provider), .text(userID)])
+        return db.changes > 0
+    }
+
+    public func identities(userID: String) throws -> [IdentityRecord] {
+        try db.prepare("SELECT provider, subject, email, created_at FROM _identities WHERE user_id = ?1 ORDER BY provider")
+            .rows([.text(userID)]) { IdentityRecord(provider: $0.text(0), subject: $0.text(1), email: $0.isNull(2) ? nil : $0.text(2), createdAt: $0.int(3)) }
+    }
+
+    public func deleteIdentities(userID: String) throws {
+        try db.prepare("DELETE FROM _identities WHERE user_id = ?1").run([.text(userID)])
+    }
+
+    /// Records an ID token as used until it expires; false when it was used before (a replay).
+    public func useIDToken(hash: String, expiresAt: Int64, now: Int64) throws -> Bool {
+        try db.prepare("DELETE FROM _idtokens_used WHERE rowid IN (SELECT rowid FROM _idtokens_used WHERE expires_at < ?1 LIMIT 20)")
+            .run([.int(now - 3600)])
+        try db.prepare("INSERT OR IGNORE INTO _idtokens_used (token_hash, expires_at) VALUES (?1, ?2)").run([.text(hash), .int(expiresAt)])
+        return db.changes > 0
     }
 
     /// Queues a message, sent after this transaction commits.

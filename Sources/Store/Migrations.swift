@@ -211,6 +211,24 @@ public enum Migrations {
             );
             CREATE INDEX _mail_outbox_due ON _mail_outbox(status, next_attempt_at);
             """),
+        // Sign-in identities (provider, subject) of accounts, and ID tokens
+        // already used (a token signs in once).
+        Migration(13, """
+            CREATE TABLE _identities (
+                provider TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                email TEXT,
+                created_at INTEGER NOT NULL,
+                PRIMARY KEY (provider, subject)
+            );
+            CREATE UNIQUE INDEX _identities_user ON _identities(user_id, provider);
+            CREATE TABLE _idtokens_used (
+                token_hash TEXT PRIMARY KEY,
+                expires_at INTEGER NOT NULL
+            );
+            CREATE INDEX _idtokens_used_expiry ON _idtokens_used(expires_at);
+            """),
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -73,6 +73,42 @@ extension PostgresDocumentWriter {
         try db.run("DELETE FROM _account_codes WHERE user_id = $1::text", [.text(userID)])
     }
 
+    public func identityOwner(provider: String, subject: String) throws -> String? {
+        try db.first("SELECT user_id FROM _identities WHERE provider = $1::text AND subject = $2::text",
+                     [.text(provider), .text(subject)]) { $0.text(0) } ?? nil
+    }
+
+    public func addIdentity(provider: String, subject: String, userID: String, email: String?, now: Int64) throws -> Bool {
+        try PostgresAccountSQL.changed(db, """
+            INSERT INTO _identities (provider, subject, user_id, email, created_at) VALUES ($1::text, $2::text, $3::text, $4::text, $5::bigint)
+            ON CONFLICT DO NOTHING RETURNING 1
+            """, [.text(provider), .text(subject), .text(userID), email.map { .text($0) } ?? .null, .int(now)])
+    }
+
+    public func deleteIdentity(provider: String, userID: String) throws -> Bool {
+        try PostgresAccountSQL.changed(db, "DELETE FROM _identities WHERE provider = $1::text AND user_id = $2::text RETURNING 1",
+                                       [.text(provider), .text(userID)])
+    }
+
+    public func identities(userID: String) throws -> [IdentityRecord] {
+        try db.query("SELECT provider, subject, email, created_at FROM _identities WHERE user_id = $1::text ORDER BY provider",
+                     [.text(userID)]) { IdentityRecord(provider: $0.text(0) ?? "", subject: $0.text(1) ?? "", email: $0.text(2), createdAt: $0.int(3) ?? 0) }
+    }
+
+    public func deleteIdentities(userID: String) throws {
+        try db.run("DELETE FROM _identities WHERE user_id = $1::text", [.text(userID)])
+    }
+
+    public func useIDToken(hash: String, expiresAt: Int64, now: Int64) throws -> Bool {
+        try db.run("""
+            DELETE FROM _idtokens_used WHERE token_hash IN (SELECT token_hash FROM _idtokens_used WHERE expires_at < $1::bigint
+            LIMIT 20 FOR UPDATE SKIP LOCKED)
+            """, [.int(now - 3600)])
+        return try PostgresAccountSQL.changed(db, """
+            INSERT INTO _idtokens_used (token_hash, expires_at) VALUES ($1::text, $2::bigint) ON CONFLICT DO NOTHING RETURNING 1
+            """, [.text(hash), .int(expiresAt)])
+    }
+
     public func enqueueMail(recipient: String, kind: String, message: String, nowMilliseconds: Int64) throws {
         try db.run("""
             INSERT INTO _mail_outbox (recipient, kind, message, status, attempts, next_attempt_at, created_at, updated_at)

@@ -32,3 +32,23 @@ extension PostgresMigrations {
         CREATE INDEX _mail_outbox_due ON _mail_outbox (status, next_attempt_at);
         """)
 }
+
+/// Migration 9: sign-in identities and used ID tokens (SQLite's migration 13).
+extension PostgresMigrations {
+    static let identities = (version: 9, sql: """
+        CREATE TABLE _identities (
+            provider text COLLATE "C" NOT NULL,
+            subject text COLLATE "C" NOT NULL,
+            user_id text COLLATE "C" NOT NULL,
+            email text,
+            created_at bigint NOT NULL,
+            PRIMARY KEY (provider, subject)
+        );
+        CREATE UNIQUE INDEX _identities_user ON _identities (user_id, provider);
+        CREATE TABLE _idtokens_used (
+            token_hash text COLLATE "C" PRIMARY KEY,
+            expires_at bigint NOT NULL
+        );
+        CREATE INDEX _idtokens_used_expiry ON _idtokens_used (expires_at);
+        """)
+}

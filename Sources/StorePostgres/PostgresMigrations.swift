@@ -50,6 +50,7 @@ public enum PostgresMigrations {
         indexes,
         body,
         accountEmails,
+        identities,
     ]
 
     /// Applies every migration the database has not recorded.

@@ -59,7 +59,7 @@ public enum HTTPGetter {
             return GetResult(status: nil, body: [], cacheControl: nil, error: message.isEmpty ? "transport error" : message)
         }
         let bytes = body.map { pointer in pointer.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) } } ?? []
-        let cc = String(cString: cacheControl)
+        let cc = String(decoding: cacheControl.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return GetResult(status: Int(result.status), body: bytes, cacheControl: cc.isEmpty ? nil : cc, error: nil)
     }
 }

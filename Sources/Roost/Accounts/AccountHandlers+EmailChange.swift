@@ -155,6 +155,9 @@ extension AccountHandlers {
             RoostRoute("/auth/email-change/request", [.post: { r, out in accounts.requestEmailChange(r, out) }]),
             RoostRoute("/auth/email-change", [.post: { r, out in accounts.confirmEmailChange(r, out) },
                                               .get: { r, out in accounts.linkPage(r, out, purpose: .emailChange) }]),
+            RoostRoute("/auth/idtoken", [.post: { r, out in accounts.idTokenSignIn(r, out) }]),
+            RoostRoute("/auth/idtoken/link", [.post: { r, out in accounts.linkIdentity(r, out) }]),
+            RoostRoute("/auth/idtoken/link/:provider", [.delete: { r, out in accounts.unlinkIdentity(r.segments[3], r, out) }]),
             RoostRoute("/auth/*", anyMethod: Router.noEndpoint),
         ]
     }

@@ -146,6 +146,7 @@ extension AccountHandlers {
             }
             try writer.deleteCredentials(userID: id)
             try writer.deleteAccountCodes(userID: id)
+            try writer.deleteIdentities(userID: id)
             try writer.deleteDevices(userID: id)
             return .json(200, "{\"count\":1}")
         }

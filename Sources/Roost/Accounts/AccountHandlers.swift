@@ -18,6 +18,8 @@ struct AccountHandlers: Sendable {
     /// Verified against when a username is unknown, so timing reveals nothing.
     let decoyHash: String
     let mail: MailOutbox
+    /// Sign-in providers of `POST /auth/idtoken`.
+    let oidc: OIDCProviders
     var settings: AccountSettings { mail.settings }
 
     static let users = AccessPolicy.usersCollection
@@ -27,7 +29,9 @@ struct AccountHandlers: Sendable {
 
     var pools: StorePools { jobs.pools }
 
-    init(jobs: CallerJobs, collections: CollectionHandlers, hasher: PasswordHasher, sessionLifetime: Int64, mail: MailOutbox) {
+    init(jobs: CallerJobs, collections: CollectionHandlers, hasher: PasswordHasher, sessionLifetime: Int64, mail: MailOutbox,
+         oidc: OIDCProviders) {
+        self.oidc = oidc
         self.jobs = jobs
         self.collections = collections
         self.hasher = hasher

@@ -141,6 +141,8 @@ public struct RoostConfig: Sendable {
     public var rateLimits = RateLimits()
     /// Email accounts, codes and mail (RoostConfig+Accounts.swift).
     public var accounts = AccountSettings()
+    /// Sign-in providers of `POST /auth/idtoken` by name (IDToken/RoostConfig+OIDC.swift).
+    public var oidcProviders: [String: OIDCProviderConfig] = [:]
 
     public init() {}
 
@@ -184,6 +186,8 @@ public struct RoostConfig: Sendable {
                 try applyWebhooks(value)
             } else if key == "rate_limits" {
                 try applyRateLimits(value)
+            } else if key == "oidc_providers" {
+                try applyOIDC(value)
             } else if key == "backups" {
                 try applyBackups(value)
             } else if key == "s3" {

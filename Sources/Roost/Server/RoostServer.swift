@@ -82,6 +82,8 @@ public final class RoostServer {
         hooks.wakeDeliveries.set { deliveries.wake() }
         let mail = areas.mail
         try mail.start(pools: pools)
+        let oidc = areas.oidc
+        try oidc.start()
         backups.start()
         try hub.start()
         stats.start()
@@ -146,6 +148,7 @@ public final class RoostServer {
         backups.stop()
         deliveries.shutdown()
         mail.shutdown()
+        oidc.shutdown()
         hooks.after.shutdown()
         pools.shutdown()
         checkpointer?.stop()

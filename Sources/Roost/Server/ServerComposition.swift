@@ -20,6 +20,8 @@ struct ServerComposition {
     let router: Router
     /// Account mail (verification, reset, email change), sent after commit.
     let mail: MailOutbox
+    /// Sign-in providers (`POST /auth/idtoken`) and their verification pool.
+    let oidc: OIDCProviders
 
     /// Builds every area on started `pools`; starts only the file pipeline's
     /// own pools (uploads, thumbnails), which handlers submit to directly.
@@ -52,13 +54,15 @@ struct ServerComposition {
         self.hub = hub
         let mail = try MailOutbox(settings: config.accounts, fallbackBaseURL: Self.baseURL(info.listen), logger: logger)
         self.mail = mail
+        let oidc = OIDCProviders(config.oidcProviders, logger: logger)
+        self.oidc = oidc
         let stats = ConsoleStats(pools: pools, files: files, liveStreams: { hub.openStreams }, logger: logger)
         self.stats = stats
         router = Router(RouteAreas(
             collections: collections, batch: BatchHandler(collections: collections, logger: logger),
             live: LiveHandlers(jobs: jobs, hub: hub),
             accounts: AccountHandlers(jobs: jobs, collections: collections, hasher: PasswordHasher(cost: config.passwordCost),
-                                      sessionLifetime: lifetime, mail: mail),
+                                      sessionLifetime: lifetime, mail: mail, oidc: oidc),
             files: files, push: PushHandlers(jobs: jobs, collections: collections),
             admin: WebhookHandlers(jobs: jobs, collections: collections, hooks: hooks),
             backups: BackupHandlers(service: backups, jobs: jobs),

@@ -53,6 +53,12 @@ public protocol DocumentWriting: SessionLookup {
     func countCodeAttempt(userID: String, purpose: String) throws
     func deleteAccountCode(userID: String, purpose: String, codeHash: String?) throws -> Bool
     func deleteAccountCodes(userID: String) throws
+    func identityOwner(provider: String, subject: String) throws -> String?
+    func addIdentity(provider: String, subject: String, userID: String, email: String?, now: Int64) throws -> Bool
+    func deleteIdentity(provider: String, userID: String) throws -> Bool
+    func identities(userID: String) throws -> [IdentityRecord]
+    func deleteIdentities(userID: String) throws
+    func useIDToken(hash: String, expiresAt: Int64, now: Int64) throws -> Bool
     func setPassword(userID: String, passwordHash: String) throws
     func createSession(userID: String, tokenHash: String, now: Int64, lifetime: Int64) throws
     func renewSession(tokenHash: String, now: Int64, lifetime: Int64) throws
