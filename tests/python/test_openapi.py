@@ -56,6 +56,9 @@ SERVED = [
     ("/auth/email-change/request", "post"),
     ("/auth/email-change", "post"),
     ("/auth/email-change", "get"),
+    ("/auth/idtoken", "post"),
+    ("/auth/idtoken/link", "post"),
+    ("/auth/idtoken/link/{provider}", "delete"),
 ]
 # Public account routes that take no session at all: no 401 to describe.
 PUBLIC_ACCOUNT_ROUTES = {("/users", "post"), ("/auth/verify-email/request", "post"), ("/auth/verify-email", "post"),
