@@ -160,6 +160,31 @@ extension DocumentWriter {
         return db.changes > 0
     }
 
+    public func setAnonymous(userID: String, since: Int64?) throws {
+        try db.prepare("UPDATE _credentials SET anonymous_since = ?2 WHERE user_id = ?1").run([.text(userID), since.map { .int($0) } ?? .null])
+    }
+
+    /// Gives a guest its credentials: 409 when the username or email is taken.
+    public func upgradeCredentials(userID: String, username: String, email: String?, passwordHash: String) throws {
+        if let email, let other = try AccountSQL.credentials(db, email: email), other.userID != userID { throw StoreError.emailTaken }
+        do {
+            try db.prepare("""
+                UPDATE _credentials SET username = ?2, email = ?3, email_verified = 0, password_hash = ?4, anonymous_since = NULL, updated_at = ?5
+                WHERE user_id = ?1
+                """).run([.text(userID), .text(username), email.map { .text($0) } ?? .null, .text(passwordHash), .text(Timestamp.now())])
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw StoreError.usernameTaken
+        }
+    }
+
+    /// Guests made before `idleSince` with no session seen since then.
+    public func staleAnonymousUsers(idleSince: Int64, limit: Int) throws -> [String] {
+        try db.prepare("""
+            SELECT c.user_id FROM _credentials c WHERE c.anonymous_since IS NOT NULL AND c.anonymous_since < ?1
+            AND NOT EXISTS (SELECT 1 FROM _sessions s WHERE s.user_id = c.user_id AND s.last_seen >= ?1) LIMIT ?2
+            """).rows([.int(idleSince), .int(Int64(limit))]) { $0.text(0) }
+    }
+
     /// Queues a message, sent after this transaction commits.
     public func enqueueMail(recipient: String, kind: String, message: String, nowMilliseconds: Int64) throws {
         try db.prepare("""

@@ -33,13 +33,17 @@ public struct CredentialRecord: Sendable {
     /// The account's email address, normalised (`EmailAddress`), if it has one.
     public let email: String?
     public let emailVerified: Bool
+    /// Unix seconds since the account is anonymous (a guest), nil once it has credentials.
+    public let anonymousSince: Int64?
 
-    public init(userID: String, username: String, passwordHash: String, email: String? = nil, emailVerified: Bool = false) {
+    public init(userID: String, username: String, passwordHash: String, email: String? = nil, emailVerified: Bool = false,
+                anonymousSince: Int64? = nil) {
         self.userID = userID
         self.username = username
         self.passwordHash = passwordHash
         self.email = email
         self.emailVerified = emailVerified
+        self.anonymousSince = anonymousSince
     }
 }
 
@@ -51,11 +55,12 @@ enum AccountSQL {
             .firstRow([.text(tokenHash), .int(now)]) { SessionRecord(userID: $0.text(0), expiresAt: $0.int(1), lastSeen: $0.int(2)) }
     }
 
-    static let columns = "user_id, username, password_hash, email, email_verified"
+    static let columns = "user_id, username, password_hash, email, email_verified, anonymous_since"
 
     static func credential(_ row: SQLiteStatement) -> CredentialRecord {
         CredentialRecord(userID: row.text(0), username: row.text(1), passwordHash: row.text(2),
-                         email: row.isNull(3) ? nil : row.text(3), emailVerified: row.int(4) != 0)
+                         email: row.isNull(3) ? nil : row.text(3), emailVerified: row.int(4) != 0,
+                         anonymousSince: row.isNull(5) ? nil : row.int(5))
     }
 
     static func credentials(_ db: SQLiteConnection, username: String) throws -> CredentialRecord? {

@@ -229,6 +229,11 @@ public enum Migrations {
             );
             CREATE INDEX _idtokens_used_expiry ON _idtokens_used(expires_at);
             """),
+        // Anonymous (guest) accounts: since when, until they add credentials.
+        Migration(14, """
+            ALTER TABLE _credentials ADD COLUMN anonymous_since INTEGER;
+            CREATE INDEX _credentials_anonymous ON _credentials(anonymous_since) WHERE anonymous_since IS NOT NULL;
+            """),
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -15,7 +15,7 @@ enum PostgresAccountSQL {
         }
     }
 
-    static let credentialColumns = "user_id, username, password_hash, email, email_verified"
+    static let credentialColumns = "user_id, username, password_hash, email, email_verified, anonymous_since"
 
     static func credentials(_ db: PGConnection, username: String) throws -> CredentialRecord? {
         try db.first("SELECT \(credentialColumns) FROM _credentials WHERE \(usernameMatches)", [.text(username)], credential)
@@ -31,7 +31,7 @@ enum PostgresAccountSQL {
 
     static func credential(_ row: PGRow) -> CredentialRecord {
         CredentialRecord(userID: row.text(0) ?? "", username: row.text(1) ?? "", passwordHash: row.text(2) ?? "",
-                         email: row.text(3), emailVerified: (row.int(4) ?? 0) != 0)
+                         email: row.text(3), emailVerified: (row.int(4) ?? 0) != 0, anonymousSince: row.int(5))
     }
 
     static func devices(_ db: PGConnection, userIDs: [String]) throws -> [PushDevice] {

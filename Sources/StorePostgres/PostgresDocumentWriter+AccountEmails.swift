@@ -109,6 +109,26 @@ extension PostgresDocumentWriter {
             """, [.text(hash), .int(expiresAt)])
     }
 
+    public func setAnonymous(userID: String, since: Int64?) throws {
+        try db.run("UPDATE _credentials SET anonymous_since = $2::bigint WHERE user_id = $1::text", [.text(userID), since.map { .int($0) } ?? .null])
+    }
+
+    public func upgradeCredentials(userID: String, username: String, email: String?, passwordHash: String) throws {
+        if let email, let other = try PostgresAccountSQL.credentials(db, email: email), other.userID != userID { throw StoreError.emailTaken }
+        if let other = try PostgresAccountSQL.credentials(db, username: username), other.userID != userID { throw StoreError.usernameTaken }
+        try db.run("""
+            UPDATE _credentials SET username = $2::text, email = $3::text, email_verified = 0, password_hash = $4::text, anonymous_since = NULL,
+            updated_at = $5::text WHERE user_id = $1::text
+            """, [.text(userID), .text(username), email.map { .text($0) } ?? .null, .text(passwordHash), .text(Timestamp.now())])
+    }
+
+    public func staleAnonymousUsers(idleSince: Int64, limit: Int) throws -> [String] {
+        try db.query("""
+            SELECT c.user_id FROM _credentials c WHERE c.anonymous_since IS NOT NULL AND c.anonymous_since < $1::bigint
+            AND NOT EXISTS (SELECT 1 FROM _sessions s WHERE s.user_id = c.user_id AND s.last_seen >= $1::bigint) LIMIT $2::bigint
+            """, [.int(idleSince), .int(Int64(limit))]) { $0.text(0) ?? "" }
+    }
+
     public func enqueueMail(recipient: String, kind: String, message: String, nowMilliseconds: Int64) throws {
         try db.run("""
             INSERT INTO _mail_outbox (recipient, kind, message, status, attempts, next_attempt_at, created_at, updated_at)

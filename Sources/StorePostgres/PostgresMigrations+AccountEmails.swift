@@ -52,3 +52,11 @@ extension PostgresMigrations {
         CREATE INDEX _idtokens_used_expiry ON _idtokens_used (expires_at);
         """)
 }
+
+/// Migration 10: anonymous (guest) accounts (SQLite's migration 14).
+extension PostgresMigrations {
+    static let anonymous = (version: 10, sql: """
+        ALTER TABLE _credentials ADD COLUMN anonymous_since bigint;
+        CREATE INDEX _credentials_anonymous ON _credentials (anonymous_since) WHERE anonymous_since IS NOT NULL;
+        """)
+}

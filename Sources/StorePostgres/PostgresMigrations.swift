@@ -51,6 +51,7 @@ public enum PostgresMigrations {
         body,
         accountEmails,
         identities,
+        anonymous,
     ]
 
     /// Applies every migration the database has not recorded.

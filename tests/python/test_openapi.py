@@ -59,11 +59,13 @@ SERVED = [
     ("/auth/idtoken", "post"),
     ("/auth/idtoken/link", "post"),
     ("/auth/idtoken/link/{provider}", "delete"),
+    ("/auth/anonymous", "post"),
+    ("/auth/anonymous/upgrade", "post"),
 ]
 # Public account routes that take no session at all: no 401 to describe.
 PUBLIC_ACCOUNT_ROUTES = {("/users", "post"), ("/auth/verify-email/request", "post"), ("/auth/verify-email", "post"),
                          ("/auth/verify-email", "get"), ("/auth/password-reset/request", "post"), ("/auth/password-reset", "post"),
-                         ("/auth/password-reset", "get"), ("/auth/email-change", "get")}
+                         ("/auth/password-reset", "get"), ("/auth/email-change", "get"), ("/auth/anonymous", "post")}
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 

@@ -36,7 +36,7 @@ OTHER = {
     "signup_requires": "either", "unverified_login": "false", "account_code_lifetime": 600, "app_name": "Chat",
     "public_url": "https://app.example.org", "smtp_url": "smtp://127.0.0.1:2525", "smtp_from": "app@example.org",
     "smtp_username": "mailer", "smtp_password_file": "/run/credentials/roost/smtp", "smtp_tls": "try", "smtp_timeout": 30,
-    "mail_templates_dir": "/etc/roost/mail",
+    "mail_templates_dir": "/etc/roost/mail", "anonymous_accounts": "true", "anonymous_max_idle": 86400,
 }
 APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key"}
 

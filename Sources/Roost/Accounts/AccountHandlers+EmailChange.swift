@@ -158,6 +158,8 @@ extension AccountHandlers {
             RoostRoute("/auth/idtoken", [.post: { r, out in accounts.idTokenSignIn(r, out) }]),
             RoostRoute("/auth/idtoken/link", [.post: { r, out in accounts.linkIdentity(r, out) }]),
             RoostRoute("/auth/idtoken/link/:provider", [.delete: { r, out in accounts.unlinkIdentity(r.segments[3], r, out) }]),
+            RoostRoute("/auth/anonymous", [.post: { r, out in accounts.anonymousSignUp(r, out) }]),
+            RoostRoute("/auth/anonymous/upgrade", [.post: { r, out in accounts.upgradeAnonymous(r, out) }]),
             RoostRoute("/auth/*", anyMethod: Router.noEndpoint),
         ]
     }

@@ -110,6 +110,7 @@ extension AccountHandlers {
                             return HTTPError(409, "Conflict", "Your account is linked to another \(v.provider.name) account; unlink it first.").response
                         }
                     }
+                    try Self.endAnonymity(writer, userID: me)
                     return .json(200, "{\"provider\":\(JSONWriter.quoted(v.provider.name)),\"linked\":true}")
                 }
             }

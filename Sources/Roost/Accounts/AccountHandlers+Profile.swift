@@ -136,20 +136,29 @@ extension AccountHandlers {
                 throw HTTPError.notFound("No user with _id \"\(id)\".")
             }
             try Preconditions.check(request, current: existing.document)
-            let cascade = try ReferentialDelete.plan(Self.users, id: id, writer: writer)
-            _ = try hooks.run(.beforeDelete, Self.users, id: id, entity: existing.document, previous: existing.document,
-                              requestID: request.requestID, scope: scope, writer: writer, pending: pending) { _ in
-                try ReferentialDelete.run(cascade, hooks: hooks, writer: writer, pending: pending, requestID: request.requestID) {
-                    try writer.delete(from: Self.users, id: id, existing: existing)
-                }
-                return existing.document.jsonText
-            }
-            try writer.deleteCredentials(userID: id)
-            try writer.deleteAccountCodes(userID: id)
-            try writer.deleteIdentities(userID: id)
-            try writer.deleteDevices(userID: id)
+            try Self.removeAccount(writer, id: id, existing: existing, scope: scope, hooks: hooks, pending: pending, requestID: request.requestID)
             return .json(200, "{\"count\":1}")
         }
+    }
+
+    /// Removes an account through the write path: the user record with its
+    /// `beforeDelete` hooks and declared references, then credentials,
+    /// sessions, codes, identities and push devices. `DELETE /users/:id`
+    /// and the sweep of idle guest accounts (`AnonymousSweeper`) both use it.
+    static func removeAccount(_ writer: any DocumentWriting, id: String, existing: StoredRow, scope: AccessScope, hooks: HookServices,
+                              pending: HookServices.Pending, requestID: String) throws {
+        let cascade = try ReferentialDelete.plan(users, id: id, writer: writer)
+        _ = try hooks.run(.beforeDelete, users, id: id, entity: existing.document, previous: existing.document,
+                          requestID: requestID, scope: scope, writer: writer, pending: pending) { _ in
+            try ReferentialDelete.run(cascade, hooks: hooks, writer: writer, pending: pending, requestID: requestID) {
+                try writer.delete(from: users, id: id, existing: existing)
+            }
+            return existing.document.jsonText
+        }
+        try writer.deleteCredentials(userID: id)
+        try writer.deleteAccountCodes(userID: id)
+        try writer.deleteIdentities(userID: id)
+        try writer.deleteDevices(userID: id)
     }
 
     /// The write of a profile update, in the writer's transaction: the stored

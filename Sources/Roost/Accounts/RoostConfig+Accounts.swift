@@ -28,6 +28,10 @@ public struct AccountSettings: Sendable {
     public var smtpTimeout = 15
     /// A directory of `<kind>.txt` / `<kind>.html` templates that replace the built-in ones.
     public var templatesDir = ""
+    /// Whether `POST /auth/anonymous` makes guest accounts.
+    public var anonymousAccounts = false
+    /// Seconds a guest account may go unused before it is removed.
+    public var anonymousMaxIdle = 30 * 24 * 3600
 
     public init() {}
 }
@@ -73,6 +77,11 @@ extension RoostConfig {
             c.accounts.smtpTLS = tls
         }, value: { $0.accounts.smtpTLS.rawValue }),
         .int("smtp_timeout", \.accounts.smtpTimeout, 1...600, "seconds one SMTP delivery may take"),
+        .custom("anonymous_accounts", "whether POST /auth/anonymous makes guest accounts", parse: { c, value, source in
+            c.accounts.anonymousAccounts = try Setting.bool(value, key: "anonymous_accounts", source: source)
+        }, value: { "\($0.accounts.anonymousAccounts)" }),
+        .int("anonymous_max_idle", \.accounts.anonymousMaxIdle, 1...(10 * 365 * 24 * 3600),
+             "seconds a guest account may go unused before it is removed (through the write path)"),
         .custom("mail_templates_dir", "a directory of <kind>.txt and <kind>.html mail templates (empty: built-in)",
                 parse: { c, v, _ in c.accounts.templatesDir = "\(v)" }, value: { $0.accounts.templatesDir }),
     ]

@@ -84,6 +84,9 @@ public final class RoostServer {
         try mail.start(pools: pools)
         let oidc = areas.oidc
         try oidc.start()
+        let guests = config.accounts.anonymousAccounts
+            ? AnonymousSweeper(pools: pools, hooks: hooks, maxIdle: Int64(config.accounts.anonymousMaxIdle), logger: logger) : nil
+        guests?.start()
         backups.start()
         try hub.start()
         stats.start()
@@ -149,6 +152,7 @@ public final class RoostServer {
         deliveries.shutdown()
         mail.shutdown()
         oidc.shutdown()
+        guests?.stop()
         hooks.after.shutdown()
         pools.shutdown()
         checkpointer?.stop()

@@ -59,6 +59,9 @@ public protocol DocumentWriting: SessionLookup {
     func identities(userID: String) throws -> [IdentityRecord]
     func deleteIdentities(userID: String) throws
     func useIDToken(hash: String, expiresAt: Int64, now: Int64) throws -> Bool
+    func setAnonymous(userID: String, since: Int64?) throws
+    func upgradeCredentials(userID: String, username: String, email: String?, passwordHash: String) throws
+    func staleAnonymousUsers(idleSince: Int64, limit: Int) throws -> [String]
     func setPassword(userID: String, passwordHash: String) throws
     func createSession(userID: String, tokenHash: String, now: Int64, lifetime: Int64) throws
     func renewSession(tokenHash: String, now: Int64, lifetime: Int64) throws
