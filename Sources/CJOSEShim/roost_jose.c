@@ -3,6 +3,7 @@
 #include <openssl/core_names.h>
 #include <openssl/ecdsa.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/param_build.h>
 #include <string.h>
 
@@ -84,4 +85,9 @@ int roost_jose_verify_es256(const uint8_t *x, size_t x_len, const uint8_t *y, si
 void roost_jose_sha256(const uint8_t *data, size_t len, uint8_t out[32]) {
     unsigned int n = 32;
     EVP_Digest(data, len, out, &n, EVP_sha256(), NULL);
+}
+
+void roost_hmac_sha1(const uint8_t *key, size_t key_len, const uint8_t *message, size_t message_len, uint8_t out[20]) {
+    unsigned int n = 20;
+    HMAC(EVP_sha1(), key, (int)key_len, message, message_len, out, &n);
 }

@@ -185,6 +185,17 @@ extension DocumentWriter {
             """).rows([.int(idleSince), .int(Int64(limit))]) { $0.text(0) }
     }
 
+    public func setTwoFactor(userID: String, secret: String?, enabled: Bool, recovery: [String]) throws {
+        try db.prepare("UPDATE _credentials SET totp_secret = ?2, totp_enabled = ?3, totp_recovery = ?4 WHERE user_id = ?1")
+            .run([.text(userID), secret.map { .text($0) } ?? .null, .int(enabled ? 1 : 0), .text(CredentialRecord.recoveryText(recovery))])
+    }
+
+    /// Records `step` as used; false when it (or a later one) was used already.
+    public func useTwoFactorStep(userID: String, step: Int64) throws -> Bool {
+        try db.prepare("UPDATE _credentials SET totp_last_step = ?2 WHERE user_id = ?1 AND totp_last_step < ?2").run([.text(userID), .int(step)])
+        return db.changes > 0
+    }
+
     /// Queues a message, sent after this transaction commits.
     public func enqueueMail(recipient: String, kind: String, message: String, nowMilliseconds: Int64) throws {
         try db.prepare("""

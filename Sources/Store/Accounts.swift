@@ -1,3 +1,5 @@
+import JSON
+
 /// A session found by its token hash.
 public struct SessionRecord: Sendable {
     public let userID: String
@@ -35,6 +37,12 @@ public struct CredentialRecord: Sendable {
     public let emailVerified: Bool
     /// Unix seconds since the account is anonymous (a guest), nil once it has credentials.
     public let anonymousSince: Int64?
+    /// Two-factor: the TOTP secret (base32; set up, maybe not yet on), whether it is on,
+    /// the last step a code was used for, and the recovery codes' hashes.
+    public var totpSecret: String? = nil
+    public var totpEnabled = false
+    public var totpLastStep: Int64 = 0
+    public var totpRecovery: [String] = []
 
     public init(userID: String, username: String, passwordHash: String, email: String? = nil, emailVerified: Bool = false,
                 anonymousSince: Int64? = nil) {
@@ -47,6 +55,17 @@ public struct CredentialRecord: Sendable {
     }
 }
 
+extension CredentialRecord {
+    /// The recovery hashes of their stored JSON array.
+    public static func recoveryList(_ text: String) -> [String] {
+        (try? JSONParser.parse(text))?.arrayValue?.compactMap { if case .string(let s) = $0 { s } else { nil } } ?? []
+    }
+
+    public static func recoveryText(_ hashes: [String]) -> String {
+        "[" + hashes.map(JSONWriter.quoted).joined(separator: ",") + "]"
+    }
+}
+
 /// SQL for accounts and sessions, shared by the reader
 /// and the writer connections. Times are Unix seconds.
 enum AccountSQL {
@@ -55,12 +74,17 @@ enum AccountSQL {
             .firstRow([.text(tokenHash), .int(now)]) { SessionRecord(userID: $0.text(0), expiresAt: $0.int(1), lastSeen: $0.int(2)) }
     }
 
-    static let columns = "user_id, username, password_hash, email, email_verified, anonymous_since"
+    static let columns = "user_id, username, password_hash, email, email_verified, anonymous_since, totp_secret, totp_enabled, totp_last_step, totp_recovery"
 
     static func credential(_ row: SQLiteStatement) -> CredentialRecord {
-        CredentialRecord(userID: row.text(0), username: row.text(1), passwordHash: row.text(2),
-                         email: row.isNull(3) ? nil : row.text(3), emailVerified: row.int(4) != 0,
-                         anonymousSince: row.isNull(5) ? nil : row.int(5))
+        var c = CredentialRecord(userID: row.text(0), username: row.text(1), passwordHash: row.text(2),
+                                 email: row.isNull(3) ? nil : row.text(3), emailVerified: row.int(4) != 0,
+                                 anonymousSince: row.isNull(5) ? nil : row.int(5))
+        c.totpSecret = row.isNull(6) ? nil : row.text(6)
+        c.totpEnabled = row.int(7) != 0
+        c.totpLastStep = row.int(8)
+        c.totpRecovery = CredentialRecord.recoveryList(row.text(9))
+        return c
     }
 
     static func credentials(_ db: SQLiteConnection, username: String) throws -> CredentialRecord? {

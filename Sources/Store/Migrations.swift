@@ -234,6 +234,14 @@ public enum Migrations {
             ALTER TABLE _credentials ADD COLUMN anonymous_since INTEGER;
             CREATE INDEX _credentials_anonymous ON _credentials(anonymous_since) WHERE anonymous_since IS NOT NULL;
             """),
+        // Two-factor (TOTP): the secret (base32), whether it is on, the last step
+        // used (a code works once) and the recovery codes' hashes (JSON array).
+        Migration(15, """
+            ALTER TABLE _credentials ADD COLUMN totp_secret TEXT;
+            ALTER TABLE _credentials ADD COLUMN totp_enabled INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE _credentials ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE _credentials ADD COLUMN totp_recovery TEXT NOT NULL DEFAULT '[]';
+            """),
     ]
 
     /// Brings the database at `connection` up to the newest version.

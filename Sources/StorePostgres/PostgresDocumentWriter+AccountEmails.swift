@@ -129,6 +129,18 @@ extension PostgresDocumentWriter {
             """, [.int(idleSince), .int(Int64(limit))]) { $0.text(0) ?? "" }
     }
 
+    public func setTwoFactor(userID: String, secret: String?, enabled: Bool, recovery: [String]) throws {
+        try db.run("""
+            UPDATE _credentials SET totp_secret = $2::text, totp_enabled = $3::integer, totp_recovery = $4::text WHERE user_id = $1::text
+            """, [.text(userID), secret.map { .text($0) } ?? .null, .int(enabled ? 1 : 0), .text(CredentialRecord.recoveryText(recovery))])
+    }
+
+    public func useTwoFactorStep(userID: String, step: Int64) throws -> Bool {
+        try PostgresAccountSQL.changed(db, """
+            UPDATE _credentials SET totp_last_step = $2::bigint WHERE user_id = $1::text AND totp_last_step < $2::bigint RETURNING 1
+            """, [.text(userID), .int(step)])
+    }
+
     public func enqueueMail(recipient: String, kind: String, message: String, nowMilliseconds: Int64) throws {
         try db.run("""
             INSERT INTO _mail_outbox (recipient, kind, message, status, attempts, next_attempt_at, created_at, updated_at)

@@ -60,3 +60,13 @@ extension PostgresMigrations {
         CREATE INDEX _credentials_anonymous ON _credentials (anonymous_since) WHERE anonymous_since IS NOT NULL;
         """)
 }
+
+/// Migration 11: two-factor (TOTP) columns (SQLite's migration 15).
+extension PostgresMigrations {
+    static let twoFactor = (version: 11, sql: """
+        ALTER TABLE _credentials ADD COLUMN totp_secret text;
+        ALTER TABLE _credentials ADD COLUMN totp_enabled integer NOT NULL DEFAULT 0;
+        ALTER TABLE _credentials ADD COLUMN totp_last_step bigint NOT NULL DEFAULT 0;
+        ALTER TABLE _credentials ADD COLUMN totp_recovery text NOT NULL DEFAULT '[]';
+        """)
+}

@@ -52,6 +52,7 @@ public enum PostgresMigrations {
         accountEmails,
         identities,
         anonymous,
+        twoFactor,
     ]
 
     /// Applies every migration the database has not recorded.

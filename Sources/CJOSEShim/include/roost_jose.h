@@ -21,6 +21,9 @@ int roost_jose_verify_rs256(const uint8_t *n, size_t n_len, const uint8_t *e, si
 int roost_jose_verify_es256(const uint8_t *x, size_t x_len, const uint8_t *y, size_t y_len,
                             const uint8_t *message, size_t message_len, const uint8_t *signature, size_t signature_len);
 
+/// HMAC-SHA1 of `message` under `key` into `out` (20 bytes): RFC 6238's TOTP default, which authenticator apps use.
+void roost_hmac_sha1(const uint8_t *key, size_t key_len, const uint8_t *message, size_t message_len, uint8_t out[20]);
+
 /// SHA-256 of `data` into `out` (32 bytes).
 void roost_jose_sha256(const uint8_t *data, size_t len, uint8_t out[32]);
 

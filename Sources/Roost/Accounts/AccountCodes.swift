@@ -19,6 +19,8 @@ enum AccountCodes {
         case verifyEmail = "verify_email"
         case passwordReset = "password_reset"
         case emailChange = "email_change"
+        /// A log-in waiting for its second factor (the "link" is the ticket).
+        case twoFactor = "two_factor"
     }
 
     /// The path under `/auth/` of each purpose's routes and browser page.
@@ -27,6 +29,7 @@ enum AccountCodes {
         case .verifyEmail: "verify-email"
         case .passwordReset: "password-reset"
         case .emailChange: "email-change"
+        case .twoFactor: "2fa"
         }
     }
 

@@ -155,7 +155,7 @@ extension AccountHandlers {
             try writer.setEmail(userID: code.userID, email: code.email, verified: true)
             try recordEmail(writer, userID: code.userID, email: code.email)
         }
-        let text = try writer.document(in: users, id: code.userID) ?? "{}"
-        return .json(200, try signedIn(writer, userID: code.userID, userText: text, lifetime: lifetime))
+        // Two-factor on: a mailbox alone does not sign in; the new password is set, a code makes the session.
+        return try TwoFactor.signInOrTicket(writer, userID: code.userID, status: 200, lifetime: lifetime)
     }
 }

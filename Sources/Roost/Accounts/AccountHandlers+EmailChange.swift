@@ -24,6 +24,7 @@ extension AccountHandlers {
             let fields = try CollectionHandlers.object(body)
             let email = try Self.email(fields)
             guard let password = fields.string("password") else { throw Self.passwordNeeded }
+            let twoFactorCode = fields.string("twoFactorCode")
             let now = Authenticator.now
             counting(request, out, { writer in
                 try CallerJobs.requireLiveSession(caller, writer)
@@ -36,6 +37,7 @@ extension AccountHandlers {
                     pools.write(request, out, committed: { mail.wake() }) { writer in
                         let now = Authenticator.now
                         try LoginThrottle.succeeded(writer, reservation, userID: id, now: now)
+                        if let refusal = try TwoFactor.gate(writer, userID: id, code: twoFactorCode, now: now) { return refusal }
                         let keys = [("mail:\(email)", AccountCodes.mailRule), ("mailacct:\(id)", AccountCodes.mailRule),
                                     ("mailip:\(LoginThrottle.addressKey(request.remoteAddress))", AccountCodes.clientRule)]
                         if let wait = try AccountCodes.charge(writer, keys, now: now) { return AccountCodes.throttled(wait: wait).response }
@@ -160,6 +162,10 @@ extension AccountHandlers {
             RoostRoute("/auth/idtoken/link/:provider", [.delete: { r, out in accounts.unlinkIdentity(r.segments[3], r, out) }]),
             RoostRoute("/auth/anonymous", [.post: { r, out in accounts.anonymousSignUp(r, out) }]),
             RoostRoute("/auth/anonymous/upgrade", [.post: { r, out in accounts.upgradeAnonymous(r, out) }]),
+            RoostRoute("/auth/2fa/setup", [.post: { r, out in accounts.twoFactorSetup(r, out) }]),
+            RoostRoute("/auth/2fa/enable", [.post: { r, out in accounts.twoFactorEnable(r, out) }]),
+            RoostRoute("/auth/2fa/disable", [.post: { r, out in accounts.twoFactorDisable(r, out) }]),
+            RoostRoute("/auth/2fa/verify", [.post: { r, out in accounts.twoFactorVerify(r, out) }]),
             RoostRoute("/auth/*", anyMethod: Router.noEndpoint),
         ]
     }

@@ -58,8 +58,7 @@ extension AccountHandlers {
         guard try writer.useIDToken(hash: v.tokenHash, expiresAt: v.claims.expiresAt, now: now) else { return replayed().response }
         let (provider, subject) = (v.provider.name, v.claims.subject)
         if let userID = try writer.identityOwner(provider: provider, subject: subject) {
-            let text = try writer.document(in: users, id: userID) ?? "{}"
-            return .json(200, try signedIn(writer, userID: userID, userText: text, lifetime: lifetime))
+            return try TwoFactor.signInOrTicket(writer, userID: userID, status: 200, lifetime: lifetime)
         }
         let email = v.claims.emailVerified ? v.claims.email.flatMap(EmailAddress.normalised) : nil
         if let email, let owner = try writer.credentials(email: email) {
@@ -67,8 +66,7 @@ extension AccountHandlers {
                   try writer.addIdentity(provider: provider, subject: subject, userID: owner.userID, email: email, now: now) else {
                 return HTTPError(409, "Conflict", "An account already uses this email address: sign in to it, then link \(provider) with POST /auth/idtoken/link.").response
             }
-            let text = try writer.document(in: users, id: owner.userID) ?? "{}"
-            return .json(200, try signedIn(writer, userID: owner.userID, userText: text, lifetime: lifetime))
+            return try TwoFactor.signInOrTicket(writer, userID: owner.userID, status: 200, lifetime: lifetime)
         }
         // A new account: no password (nothing to guess), the provider's verified email if it has one.
         let id = writer.newID()

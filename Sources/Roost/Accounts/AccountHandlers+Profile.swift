@@ -22,6 +22,9 @@ extension AccountHandlers {
         jobs.read(request, out) { [self] _, caller in
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             var fields = try CollectionHandlers.object(body)
+            // A second factor for a password change; never stored in the record.
+            let twoFactorCode = fields.string("twoFactorCode")
+            fields["twoFactorCode"] = nil
             guard fields["password"] != nil else {
                 let fields = fields
                 let pending = HookServices.Pending([])
@@ -33,7 +36,7 @@ extension AccountHandlers {
                 return nil
             }
             let change = PasswordChange(id: id, caller: caller, request: request, merge: merge,
-                                        newPassword: try Self.password(fields["password"], field: "password"))
+                                        newPassword: try Self.password(fields["password"], field: "password"), twoFactorCode: twoFactorCode)
             let old = fields["oldPassword"]
             fields["password"] = nil
             fields["oldPassword"] = nil
@@ -66,6 +69,8 @@ extension AccountHandlers {
         let request: Request
         let merge: Bool
         let newPassword: String
+        /// Needed when the account has two-factor on (not for the admin).
+        let twoFactorCode: String?
     }
 
     /// The hash step of a counted `oldPassword`: a wrong one is 403 and stays
@@ -104,6 +109,10 @@ extension AccountHandlers {
         let job = StorePools.WriteJob(operation: { writer in
             try CallerJobs.requireLiveSession(change.caller, writer) // the hash took a while: still signed in?
             try succeeded(writer)
+            if change.caller.principal != .admin,
+               let refusal = try TwoFactor.gate(writer, userID: change.id, code: change.twoFactorCode, now: Authenticator.now) {
+                return refusal
+            }
             return try Self.applyUpdate(writer, id: change.id, caller: change.caller, request: request, fields: changes,
                                         newHash: hash, merge: change.merge, hooks: hooks, pending: pending, mail: mail)
         }, completion: { result in

@@ -232,6 +232,10 @@ struct AccountHandlers: Sendable {
                 if !unverifiedLogin, stored.email != nil, let current = try writer.credentials(userID: stored.userID), !current.emailVerified {
                     return Self.emailNotVerified.response
                 }
+                // Two-factor on: the password was right; a code makes the session (POST /auth/2fa/verify).
+                if let current = try writer.credentials(userID: stored.userID), current.totpEnabled {
+                    return try TwoFactor.ticket(writer, userID: stored.userID, now: now)
+                }
                 let text = try writer.document(in: Self.users, id: stored.userID) ?? "{}"
                 let response = try Self.signedIn(writer, userID: stored.userID, userText: text, lifetime: lifetime)
                 pending.set([AfterContext(event: .afterLogin, collection: Self.users, actor: stored.userID, requestID: request.requestID,

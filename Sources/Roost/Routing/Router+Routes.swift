@@ -50,6 +50,7 @@ extension Router {
             RoostRoute("/users/me", [.get: { r, out in accounts.me(r, out) }]),
             RoostRoute("/users/:id", [.get: { r, out in collections.get(users, r.segments[1], r, out) },
                                       .put: update, .patch: merge, .delete: delete]),
+            RoostRoute("/users/:id/2fa", [.delete: { r, out in accounts.twoFactorReset(r.segments[1], r, out) }]),
             RoostRoute("/users/*", anyMethod: Router.noEndpoint),
         ]
         routes += areas.push.routes

@@ -62,6 +62,8 @@ public protocol DocumentWriting: SessionLookup {
     func setAnonymous(userID: String, since: Int64?) throws
     func upgradeCredentials(userID: String, username: String, email: String?, passwordHash: String) throws
     func staleAnonymousUsers(idleSince: Int64, limit: Int) throws -> [String]
+    func setTwoFactor(userID: String, secret: String?, enabled: Bool, recovery: [String]) throws
+    func useTwoFactorStep(userID: String, step: Int64) throws -> Bool
     func setPassword(userID: String, passwordHash: String) throws
     func createSession(userID: String, tokenHash: String, now: Int64, lifetime: Int64) throws
     func renewSession(tokenHash: String, now: Int64, lifetime: Int64) throws
