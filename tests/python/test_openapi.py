@@ -61,11 +61,16 @@ SERVED = [
     ("/auth/idtoken/link/{provider}", "delete"),
     ("/auth/anonymous", "post"),
     ("/auth/anonymous/upgrade", "post"),
+    ("/auth/2fa/setup", "post"),
+    ("/auth/2fa/enable", "post"),
+    ("/auth/2fa/disable", "post"),
+    ("/auth/2fa/verify", "post"),
+    ("/users/{id}/2fa", "delete"),
 ]
 # Public account routes that take no session at all: no 401 to describe.
 PUBLIC_ACCOUNT_ROUTES = {("/users", "post"), ("/auth/verify-email/request", "post"), ("/auth/verify-email", "post"),
                          ("/auth/verify-email", "get"), ("/auth/password-reset/request", "post"), ("/auth/password-reset", "post"),
-                         ("/auth/password-reset", "get"), ("/auth/email-change", "get"), ("/auth/anonymous", "post")}
+                         ("/auth/password-reset", "get"), ("/auth/email-change", "get"), ("/auth/anonymous", "post"), ("/auth/2fa/verify", "post")}
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
 
