@@ -33,7 +33,7 @@ extension Router {
             RoostRoute("/login", [.post: { r, out in accounts.logIn(r, out) }]),
             RoostRoute("/logout", [.post: { r, out in accounts.logOut(r, out) }]),
         ]
-        routes += accounts.emailRoutes
+        routes += accounts.authRoutes
         routes += [
             RoostRoute("/_/*", anyMethod: { r, out in out.send(ConsoleSite.response(for: r)) }),
             // The files collection's feeds, before the file API's `/files/:id`.
