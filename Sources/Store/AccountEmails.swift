@@ -243,3 +243,14 @@ extension DocumentWriter {
             .firstRow { (Int($0.int(0)), Int($0.int(1))) } ?? (0, 0)
     }
 }
+
+extension DocumentReader {
+    public func identities(userID: String) throws -> [IdentityRecord] {
+        try db.prepare("SELECT provider, subject, email, created_at FROM _identities WHERE user_id = ?1 ORDER BY provider")
+            .rows([.text(userID)]) { IdentityRecord(provider: $0.text(0), subject: $0.text(1), email: $0.isNull(2) ? nil : $0.text(2), createdAt: $0.int(3)) }
+    }
+
+    public func credentials(email: String) throws -> CredentialRecord? {
+        try AccountSQL.credentials(db, email: email)
+    }
+}

@@ -152,6 +152,8 @@ def test_admin_resets_two_factor(world):
     enable(d, s["token"])
     assert d.call("POST", "/login", {"username": "xia", "password": PW}).status == 202
     assert_error(d.call("DELETE", f"/users/{s['user']['_id']}/2fa", token=s["token"]), 403)
+    assert d.call("GET", "/auth/account", token=s["token"]).body["twoFactor"] is True
     assert d.call("DELETE", f"/users/{s['user']['_id']}/2fa", token=ADMIN_TOKEN).status == 200
+    assert d.call("GET", "/auth/account", token=s["token"]).body["twoFactor"] is False
     r = d.call("POST", "/login", {"username": "xia", "password": PW})
     assert r.status == 200 and r.body["token"], r

@@ -206,15 +206,20 @@ def test_link_and_unlink(world):
     r = link(acme.token(sub="fay-acme"))
     assert r.status == 200 and r.body == {"provider": "acme", "linked": True}, r
     assert sign_in(d, "acme", acme.token(sub="fay-acme")).body["user"]["_id"] == uid
+    me = d.call("GET", "/auth/account", token=t).body
+    assert me["hasPassword"] is True and [i["provider"] for i in me["identities"]] == ["acme"] and me["twoFactor"] is False, me
     # The same identity for another account, or a second acme identity for this one: 409.
     gus = d.sign_up("gus")
     assert_error(link(acme.token(sub="fay-acme"), token=gus["token"]), 409)
     assert_error(link(acme.token(sub="fay-acme-2")), 409)
     assert d.call("DELETE", "/auth/idtoken/link/acme", token=t).status == 200
+    assert d.call("GET", "/auth/account", token=t).body["identities"] == []
     assert_error(d.call("DELETE", "/auth/idtoken/link/acme", token=t), 404)
     assert sign_in(d, "acme", acme.token(sub="fay-acme")).body["user"]["_id"] != uid  # a new account now
     # An account made by a provider cannot unlink its only way to sign in.
     r = sign_in(d, "apple", apple.token(sub="only-apple"))
+    assert d.call("GET", "/auth/account", token=r.body["token"]).body["hasPassword"] is False
+    assert_error(d.call("GET", "/auth/account"), 401)
     assert_error(d.call("DELETE", "/auth/idtoken/link/apple", token=r.body["token"]), 409)
     # Deleting the account removes its identities: the next sign-in makes a new account.
     assert d.call("DELETE", f"/users/{r.body['user']['_id']}", token=r.body["token"]).status == 200

@@ -66,6 +66,7 @@ SERVED = [
     ("/auth/2fa/disable", "post"),
     ("/auth/2fa/verify", "post"),
     ("/users/{id}/2fa", "delete"),
+    ("/auth/account", "get"),
 ]
 # Public account routes that take no session at all: no 401 to describe.
 PUBLIC_ACCOUNT_ROUTES = {("/users", "post"), ("/auth/verify-email/request", "post"), ("/auth/verify-email", "post"),

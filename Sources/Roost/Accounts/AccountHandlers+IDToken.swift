@@ -1,3 +1,4 @@
+import Foundation
 import Auth
 import EventLoop
 import HTTP
@@ -128,6 +129,33 @@ extension AccountHandlers {
             }
             _ = try writer.deleteIdentity(provider: provider, userID: me)
             return .json(200, "{\"provider\":\(JSONWriter.quoted(provider)),\"linked\":false}")
+        }
+    }
+}
+
+extension AccountHandlers {
+    /// `GET /auth/account` (signed in): how the account signs in — whether it
+    /// has a password, its email and whether it is verified, two-factor, guest,
+    /// and its linked providers.
+    func accountSecurity(_ request: Request, _ out: ResponseWriter) {
+        jobs.read(request, out) { reader, caller in
+            guard case .user(let me) = caller.principal else { throw HTTPError(401, "Unauthorized", "Sign in to see your account.") }
+            guard let account = try reader.credentials(userID: me) else { throw HTTPError.notFound("Your account no longer exists.") }
+            let identities = try reader.identities(userID: me).map { i in
+                JSONValue.object(JSONObject([("provider", .string(i.provider)), ("email", i.email.map { .string($0) } ?? .null),
+                                             ("linkedAt", .string(Timestamp.format(Date(timeIntervalSince1970: TimeInterval(i.createdAt)))))]))
+            }
+            let body = JSONObject([
+                ("hasPassword", .bool(!account.passwordHash.isEmpty)),
+                ("email", account.email.map { .string($0) } ?? .null),
+                ("emailVerified", .bool(account.emailVerified)),
+                ("twoFactor", .bool(account.totpEnabled)),
+                ("anonymous", .bool(account.anonymousSince != nil)),
+                ("identities", .array(identities)),
+            ])
+            var bytes: [UInt8] = []
+            JSONWriter.write(.object(body), into: &bytes)
+            return .json(200, String(decoding: bytes, as: UTF8.self))
         }
     }
 }

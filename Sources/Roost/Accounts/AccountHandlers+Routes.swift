@@ -24,6 +24,7 @@ extension AccountHandlers {
             RoostRoute("/auth/2fa/enable", [.post: { r, out in accounts.twoFactorEnable(r, out) }]),
             RoostRoute("/auth/2fa/disable", [.post: { r, out in accounts.twoFactorDisable(r, out) }]),
             RoostRoute("/auth/2fa/verify", [.post: { r, out in accounts.twoFactorVerify(r, out) }]),
+            RoostRoute("/auth/account", [.get: { r, out in accounts.accountSecurity(r, out) }]),
             RoostRoute("/auth/*", anyMethod: Router.noEndpoint),
         ]
     }
