@@ -49,6 +49,8 @@ let package = Package(
         // CPostgresShim defines the functions and dlopens libpq.so.5 at the first connection.
         .systemLibrary(name: "CPostgres"),
         .target(name: "CPostgresShim", linkerSettings: [.linkedLibrary("dl")]),
+        // RS256/ES256 signature checks of ID tokens with libcrypto's EVP (Sign in with Apple/Google, OIDC).
+        .target(name: "CJOSEShim", linkerSettings: [.linkedLibrary("crypto")]),
 
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
@@ -57,7 +59,7 @@ let package = Package(
         .target(name: "Timing"),
         .target(name: "Jobs", dependencies: ["Timing", .product(name: "Logging", package: "swift-log")]),
         .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", "Timing", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "Auth", dependencies: ["CSodium"]),
+        .target(name: "Auth", dependencies: ["CSodium", "CJOSEShim", "JSON"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
         // The PostgreSQL engine under the Store seam (database_url; docs/ENGINES.md).
         .target(name: "StorePostgres", dependencies: ["Store", "CPostgres", "CPostgresShim", "JSON", .product(name: "Logging", package: "swift-log")]),

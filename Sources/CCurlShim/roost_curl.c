@@ -125,3 +125,140 @@ int roost_curl_post(const char *url, const char *const *headers, size_t header_c
     api.easy_cleanup(curl);
     return result;
 }
+
+/// The message being uploaded as DATA.
+struct smtp_source { const char *data; size_t left; };
+
+static size_t smtp_read(char *buffer, size_t size, size_t nitems, void *userdata) {
+    struct smtp_source *src = userdata;
+    size_t room = size * nitems;
+    size_t n = src->left < room ? src->left : room;
+    memcpy(buffer, src->data, n);
+    src->data += n;
+    src->left -= n;
+    return n;
+}
+
+int roost_curl_smtp(const char *url, const char *from, const char *recipient, const char *message, size_t message_len,
+                    const char *username, const char *password, roost_smtp_tls tls, long timeout_ms, roost_curl_result *out) {
+    out->status = 0;
+    out->retry_after = -1;
+    out->error[0] = 0;
+    if (roost_curl_start(out->error, sizeof out->error) != 0) return -1;
+    CURL *curl = api.easy_init();
+    if (!curl) {
+        strncpy(out->error, "curl_easy_init failed", sizeof(out->error) - 1);
+        return -1;
+    }
+    struct curl_slist *rcpt = api.slist_append(NULL, recipient);
+    struct smtp_source src = { message, message_len };
+    char errbuf[CURL_ERROR_SIZE];
+    errbuf[0] = 0;
+    api.easy_setopt(curl, CURLOPT_URL, url);
+    api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+    api.easy_setopt(curl, CURLOPT_MAIL_FROM, from);
+    api.easy_setopt(curl, CURLOPT_MAIL_RCPT, rcpt);
+    api.easy_setopt(curl, CURLOPT_READFUNCTION, smtp_read);
+    api.easy_setopt(curl, CURLOPT_READDATA, &src);
+    api.easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    api.easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)message_len);
+    long use_ssl = tls == ROOST_SMTP_TLS_REQUIRE ? (long)CURLUSESSL_ALL : tls == ROOST_SMTP_TLS_TRY ? (long)CURLUSESSL_TRY : (long)CURLUSESSL_NONE;
+    api.easy_setopt(curl, CURLOPT_USE_SSL, use_ssl);
+    if (username && username[0]) api.easy_setopt(curl, CURLOPT_USERNAME, username);
+    if (password && password[0]) api.easy_setopt(curl, CURLOPT_PASSWORD, password);
+    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    CURLcode rc = api.easy_perform(curl);
+    api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+    int result = 0;
+    if (rc != CURLE_OK) {
+        const char *why = errbuf[0] ? errbuf : api.easy_strerror(rc);
+        strncpy(out->error, why, sizeof(out->error) - 1);
+        out->error[sizeof(out->error) - 1] = 0;
+        result = -1;
+    }
+    api.slist_free_all(rcpt);
+    api.easy_cleanup(curl);
+    return result;
+}
+
+struct get_sink { char *data; size_t len, max; int over; char *cache_control; size_t cc_len; };
+
+static size_t get_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
+    struct get_sink *sink = userdata;
+    size_t n = size * nmemb;
+    if (sink->len + n > sink->max) { sink->over = 1; return 0; }
+    char *grown = realloc(sink->data, sink->len + n + 1);
+    if (!grown) return 0;
+    sink->data = grown;
+    memcpy(sink->data + sink->len, ptr, n);
+    sink->len += n;
+    sink->data[sink->len] = 0;
+    return n;
+}
+
+static size_t get_header(char *buffer, size_t size, size_t nitems, void *userdata) {
+    struct get_sink *sink = userdata;
+    size_t len = size * nitems;
+    static const char name[] = "cache-control:";
+    size_t n = sizeof(name) - 1;
+    if (len > n && strncasecmp(buffer, name, n) == 0 && sink->cc_len > 0) {
+        size_t i = n;
+        while (i < len && (buffer[i] == ' ' || buffer[i] == '\t')) i++;
+        size_t k = 0;
+        while (i < len && buffer[i] != '\r' && buffer[i] != '\n' && k + 1 < sink->cc_len) sink->cache_control[k++] = buffer[i++];
+        sink->cache_control[k] = 0;
+    }
+    return len;
+}
+
+int roost_curl_get(const char *url, long timeout_ms, size_t max_bytes, char **body, size_t *body_len,
+                   char *cache_control, size_t cache_control_len, roost_curl_result *out) {
+    out->status = 0;
+    out->retry_after = -1;
+    out->error[0] = 0;
+    *body = NULL;
+    *body_len = 0;
+    if (cache_control_len > 0) cache_control[0] = 0;
+    if (roost_curl_start(out->error, sizeof out->error) != 0) return -1;
+    CURL *curl = api.easy_init();
+    if (!curl) {
+        strncpy(out->error, "curl_easy_init failed", sizeof(out->error) - 1);
+        return -1;
+    }
+    struct get_sink sink = { NULL, 0, max_bytes, 0, cache_control, cache_control_len };
+    char errbuf[CURL_ERROR_SIZE];
+    errbuf[0] = 0;
+    api.easy_setopt(curl, CURLOPT_URL, url);
+    api.easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    api.easy_setopt(curl, CURLOPT_USERAGENT, "roostd");
+    api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, get_body);
+    api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, get_header);
+    api.easy_setopt(curl, CURLOPT_HEADERDATA, &sink);
+    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+    CURLcode rc = api.easy_perform(curl);
+    int result = 0;
+    if (rc != CURLE_OK || sink.over) {
+        const char *why = sink.over ? "response body too large" : (errbuf[0] ? errbuf : api.easy_strerror(rc));
+        strncpy(out->error, why, sizeof(out->error) - 1);
+        out->error[sizeof(out->error) - 1] = 0;
+        free(sink.data);
+        result = -1;
+    } else {
+        api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+        *body = sink.data;
+        *body_len = sink.len;
+    }
+    api.easy_cleanup(curl);
+    return result;
+}
+
+void roost_curl_free(void *p) { free(p); }

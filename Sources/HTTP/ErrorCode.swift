@@ -18,13 +18,17 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case invalidCursor = "InvalidCursor"
     case emptyBody = "EmptyBody"
     case invalidMultipart = "InvalidMultipart"
+    case invalidCode = "InvalidCode"
     // 401 and 403: who is asking.
     case unauthorized = "Unauthorized"
     case invalidToken = "InvalidToken"
     case invalidCredentials = "InvalidCredentials"
+    case invalidIDToken = "InvalidIDToken"
     case forbidden = "Forbidden"
     case originNotAllowed = "OriginNotAllowed"
     case setupCodeRefused = "SetupCodeRefused"
+    case emailNotVerified = "EmailNotVerified"
+    case twoFactorRequired = "TwoFactorRequired"
     // 404 to 416: the resource and its state.
     case notFound = "NotFound"
     case methodNotAllowed = "MethodNotAllowed"
@@ -38,6 +42,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case cursorExpired = "CursorExpired"
     case setupCodeExpired = "SetupCodeExpired"
     case adminCredentialExists = "AdminCredentialExists"
+    case emailTaken = "EmailTaken"
     case preconditionFailed = "PreconditionFailed"
     case payloadTooLarge = "PayloadTooLarge"
     case unsupportedMediaType = "UnsupportedMediaType"
@@ -63,13 +68,13 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     public var status: Int {
         switch self {
         case .badRequest, .invalidJSON, .invalidDocument, .invalidQuery, .unsupportedOperator, .regexTooComplex,
-             .invalidCollectionName, .reservedCollectionName, .invalidCursor, .emptyBody, .invalidMultipart: return 400
-        case .unauthorized, .invalidToken, .invalidCredentials: return 401
-        case .forbidden, .originNotAllowed, .setupCodeRefused: return 403
+             .invalidCollectionName, .reservedCollectionName, .invalidCursor, .emptyBody, .invalidMultipart, .invalidCode: return 400
+        case .unauthorized, .invalidToken, .invalidCredentials, .invalidIDToken: return 401
+        case .forbidden, .originNotAllowed, .setupCodeRefused, .emailNotVerified, .twoFactorRequired: return 403
         case .notFound: return 404
         case .methodNotAllowed: return 405
         case .conflict, .immutableField, .referenced, .cascadeTooLarge, .backupRunning, .backupsNotConfigured,
-             .backupsNotForThisDatabase, .adminCredentialExists: return 409
+             .backupsNotForThisDatabase, .adminCredentialExists, .emailTaken: return 409
         case .cursorExpired, .setupCodeExpired: return 410
         case .preconditionFailed: return 412
         case .payloadTooLarge: return 413

@@ -1,3 +1,5 @@
+import JSON
+
 /// A session found by its token hash.
 public struct SessionRecord: Sendable {
     public let userID: String
@@ -15,6 +17,14 @@ extension StoreError {
     /// A sign-up's username is taken (ignoring case): the one answer for it,
     /// whether a reader saw the name before hashing or the writer's unique index did.
     public static let usernameTaken = StoreError.conflict("That username is taken.")
+    /// A sign-up's or an email change's address belongs to another account.
+    public static let emailTaken = StoreError.conflict(emailTakenMessage)
+    static let emailTakenMessage = "That email address is taken."
+
+    public var isEmailTaken: Bool {
+        if case .conflict(let message) = self { return message == Self.emailTakenMessage }
+        return false
+    }
 }
 
 /// A user's stored credentials.
@@ -22,11 +32,37 @@ public struct CredentialRecord: Sendable {
     public let userID: String
     public let username: String
     public let passwordHash: String
+    /// The account's email address, normalised (`EmailAddress`), if it has one.
+    public let email: String?
+    public let emailVerified: Bool
+    /// Unix seconds since the account is anonymous (a guest), nil once it has credentials.
+    public let anonymousSince: Int64?
+    /// Two-factor: the TOTP secret (base32; set up, maybe not yet on), whether it is on,
+    /// the last step a code was used for, and the recovery codes' hashes.
+    public var totpSecret: String? = nil
+    public var totpEnabled = false
+    public var totpLastStep: Int64 = 0
+    public var totpRecovery: [String] = []
 
-    public init(userID: String, username: String, passwordHash: String) {
+    public init(userID: String, username: String, passwordHash: String, email: String? = nil, emailVerified: Bool = false,
+                anonymousSince: Int64? = nil) {
         self.userID = userID
         self.username = username
         self.passwordHash = passwordHash
+        self.email = email
+        self.emailVerified = emailVerified
+        self.anonymousSince = anonymousSince
+    }
+}
+
+extension CredentialRecord {
+    /// The recovery hashes of their stored JSON array.
+    public static func recoveryList(_ text: String) -> [String] {
+        (try? JSONParser.parse(text))?.arrayValue?.compactMap { if case .string(let s) = $0 { s } else { nil } } ?? []
+    }
+
+    public static func recoveryText(_ hashes: [String]) -> String {
+        "[" + hashes.map(JSONWriter.quoted).joined(separator: ",") + "]"
     }
 }
 
@@ -38,14 +74,29 @@ enum AccountSQL {
             .firstRow([.text(tokenHash), .int(now)]) { SessionRecord(userID: $0.text(0), expiresAt: $0.int(1), lastSeen: $0.int(2)) }
     }
 
+    static let columns = "user_id, username, password_hash, email, email_verified, anonymous_since, totp_secret, totp_enabled, totp_last_step, totp_recovery"
+
+    static func credential(_ row: SQLiteStatement) -> CredentialRecord {
+        var c = CredentialRecord(userID: row.text(0), username: row.text(1), passwordHash: row.text(2),
+                                 email: row.isNull(3) ? nil : row.text(3), emailVerified: row.int(4) != 0,
+                                 anonymousSince: row.isNull(5) ? nil : row.int(5))
+        c.totpSecret = row.isNull(6) ? nil : row.text(6)
+        c.totpEnabled = row.int(7) != 0
+        c.totpLastStep = row.int(8)
+        c.totpRecovery = CredentialRecord.recoveryList(row.text(9))
+        return c
+    }
+
     static func credentials(_ db: SQLiteConnection, username: String) throws -> CredentialRecord? {
-        try db.prepare("SELECT user_id, username, password_hash FROM _credentials WHERE username = ?1")
-            .firstRow([.text(username)]) { CredentialRecord(userID: $0.text(0), username: $0.text(1), passwordHash: $0.text(2)) }
+        try db.prepare("SELECT \(columns) FROM _credentials WHERE username = ?1").firstRow([.text(username)], credential)
     }
 
     static func credentials(_ db: SQLiteConnection, userID: String) throws -> CredentialRecord? {
-        try db.prepare("SELECT user_id, username, password_hash FROM _credentials WHERE user_id = ?1")
-            .firstRow([.text(userID)]) { CredentialRecord(userID: $0.text(0), username: $0.text(1), passwordHash: $0.text(2)) }
+        try db.prepare("SELECT \(columns) FROM _credentials WHERE user_id = ?1").firstRow([.text(userID)], credential)
+    }
+
+    static func credentials(_ db: SQLiteConnection, email: String) throws -> CredentialRecord? {
+        try db.prepare("SELECT \(columns) FROM _credentials WHERE email = ?1").firstRow([.text(email)], credential)
     }
 }
 
@@ -68,14 +119,19 @@ extension DocumentWriter {
         try AccountSQL.session(db, tokenHash: tokenHash, now: now)
     }
 
-    /// Stores credentials for a new user; 409 when the username is taken.
-    public func addCredentials(userID: String, username: String, passwordHash: String) throws {
+    /// Stores credentials for a new user; 409 when the username (or the email) is taken.
+    public func addCredentials(userID: String, username: String, email: String?, passwordHash: String) throws {
+        if let email, try AccountSQL.credentials(db, email: email) != nil { throw StoreError.emailTaken }
         do {
-            try db.prepare("INSERT INTO _credentials (user_id, username, password_hash, updated_at) VALUES (?1, ?2, ?3, ?4)")
-                .run([.text(userID), .text(username), .text(passwordHash), .text(Timestamp.now())])
+            try db.prepare("INSERT INTO _credentials (user_id, username, password_hash, updated_at, email) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .run([.text(userID), .text(username), .text(passwordHash), .text(Timestamp.now()), email.map { .text($0) } ?? .null])
         } catch let error as SQLiteError where error.isUniqueViolation {
             throw StoreError.usernameTaken
         }
+    }
+
+    public func addCredentials(userID: String, username: String, passwordHash: String) throws {
+        try addCredentials(userID: userID, username: username, email: nil, passwordHash: passwordHash)
     }
 
     public func setPassword(userID: String, passwordHash: String) throws {

@@ -181,6 +181,67 @@ public enum Migrations {
                 }
             }
         }),
+        // Accounts by email (normalised, unique), one-time codes (verification,
+        // reset, email change; stored hashed) and the mail outbox.
+        Migration(12, """
+            ALTER TABLE _credentials ADD COLUMN email TEXT;
+            ALTER TABLE _credentials ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0;
+            CREATE UNIQUE INDEX _credentials_email ON _credentials(email);
+            CREATE TABLE _account_codes (
+                user_id TEXT NOT NULL,
+                purpose TEXT NOT NULL,
+                email TEXT NOT NULL,
+                code_hash TEXT NOT NULL,
+                link_hash TEXT NOT NULL UNIQUE,
+                expires_at INTEGER NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (user_id, purpose)
+            );
+            CREATE TABLE _mail_outbox (
+                rid INTEGER PRIMARY KEY,
+                recipient TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                message TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('pending', 'dead')),
+                attempts INTEGER NOT NULL DEFAULT 0,
+                next_attempt_at INTEGER NOT NULL,
+                last_error TEXT,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            );
+            CREATE INDEX _mail_outbox_due ON _mail_outbox(status, next_attempt_at);
+            """),
+        // Sign-in identities (provider, subject) of accounts, and ID tokens
+        // already used (a token signs in once).
+        Migration(13, """
+            CREATE TABLE _identities (
+                provider TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                email TEXT,
+                created_at INTEGER NOT NULL,
+                PRIMARY KEY (provider, subject)
+            );
+            CREATE UNIQUE INDEX _identities_user ON _identities(user_id, provider);
+            CREATE TABLE _idtokens_used (
+                token_hash TEXT PRIMARY KEY,
+                expires_at INTEGER NOT NULL
+            );
+            CREATE INDEX _idtokens_used_expiry ON _idtokens_used(expires_at);
+            """),
+        // Anonymous (guest) accounts: since when, until they add credentials.
+        Migration(14, """
+            ALTER TABLE _credentials ADD COLUMN anonymous_since INTEGER;
+            CREATE INDEX _credentials_anonymous ON _credentials(anonymous_since) WHERE anonymous_since IS NOT NULL;
+            """),
+        // Two-factor (TOTP): the secret (base32), whether it is on, the last step
+        // used (a code works once) and the recovery codes' hashes (JSON array).
+        Migration(15, """
+            ALTER TABLE _credentials ADD COLUMN totp_secret TEXT;
+            ALTER TABLE _credentials ADD COLUMN totp_enabled INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE _credentials ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE _credentials ADD COLUMN totp_recovery TEXT NOT NULL DEFAULT '[]';
+            """),
     ]
 
     /// Brings the database at `connection` up to the newest version.

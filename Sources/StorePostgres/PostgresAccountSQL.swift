@@ -15,16 +15,28 @@ enum PostgresAccountSQL {
         }
     }
 
+    static let credentialColumns = "user_id, username, password_hash, email, email_verified, anonymous_since, totp_secret, totp_enabled, totp_last_step, totp_recovery"
+
     static func credentials(_ db: PGConnection, username: String) throws -> CredentialRecord? {
-        try db.first("SELECT user_id, username, password_hash FROM _credentials WHERE \(usernameMatches)", [.text(username)], credential)
+        try db.first("SELECT \(credentialColumns) FROM _credentials WHERE \(usernameMatches)", [.text(username)], credential)
     }
 
     static func credentials(_ db: PGConnection, userID: String) throws -> CredentialRecord? {
-        try db.first("SELECT user_id, username, password_hash FROM _credentials WHERE user_id = $1::text", [.text(userID)], credential)
+        try db.first("SELECT \(credentialColumns) FROM _credentials WHERE user_id = $1::text", [.text(userID)], credential)
+    }
+
+    static func credentials(_ db: PGConnection, email: String) throws -> CredentialRecord? {
+        try db.first("SELECT \(credentialColumns) FROM _credentials WHERE email = $1::text", [.text(email)], credential)
     }
 
     static func credential(_ row: PGRow) -> CredentialRecord {
-        CredentialRecord(userID: row.text(0) ?? "", username: row.text(1) ?? "", passwordHash: row.text(2) ?? "")
+        var c = CredentialRecord(userID: row.text(0) ?? "", username: row.text(1) ?? "", passwordHash: row.text(2) ?? "",
+                                 email: row.text(3), emailVerified: (row.int(4) ?? 0) != 0, anonymousSince: row.int(5))
+        c.totpSecret = row.text(6)
+        c.totpEnabled = (row.int(7) ?? 0) != 0
+        c.totpLastStep = row.int(8) ?? 0
+        c.totpRecovery = CredentialRecord.recoveryList(row.text(9) ?? "[]")
+        return c
     }
 
     static func devices(_ db: PGConnection, userIDs: [String]) throws -> [PushDevice] {

@@ -21,3 +21,14 @@ extension PostgresDocumentReader {
 
     public func webhookEndpoints() throws -> [WebhookEndpointRecord] { try PostgresAccountSQL.webhookEndpoints(db) }
 }
+
+extension PostgresDocumentReader {
+    public func identities(userID: String) throws -> [IdentityRecord] {
+        try db.query("SELECT provider, subject, email, created_at FROM _identities WHERE user_id = $1::text ORDER BY provider",
+                     [.text(userID)]) { IdentityRecord(provider: $0.text(0) ?? "", subject: $0.text(1) ?? "", email: $0.text(2), createdAt: $0.int(3) ?? 0) }
+    }
+
+    public func credentials(email: String) throws -> CredentialRecord? {
+        try PostgresAccountSQL.credentials(db, email: email)
+    }
+}

@@ -10,13 +10,9 @@ extension PostgresDocumentWriter {
     }
 
     /// Stores credentials for a new user; 409 when the username (or user id) is taken.
+    /// ON CONFLICT keeps the batch's transaction alive: a taken name is an answer, not an abort.
     public func addCredentials(userID: String, username: String, passwordHash: String) throws {
-        // ON CONFLICT keeps the batch's transaction alive: a taken name is an answer, not an abort.
-        let added = try PostgresAccountSQL.changed(db, """
-            INSERT INTO _credentials (user_id, username, password_hash, updated_at) VALUES ($1::text, $2::text, $3::text, $4::text)
-            ON CONFLICT DO NOTHING RETURNING 1
-            """, [.text(userID), .text(username), .text(passwordHash), .text(Timestamp.now())])
-        guard added else { throw StoreError.usernameTaken }
+        try addCredentials(userID: userID, username: username, email: nil, passwordHash: passwordHash)
     }
 
     public func setPassword(userID: String, passwordHash: String) throws {

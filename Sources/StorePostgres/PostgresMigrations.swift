@@ -50,6 +50,10 @@ public enum PostgresMigrations {
         indexes,
         body,
         keyIndexes,
+        accountEmails,
+        identities,
+        anonymous,
+        twoFactor,
     ]
 
     /// Applies every migration the database has not recorded.

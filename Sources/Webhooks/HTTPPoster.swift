@@ -36,3 +36,30 @@ public enum HTTPPoster {
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// The answer to one GET: status, body and Cache-Control, or a transport error.
+public struct GetResult: Sendable {
+    public let status: Int?
+    public let body: [UInt8]
+    public let cacheControl: String?
+    public let error: String?
+}
+
+/// Blocking HTTP GETs through libcurl (provider discovery and key sets), for worker threads only.
+public enum HTTPGetter {
+    public static func get(url: String, timeoutMilliseconds: Int, maxBytes: Int = 1 << 20) -> GetResult {
+        var result = roost_curl_result()
+        var body: UnsafeMutablePointer<CChar>? = nil
+        var length = 0
+        var cacheControl = [CChar](repeating: 0, count: 256)
+        let rc = roost_curl_get(url, timeoutMilliseconds, maxBytes, &body, &length, &cacheControl, cacheControl.count, &result)
+        defer { roost_curl_free(body) }
+        if rc != 0 {
+            let message = withUnsafeBytes(of: result.error) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            return GetResult(status: nil, body: [], cacheControl: nil, error: message.isEmpty ? "transport error" : message)
+        }
+        let bytes = body.map { pointer in pointer.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) } } ?? []
+        let cc = String(decoding: cacheControl.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return GetResult(status: Int(result.status), body: bytes, cacheControl: cc.isEmpty ? nil : cc, error: nil)
+    }
+}

@@ -15,7 +15,7 @@ ERROR_CODES = {
     "ReservedCollectionName", "NotFound", "MethodNotAllowed", "Conflict", "PayloadTooLarge",
     "UnsupportedMediaType", "Overloaded", "Unauthorized", "InvalidToken", "InvalidCredentials", "Forbidden",
     "TooManyAttempts", "EmptyBody", "InvalidMultipart", "InvalidImage", "ImageTooLarge", "RangeNotSatisfiable",
-    "ShuttingDown",
+    "ShuttingDown", "InvalidCode", "EmailNotVerified", "InvalidIDToken", "TwoFactorRequired",
 }
 
 

@@ -35,6 +35,10 @@ OTHER = {
     "header_timeout": 20, "max_connections_per_address": 100,
     "cors_origins": '["http://localhost:5173"]', "cors_credentials": "true",
     "node_id": "node-b", "claim_lease_seconds": 30, "metrics_access": "admin", "server_info": "public",
+    "signup_requires": "either", "unverified_login": "false", "account_code_lifetime": 600, "app_name": "Chat",
+    "public_url": "https://app.example.org", "smtp_url": "smtp://127.0.0.1:2525", "smtp_from": "app@example.org",
+    "smtp_username": "mailer", "smtp_password_file": "/run/credentials/roost/smtp", "smtp_tls": "try", "smtp_timeout": 30,
+    "mail_templates_dir": "/etc/roost/mail", "anonymous_accounts": "true", "anonymous_max_idle": 86400,
 }
 MAPPINGS = ("tls_", "cors_")  # scalar settings written as a mapping's members in YAML
 APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key"}

@@ -197,10 +197,11 @@ class Roostd:
         return r.body
 
     def new_user(self, name, password="correct horse battery"):
-        """Signs up `name` plus a random suffix, with email name@example.com; returns
-        (user _id, token) and remembers the username in `usernames` by _id."""
+        """Signs up `name` plus a random suffix, with email <that username>@example.com
+        (account emails are unique); returns (user _id, token) and remembers the
+        username in `usernames` by _id."""
         username = f"{name}-{uuid.uuid4().hex[:6]}"
-        body = self.sign_up(username, password, email=f"{name}@example.com")
+        body = self.sign_up(username, password, email=f"{username}@example.com")
         self.usernames[body["user"]["_id"]] = username
         return body["user"]["_id"], body["token"]
 

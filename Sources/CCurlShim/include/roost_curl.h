@@ -30,6 +30,28 @@ int roost_curl_start(char *err, size_t errlen);
 int roost_curl_post(const char *url, const char *const *headers, size_t header_count,
                     const void *body, size_t body_len, long timeout_ms, roost_curl_result *out);
 
+/// GETs `url` (http or https; no redirects), keeping at most `max_bytes` of
+/// the body in `*body` (malloc'd, NUL-terminated; free with roost_curl_free)
+/// and the Cache-Control header in `cache_control`. Returns 0 when a
+/// response arrived (status in `out->status`), -1 on a transport error or a
+/// body over `max_bytes`.
+int roost_curl_get(const char *url, long timeout_ms, size_t max_bytes, char **body, size_t *body_len,
+                   char *cache_control, size_t cache_control_len, roost_curl_result *out);
+
+void roost_curl_free(void *p);
+
+/// How an smtp:// connection uses TLS (STARTTLS); smtps:// is TLS from the start.
+typedef enum { ROOST_SMTP_TLS_OFF = 0, ROOST_SMTP_TLS_TRY = 1, ROOST_SMTP_TLS_REQUIRE = 2 } roost_smtp_tls;
+
+/// Sends one message by SMTP (`url` smtp://host:port or smtps://host:port):
+/// MAIL FROM `from`, RCPT TO `recipient`, DATA `message` (whole, CRLF line
+/// ends). `username`/`password` may be NULL (no AUTH). Waits at most
+/// `timeout_ms`. Returns 0 when the server accepted the message, else -1
+/// with the reason in `out->error` and the last SMTP reply code in
+/// `out->status` (0 when none arrived).
+int roost_curl_smtp(const char *url, const char *from, const char *recipient, const char *message, size_t message_len,
+                    const char *username, const char *password, roost_smtp_tls tls, long timeout_ms, roost_curl_result *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -16,24 +16,27 @@ extension AccountHandlers {
     /// caller's address) before it is hashed, 429 when refused.
     func update(_ id: String, _ request: Request, _ out: ResponseWriter, merge: Bool) {
         guard let body = collections.checkBody(request, out, extraTypes: merge ? ["application/merge-patch+json"] : []) else { return }
-        let pools = self.pools, hooks = collections.hooks
+        let pools = self.pools, hooks = collections.hooks, mail = self.mail
         // Who asks and what they send are settled on a reader, before the body
         // reaches the writer or a hash thread (and never on the loop).
         jobs.read(request, out) { [self] _, caller in
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             var fields = try CollectionHandlers.object(body)
+            // A second factor for a password change; never stored in the record.
+            let twoFactorCode = fields.string("twoFactorCode")
+            fields["twoFactorCode"] = nil
             guard fields["password"] != nil else {
                 let fields = fields
                 let pending = HookServices.Pending([])
-                pools.write(request, out, committed: hooks.committed(pending)) { writer in
+                pools.write(request, out, committed: { hooks.committed(pending)(); mail.wake() }) { writer in
                     try CallerJobs.requireLiveSession(caller, writer) // still signed in (a log-out may have come meanwhile)
                     return try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: fields, newHash: nil, merge: merge,
-                                                hooks: hooks, pending: pending)
+                                                hooks: hooks, pending: pending, mail: mail)
                 }
                 return nil
             }
             let change = PasswordChange(id: id, caller: caller, request: request, merge: merge,
-                                        newPassword: try Self.password(fields["password"], field: "password"))
+                                        newPassword: try Self.password(fields["password"], field: "password"), twoFactorCode: twoFactorCode)
             let old = fields["oldPassword"]
             fields["password"] = nil
             fields["oldPassword"] = nil
@@ -66,6 +69,8 @@ extension AccountHandlers {
         let request: Request
         let merge: Bool
         let newPassword: String
+        /// Needed when the account has two-factor on (not for the admin).
+        let twoFactorCode: String?
     }
 
     /// The hash step of a counted `oldPassword`: a wrong one is 403 and stays
@@ -92,7 +97,7 @@ extension AccountHandlers {
     /// write fails (a 412, a log-out meanwhile).
     private func storePassword(_ change: PasswordChange, _ out: ResponseWriter, changes: JSONObject,
                                reservation: LoginThrottle.Reservation?) {
-        let (pools, hooks, request) = (self.pools, collections.hooks, change.request)
+        let (pools, hooks, request, mail) = (self.pools, collections.hooks, change.request, self.mail)
         let succeeded: @Sendable (any DocumentWriting) throws -> Void = { writer in
             if let reservation { try LoginThrottle.succeeded(writer, reservation, userID: change.id, now: Authenticator.now) }
         }
@@ -104,12 +109,17 @@ extension AccountHandlers {
         let job = StorePools.WriteJob(operation: { writer in
             try CallerJobs.requireLiveSession(change.caller, writer) // the hash took a while: still signed in?
             try succeeded(writer)
+            if change.caller.principal != .admin,
+               let refusal = try TwoFactor.gate(writer, userID: change.id, code: change.twoFactorCode, now: Authenticator.now) {
+                return refusal
+            }
             return try Self.applyUpdate(writer, id: change.id, caller: change.caller, request: request, fields: changes,
-                                        newHash: hash, merge: change.merge, hooks: hooks, pending: pending)
+                                        newHash: hash, merge: change.merge, hooks: hooks, pending: pending, mail: mail)
         }, completion: { result in
             switch result {
             case .success:
                 hooks.committed(pending)()
+                mail.wake()
                 pools.sessionsEnded() // the user's other sessions ended: so do their live streams
             case .failure:
                 pools.background(succeeded) // undone with the write; the password was still right
@@ -135,18 +145,29 @@ extension AccountHandlers {
                 throw HTTPError.notFound("No user with _id \"\(id)\".")
             }
             try Preconditions.check(request, current: existing.document)
-            let cascade = try ReferentialDelete.plan(Self.users, id: id, writer: writer)
-            _ = try hooks.run(.beforeDelete, Self.users, id: id, entity: existing.document, previous: existing.document,
-                              requestID: request.requestID, scope: scope, writer: writer, pending: pending) { _ in
-                try ReferentialDelete.run(cascade, hooks: hooks, writer: writer, pending: pending, requestID: request.requestID) {
-                    try writer.delete(from: Self.users, id: id, existing: existing)
-                }
-                return existing.document.jsonText
-            }
-            try writer.deleteCredentials(userID: id)
-            try writer.deleteDevices(userID: id)
+            try Self.removeAccount(writer, id: id, existing: existing, scope: scope, hooks: hooks, pending: pending, requestID: request.requestID)
             return .json(200, "{\"count\":1}")
         }
+    }
+
+    /// Removes an account through the write path: the user record with its
+    /// `beforeDelete` hooks and declared references, then credentials,
+    /// sessions, codes, identities and push devices. `DELETE /users/:id`
+    /// and the sweep of idle guest accounts (`AnonymousSweeper`) both use it.
+    static func removeAccount(_ writer: any DocumentWriting, id: String, existing: StoredRow, scope: AccessScope, hooks: HookServices,
+                              pending: HookServices.Pending, requestID: String) throws {
+        let cascade = try ReferentialDelete.plan(users, id: id, writer: writer)
+        _ = try hooks.run(.beforeDelete, users, id: id, entity: existing.document, previous: existing.document,
+                          requestID: requestID, scope: scope, writer: writer, pending: pending) { _ in
+            try ReferentialDelete.run(cascade, hooks: hooks, writer: writer, pending: pending, requestID: requestID) {
+                try writer.delete(from: users, id: id, existing: existing)
+            }
+            return existing.document.jsonText
+        }
+        try writer.deleteCredentials(userID: id)
+        try writer.deleteAccountCodes(userID: id)
+        try writer.deleteIdentities(userID: id)
+        try writer.deleteDevices(userID: id)
     }
 
     /// The write of a profile update, in the writer's transaction: the stored
@@ -154,7 +175,7 @@ extension AccountHandlers {
     /// (412 with its ETag), then it is replaced or patched.
     static func applyUpdate(_ writer: any DocumentWriting, id: String, caller: Authenticator.Caller, request: Request,
                             fields: JSONObject, newHash: String?, merge: Bool, hooks: HookServices,
-                            pending: HookServices.Pending) throws -> Response {
+                            pending: HookServices.Pending, mail: MailOutbox) throws -> Response {
         try checkSelfOrAdmin(caller.principal, id: id)
         let scope = AccessScope(principal: caller.principal, level: .shared)
         guard let row = try writer.existingRow(in: users, id: id, scope: scope) else {
@@ -171,6 +192,7 @@ extension AccountHandlers {
             throw HTTPError(.immutableField, "username cannot be changed; send the current one or leave it out.")
         }
         changes["username"] = existing["username"]
+        try profileEmail(writer, id: id, changes: &changes, existing: existing, mail: mail)
         let stored = try hooks.run(.beforeUpdate, users, id: id, entity: changes, isPatch: merge, previous: existing,
                                    requestID: request.requestID, scope: scope, writer: writer, pending: pending) { changes in
             merge ? try writer.patch(in: users, id: id, changes, existing: row, scope: scope)
@@ -181,6 +203,42 @@ extension AccountHandlers {
             try writer.deleteSessions(userID: id, keeping: caller.principal == .admin ? nil : caller.tokenHash)
         }
         return Preconditions.entityResponse(200, stored)
+    }
+
+    /// `email` and `emailVerified` in a profile change. `emailVerified` is
+    /// the server's. While unverified accounts may sign in (`unverified_login`,
+    /// the compatible default) a profile may set a new `email` as it always
+    /// could: the account's address moves there unverified (409 when taken),
+    /// a verification mail goes to it and the old address is told. Otherwise
+    /// the address moves only by the email change (a code to the new address).
+    static func profileEmail(_ writer: any DocumentWriting, id: String, changes: inout JSONObject, existing: JSONObject,
+                             mail: MailOutbox) throws {
+        if let value = changes["emailVerified"], value != existing["emailVerified"] {
+            throw HTTPError(.immutableField, "emailVerified is the server's; verify with POST /auth/verify-email.")
+        }
+        changes["emailVerified"] = existing["emailVerified"]
+        guard let value = changes["email"], value != existing["email"] else {
+            changes["email"] = existing["email"]
+            return
+        }
+        guard mail.settings.unverifiedLogin else {
+            throw HTTPError(.immutableField, "email cannot be changed here; change it with POST /auth/email-change/request.")
+        }
+        guard case .string(let text) = value, let email = EmailAddress.normalised(text) else {
+            throw HTTPError(.invalidDocument, "email must be an address like name@example.org.")
+        }
+        guard let account = try writer.credentials(userID: id) else { throw HTTPError.notFound("No user with _id \"\(id)\".") }
+        if account.email == email {
+            changes["email"] = existing["email"]
+            return
+        }
+        try writer.setEmail(userID: id, email: email, verified: false)
+        changes["email"] = .string(email)
+        changes["emailVerified"] = .bool(false)
+        let (code, link) = try AccountCodes.issue(writer, userID: id, purpose: .verifyEmail, email: email,
+                                                  lifetime: Int64(mail.settings.codeLifetime), now: Authenticator.now)
+        try mail.enqueue(writer, .verifyEmail, to: email, values: ["code": code, "link": mail.link(.verifyEmail, link)])
+        if let old = account.email { try mail.enqueue(writer, .emailChanged, to: old, values: ["email": email]) }
     }
 
     static func checkSelfOrAdmin(_ principal: AccessScope.Principal, id: String) throws {

@@ -9,6 +9,7 @@ import Store
 
 /// Sign-up, log-in, log-out and the member directory. Password hashing runs
 /// on the hash pool; the writes that follow run in the writer's group commit.
+/// Email flows (verification, reset, email change): AccountHandlers+Email*.swift.
 struct AccountHandlers: Sendable {
     let jobs: CallerJobs
     let collections: CollectionHandlers
@@ -16,6 +17,10 @@ struct AccountHandlers: Sendable {
     let sessionLifetime: Int64
     /// Verified against when a username is unknown, so timing reveals nothing.
     let decoyHash: String
+    let mail: MailOutbox
+    /// Sign-in providers of `POST /auth/idtoken`.
+    let oidc: OIDCProviders
+    var settings: AccountSettings { mail.settings }
 
     static let users = AccessPolicy.usersCollection
     /// A log-in body is two short strings; larger ones are refused on the loop
@@ -24,12 +29,49 @@ struct AccountHandlers: Sendable {
 
     var pools: StorePools { jobs.pools }
 
-    init(jobs: CallerJobs, collections: CollectionHandlers, hasher: PasswordHasher, sessionLifetime: Int64) {
+    init(jobs: CallerJobs, collections: CollectionHandlers, hasher: PasswordHasher, sessionLifetime: Int64, mail: MailOutbox,
+         oidc: OIDCProviders) {
+        self.oidc = oidc
         self.jobs = jobs
         self.collections = collections
         self.hasher = hasher
         self.sessionLifetime = sessionLifetime
+        self.mail = mail
         decoyHash = hasher.decoyHash()
+    }
+
+    /// What a sign-up names its account by.
+    struct SignUpNames: Sendable {
+        let username: String?
+        let email: String?
+    }
+
+    /// The username and email of a sign-up, as `signup_requires` wants them.
+    static func signUpNames(_ profile: JSONObject, requires: AccountSettings.Required) throws -> SignUpNames {
+        let username = profile["username"] == nil ? nil : try Self.username(profile["username"])
+        var email: String? = nil
+        if let value = profile["email"] {
+            guard case .string(let text) = value, let normalised = EmailAddress.normalised(text) else {
+                throw HTTPError(.invalidDocument, "email must be an address like name@example.org.")
+            }
+            email = normalised
+        }
+        let ok: Bool = switch requires {
+        case .username: username != nil
+        case .email: email != nil
+        case .either: username != nil || email != nil
+        case .both: username != nil && email != nil
+        }
+        guard ok else {
+            let what: String = switch requires {
+            case .username: "a username"
+            case .email: "an email"
+            case .either: "a username or an email"
+            case .both: "a username and an email"
+            }
+            throw HTTPError(.invalidDocument, "A sign-up needs \(what) and a password.")
+        }
+        return SignUpNames(username: username, email: email)
     }
 
     /// `POST /users`: creates the account and signs it in.
@@ -38,36 +80,59 @@ struct AccountHandlers: Sendable {
     /// taken (409, with no hash: the status says so whatever the timing).
     /// Only then the hash, in the hash pool's sign-up lane, behind every
     /// log-in; the writer's unique index still decides a race for a name.
+    ///
+    /// With an email, a verification mail is queued. When unverified
+    /// accounts may not sign in (`unverified_login: false`) the answer is
+    /// 202 with no session, and a taken address gets the very same answer
+    /// (its owner is mailed instead): a sign-up never tells whether an
+    /// address is registered. When they may, the answer is 201 with a
+    /// session, and a taken address is 409 `EmailTaken`, as a taken username is.
     func signUp(_ request: Request, _ out: ResponseWriter) {
         guard let body = collections.checkBody(request, out) else { return }
-        let (hasher, pools, lifetime, hooks) = (self.hasher, self.pools, sessionLifetime, collections.hooks)
+        let (hasher, pools, lifetime, hooks, mail) = (self.hasher, self.pools, sessionLifetime, collections.hooks, self.mail)
+        let requires = settings.signupRequires
         pools.readStep(request, out) { reader in
             var profile = try CollectionHandlers.object(body)
-            let username = try Self.username(profile["username"])
+            let names = try Self.signUpNames(profile, requires: requires)
             let password = try Self.password(profile["password"], field: "password")
-            if try reader.credentials(username: username) != nil { throw StoreError.usernameTaken }
+            if let username = names.username, try reader.credentials(username: username) != nil { throw StoreError.usernameTaken }
             profile["password"] = nil
             profile["oldPassword"] = nil
-            profile["username"] = .string(username)
+            profile["username"] = names.username.map { .string($0) }
+            profile["email"] = names.email.map { .string($0) }
+            profile["emailVerified"] = names.email == nil ? nil : .bool(false)
             let fields = profile
             pools.hashing(request, out, lane: .signUp) {
                 guard let hash = hasher.hash(password) else { throw Overload.hashes.error }
-                Self.create(request, out, pools: pools, hooks: hooks, username: username, hash: hash, fields: fields, lifetime: lifetime)
+                Self.create(request, out, pools: pools, hooks: hooks, mail: mail, names: names, hash: hash, fields: fields, lifetime: lifetime)
                 return nil
             }
             return nil
         }
     }
 
+    /// The 202 of a sign-up by email while unverified accounts may not sign in.
+    static let verificationSent = Response.json(202, "{\"verificationRequired\":true}")
+
     /// The write of a sign-up whose password is hashed: credentials, the user
-    /// record (through the hooks), a session.
-    private static func create(_ request: Request, _ out: ResponseWriter, pools: StorePools, hooks: HookServices,
-                               username: String, hash: String, fields: JSONObject, lifetime: Int64) {
+    /// record (through the hooks), a session (or 202, see `signUp`).
+    private static func create(_ request: Request, _ out: ResponseWriter, pools: StorePools, hooks: HookServices, mail: MailOutbox,
+                               names: SignUpNames, hash: String, fields: JSONObject, lifetime: Int64) {
         let pending = HookServices.Pending([])
-        pools.write(request, out, committed: hooks.committed(pending)) { writer in
+        let quiet = !mail.settings.unverifiedLogin
+        pools.write(request, out, committed: {
+            hooks.committed(pending)()
+            mail.wake()
+        }) { writer in
             let id = writer.newID()
-            try writer.addCredentials(userID: id, username: username, passwordHash: hash)
             let now = Authenticator.now
+            do {
+                // Accounts signed up by email alone get a placeholder no log-in can name (`LoginThrottle`).
+                try writer.addCredentials(userID: id, username: names.username ?? "~" + id, email: names.email, passwordHash: hash)
+            } catch let error as StoreError where quiet && error.isEmailTaken {
+                try mail.enqueue(writer, .accountExists, to: names.email!, values: [:])
+                return verificationSent
+            }
             try writer.rememberLoginAddress(userID: id, address: LoginThrottle.addressKey(request.remoteAddress), now: now,
                                             forgetBefore: now - LoginThrottle.knownFor)
             var document = fields
@@ -77,6 +142,12 @@ struct AccountHandlers: Sendable {
             let text = try hooks.run(.beforeCreate, Self.users, id: id, entity: document, requestID: request.requestID,
                                      scope: scope, writer: writer, pending: pending) { document in
                 try writer.insert(into: Self.users, document, scope: scope)
+            }
+            if let email = names.email {
+                let (code, link) = try AccountCodes.issue(writer, userID: id, purpose: .verifyEmail, email: email,
+                                                          lifetime: Int64(mail.settings.codeLifetime), now: now)
+                try mail.enqueue(writer, .verifyEmail, to: email, values: ["code": code, "link": mail.link(.verifyEmail, link)])
+                if quiet { return verificationSent }
             }
             return .json(201, try Self.signedIn(writer, userID: id, userText: text, lifetime: lifetime))
         }
@@ -92,26 +163,30 @@ struct AccountHandlers: Sendable {
         guard let body = collections.checkBody(request, out) else { return }
         guard body.count <= Self.maxLoginBody else { return out.send(HTTPError.tooLarge(limit: Self.maxLoginBody).response) }
         pools.readStep(request, out) { [self] _ in
-            let (username, password) = try Self.loginFields(body)
-            reserve(request, out, username: username, password: password)
+            let (login, password) = try Self.loginFields(body)
+            reserve(request, out, login: login, password: password)
             return nil
         }
     }
 
-    /// The username and password of a log-in body.
-    static func loginFields(_ body: [UInt8]) throws -> (username: String, password: String) {
+    /// The name (username or email) and password of a log-in body. An
+    /// email that is not a valid address is looked up as given: it finds
+    /// nothing, like any unknown one, and costs the same.
+    static func loginFields(_ body: [UInt8]) throws -> (login: LoginThrottle.LoginName, password: String) {
         let fields = try CollectionHandlers.object(body)
-        guard case .string(let username)? = fields["username"], case .string(let password)? = fields["password"] else {
-            throw HTTPError(.invalidDocument, "Send {\"username\": …, \"password\": …}.")
-        }
-        return (username, password)
+        guard case .string(let password)? = fields["password"] else { throw loginShape }
+        if case .string(let username)? = fields["username"] { return (.username(username), password) }
+        if case .string(let email)? = fields["email"] { return (.email(EmailAddress.normalised(email) ?? email), password) }
+        throw loginShape
     }
 
+    static let loginShape = HTTPError(.invalidDocument, "Send {\"username\": …, \"password\": …} or {\"email\": …, \"password\": …}.")
+
     /// The throttle step of a log-in: one writer job counts the attempt, atomically with every other.
-    private func reserve(_ request: Request, _ out: ResponseWriter, username: String, password: String) {
+    private func reserve(_ request: Request, _ out: ResponseWriter, login: LoginThrottle.LoginName, password: String) {
         let now = Authenticator.now
         counting(request, out, { writer in
-            try LoginThrottle.reserve(writer, username: username, remote: request.remoteAddress, now: now)
+            try LoginThrottle.reserve(writer, login: login, remote: request.remoteAddress, now: now)
         }) { [self] reservation in
             checkPassword(request, out, password: password, reservation: reservation)
         }
@@ -135,9 +210,13 @@ struct AccountHandlers: Sendable {
         }), orAnswer: out, .writes)
     }
 
+    static let emailNotVerified = HTTPError(.emailNotVerified,
+                                            "Verify your email address first: POST /auth/verify-email with the code we sent (or ask for a new one).")
+
     /// The hash step of a log-in whose attempt is counted; on the right password, the session.
     private func checkPassword(_ request: Request, _ out: ResponseWriter, password: String, reservation: LoginThrottle.Reservation) {
         let (hasher, pools, lifetime, decoy, hooks) = (self.hasher, self.pools, sessionLifetime, decoyHash, collections.hooks)
+        let unverifiedLogin = settings.unverifiedLogin
         let accepted = pools.hashers.submit({
             // Unknown usernames check the decoy, so timing reveals nothing.
             let stored = reservation.stored
@@ -149,6 +228,14 @@ struct AccountHandlers: Sendable {
             pools.write(request, out, committed: hooks.committed(pending)) { writer in
                 let now = Authenticator.now
                 try LoginThrottle.succeeded(writer, reservation, userID: stored.userID, now: now)
+                // Told only to whoever knows the password.
+                if !unverifiedLogin, stored.email != nil, let current = try writer.credentials(userID: stored.userID), !current.emailVerified {
+                    return Self.emailNotVerified.response
+                }
+                // Two-factor on: the password was right; a code makes the session (POST /auth/2fa/verify).
+                if let current = try writer.credentials(userID: stored.userID), current.totpEnabled {
+                    return try TwoFactor.ticket(writer, userID: stored.userID, now: now)
+                }
                 let text = try writer.document(in: Self.users, id: stored.userID) ?? "{}"
                 let response = try Self.signedIn(writer, userID: stored.userID, userText: text, lifetime: lifetime)
                 pending.set([AfterContext(event: .afterLogin, collection: Self.users, actor: stored.userID, requestID: request.requestID,

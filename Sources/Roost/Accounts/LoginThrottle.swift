@@ -58,7 +58,29 @@ enum LoginThrottle {
     /// Checks every counter a log-in attempt touches and, if none refuses,
     /// counts it on all of them. On the writer: atomic with every other attempt.
     static func reserve(_ writer: any DocumentWriting, username: String, remote: String, now: Int64) throws -> Decision {
-        try reserve(writer, name: username, stored: try writer.credentials(username: username), remote: remote, now: now)
+        try reserve(writer, login: .username(username), remote: remote, now: now)
+    }
+
+    /// What a log-in names its account by.
+    enum LoginName: Sendable {
+        case username(String)
+        /// Normalised (`EmailAddress`).
+        case email(String)
+    }
+
+    /// Checks and counts a log-in by username or by email. The pair counter
+    /// is kept per name as given (a username's and an email's never tell
+    /// they are one account); the account counter per account.
+    /// Placeholder usernames (`~…`, accounts signed up by email alone) are
+    /// never found by name.
+    static func reserve(_ writer: any DocumentWriting, login: LoginName, remote: String, now: Int64) throws -> Decision {
+        switch login {
+        case .username(let name):
+            let stored = name.hasPrefix("~") ? nil : try writer.credentials(username: name)
+            return try reserve(writer, name: name, stored: stored, remote: remote, now: now)
+        case .email(let email):
+            return try reserve(writer, name: "email:" + email, stored: try writer.credentials(email: email), remote: remote, now: now)
+        }
     }
 
     /// The same for a signed-in user checking their own password: counted
@@ -76,7 +98,7 @@ enum LoginThrottle {
         var keys: [(key: String, rule: LoginRule)] = [("pair:\(name)|\(address)", pairRule)]
         if !known {
             keys.append(("address:\(address)", addressRule))
-            if stored != nil { keys.append(("account:\(name)", accountRule)) }
+            if let stored { keys.append(("account:\(stored.username.lowercased())", accountRule)) }
         }
         let buckets = try keys.map { try bucket(writer, $0.key) }
         if let wait = zip(keys, buckets).compactMap({ $0.rule.wait($1, now: now) }).max() { return .refused(wait: wait) }

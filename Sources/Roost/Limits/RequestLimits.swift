@@ -24,7 +24,7 @@ struct RequestLimits: Sendable {
         let write: [Request.Method: RateClass] = [.put: .writes, .patch: .writes, .delete: .writes]
         return [
             "/:collection": [.post: .writes], "/:collection/:id": write, "/users/:id": write, "/files/:id": [.delete: .writes],
-            "/_batch": [.post: .batches], "/files": [.post: .uploads], "/users": [.post: .signups],
+            "/_batch": [.post: .batches], "/files": [.post: .uploads], "/users": [.post: .signups], "/auth/anonymous": [.post: .signups],
             "/events": [.get: .liveStreams], "/:collection/_live": [.get: .liveStreams],
             "/users/_live": [.get: .liveStreams], "/files/_live": [.get: .liveStreams],
         ]

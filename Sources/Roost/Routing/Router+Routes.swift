@@ -33,6 +33,9 @@ extension Router {
             RoostRoute("/_batch", [.post: { r, out in areas.batch.handle(r, out) }]),
             RoostRoute("/login", [.post: { r, out in accounts.logIn(r, out) }]),
             RoostRoute("/logout", [.post: { r, out in accounts.logOut(r, out) }]),
+        ]
+        routes += accounts.authRoutes
+        routes += [
             RoostRoute("/_/*", anyMethod: { r, out in out.send(ConsoleSite.response(for: r)) }),
             // The files collection's feeds, before the file API's `/files/:id`.
             RoostRoute("/files/_deltaset", [.get: { r, out in collections.deltaset(files, r, out, level: areas.files.level) }]),
@@ -48,6 +51,7 @@ extension Router {
             RoostRoute("/users/me", [.get: { r, out in accounts.me(r, out) }]),
             RoostRoute("/users/:id", [.get: { r, out in collections.get(users, r.parameter("id"), r, out) },
                                       .put: update, .patch: merge, .delete: delete]),
+            RoostRoute("/users/:id/2fa", [.delete: { r, out in accounts.twoFactorReset(r.segments[1], r, out) }]),
             RoostRoute("/users/*", anyMethod: Router.noEndpoint),
         ]
         routes += areas.push.routes

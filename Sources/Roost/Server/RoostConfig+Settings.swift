@@ -119,7 +119,7 @@ extension RoostConfig {
             guard ["admin", "public"].contains("\(value)") else { throw Invalid("\(source): server_info must be admin or public") }
             c.serverInfoPublic = "\(value)" == "public"
         }, value: { $0.serverInfoPublic ? "public" : "admin" }),
-    ]
+    ] + accountSettings
 
     /// The table by key.
     static let settingsByKey = Dictionary(uniqueKeysWithValues: settings.map { ($0.key, $0) })

@@ -143,6 +143,10 @@ public struct RoostConfig: Sendable {
     public var referencesMaxCascade = ReferenceSchema.defaultMaxCascade
     /// Budgets per caller for writes, written bytes, batches, uploads, sign-ups and live stream opens (429 past them).
     public var rateLimits = RateLimits()
+    /// Email accounts, codes and mail (RoostConfig+Accounts.swift).
+    public var accounts = AccountSettings()
+    /// Sign-in providers of `POST /auth/idtoken` by name (IDToken/RoostConfig+OIDC.swift).
+    public var oidcProviders: [String: OIDCProviderConfig] = [:]
 
     public init() {}
 
@@ -186,6 +190,8 @@ public struct RoostConfig: Sendable {
                 try applyWebhooks(value)
             } else if key == "rate_limits" {
                 try applyRateLimits(value)
+            } else if key == "oidc_providers" {
+                try applyOIDC(value)
             } else if key == "backups" {
                 try applyBackups(value)
             } else if key == "s3" {

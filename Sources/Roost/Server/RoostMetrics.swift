@@ -9,7 +9,7 @@ import Metrics
 public enum RoostMetrics {
     /// Every metric declared below, for `Telemetry.bootstrap(declared:)`.
     public static let declared: [MetricName] = [
-        .sqliteSeconds, .postgresqlSeconds, .writeCommits, .writeOperations, .thumbnailsGenerated, .webhookDeliveries,
+        .sqliteSeconds, .postgresqlSeconds, .writeCommits, .writeOperations, .thumbnailsGenerated, .webhookDeliveries, .mailDeliveries,
         .backupsTaken, .backupLastSuccess, .backupDuration, .backupSize, .liveStreams, .liveEventsSent,
         .liveSlowDisconnects, .liveOverBudget, .liveLag, .slowLaneReads, .sqlitePageCache, .rateLimited,
     ]
@@ -19,6 +19,7 @@ public enum RoostMetrics {
         _ = thumbnailsGenerated()
         for reason in slowLaneReasons { _ = slowLaneReads(reason: reason) }
         for outcome in webhookOutcomes { _ = webhookDeliveries(outcome: outcome) }
+        for outcome in mailOutcomes { _ = mailOutcome(outcome) }
         _ = backupGauges()
         _ = live()
         for outcome in ["success", "failure"] { _ = backups(outcome: outcome) }
@@ -72,6 +73,14 @@ public enum RoostMetrics {
         Counter(label: MetricName.webhookDeliveries.name, dimensions: [("outcome", outcome)])
     }
 
+    /// The outcomes `roost_mail_deliveries_total` is broken down by.
+    static let mailOutcomes = ["sent", "failed", "gave_up"]
+
+    /// `roost_mail_deliveries_total{outcome=…}`.
+    static func mailOutcome(_ outcome: String) -> Counter {
+        Counter(label: MetricName.mailDeliveries.name, dimensions: [("outcome", outcome)])
+    }
+
     /// Time spent in the database per reader job (`read`) or writer group
     /// commit (`commit`): `roost_sqlite_seconds` or `roost_postgresql_seconds`,
     /// by the engine's name.
@@ -100,6 +109,8 @@ extension MetricName {
         "roost_thumbnails_generated_total", help: "Thumbnails made by the thumbnail workers.")
     static let webhookDeliveries = MetricName(
         "roost_webhook_deliveries_total", help: "Webhook delivery attempts by outcome: delivered, failed (retried later) or gave_up.")
+    static let mailDeliveries = MetricName(
+        "roost_mail_deliveries_total", help: "Account mail (verification, reset, email change) SMTP attempts by outcome: sent, failed (retried later) or gave_up.")
     static let backupsTaken = MetricName(
         "roost_backups_total", help: "Backups taken, by outcome.")
     static let backupLastSuccess = MetricName(

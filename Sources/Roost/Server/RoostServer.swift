@@ -84,6 +84,13 @@ public final class RoostServer {
         try hooks.after.start()
         let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
+        let mail = areas.mail
+        try mail.start(pools: pools)
+        let oidc = areas.oidc
+        try oidc.start()
+        let guests = config.accounts.anonymousAccounts
+            ? AnonymousSweeper(pools: pools, hooks: hooks, maxIdle: Int64(config.accounts.anonymousMaxIdle), logger: logger) : nil
+        guests?.start()
         backups.start()
         try hub.start()
         stats.start()
@@ -151,6 +158,9 @@ public final class RoostServer {
         files.shutdown()
         backups.stop()
         deliveries.shutdown()
+        mail.shutdown()
+        oidc.shutdown()
+        guests?.stop()
         hooks.after.shutdown()
         pools.shutdown()
         checkpointer?.stop()

@@ -20,6 +20,10 @@ struct ServerComposition {
     let router: Router
     /// The operator's credential and its first-run setup.
     let admin: AdminCredential
+    /// Account mail (verification, reset, email change), sent after commit.
+    let mail: MailOutbox
+    /// Sign-in providers (`POST /auth/idtoken`) and their verification pool.
+    let oidc: OIDCProviders
 
     /// Builds every area on started `pools`; starts only the file pipeline's
     /// own pools (uploads, thumbnails), which handlers submit to directly.
@@ -52,18 +56,29 @@ struct ServerComposition {
         self.backups = backups
         let hub = LiveHub(engine: engine, access: access, filesLevel: files.level, config: config, logger: logger)
         self.hub = hub
+        let mail = try MailOutbox(settings: config.accounts, fallbackBaseURL: Self.baseURL(info.listen), logger: logger)
+        self.mail = mail
+        let oidc = OIDCProviders(config.oidcProviders, logger: logger)
+        self.oidc = oidc
         let stats = ConsoleStats(pools: pools, files: files, liveStreams: { hub.openStreams }, logger: logger)
         self.stats = stats
         router = Router(RouteAreas(
             collections: collections, batch: BatchHandler(collections: collections, logger: logger),
             live: LiveHandlers(jobs: jobs, hub: hub),
             accounts: AccountHandlers(jobs: jobs, collections: collections, hasher: PasswordHasher(cost: config.passwordCost),
-                                      sessionLifetime: lifetime),
+                                      sessionLifetime: lifetime, mail: mail, oidc: oidc),
             files: files, push: PushHandlers(jobs: jobs, collections: collections),
             admin: WebhookHandlers(jobs: jobs, collections: collections, hooks: hooks),
             backups: BackupHandlers(service: backups, jobs: jobs),
             console: ConsoleAdminHandlers(jobs: jobs, stats: stats, logs: .shared),
             setup: AdminSetupHandlers(admin: admin, pools: pools, logger: logger),
             system: SystemHandlers(jobs: jobs, info: info, metrics: MetricsEndpoint(pools: pools), state: state)))
+    }
+
+    /// Links in mails when `public_url` is unset: the first listen address.
+    static func baseURL(_ listen: [String]) -> String {
+        guard var first = listen.first else { return "http://localhost" }
+        if let space = first.firstIndex(of: " ") { first = String(first[..<space]) }
+        return first.hasPrefix("https://") ? first : "http://" + first
     }
 }

@@ -44,6 +44,26 @@ public protocol DocumentWriting: SessionLookup {
     func credentials(username: String) throws -> CredentialRecord?
     func credentials(userID: String) throws -> CredentialRecord?
     func addCredentials(userID: String, username: String, passwordHash: String) throws
+    func addCredentials(userID: String, username: String, email: String?, passwordHash: String) throws
+    func credentials(email: String) throws -> CredentialRecord?
+    func setEmail(userID: String, email: String?, verified: Bool) throws
+    func saveAccountCode(_ code: AccountCode) throws
+    func accountCode(userID: String, purpose: String) throws -> AccountCode?
+    func accountCode(linkHash: String) throws -> AccountCode?
+    func countCodeAttempt(userID: String, purpose: String) throws
+    func deleteAccountCode(userID: String, purpose: String, codeHash: String?) throws -> Bool
+    func deleteAccountCodes(userID: String) throws
+    func identityOwner(provider: String, subject: String) throws -> String?
+    func addIdentity(provider: String, subject: String, userID: String, email: String?, now: Int64) throws -> Bool
+    func deleteIdentity(provider: String, userID: String) throws -> Bool
+    func identities(userID: String) throws -> [IdentityRecord]
+    func deleteIdentities(userID: String) throws
+    func useIDToken(hash: String, expiresAt: Int64, now: Int64) throws -> Bool
+    func setAnonymous(userID: String, since: Int64?) throws
+    func upgradeCredentials(userID: String, username: String, email: String?, passwordHash: String) throws
+    func staleAnonymousUsers(idleSince: Int64, limit: Int) throws -> [String]
+    func setTwoFactor(userID: String, secret: String?, enabled: Bool, recovery: [String]) throws
+    func useTwoFactorStep(userID: String, step: Int64) throws -> Bool
     func setPassword(userID: String, passwordHash: String) throws
     func createSession(userID: String, tokenHash: String, now: Int64, lifetime: Int64) throws
     func renewSession(tokenHash: String, now: Int64, lifetime: Int64) throws
@@ -82,6 +102,13 @@ public protocol DocumentWriting: SessionLookup {
     func unregisterDevice(token: String, userID: String?) throws -> Bool
     func devices(userIDs: [String]) throws -> [PushDevice]
     func deleteDevices(userID: String) throws
+
+    // The mail outbox
+    func enqueueMail(recipient: String, kind: String, message: String, nowMilliseconds: Int64) throws
+    func claimMail(nowMilliseconds: Int64, leaseMilliseconds: Int64, limit: Int) throws -> [MailJob]
+    func nextMailDue() throws -> Int64?
+    func recordMail(rid: Int64, attempt: Int, error: String?, outcome: MailOutcome) throws
+    func mailCounts() throws -> (pending: Int, dead: Int)
 
     // Upkeep (SQLite's checkpoint and page cache; no-ops elsewhere)
     func checkpoint()

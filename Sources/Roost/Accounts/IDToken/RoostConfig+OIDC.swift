@@ -1,0 +1,63 @@
+import Foundation
+
+/// One sign-in provider of `POST /auth/idtoken` (`oidc_providers:`).
+public struct OIDCProviderConfig: Sendable, Equatable {
+    public var name: String
+    /// Accepted `iss` values, exactly (Google uses two spellings).
+    public var issuers: [String]
+    /// Where the keys are; or found through `discoveryURL`.
+    public var jwksURL: String?
+    public var discoveryURL: String?
+    /// The app's client ids: the `aud` values accepted (bundle id, services id, Android and web ids).
+    public var clientIDs: [String]
+    /// Whether a first sign-in whose verified email matches an account with that
+    /// email verified joins that account (docs/ACCOUNTS.md). On for the presets.
+    public var linkByEmail: Bool
+
+    /// The presets: Sign in with Apple and Google.
+    static func preset(_ name: String) -> OIDCProviderConfig? {
+        switch name {
+        case "apple":
+            OIDCProviderConfig(name: name, issuers: ["https://appleid.apple.com"], jwksURL: "https://appleid.apple.com/auth/keys",
+                               discoveryURL: nil, clientIDs: [], linkByEmail: true)
+        case "google":
+            OIDCProviderConfig(name: name, issuers: ["https://accounts.google.com", "accounts.google.com"], jwksURL: nil,
+                               discoveryURL: "https://accounts.google.com/.well-known/openid-configuration", clientIDs: [], linkByEmail: true)
+        default: nil
+        }
+    }
+}
+
+extension RoostConfig {
+    /// `oidc_providers:` — `apple` and `google` are presets (give `client_ids`);
+    /// any other name needs `discovery_url` (Auth0, Keycloak, Azure, Okta, …).
+    /// `issuer` and `jwks_url` override what the preset or discovery says.
+    mutating func applyOIDC(_ value: Any) throws {
+        guard let map = value as? [String: Any] else { throw Invalid("oidc_providers must be a mapping of provider names") }
+        for (name, spec) in map {
+            guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }) else {
+                throw Invalid("oidc_providers.\(name): a name is 1–64 letters, digits, '_' or '-'")
+            }
+            guard let fields = spec as? [String: Any] else { throw Invalid("oidc_providers.\(name) must be a mapping") }
+            var p = OIDCProviderConfig.preset(name)
+                ?? OIDCProviderConfig(name: name, issuers: [], jwksURL: nil, discoveryURL: nil, clientIDs: [], linkByEmail: false)
+            for (key, v) in fields {
+                switch key {
+                case "client_ids": p.clientIDs = Setting.list(v)
+                case "issuer": p.issuers = Setting.list(v)
+                case "jwks_url": p.jwksURL = "\(v)"
+                case "discovery_url": p.discoveryURL = "\(v)"
+                case "link_by_email": p.linkByEmail = try Setting.bool(v, key: "oidc_providers.\(name).link_by_email", source: "config")
+                default: throw Invalid("oidc_providers.\(name): unknown setting \"\(key)\"")
+                }
+            }
+            guard !p.clientIDs.isEmpty else { throw Invalid("oidc_providers.\(name) needs client_ids (the accepted audiences)") }
+            guard p.jwksURL != nil || p.discoveryURL != nil else { throw Invalid("oidc_providers.\(name) needs discovery_url (or jwks_url and issuer)") }
+            guard !p.issuers.isEmpty || p.discoveryURL != nil else { throw Invalid("oidc_providers.\(name) needs issuer with jwks_url") }
+            for url in [p.jwksURL, p.discoveryURL].compactMap({ $0 }) where !(url.hasPrefix("https://") || url.hasPrefix("http://")) {
+                throw Invalid("oidc_providers.\(name): \(url) is not an http(s) URL")
+            }
+            oidcProviders[name] = p
+        }
+    }
+}

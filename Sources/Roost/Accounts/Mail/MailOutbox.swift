@@ -1,0 +1,176 @@
+import Daemon
+import Foundation
+import Jobs
+import Logging
+import Store
+import Webhooks
+
+/// The durable mail outbox: account mails are written in the same
+/// transaction as the code they carry (`enqueue`), and one sender thread
+/// delivers them by SMTP after the commit. A request never waits for the
+/// mail server: a server that is down or slow only delays mail, which
+/// stays in `_mail_outbox` and is tried again on the webhook schedule (5 s,
+/// 5 min, 30 min, … 10 h) until it is accepted (the row is then removed,
+/// code and all) or refused for good (a 5xx reply, or the last attempt:
+/// kept as `dead`, its text cleared). A crash between a send and its
+/// record sends the message again: at least once.
+final class MailOutbox: @unchecked Sendable {
+    let settings: AccountSettings
+    let templates: MailTemplates
+    let schedule = RetrySchedule.standard
+    let logger: Logger
+    /// The first listen address, for links when `public_url` is unset.
+    let fallbackBaseURL: String
+    private let condition = NSCondition()
+    private var stopped = false
+    private var woken = false
+    private var running = false
+    private let finished = DispatchGroup()
+
+    init(settings: AccountSettings, fallbackBaseURL: String, logger: Logger) throws {
+        self.settings = settings
+        templates = try MailTemplates(directory: settings.templatesDir)
+        self.fallbackBaseURL = fallbackBaseURL
+        self.logger = logger
+    }
+
+    /// Where links in mails start: `public_url`, or the first listen address.
+    var baseURL: String { settings.publicURL.isEmpty ? fallbackBaseURL : settings.publicURL }
+
+    /// Queues `kind` to `recipient` inside the caller's write.
+    func enqueue(_ writer: any DocumentWriting, _ kind: MailTemplates.Kind, to recipient: String, values: [String: String]) throws {
+        var all = values
+        all["app_name"] = settings.appName
+        all["email"] = all["email"] ?? recipient
+        all["minutes"] = String(settings.codeLifetime / 60)
+        let (subject, text, html) = templates.render(kind, all)
+        let message = MailMessage.build(from: settings.smtpFrom, fromName: settings.appName, to: recipient, subject: subject, text: text, html: html)
+        try writer.enqueueMail(recipient: recipient, kind: kind.rawValue, message: message, nowMilliseconds: Outbox.nowMilliseconds())
+    }
+
+    /// Starts the sender thread (when `smtp_url` is set; else mail waits in the outbox).
+    func start(pools: StorePools) throws {
+        guard !settings.smtpURL.isEmpty else {
+            logger.notice("smtp_url is not set: account mails (verification, password reset) wait in the outbox until it is")
+            return
+        }
+        let sender = SMTPSender(url: settings.smtpURL, username: settings.smtpUsername.isEmpty ? nil : settings.smtpUsername,
+                                password: try Self.password(settings), tls: settings.smtpTLS, timeoutMilliseconds: settings.smtpTimeout * 1000)
+        running = true
+        finished.enter()
+        NamedThread.start("mail") { [self] in
+            defer { finished.leave() }
+            run(pools: pools, sender: sender)
+        }
+    }
+
+    /// The SMTP password: the file `smtp_password_file`, else `ROOST_SMTP_PASSWORD`; never YAML.
+    static func password(_ settings: AccountSettings) throws -> String? {
+        if !settings.smtpPasswordFile.isEmpty {
+            do {
+                return try String(contentsOfFile: settings.smtpPasswordFile, encoding: .utf8).trimmingCharacters(in: .newlines)
+            } catch {
+                throw RoostConfig.Invalid("cannot read smtp_password_file \(settings.smtpPasswordFile): \(error.localizedDescription)")
+            }
+        }
+        return ProcessInfo.processInfo.environment["ROOST_SMTP_PASSWORD"]
+    }
+
+    func shutdown() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+        if running { finished.wait() }
+    }
+
+    /// Looks for due mail now (after a commit that queued some).
+    func wake() {
+        condition.lock()
+        woken = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
+
+    private func run(pools: StorePools, sender: SMTPSender) {
+        let batch = 16
+        let lease = Int64(settings.smtpTimeout + 10) * 1000 * Int64(batch)
+        while !isStopped {
+            condition.lock()
+            woken = false
+            condition.unlock()
+            var wait: Int64 = 1000
+            let claimed = Self.onWriter(pools) { writer in
+                (try writer.claimMail(nowMilliseconds: Outbox.nowMilliseconds(), leaseMilliseconds: lease, limit: batch), try writer.nextMailDue())
+            }
+            switch claimed {
+            case .success(let (jobs, next)):
+                for job in jobs {
+                    if isStopped { break } // the lease runs out and the next start sends it
+                    deliver(job, sender: sender, pools: pools)
+                }
+                if !jobs.isEmpty { continue }
+                if let next { wait = max(5, min(wait, next - Outbox.nowMilliseconds())) }
+            case .failure(let error):
+                logger.warning("the mail sender cannot read the outbox", metadata: ["error": "\(error)"])
+            }
+            condition.lock()
+            if !stopped && !woken { _ = condition.wait(until: Date().addingTimeInterval(Double(wait) / 1000)) }
+            condition.unlock()
+        }
+    }
+
+    private func deliver(_ job: MailJob, sender: SMTPSender, pools: StorePools) {
+        let attempt = job.attempts + 1
+        var metadata: Logger.Metadata = ["kind": "\(job.kind)", "attempt": "\(attempt)"]
+        let outcome: MailOutcome
+        let failure = sender.send(from: settings.smtpFrom, to: job.recipient, message: job.message)
+        if let failure {
+            metadata["error"] = "\(failure.message)"
+            metadata["reply"] = "\(failure.reply)"
+            if !failure.isPermanent, let delay = schedule.delayMilliseconds(afterAttempt: attempt, retryAfter: nil) {
+                outcome = .retry(atMilliseconds: Outbox.nowMilliseconds() + delay)
+                logger.info("mail not sent; will retry", metadata: metadata)
+                RoostMetrics.mailOutcome("failed").increment()
+            } else {
+                outcome = .dead
+                logger.warning("mail given up", metadata: metadata)
+                RoostMetrics.mailOutcome("gave_up").increment()
+            }
+        } else {
+            outcome = .sent
+            logger.debug("mail sent", metadata: metadata)
+            RoostMetrics.mailOutcome("sent").increment()
+        }
+        let rid = job.rid
+        _ = Self.onWriter(pools) { try $0.recordMail(rid: rid, attempt: attempt, error: failure?.message, outcome: outcome) }
+    }
+
+    /// Runs `operation` in the writer's next group commit and waits for it
+    /// (waiting for room when the queue is full).
+    static func onWriter<T: Sendable>(_ pools: StorePools, _ operation: @escaping @Sendable (any DocumentWriting) throws -> T) -> Result<T, any Error> {
+        let done = DispatchSemaphore(value: 0)
+        let box = LockedBox<Result<T, any Error>?>(nil)
+        let job = StorePools.WriteJob(operation: operation) { result in
+            box.set(result)
+            done.signal()
+        }
+        for _ in 0..<400 {
+            if pools.writer.submit(job) {
+                done.wait()
+                return box.get()!
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return .failure(Overload.writes.error)
+    }
+}
+
+extension MailOutbox {
+    /// The browser link for a code of `purpose`: `<base>/auth/<page>?token=…`.
+    func link(_ purpose: AccountCodes.Purpose, _ token: String) -> String {
+        "\(baseURL)/auth/\(AccountCodes.page(purpose))?token=\(token)"
+    }
+}
