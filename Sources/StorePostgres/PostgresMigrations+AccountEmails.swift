@@ -2,7 +2,7 @@
 /// (SQLite's migration 12). Emails are stored normalised (lower case), so a
 /// plain unique index decides a race for an address, whichever node wins it.
 extension PostgresMigrations {
-    static let accountEmails = (version: 8, sql: """
+    static let accountEmails = (version: 9, sql: """
         ALTER TABLE _credentials ADD COLUMN email text COLLATE "C";
         ALTER TABLE _credentials ADD COLUMN email_verified integer NOT NULL DEFAULT 0;
         CREATE UNIQUE INDEX _credentials_email ON _credentials (email);
@@ -35,7 +35,7 @@ extension PostgresMigrations {
 
 /// Migration 9: sign-in identities and used ID tokens (SQLite's migration 13).
 extension PostgresMigrations {
-    static let identities = (version: 9, sql: """
+    static let identities = (version: 10, sql: """
         CREATE TABLE _identities (
             provider text COLLATE "C" NOT NULL,
             subject text COLLATE "C" NOT NULL,
@@ -55,7 +55,7 @@ extension PostgresMigrations {
 
 /// Migration 10: anonymous (guest) accounts (SQLite's migration 14).
 extension PostgresMigrations {
-    static let anonymous = (version: 10, sql: """
+    static let anonymous = (version: 11, sql: """
         ALTER TABLE _credentials ADD COLUMN anonymous_since bigint;
         CREATE INDEX _credentials_anonymous ON _credentials (anonymous_since) WHERE anonymous_since IS NOT NULL;
         """)
@@ -63,7 +63,7 @@ extension PostgresMigrations {
 
 /// Migration 11: two-factor (TOTP) columns (SQLite's migration 15).
 extension PostgresMigrations {
-    static let twoFactor = (version: 11, sql: """
+    static let twoFactor = (version: 12, sql: """
         ALTER TABLE _credentials ADD COLUMN totp_secret text;
         ALTER TABLE _credentials ADD COLUMN totp_enabled integer NOT NULL DEFAULT 0;
         ALTER TABLE _credentials ADD COLUMN totp_last_step bigint NOT NULL DEFAULT 0;
