@@ -42,6 +42,9 @@ APT_PACKAGES += postgresql-15
 # libpq's headers for the StorePostgres target; nothing links libpq: CPostgresShim loads
 # libpq.so.5 (libpq5, a dependency of libpq-dev) with dlopen at the first PostgreSQL connection.
 APT_PACKAGES += libpq-dev
+# Lua 5.4 for operator scripts (hooks, /fn/ functions, jobs; docs/SCRIPTING.md): headers and
+# liblua5.4.so, linked by the CLuaShim target. Not LuaJIT: its count hook misses compiled loops.
+APT_PACKAGES += liblua5.4-dev
 # HAProxy and PgBouncer run the deployment files etc/haproxy/roost.cfg and etc/pgbouncer/pgbouncer.ini
 # in tests/python/test_cluster_edge.py (started by the test on loopback; the packages' services are not used).
 APT_PACKAGES += haproxy pgbouncer

@@ -47,6 +47,9 @@ let package = Package(
         // libpq's header (libpq-dev), for the StorePostgres engine (issue #17). Not linked:
         // CPostgresShim defines the functions and dlopens libpq.so.5 at the first connection.
         .systemLibrary(name: "CPostgres"),
+        // Lua 5.4 (liblua5.4-dev) for operator scripts: allocator caps, count hook,
+        // protected calls and the trampoline to Swift, everything that can longjmp (docs/SCRIPTING.md).
+        .target(name: "CLuaShim", linkerSettings: [.linkedLibrary("lua5.4")]),
         .target(name: "CPostgresShim", linkerSettings: [.linkedLibrary("dl")]),
 
         // Pure Swift building blocks, lowest first.
@@ -66,6 +69,8 @@ let package = Package(
 
         // The business-logic hook registry (knows nothing of users or messages).
         .target(name: "Hooks", dependencies: ["JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
+        // Lua scripts: sandboxed states, budgets, the roost API's host side (docs/SCRIPTING.md).
+        .target(name: "Scripts", dependencies: ["CLuaShim", "JSON", "Hooks", .product(name: "Logging", package: "swift-log")]),
         // Outgoing webhooks: signing, payloads, delivery from the durable outbox.
         .target(name: "Webhooks", dependencies: ["CCurlShim", "CSodium", "JSON", "Jobs", "Store", .product(name: "Logging", package: "swift-log")]),
 
@@ -82,7 +87,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup", "Console",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Scripts", "Webhooks", "Backup", "Console",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -116,6 +121,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
+        .testTarget(name: "ScriptsTests", dependencies: ["Scripts", "JSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoostKitTests", dependencies: ["RoostKit", "roostd", "RoostChat", "RoostTestSupport"]),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
