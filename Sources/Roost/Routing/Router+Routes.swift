@@ -15,6 +15,7 @@ struct RouteAreas: Sendable {
     let backups: BackupHandlers
     let console: ConsoleAdminHandlers
     let system: SystemHandlers
+    let scripts: RoostScripts
 }
 
 extension Router {
@@ -52,6 +53,8 @@ extension Router {
         routes += areas.push.routes
         routes += areas.backups.routes + areas.console.routes + areas.admin.routes
         routes.append(RoostRoute("/admin/*", anyMethod: Router.noEndpoint))
+        // The scripts' functions (`roost.route`): "fn" is not a collection name.
+        routes += areas.scripts.routes(maxBodyBytes: collections.maxBodyBytes)
         routes += Self.collectionRoutes(collections, live)
         self.init(table: RouteTable(routes), limits: collections.access.settings.limits)
     }

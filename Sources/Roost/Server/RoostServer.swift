@@ -78,6 +78,8 @@ public final class RoostServer {
                              metricsAccess: config.metricsAccess), state: state, logger: logger)
         let (hooks, files, backups, hub, stats, router) = (areas.hooks, areas.files, areas.backups, areas.hub, areas.stats, areas.router)
         try hooks.after.start()
+        let scripts = areas.scripts
+        try scripts.start(directory: config.scriptsDir, hooks: hooks)
         let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
         backups.start()
@@ -111,7 +113,7 @@ public final class RoostServer {
         }
         if let load = services.reloadConfig {
             let reloader = ConfigReloader(config: config, load: load, settings: settings, level: services.logLevel,
-                                          notifier: notifier, tls: tls, logger: logger)
+                                          notifier: notifier, tls: tls, scripts: scripts, logger: logger)
             loops[0].onSignal(SIGHUP) { reloader.begin() }
         }
         let watchdog = startWatchdog(loops)
@@ -144,6 +146,7 @@ public final class RoostServer {
         backups.stop()
         deliveries.shutdown()
         hooks.after.shutdown()
+        scripts.shutdown()
         pools.shutdown()
         checkpointer?.stop()
         writer.checkpoint()

@@ -2,6 +2,7 @@ import Auth
 import Backup
 import Files
 import Jobs
+import Hooks
 import Logging
 import Store
 
@@ -18,6 +19,7 @@ struct ServerComposition {
     let hub: LiveHub
     let stats: ConsoleStats
     let router: Router
+    let scripts: RoostScripts
 
     /// Builds every area on started `pools`; starts only the file pipeline's
     /// own pools (uploads, thumbnails), which handlers submit to directly.
@@ -34,8 +36,13 @@ struct ServerComposition {
         self.jobs = jobs
         let outboxDirty = LockedBox(false)
         let hookServices = LockedBox<HookServices?>(nil)
+        let scripts = RoostScripts(config: config, pools: pools, access: access, logger: logger)
+        self.scripts = scripts
+        let registerScripts: (HookRegistry<any DocumentWriting>) -> Void = { registry in
+            ScriptHooks.register(into: registry, runtime: scripts.runtime, access: access, services: hookServices, logger: logger)
+        }
         let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty,
-                                                                 services: hookServices, logger: logger),
+                                                                 services: hookServices, scripts: registerScripts, logger: logger),
                                  outboxDirty: outboxDirty, logger: logger)
         hookServices.set(hooks)
         self.hooks = hooks
@@ -56,9 +63,10 @@ struct ServerComposition {
             accounts: AccountHandlers(jobs: jobs, collections: collections, hasher: PasswordHasher(cost: config.passwordCost),
                                       sessionLifetime: lifetime),
             files: files, push: PushHandlers(jobs: jobs, collections: collections),
-            admin: WebhookHandlers(jobs: jobs, collections: collections, hooks: hooks),
+            admin: WebhookHandlers(jobs: jobs, collections: collections, hooks: hooks, scripts: scripts),
             backups: BackupHandlers(service: backups, jobs: jobs),
             console: ConsoleAdminHandlers(jobs: jobs, stats: stats, logs: .shared),
-            system: SystemHandlers(jobs: jobs, info: info, metrics: MetricsEndpoint(pools: pools), state: state)))
+            system: SystemHandlers(jobs: jobs, info: info, metrics: MetricsEndpoint(pools: pools), state: state),
+            scripts: scripts))
     }
 }

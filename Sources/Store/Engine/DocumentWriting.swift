@@ -83,6 +83,10 @@ public protocol DocumentWriting: SessionLookup {
     func devices(userIDs: [String]) throws -> [PushDevice]
     func deleteDevices(userID: String) throws
 
+    /// Reads (get, find, count) on this connection, inside the running
+    /// transaction: they see its writes so far (scripts' before hooks).
+    func readerInTransaction() throws -> any DocumentReading
+
     // Upkeep (SQLite's checkpoint and page cache; no-ops elsewhere)
     func checkpoint()
     func limitPageCache(bytes: Int) throws
@@ -117,4 +121,6 @@ extension DocumentWriter: DocumentWriting {
 
     /// SQLite writes each row at once.
     public func settleHeldWrite() throws {}
+
+    public func readerInTransaction() throws -> any DocumentReading { DocumentReader(sharing: db, catalog: catalog) }
 }
