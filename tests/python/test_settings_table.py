@@ -28,7 +28,7 @@ OTHER = {
     "max_upload_bytes": 1048576, "max_image_pixels": 1000000, "thumbnail_sizes": "[64, 256]", "upload_workers": 8,
     "upload_validation": "decode", "thumbnail_workers": 1, "upload_queue": 16, "files_permission": "private",
     "files_store": None,                                  # s3 needs a bucket: covered by test_files_s3.py
-    "hook_budget_ms": 100, "tls_certificate": "/nonexistent/cert.pem", "tls_key": "/nonexistent/key.pem",
+    "hook_budget_ms": 100, "scripts_dir": "/nonexistent/scripts", "tls_certificate": "/nonexistent/cert.pem", "tls_key": "/nonexistent/key.pem",
     "tls_hsts": "off", "trusted_proxies": '["10.0.0.1"]', "forwarded_header": "Forwarded", "references_max_cascade": 10,
     "database_url": None,                                 # switching engines on a running node: not by a reload test
     "header_timeout": 20, "max_connections_per_address": 100,

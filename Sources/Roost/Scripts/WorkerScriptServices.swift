@@ -67,12 +67,16 @@ final class WorkerScriptServices: ScriptServices {
 
     func transaction(_ body: () throws -> Void) throws {
         if inTransaction != nil { return try body() }
+        // The writer job holds the slot, not the closure: the slot is emptied
+        // before withoutActuallyEscaping returns, while the job may still be alive.
+        let slot = ClosureSlot()
         try withoutActuallyEscaping(body) { body in
-            let unchecked = UncheckedBox(body)
+            slot.body = body
+            defer { slot.body = nil }
             try commit { [self] writer in
                 inTransaction = writer
                 defer { inTransaction = nil }
-                try unchecked.value()
+                try slot.body?()
             }
         }
     }
@@ -112,6 +116,11 @@ final class WorkerScriptServices: ScriptServices {
             throw ScriptServiceError.from(error, requestID: requestID, logger: scripts.logger)
         }
     }
+}
+
+/// roost.transaction's function, lent to the writer job while the caller waits.
+final class ClosureSlot: @unchecked Sendable {
+    var body: (() throws -> Void)?
 }
 
 /// Hands a value to another thread that the sender waits for.
