@@ -47,6 +47,11 @@ SERVED = [
     ("/{collection}/_live", "get"),
     ("/users/_live", "get"),
     ("/files/_live", "get"),
+    ("/fn/{name}", "get"),
+    ("/fn/{name}", "post"),
+    ("/fn/{name}", "put"),
+    ("/fn/{name}", "patch"),
+    ("/fn/{name}", "delete"),
 ]
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 

@@ -34,7 +34,7 @@ OTHER = {
     "header_timeout": 20, "max_connections_per_address": 100,
     "node_id": "node-b", "claim_lease_seconds": 30, "metrics_access": "admin", "server_info": "public",
 }
-APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key"}
+APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key", "scripts_dir"}
 
 
 def check_config(path):
