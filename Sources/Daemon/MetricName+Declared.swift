@@ -53,11 +53,16 @@ extension MetricName {
     public static let rateLimited = MetricName(
         "roost_rate_limited_total", help: "Requests refused with 429 RateLimited because their caller's budget (rate_limits) was spent, by class.")
 
+    public static let scriptCalls = MetricName(
+        "roost_script_calls_total", help: "Calls of Lua script handlers, by kind (before, after, route, every, cron) and outcome (ok, refused, error, timeout).")
+    public static let scriptSeconds = MetricName(
+        "roost_script_seconds", help: "Time Lua script handlers ran, by kind (before, after, route, every, cron).")
+
     /// The declarations above, by name: the factory takes each metric's HELP from here.
     static let all: [String: MetricName] = Dictionary(uniqueKeysWithValues: [
         httpRequests, httpRequestDuration, sqliteSeconds, writeCommits, writeOperations, queueDepth, queueCapacity,
         workerBusyThreads, workerThreads, thumbnailsGenerated, webhookDeliveries, backupsTaken, backupLastSuccess,
         backupDuration, backupSize, liveStreams, liveEventsSent, liveSlowDisconnects, liveOverBudget, liveLag,
-        slowLaneReads, sqlitePageCache, allocatorAllocated, allocatorResident, rateLimited,
+        slowLaneReads, sqlitePageCache, allocatorAllocated, allocatorResident, rateLimited, scriptCalls, scriptSeconds,
     ].map { ($0.name, $0) })
 }

@@ -79,6 +79,16 @@ public enum Telemetry {
         Metrics.Counter(label: MetricName.webhookDeliveries.name, dimensions: [("outcome", outcome)])
     }
 
+    /// `roost_script_calls_total{kind=…,outcome=…}`.
+    public static func scriptCalls(kind: String, outcome: String) -> Metrics.Counter {
+        Metrics.Counter(label: MetricName.scriptCalls.name, dimensions: [("kind", kind), ("outcome", outcome)])
+    }
+
+    /// `roost_script_seconds{kind=…}`.
+    public static func scriptTimer(kind: String) -> Metrics.Timer {
+        Metrics.Timer(label: MetricName.scriptSeconds.name, dimensions: [("kind", kind)])
+    }
+
     /// `roost_sqlite_seconds{op=…}`: time spent in SQLite per reader job
     /// (`read`) or writer group commit (`commit`).
     public static func sqliteTimer(_ op: String) -> Metrics.Timer {

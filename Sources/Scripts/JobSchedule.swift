@@ -1,5 +1,3 @@
-import Foundation
-
 /// When a job runs: every fixed interval (`"30s"`, `"5m"`, `"1h"`, `"1d"`) or
 /// on a five-field cron expression in UTC (`"0 3 * * *"`: minute, hour,
 /// day of month, month, day of week; `*`, `a`, `a-b`, `*/n`, `a-b/n`, lists).
@@ -18,7 +16,7 @@ public struct JobSchedule: Sendable, CustomStringConvertible {
 
     static let ranges: [ClosedRange<Int>] = [0...59, 0...23, 1...31, 1...12, 0...6]
 
-    init(kind: ScriptRegistration.Kind, text: String) throws {
+    public init(kind: ScriptRegistration.Kind, text: String) throws {
         description = text
         if kind == .every {
             let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
@@ -62,31 +60,52 @@ public struct JobSchedule: Sendable, CustomStringConvertible {
         switch rule {
         case .every(let seconds):
             return (time / seconds + 1) * seconds
-        case .cron(let fields):
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = TimeZone(identifier: "UTC")!
+        case .cron:
             var t = (time / 60 + 1) * 60
             for _ in 0..<(366 * 24 * 60) {
-                let c = calendar.dateComponents([.minute, .hour, .day, .month, .weekday], from: Date(timeIntervalSince1970: Double(t)))
-                if fields[3].contains(c.month!) && fields[2].contains(c.day!) && fields[4].contains(c.weekday! - 1)
-                    && fields[1].contains(c.hour!) && fields[0].contains(c.minute!) {
-                    return t
-                }
+                if fires(at: t) { return t }
                 t += 60
             }
             return Int64.max
         }
     }
 
-    /// The latest time this schedule fired at or before `time`, after `since`; nil when none.
-    public func last(atOrBefore time: Int64, since: Int64) -> Int64? {
-        var fire = next(after: since)
-        guard fire <= time else { return nil }
-        if case .every(let seconds) = rule { return time / seconds * seconds }
-        while true {
-            let following = next(after: fire)
-            if following > time { return fire }
-            fire = following
+    /// The latest time this schedule fired at or before `time` (within a year), or nil.
+    public func latest(atOrBefore time: Int64) -> Int64? {
+        switch rule {
+        case .every(let seconds):
+            return time / seconds * seconds
+        case .cron:
+            var t = time / 60 * 60
+            for _ in 0..<(366 * 24 * 60) {
+                if fires(at: t) { return t }
+                t -= 60
+            }
+            return nil
         }
+    }
+
+    /// Whether a cron schedule fires at the minute starting at `t`.
+    func fires(at t: Int64) -> Bool {
+        guard case .cron(let fields) = rule else { return t % 60 == 0 }
+        let (month, day, weekday, hour, minute) = Self.utc(t)
+        return fields[0].contains(minute) && fields[1].contains(hour) && fields[2].contains(day)
+            && fields[3].contains(month) && fields[4].contains(weekday)
+    }
+
+    /// Month (1-12), day (1-31), weekday (0 = Sunday), hour and minute of `t` in UTC (civil-from-days).
+    static func utc(_ t: Int64) -> (Int, Int, Int, Int, Int) {
+        let days = t >= 0 ? t / 86_400 : (t - 86_399) / 86_400
+        let secs = t - days * 86_400
+        let weekday = Int(((days % 7) + 11) % 7)  // 1970-01-01 was a Thursday (4)
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = Int(doy - (153 * mp + 2) / 5 + 1)
+        let month = Int(mp < 10 ? mp + 3 : mp - 9)
+        return (month, day, weekday, Int(secs / 3600), Int(secs % 3600 / 60))
     }
 }

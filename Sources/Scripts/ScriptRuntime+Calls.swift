@@ -71,11 +71,15 @@ extension ScriptRuntime {
         return (200, values[0])
     }
 
-    /// A scheduled job.
-    public func job(_ index: Int, set: ScriptSet, call: ScriptCall) throws(ScriptFailure) {
+    /// A scheduled job, for its period starting at `fire` (seconds since 1970): ctx.fire, ctx.schedule, ctx.request_id.
+    public func job(_ index: Int, set: ScriptSet, fire: Int64, call: ScriptCall) throws(ScriptFailure) {
         let state = try loadedState(set, call)
         let started = DispatchTime.now().uptimeNanoseconds
-        let outcome = state.callHandler(index, call: call, budget: limits.jobNanoseconds, results: 0, push: { 0 })
+        let outcome = state.callHandler(index, call: call, budget: limits.jobNanoseconds, results: 0, push: {
+            state.push(JSONObject([("fire", .int(fire)), ("schedule", .string(set.registrations[index].target)),
+                                   ("request_id", .string(call.requestID))]))
+            return 1
+        })
         try settle(outcome, index, set, call, started: started)
     }
 
@@ -121,6 +125,16 @@ extension ScriptRuntime {
     /// Records the call and turns its outcome into a failure to throw (or none).
     private func settle(_ outcome: LuaState.Outcome, _ index: Int, _ set: ScriptSet, _ call: ScriptCall, started: UInt64) throws(ScriptFailure) {
         let elapsed = DispatchTime.now().uptimeNanoseconds &- started
+        if let observe {
+            let result: String
+            switch outcome {
+            case .returned: result = "ok"
+            case .refused: result = "refused"
+            case .timedOut: result = "timeout"
+            default: result = "error"
+            }
+            observe(set.registrations[index].kind.rawValue, result, elapsed)
+        }
         switch outcome {
         case .returned:
             set.stats.record(index, nanoseconds: elapsed, failed: false, timedOut: false)

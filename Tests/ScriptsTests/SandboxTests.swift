@@ -185,8 +185,9 @@ import Testing
         #expect(nightly.next(after: 1_767_225_600) == 1_767_225_600 + 3 * 3600)
         let every = try JobSchedule(kind: .every, text: "5m")
         #expect(every.next(after: 1000) == 1200)
-        #expect(nightly.last(atOrBefore: 1_767_225_600 + 5 * 3600, since: 1_767_225_600) == 1_767_225_600 + 3 * 3600)
-        #expect(nightly.last(atOrBefore: 1_767_225_600 + 2 * 3600, since: 1_767_225_600) == nil)
+        #expect(nightly.latest(atOrBefore: 1_767_225_600 + 5 * 3600) == 1_767_225_600 + 3 * 3600)
+        #expect(try JobSchedule(kind: .cron, text: "30 12 * * 1").next(after: 1_767_225_600) == 1_767_225_600 + 4 * 86_400 + 12 * 3600 + 1800)
+        #expect(nightly.latest(atOrBefore: 1_767_225_600 + 2 * 3600) == 1_767_225_600 + 3 * 3600 - 86_400)
     }
 
     @Test func anIdleStateWithScriptsIsSmall() throws {

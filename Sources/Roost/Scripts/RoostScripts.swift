@@ -4,6 +4,7 @@ import HTTP
 import Hooks
 import JSON
 import Jobs
+import Daemon
 import Logging
 import Scripts
 import Store
@@ -27,9 +28,15 @@ final class RoostScripts: @unchecked Sendable {
     let hooks = LockedBox<HookServices?>(nil)
     let logger: Logger
     let pool: WorkerPool<Worker, Job>
+    /// The scheduled jobs' clock (started with the pool).
+    private(set) var scheduler: ScriptScheduler?
 
     init(config: RoostConfig, pools: StorePools, access: AccessPolicy, logger: Logger) {
-        runtime = ScriptRuntime(limits: config.scriptLimits, environment: config.scriptEnvironment, logger: logger)
+        runtime = ScriptRuntime(limits: config.scriptLimits, environment: config.scriptEnvironment, logger: logger,
+                                observe: { kind, outcome, nanoseconds in
+                                    Telemetry.scriptCalls(kind: kind, outcome: outcome).increment()
+                                    Telemetry.scriptTimer(kind: kind).recordNanoseconds(Int64(nanoseconds))
+                                })
         self.pools = pools
         self.access = access
         self.logger = logger
@@ -40,7 +47,7 @@ final class RoostScripts: @unchecked Sendable {
     }
 
     /// Loads `directory` (a failure stops the start, with file:line) and starts the pool.
-    func start(directory: String, hooks: HookServices) throws {
+    func start(directory: String, hooks: HookServices, node: String) throws {
         let set = try runtime.reload(directory: directory)
         if !set.files.isEmpty {
             logger.info("scripts loaded", metadata: ["dir": "\(directory)", "files": "\(set.files.count)", "handlers": "\(set.registrations.count)"])
@@ -53,9 +60,16 @@ final class RoostScripts: @unchecked Sendable {
         }
         hooks.scriptDispatch.set { [self] contexts in dispatchAfter(contexts) }
         try pool.start()
+        let scheduler = ScriptScheduler(scripts: self, node: node, logger: logger)
+        self.scheduler = scheduler
+        scheduler.start()
     }
 
-    func shutdown() { pool.shutdown() }
+    /// Stops the jobs' clock (a running job finishes), then the pool.
+    func shutdown() {
+        scheduler?.stop()
+        pool.shutdown()
+    }
 
     /// SIGHUP: all scripts compile and load, or the running set stays (logged with file:line).
     func reload(directory: String) -> String? {
@@ -177,5 +191,18 @@ extension RoostScripts {
                 }
             })
         }, orAnswer: out, .reads)
+    }
+}
+
+extension RoostScripts {
+    /// Runs `operation` alone in the writer's next group commit and waits for its result.
+    func commit<T: Sendable>(_ operation: @escaping @Sendable (any DocumentWriting) throws -> T) throws -> T {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = LockedBox<Result<T, any Error>?>(nil)
+        guard pools.writer.submit(StorePools.WriteJob(operation: operation, completion: { outcome.set($0); done.signal() })) else {
+            throw Overload.writes.error
+        }
+        done.wait()
+        return try outcome.get()!.get()
     }
 }

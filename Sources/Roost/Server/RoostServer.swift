@@ -8,6 +8,7 @@ import Hooks
 import Jobs
 import Logging
 import Store
+import StorePostgres
 import Webhooks
 
 /// The composition root: opens the store, starts the worker pools and the
@@ -54,6 +55,7 @@ public final class RoostServer {
             logger.notice("a backup is running: the file store sweep waits for the next start")
         }
         try writer.syncConfigWebhookEndpoints(config.webhooks.endpoints)
+        try writer.prepareScheduledRuns()
 
         let pools = StorePools(engine: engine, writer: writer, config: config, logger: logger)
         try pools.start()
@@ -79,7 +81,7 @@ public final class RoostServer {
         let (hooks, files, backups, hub, stats, router) = (areas.hooks, areas.files, areas.backups, areas.hub, areas.stats, areas.router)
         try hooks.after.start()
         let scripts = areas.scripts
-        try scripts.start(directory: config.scriptsDir, hooks: hooks)
+        try scripts.start(directory: config.scriptsDir, hooks: hooks, node: config.configuredNodeID ?? PostgresNode.id)
         let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
         backups.start()

@@ -83,6 +83,14 @@ public protocol DocumentWriting: SessionLookup {
     func devices(userIDs: [String]) throws -> [PushDevice]
     func deleteDevices(userID: String) throws
 
+    // Scheduled jobs' runs (`ScheduledRuns`)
+    /// Creates their table; at start, outside `commitBatch`.
+    func prepareScheduledRuns() throws
+    /// Claims period `fire` of `job` for `node`; false when it ran already or another node holds it.
+    func claimScheduledRun(job: String, fire: Int64, previous: Int64, node: String, now: Int64, leaseUntil: Int64) throws -> Bool
+    /// Marks the claimed period as run.
+    func finishScheduledRun(job: String, node: String) throws
+
     /// Reads (get, find, count) on this connection, inside the running
     /// transaction: they see its writes so far (scripts' before hooks).
     func readerInTransaction() throws -> any DocumentReading
