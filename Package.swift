@@ -70,7 +70,7 @@ let package = Package(
         // The business-logic hook registry (knows nothing of users or messages).
         .target(name: "Hooks", dependencies: ["JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
         // Lua scripts: sandboxed states, budgets, the roost API's host side (docs/SCRIPTING.md).
-        .target(name: "Scripts", dependencies: ["CLuaShim", "JSON", "Hooks", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Scripts", dependencies: ["CLuaShim", "CCurlShim", "JSON", "Hooks", .product(name: "Logging", package: "swift-log")]),
         // Outgoing webhooks: signing, payloads, delivery from the durable outbox.
         .target(name: "Webhooks", dependencies: ["CCurlShim", "CSodium", "JSON", "Jobs", "Store", .product(name: "Logging", package: "swift-log")]),
 

@@ -319,6 +319,13 @@ int roost_lua_end(lua_State *L) {
 
 int roost_lua_flags(lua_State *L) { return account(L)->flags; }
 
+int64_t roost_lua_remaining_ns(lua_State *L) {
+    roost_lua_account *a = account(L);
+    if (a->deadline_ns == 0) return 0;
+    int64_t left = a->deadline_ns - now_ns();
+    return left > 0 ? left : 0;
+}
+
 int roost_lua_load_text(lua_State *L, const char *text, size_t len, const char *chunkname) {
     int status = luaL_loadbufferx(L, text, len, chunkname, "t");
     if (status != LUA_OK) { lua_remove(L, -2); return status; }

@@ -42,13 +42,16 @@ public final class ScriptRuntime: @unchecked Sendable {
     private let lock = NSLock()
     private var loaded = ScriptSet.empty
     private var generations = 0
+    /// Hosts roost.http may reach (`scripts.http_allow`): exact names or `*.example.org`.
+    let httpAllow: [String]
     /// Told of every call: the handler's kind, its outcome (ok, refused, error, timeout) and its time (metrics).
     public let observe: (@Sendable (String, String, UInt64) -> Void)?
     /// A key of this runtime in each thread's dictionary.
     private let threadKey = "roost.lua.\(UUID().uuidString)"
 
-    public init(limits: ScriptLimits, environment: [String: String] = [:], logger: Logger,
+    public init(limits: ScriptLimits, environment: [String: String] = [:], httpAllow: [String] = [], logger: Logger,
                 observe: (@Sendable (String, String, UInt64) -> Void)? = nil) {
+        self.httpAllow = httpAllow.map { $0.lowercased() }
         self.observe = observe
         self.limits = limits
         self.environment = environment

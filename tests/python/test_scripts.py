@@ -44,6 +44,7 @@ hook_budget_ms: 150
 scripts:
   function_timeout_ms: 400
   env: [ROOST_TEST_GREETING]
+  http_allow: ["127.0.0.1"]
 collections:
   places:
     indexes: ["location:geo"]
@@ -314,6 +315,47 @@ def test_function_gets_body_query_and_caller(roost):
     assert_error(roost.call("POST", "/fn/unknown"), 404, "NotFound")
     assert_error(roost.call("POST", "/fn/bad-return"), 500, "ScriptError")
     assert "roost.http" in roost.call("POST", "/fn/http-denied").body["err"]
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    """An HTTP server that echoes a POST's JSON body and X-Test header, or sleeps on /slow."""
+    import http.server
+    import json as _json
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            if self.path == "/slow":
+                time.sleep(3)
+            out = _json.dumps({"got": _json.loads(body or b"null"), "x": self.headers.get("X-Test")}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_http_from_a_function_reaches_allowed_hosts_only(roost, upstream):
+    r = roost.call("POST", "/fn/fetch", {"url": upstream + "/echo"})
+    assert r.status == 200 and r.body == {"status": 200, "json": {"got": {"hello": "world"}, "x": "yes"}}, r
+    port = upstream.rsplit(":", 1)[1]
+    denied = roost.call("POST", "/fn/fetch", {"url": f"http://localhost:{port}/echo"})
+    assert denied.status == 502 and "not in scripts.http_allow" in denied.body["description"]
+    bad = roost.call("POST", "/fn/fetch", {"url": "file:///etc/passwd"})
+    assert bad.status == 502 and "http://" in bad.body["description"]
+    # an upstream slower than the function's budget: the request is cut at the budget
+    t0 = time.monotonic()
+    slow = roost.call("POST", "/fn/fetch", {"url": upstream + "/slow"})
+    assert slow.status in (502, 503) and time.monotonic() - t0 < 1.5, slow
 
 
 def test_function_transaction_groups_writes(roost):

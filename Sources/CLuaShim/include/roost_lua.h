@@ -49,6 +49,8 @@ size_t roost_lua_memory(lua_State *L);
 void roost_lua_begin(lua_State *L, int64_t budget_ns, size_t call_cap);
 /// Ends the outermost budgeted call; returns its ROOST_LUA_* flags.
 int roost_lua_end(lua_State *L);
+/// Nanoseconds left of the running call's budget (0 when none runs or it is spent).
+int64_t roost_lua_remaining_ns(lua_State *L);
 /// The ROOST_LUA_* flags of the running call so far.
 int roost_lua_flags(lua_State *L);
 

@@ -32,7 +32,8 @@ final class RoostScripts: @unchecked Sendable {
     private(set) var scheduler: ScriptScheduler?
 
     init(config: RoostConfig, pools: StorePools, access: AccessPolicy, logger: Logger) {
-        runtime = ScriptRuntime(limits: config.scriptLimits, environment: config.scriptEnvironment, logger: logger,
+        runtime = ScriptRuntime(limits: config.scriptLimits, environment: config.scriptEnvironment,
+                                httpAllow: config.scripts.httpAllow, logger: logger,
                                 observe: { kind, outcome, nanoseconds in
                                     Telemetry.scriptCalls(kind: kind, outcome: outcome).increment()
                                     Telemetry.scriptTimer(kind: kind).recordNanoseconds(Int64(nanoseconds))

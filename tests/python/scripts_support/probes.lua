@@ -71,3 +71,9 @@ roost.route("POST", "http-denied", function(req)
   local ok, err = pcall(roost.http, "GET", "http://127.0.0.1:1/")
   return { err = tostring(err) }
 end)
+
+roost.route("POST", "fetch", function(req)
+  local ok, r = pcall(roost.http, "POST", req.body.url, { body = { hello = "world" }, headers = { ["X-Test"] = "yes" }, timeout = 1000 })
+  if not ok then return 502, { error = "Upstream", description = tostring(r) } end
+  return { status = r.status, json = r.json }
+end)
