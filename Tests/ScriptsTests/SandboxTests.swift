@@ -185,18 +185,27 @@ import Testing
         #expect(nightly.next(after: 1_767_225_600) == 1_767_225_600 + 3 * 3600)
         let every = try JobSchedule(kind: .every, text: "5m")
         #expect(every.next(after: 1000) == 1200)
-        #expect(nightly.latest(atOrBefore: 1_767_225_600 + 5 * 3600) == 1_767_225_600 + 3 * 3600)
+        let start: Int64 = 1_767_225_600
+        let morning = try #require(nightly.latest(atOrBefore: start + 5 * 3600))
+        #expect(morning == start + 3 * 3600)
         #expect(try JobSchedule(kind: .cron, text: "30 12 * * 1").next(after: 1_767_225_600) == 1_767_225_600 + 4 * 86_400 + 12 * 3600 + 1800)
-        #expect(nightly.latest(atOrBefore: 1_767_225_600 + 2 * 3600) == 1_767_225_600 + 3 * 3600 - 86_400)
+        let yesterday = try #require(nightly.latest(atOrBefore: start + 2 * 3600))
+        #expect(yesterday == start + 3 * 3600 - 86_400)
     }
 
-    @Test func anIdleStateWithScriptsIsSmall() throws {
+    /// The bound: an idle state with the examples (etc/roost/scripts) loaded holds at most 1 MiB.
+    @Test func anIdleStateWithTheExamplesIsSmall() throws {
         let rt = runtime()
-        let set = try rt.compile([ScriptFile(name: "a.lua", text: "roost.before('posts', 'create', function(ctx) ctx.entity.x = 1 end)")])
+        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../etc/roost/scripts").standardized.path
+        let files = try ScriptFile.all(in: examples)
+        #expect(files.count >= 6)
+        let set = try rt.compile(files + [ScriptFile(name: "zz.lua", text: "roost.before('posts', 'create', function(ctx) ctx.entity.x = 1 end)")])
         rt.install(set)
         var e = JSONObject()
         let call = ScriptCall(requestID: "r", caller: .system, services: nil)
-        try rt.before(0, set: set, event: "create", collection: "posts", id: nil, entity: &e, previous: nil, isPatch: false, call: call)
+        try rt.before(set.registrations.count - 1, set: set, event: "create", collection: "posts", id: nil, entity: &e, previous: nil,
+                      isPatch: false, call: call)
+        #expect(e["x"] == .int(1))
         let bytes = try #require(rt.stateMemory())
         #expect(bytes < 1 << 20, "\(bytes) bytes")
     }
