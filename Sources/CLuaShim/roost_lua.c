@@ -117,6 +117,29 @@ static int safe_setmetatable(lua_State *L) {
     return lua_gettop(L);
 }
 
+/// A script's xpcall message handler, run only while the budget lasts: past
+/// it the error goes on unchanged, since a handler that raised would be
+/// called again for its own error, and again, without end.
+static int guarded_handler(lua_State *L) {
+    if (account(L)->flags & ROOST_LUA_TIMED_OUT) return 1;
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
+/// xpcall(f, handler, ...) with the handler guarded (above).
+static int safe_xpcall(lua_State *L) {
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, guarded_handler, 1);
+    lua_replace(L, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
 static int readonly_newindex(lua_State *L) {
     return luaL_error(L, "roost: this table is read-only");
 }
@@ -230,6 +253,9 @@ static void build_template(lua_State *L) {
     lua_getglobal(L, "setmetatable");
     lua_pushcclosure(L, safe_setmetatable, 1);
     lua_setfield(L, tmpl, "setmetatable");
+    lua_getglobal(L, "xpcall");
+    lua_pushcclosure(L, safe_xpcall, 1);
+    lua_setfield(L, tmpl, "xpcall");
     lua_getglobal(L, "string"); copy_fields(L, string_names); lua_setfield(L, tmpl, "string");
     lua_getglobal(L, "os"); copy_fields(L, os_names); lua_setfield(L, tmpl, "os");
     const char *const plain_libs[] = {"table", "math", "utf8", NULL};

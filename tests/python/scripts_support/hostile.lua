@@ -6,6 +6,16 @@ local attacks = {
   rep = function() return string.rep("x", 1e10) end,
   recursion = function() local function f(n) return 1 + f(n + 1) end return f(1) end,
   pattern = function() return string.find(string.rep("a", 60000), ".-.-.-.-.-.-b") end,
+  tail = function() local function f() return f() end return f() end,
+  pcall_error = function() while true do local ok = pcall(error, "x") end end,
+  index_loop = function()
+    local t = setmetatable({}, { __index = function(t, k) return t[k] end })
+    while true do pcall(function() return t.x end) end
+  end,
+  xpcall_loop = function()
+    xpcall(function() while true do end end, function() while true do end end)
+    while true do end
+  end,
   io = function() return io.open("/etc/passwd") end,
   execute = function() return os.execute("touch /tmp/roost-script-escaped") end,
   load = function() return load("return 1")() end,
