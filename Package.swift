@@ -48,6 +48,9 @@ let package = Package(
         // libpq's header (libpq-dev), for the StorePostgres engine (issue #17). Not linked:
         // CPostgresShim defines the functions and dlopens libpq.so.5 at the first connection.
         .systemLibrary(name: "CPostgres"),
+        // Lua 5.4 (liblua5.4-dev) for operator scripts: allocator caps, count hook,
+        // protected calls and the trampoline to Swift, everything that can longjmp (docs/SCRIPTING.md).
+        .target(name: "CLuaShim", linkerSettings: [.linkedLibrary("lua5.4")]),
         .target(name: "CPostgresShim", linkerSettings: [.linkedLibrary("dl")]),
         // RS256/ES256 signature checks of ID tokens with libcrypto's EVP (Sign in with Apple/Google, OIDC).
         .target(name: "CJOSEShim", linkerSettings: [.linkedLibrary("crypto")]),
@@ -71,6 +74,8 @@ let package = Package(
 
         // The business-logic hook registry (knows nothing of users or messages).
         .target(name: "Hooks", dependencies: ["JSON", "Jobs", "Timing", .product(name: "Logging", package: "swift-log")]),
+        // Lua scripts: sandboxed states, budgets, the roost API's host side (docs/SCRIPTING.md).
+        .target(name: "Scripts", dependencies: ["CLuaShim", "CCurlShim", "JSON", "Hooks", "Timing", .product(name: "Logging", package: "swift-log")]),
         // Outgoing webhooks: signing, payloads, delivery from the durable outbox.
         .target(name: "Webhooks", dependencies: ["CCurlShim", "CSodium", "JSON", "Jobs", "Store", "Timing", .product(name: "Logging", package: "swift-log")]),
 
@@ -87,7 +92,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup", "Console", "Timing",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Scripts", "Webhooks", "Backup", "Console", "Timing",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -124,6 +129,7 @@ let package = Package(
             .product(name: "Yams", package: "Yams"),
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
+        .testTarget(name: "ScriptsTests", dependencies: ["Scripts", "JSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         // RoostKit against a real roostd (its unit tests live in Clients/RoostKit/Tests).
         .testTarget(name: "RoostKitIntegrationTests", dependencies: [

@@ -57,12 +57,16 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     // 5xx: the server's side.
     case internalError = "InternalError"
     case backupFailed = "BackupFailed"
+    case hookFailed = "HookFailed"
+    case scriptError = "ScriptError"
     case overloaded = "Overloaded"
     case queryTimeout = "QueryTimeout"
     case databaseBusy = "DatabaseBusy"
     case storageUnavailable = "StorageUnavailable"
     case shuttingDown = "ShuttingDown"
     case imageProcessingUnavailable = "ImageProcessingUnavailable"
+    case hookTimeout = "HookTimeout"
+    case hookDepth = "HookDepth"
 
     /// The status every answer with this code has.
     public var status: Int {
@@ -83,8 +87,9 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .invalidImage, .imageTooLarge: return 422
         case .tooManyAttempts, .tooManyStreams, .rateLimited: return 429
         case .requestHeaderFieldsTooLarge: return 431
-        case .internalError, .backupFailed: return 500
-        case .overloaded, .queryTimeout, .databaseBusy, .storageUnavailable, .shuttingDown, .imageProcessingUnavailable: return 503
+        case .internalError, .backupFailed, .hookFailed, .scriptError: return 500
+        case .overloaded, .queryTimeout, .databaseBusy, .storageUnavailable, .shuttingDown, .imageProcessingUnavailable, .hookTimeout: return 503
+        case .hookDepth: return 508
         }
     }
 }

@@ -26,6 +26,12 @@ public final class DocumentReader {
         catalog = Catalog(db: db)
     }
 
+    /// Reads on the writer's connection, inside its transaction (see `DocumentWriting.readerInTransaction`).
+    init(sharing db: SQLiteConnection, catalog: Catalog) {
+        self.db = db
+        self.catalog = catalog
+    }
+
     /// The JSON text of document `id`, or nil when it is absent or the
     /// caller may not read it.
     public func get(_ collection: String, id: String, scope: AccessScope = .system, redaction: Redaction? = nil) throws -> String? {

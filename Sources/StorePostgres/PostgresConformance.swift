@@ -16,6 +16,12 @@ extension PostgresDocumentWriter: DocumentWriting {
     }
 
     public func limitPageCache(bytes: Int) throws {}
+
+    /// Reads inside the writer's transaction (their snapshots become savepoints), after its held creates are sent.
+    public func readerInTransaction() throws -> any DocumentReading {
+        try settleHeldWrite()
+        return PostgresDocumentReader(sharing: db, catalog: catalog)
+    }
 }
 
 extension PGError: DatabaseFailure {

@@ -39,6 +39,12 @@ public final class PostgresDocumentReader {
         try db.execute("SET jit = off")
     }
 
+    /// Reads on the writer's connection, inside its transaction (scripts' before hooks).
+    init(sharing db: PGConnection, catalog: PostgresCatalog) {
+        self.db = db
+        self.catalog = catalog
+    }
+
     /// The JSON text of document `id`, or nil when it is absent or the caller
     /// may not read it; `redaction`'s fields removed as on SQLite.
     public func get(_ collection: String, id: String, scope: AccessScope = .system, redaction: Redaction? = nil) throws -> String? {

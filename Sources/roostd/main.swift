@@ -10,7 +10,7 @@ struct RoostCommand: ParsableCommand {
         commandName: "roostd",
         abstract: "Roost, a self-hosted mobile backend.",
         version: RoostServer.version,
-        subcommands: [Serve.self, CheckConfig.self, SettingsTable.self, CheckReferences.self, Hooks.self, TakeBackup.self, Restore.self, VerifyBackup.self],
+        subcommands: [Serve.self, CheckConfig.self, SettingsTable.self, CheckReferences.self, Hooks.self, CheckScripts.self, TakeBackup.self, Restore.self, VerifyBackup.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -145,7 +145,30 @@ struct Hooks: ParsableCommand {
 
     func run() throws {
         let config = try options.load()
-        print(RoostServer.hookListing(config: config, logger: Logger(label: "roostd")))
+        do { print(try RoostServer.hookListing(config: config, logger: Logger(label: "roostd"))) } catch {
+            FileHandle.standardError.write(Data("roostd hooks: scripts: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct CheckScripts: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-scripts",
+        abstract: "Compile every script of scripts_dir and list what each registers, with file:line (exit 1 on an error).")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() throws {
+        let config = try options.load()
+        do {
+            let lines = try RoostServer.checkScripts(config: config, logger: Logger(label: "roostd"))
+            for line in lines { print(line) }
+            FileHandle.standardError.write(Data("scripts in \(config.scriptsDir): \(lines.count) handler\(lines.count == 1 ? "" : "s")\n".utf8))
+        } catch {
+            FileHandle.standardError.write(Data("roostd check-scripts: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
     }
 }
 

@@ -29,7 +29,7 @@ OTHER = {
     "max_upload_bytes": 1048576, "max_image_pixels": 1000000, "thumbnail_sizes": "[64, 256]", "upload_workers": 8,
     "upload_validation": "decode", "thumbnail_workers": 1, "upload_queue": 16, "files_permission": "private",
     "files_store": None,                                  # s3 needs a bucket: covered by test_files_s3.py
-    "hook_budget_ms": 100, "tls_certificate": "/nonexistent/cert.pem", "tls_key": "/nonexistent/key.pem",
+    "hook_budget_ms": 100, "scripts_dir": "/nonexistent/scripts", "tls_certificate": "/nonexistent/cert.pem", "tls_key": "/nonexistent/key.pem",
     "tls_hsts": "off", "trusted_proxies": '["10.0.0.1"]', "forwarded_header": "Forwarded", "references_max_cascade": 10,
     "database_url": None,                                 # switching engines on a running node: not by a reload test
     "header_timeout": 20, "max_connections_per_address": 100,
@@ -41,7 +41,7 @@ OTHER = {
     "mail_templates_dir": "/etc/roost/mail", "anonymous_accounts": "true", "anonymous_max_idle": 86400,
 }
 MAPPINGS = ("tls_", "cors_")  # scalar settings written as a mapping's members in YAML
-APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key"}
+APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key", "scripts_dir"}
 
 
 def check_config(path):

@@ -1,7 +1,7 @@
 // The console's page-hooks.js: the text between the #""" lines is the file, served as is.
 extension ConsoleAssets {
     static let pageHooksJS = #"""
-// The hook registry in run order.
+// The hook registry in run order, then the Lua scripts' handlers with their counts.
 import { h, alertBox, say } from './dom.js';
 import { get } from './api.js';
 
@@ -9,16 +9,29 @@ export function mount(main) {
   let stopped = false;
   const error = alertBox('error');
   const body = h('tbody', {}, h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'Loading…')));
+  const scripts = h('tbody', {}, h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'Loading…')));
   main.append(h('h1', {}, 'Hooks'), h('p', { class: 'muted' }, 'Every registered hook, in the order it runs: by priority, then registration.'),
     error, h('div', { class: 'table-wrap' }, h('table', { id: 'hooks-table' },
       h('thead', {}, h('tr', {}, ['#', 'Event', 'Collection', 'Hook', 'Priority', 'Budget'].map((t) => h('th', { scope: 'col' }, t)))),
-      body)));
-  get('/admin/hooks').then((list) => {
+      body)),
+    h('h2', {}, 'Script handlers'),
+    h('p', { class: 'muted' }, 'What the Lua scripts in scripts_dir register (SIGHUP reloads them), with calls, errors and time since the last load.'),
+    h('div', { class: 'table-wrap' }, h('table', { id: 'script-hooks-table' },
+      h('thead', {}, h('tr', {}, ['Kind', 'Event', 'Target', 'Where', 'Calls', 'Errors', 'Time'].map((t) => h('th', { scope: 'col' }, t)))),
+      scripts)));
+  get('/admin/hooks').then((all) => {
     if (stopped) return;
+    const list = all.filter((x) => x.source !== 'script');
+    const handlers = all.filter((x) => x.source === 'script');
     body.replaceChildren(...(list.length ? list.map((x, i) => h('tr', {},
       h('td', {}, i + 1), h('td', {}, x.event), h('td', {}, x.collection), h('td', { class: 'mono' }, x.id),
       h('td', {}, x.priority), h('td', {}, x.budgetMs + ' ms')))
       : [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No hooks registered.'))]));
+    scripts.replaceChildren(...(handlers.length ? handlers.map((x) => h('tr', {},
+      h('td', {}, x.kind), h('td', {}, x.event || x.method || ''), h('td', {}, x.collection || x.name || x.schedule || ''),
+      h('td', { class: 'mono' }, x.location), h('td', {}, x.calls), h('td', {}, x.errors + (x.timeouts ? ' (' + x.timeouts + ' over budget)' : '')),
+      h('td', {}, x.totalMs.toFixed(1) + ' ms')))
+      : [h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No scripts loaded.'))]));
   }).catch((e) => { if (!stopped) say(error, 'Cannot list the hooks: ' + e.message); });
   return () => { stopped = true; };
 }

@@ -3,6 +3,8 @@
 public enum CollectionName {
     public static let reserved: Set<String> = [
         "files", "users", "login", "logout", "push", "admin", "events", "healthz", "readyz", "metrics",
+        // The scripts' functions (`/fn/<name>`).
+        "fn",
     ]
 
     /// True when `name` has the allowed shape (reserved or not).

@@ -16,6 +16,7 @@ struct RouteAreas: Sendable {
     let console: ConsoleAdminHandlers
     let setup: AdminSetupHandlers
     let system: SystemHandlers
+    let scripts: RoostScripts
 }
 
 extension Router {
@@ -56,7 +57,9 @@ extension Router {
         ]
         routes += areas.push.routes
         routes += areas.setup.routes + areas.backups.routes + areas.console.routes + areas.admin.routes
-        let tail = [RoostRoute("/admin/*", anyMethod: Router.noEndpoint)] + Self.collectionRoutes(collections, live)
+        // The scripts' functions (`roost.route`): "fn" is not a collection name.
+        let tail = [RoostRoute("/admin/*", anyMethod: Router.noEndpoint)] + areas.scripts.routes(maxBodyBytes: collections.maxBodyBytes)
+            + Self.collectionRoutes(collections, live)
         let listing = RouteListing.json(routes + tail)
         routes.append(RoostRoute(RouteListing.template, [.get: { r, out in areas.console.asAdmin(r, out) { _ in .json(200, listing) } }]))
         routes += tail

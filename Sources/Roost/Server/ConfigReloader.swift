@@ -16,10 +16,13 @@ final class ConfigReloader: @unchecked Sendable {
     private let level: LogLevelBox?
     private let notifier: SystemdNotifier
     private let tls: TLSContext?
+    /// The scripts, loaded again from the new `scripts_dir` on every reload.
+    private let scripts: RoostScripts?
     private let logger: Logger
 
     init(config: RoostConfig, load: @escaping @Sendable () throws -> RoostConfig, settings: ReloadableSettings,
-         level: LogLevelBox?, notifier: SystemdNotifier, tls: TLSContext? = nil, logger: Logger) {
+         level: LogLevelBox?, notifier: SystemdNotifier, tls: TLSContext? = nil, scripts: RoostScripts? = nil, logger: Logger) {
+        self.scripts = scripts
         current = config
         self.load = load
         self.settings = settings
@@ -50,6 +53,7 @@ final class ConfigReloader: @unchecked Sendable {
         var changes = RoostConfig.changedSettings(current, new).filter { $0.onReload == .applied }.map { $0.change(current, new) }
         changes += settings.apply(new)
         if let change = reloadTLS(new) { changes.append(change) }
+        if let change = scripts?.reload(directory: new.scriptsDir) { changes.append(change) }
         let newLevel = Logger.Level(rawValue: new.logLevel)
         let restart = ReloadableSettings.needsRestart(current, new)
         current = new

@@ -3,6 +3,7 @@ import Hooks
 import JSON
 import Jobs
 import Logging
+import Scripts
 import Store
 import Timing
 
@@ -16,6 +17,9 @@ final class HookServices: Sendable {
     let outboxDirty: LockedBox<Bool>
     /// Wakes the webhook dispatcher; installed once it runs.
     let wakeDeliveries = LockedBox<(@Sendable () -> Void)?>(nil)
+    /// Scripts' after hooks (`RoostScripts`): whether some apply, and where committed writes go.
+    let scriptAfter = LockedBox<(@Sendable (HookEvent, String) -> Bool)?>(nil)
+    let scriptDispatch = LockedBox<(@Sendable ([AfterContext]) -> Void)?>(nil)
 
     init(registry: HookRegistry<any DocumentWriting>, outboxDirty: LockedBox<Bool>, logger: Logger) {
         self.registry = registry
@@ -43,7 +47,7 @@ final class HookServices: Sendable {
             text = try write(context.entity)
             context.storedText = text
         }
-        if let next = event.after, registry.hasAfterHooks(next, collection) {
+        if let next = event.after, registry.hasAfterHooks(next, collection) || scriptAfter.get()?(next, collection) == true {
             pending.set(pending.get() + [AfterContext(event: next, collection: collection, actor: scope.principal.userID,
                                                       requestID: requestID, entity: context.stored ?? JSONObject())])
         }
@@ -53,7 +57,9 @@ final class HookServices: Sendable {
     /// What to do once the write's transaction committed.
     func committed(_ pending: Pending) -> @Sendable () -> Void {
         { [self] in
-            for context in pending.get() { after.dispatch(context) }
+            let contexts = pending.get()
+            for context in contexts { after.dispatch(context) }
+            if !contexts.isEmpty { scriptDispatch.get()?(contexts) }
             notifyOutbox()
         }
     }
@@ -70,14 +76,17 @@ final class HookServices: Sendable {
 enum BuiltInHooks {
     /// - Parameter services: the `HookServices` built on this registry, for
     ///   built-in hooks that write other entities (set once it exists).
+    /// - Parameter scripts: registers the scripts' before hooks (`ScriptHooks`), when scripts run.
     static func registry(config: RoostConfig, settings: ReloadableSettings, outboxDirty: LockedBox<Bool>,
-                         services: LockedBox<HookServices?> = LockedBox(nil), logger: Logger) -> HookRegistry<any DocumentWriting> {
+                         services: LockedBox<HookServices?> = LockedBox(nil),
+                         scripts: ((HookRegistry<any DocumentWriting>) -> Void)? = nil, logger: Logger) -> HookRegistry<any DocumentWriting> {
         let registry = HookRegistry<any DocumentWriting>(defaultBudget: .milliseconds(config.hookBudgetMilliseconds), logger: logger)
         if config.messaging.enabled {
             MessagingHooks(threads: config.messaging.threads, messages: config.messaging.messages, settings: settings,
                            outboxDirty: outboxDirty, services: services).register(into: registry)
         }
         WebhookOutboxHook(outboxDirty: outboxDirty).register(into: registry)
+        scripts?(registry)
         OperatorHooks.register(into: registry)
         return registry
     }
@@ -116,9 +125,18 @@ enum OperatorHooks {
 }
 
 extension RoostServer {
-    /// The hooks `config` registers and their run order, one per line: what `roostd hooks` prints.
-    public static func hookListing(config: RoostConfig, logger: Logger) -> String {
+    /// The hooks `config` registers and their run order, one per line, then
+    /// the handlers of its scripts with their file:line: what `roostd hooks` prints.
+    public static func hookListing(config: RoostConfig, logger: Logger) throws -> String {
         let registry = BuiltInHooks.registry(config: config, settings: ReloadableSettings(config), outboxDirty: LockedBox(false), logger: logger)
-        return BuiltInHooks.listing(registry)
+        let scripts = try checkScripts(config: config, logger: logger)
+        return ([BuiltInHooks.listing(registry)] + scripts.map { "script \($0)" }).joined(separator: "\n")
+    }
+
+    /// Compiles every script of `scripts_dir` and lists what each registers
+    /// (`roostd check-scripts`); throws the first error with file:line.
+    public static func checkScripts(config: RoostConfig, logger: Logger) throws -> [String] {
+        let runtime = ScriptRuntime(limits: config.scriptLimits, environment: config.scriptEnvironment, logger: logger)
+        return try runtime.compile(try ScriptFile.all(in: config.scriptsDir)).registrations.map(\.description)
     }
 }

@@ -70,6 +70,8 @@ extension RoostConfig {
         .choice("files_permission", \.filesPermission, "access level of the file store"),
         .choice("files_store", \.filesStore, "local or s3"),
         .int("hook_budget_ms", \.hookBudgetMilliseconds, 1...600_000, "a hook's time budget"),
+        .custom("scripts_dir", "the directory of Lua scripts (*.lua, loaded in name order; SIGHUP reloads them)", .applied,
+                parse: { c, v, _ in c.scriptsDir = "\(v)".trimmingCharacters(in: .whitespaces) }, value: { $0.scriptsDir }),
         .custom("tls_certificate", "PEM certificate chain of the https:// listeners (SIGHUP reloads it)", .applied,
                 parse: { c, v, _ in c.tls.certificate = RoostConfig.expandingCredentials("\(v)") }, value: { $0.tls.certificate ?? "" }),
         .custom("tls_key", "PEM private key of the https:// listeners (SIGHUP reloads it)", .applied,

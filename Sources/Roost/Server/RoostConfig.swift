@@ -137,6 +137,10 @@ public struct RoostConfig: Sendable {
     public var webhooks = Webhooks()
     /// The time budget of a hook, in milliseconds.
     public var hookBudgetMilliseconds = 250
+    /// Where the operator's Lua scripts are (`scripts_dir`; empty: none).
+    public var scriptsDir = "/etc/roost/scripts"
+    /// Budgets and reach of the scripts (`scripts:`).
+    public var scripts = Scripts()
     /// Scheduled and on-demand backups.
     public var backups = Backups()
     /// Most entities one delete may cascade to or nullify (409 past it, nothing changed).
@@ -188,6 +192,8 @@ public struct RoostConfig: Sendable {
                 try applyMessaging(value)
             } else if key == "webhooks" {
                 try applyWebhooks(value)
+            } else if key == "scripts" {
+                try applyScripts(value)
             } else if key == "rate_limits" {
                 try applyRateLimits(value)
             } else if key == "oidc_providers" {

@@ -10,6 +10,7 @@ public enum RoostMetrics {
     /// Every metric declared below, for `Telemetry.bootstrap(declared:)`.
     public static let declared: [MetricName] = [
         .sqliteSeconds, .postgresqlSeconds, .writeCommits, .writeOperations, .thumbnailsGenerated, .webhookDeliveries, .mailDeliveries,
+        .scriptCalls, .scriptSeconds,
         .backupsTaken, .backupLastSuccess, .backupDuration, .backupSize, .liveStreams, .liveEventsSent,
         .liveSlowDisconnects, .liveOverBudget, .liveLag, .slowLaneReads, .sqlitePageCache, .rateLimited,
     ]
@@ -81,6 +82,16 @@ public enum RoostMetrics {
         Counter(label: MetricName.mailDeliveries.name, dimensions: [("outcome", outcome)])
     }
 
+    /// `roost_script_calls_total{kind=…,outcome=…}`.
+    static func scriptCalls(kind: String, outcome: String) -> Counter {
+        Counter(label: MetricName.scriptCalls.name, dimensions: [("kind", kind), ("outcome", outcome)])
+    }
+
+    /// `roost_script_seconds{kind=…}`.
+    static func scriptTimer(kind: String) -> Metrics.Timer {
+        Metrics.Timer(label: MetricName.scriptSeconds.name, dimensions: [("kind", kind)])
+    }
+
     /// Time spent in the database per reader job (`read`) or writer group
     /// commit (`commit`): `roost_sqlite_seconds` or `roost_postgresql_seconds`,
     /// by the engine's name.
@@ -111,6 +122,10 @@ extension MetricName {
         "roost_webhook_deliveries_total", help: "Webhook delivery attempts by outcome: delivered, failed (retried later) or gave_up.")
     static let mailDeliveries = MetricName(
         "roost_mail_deliveries_total", help: "Account mail (verification, reset, email change) SMTP attempts by outcome: sent, failed (retried later) or gave_up.")
+    static let scriptCalls = MetricName(
+        "roost_script_calls_total", help: "Calls of Lua script handlers, by kind (before, after, route, every, cron) and outcome (ok, refused, error, timeout).")
+    static let scriptSeconds = MetricName(
+        "roost_script_seconds", help: "Time Lua script handlers ran, by kind (before, after, route, every, cron).")
     static let backupsTaken = MetricName(
         "roost_backups_total", help: "Backups taken, by outcome.")
     static let backupLastSuccess = MetricName(

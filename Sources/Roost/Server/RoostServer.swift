@@ -8,6 +8,7 @@ import Hooks
 import Jobs
 import Logging
 import Store
+import StorePostgres
 import Timing
 import Webhooks
 
@@ -64,6 +65,7 @@ public final class RoostServer {
             logger.notice("a backup is running: the file store sweep waits for the next start")
         }
         try writer.syncConfigWebhookEndpoints(config.webhooks.endpoints)
+        try writer.prepareScheduledRuns()
 
         let pools = StorePools(engine: engine, writer: writer, config: config, logger: logger)
         try pools.start()
@@ -82,6 +84,8 @@ public final class RoostServer {
                              metricsAccess: config.metricsAccess), state: state, logger: logger)
         let (hooks, files, backups, hub, stats, router) = (areas.hooks, areas.files, areas.backups, areas.hub, areas.stats, areas.router)
         try hooks.after.start()
+        let scripts = areas.scripts
+        try scripts.start(directory: config.scriptsDir, hooks: hooks, node: config.configuredNodeID ?? PostgresNode.id)
         let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
         hooks.wakeDeliveries.set { deliveries.wake() }
         let mail = areas.mail
@@ -122,7 +126,7 @@ public final class RoostServer {
         }
         if let load = services.reloadConfig {
             let reloader = ConfigReloader(config: config, load: load, settings: settings, level: services.logLevel,
-                                          notifier: notifier, tls: tls, logger: logger)
+                                          notifier: notifier, tls: tls, scripts: scripts, logger: logger)
             loops[0].onSignal(SIGHUP) { reloader.begin() }
         }
         let watchdog = startWatchdog(loops)
@@ -162,6 +166,7 @@ public final class RoostServer {
         oidc.shutdown()
         guests?.stop()
         hooks.after.shutdown()
+        scripts.shutdown()
         pools.shutdown()
         checkpointer?.stop()
         writer.checkpoint()

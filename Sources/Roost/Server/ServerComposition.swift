@@ -2,6 +2,7 @@ import Auth
 import Backup
 import Files
 import Jobs
+import Hooks
 import Logging
 import Store
 
@@ -24,6 +25,7 @@ struct ServerComposition {
     let mail: MailOutbox
     /// Sign-in providers (`POST /auth/idtoken`) and their verification pool.
     let oidc: OIDCProviders
+    let scripts: RoostScripts
 
     /// Builds every area on started `pools`; starts only the file pipeline's
     /// own pools (uploads, thumbnails), which handlers submit to directly.
@@ -42,8 +44,13 @@ struct ServerComposition {
         self.jobs = jobs
         let outboxDirty = LockedBox(false)
         let hookServices = LockedBox<HookServices?>(nil)
+        let scripts = RoostScripts(config: config, pools: pools, access: access, logger: logger)
+        self.scripts = scripts
+        let registerScripts: (HookRegistry<any DocumentWriting>) -> Void = { registry in
+            ScriptHooks.register(into: registry, runtime: scripts.runtime, access: access, services: hookServices, logger: logger)
+        }
         let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty,
-                                                                 services: hookServices, logger: logger),
+                                                                 services: hookServices, scripts: registerScripts, logger: logger),
                                  outboxDirty: outboxDirty, logger: logger)
         hookServices.set(hooks)
         self.hooks = hooks
@@ -68,11 +75,12 @@ struct ServerComposition {
             accounts: AccountHandlers(jobs: jobs, collections: collections, hasher: PasswordHasher(cost: config.passwordCost),
                                       sessionLifetime: lifetime, mail: mail, oidc: oidc),
             files: files, push: PushHandlers(jobs: jobs, collections: collections),
-            admin: WebhookHandlers(jobs: jobs, collections: collections, hooks: hooks),
+            admin: WebhookHandlers(jobs: jobs, collections: collections, hooks: hooks, scripts: scripts),
             backups: BackupHandlers(service: backups, jobs: jobs),
             console: ConsoleAdminHandlers(jobs: jobs, stats: stats, logs: .shared),
             setup: AdminSetupHandlers(admin: admin, pools: pools, logger: logger),
-            system: SystemHandlers(jobs: jobs, info: info, metrics: MetricsEndpoint(pools: pools), state: state)))
+            system: SystemHandlers(jobs: jobs, info: info, metrics: MetricsEndpoint(pools: pools), state: state),
+            scripts: scripts))
     }
 
     /// Links in mails when `public_url` is unset: the first listen address.

@@ -68,9 +68,12 @@ extension RoostConfig {
         }
     }
 
-    /// Event types an endpoint may ask for: `message.created`, `<collection>.created|updated|deleted`, `*`.
+    /// Event types an endpoint may ask for: `message.created`, `<collection>.created|updated|deleted`,
+    /// `push.notification` and `script.<event>` (from scripts), `*`.
     static func isKnownEventType(_ type: String) -> Bool {
-        if type == "*" || type == "message.created" { return true }
+        if type == "*" || type == "message.created" || type == "push.notification" { return true }
+        if type.hasPrefix("script."), type.utf8.count > 7, type.utf8.count <= 135,
+           type.dropFirst(7).allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." }) { return true }
         let parts = type.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 2 && CollectionName.isWellFormed(String(parts[0])) && ["created", "updated", "deleted"].contains(String(parts[1]))
     }

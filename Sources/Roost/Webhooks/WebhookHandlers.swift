@@ -17,6 +17,8 @@ struct WebhookHandlers: Sendable {
     let jobs: CallerJobs
     let collections: CollectionHandlers
     let hooks: HookServices
+    /// The scripts' handlers, listed beside the registry's hooks.
+    var scripts: RoostScripts? = nil
 
     var routes: [RoostRoute] {
         let handlers = self
@@ -33,9 +35,17 @@ struct WebhookHandlers: Sendable {
         ]
     }
 
+    /// The registry's hooks, then the scripts' handlers with file:line, calls, errors and time.
     func listHooks(_ request: Request, _ out: ResponseWriter) {
-        let listing = BuiltInHooks.listingJSON(hooks.registry)
-        readAsAdmin(request, out) { _ in .json(200, listing) }
+        let (registry, scripts) = (hooks.registry, self.scripts)
+        readAsAdmin(request, out) { _ in
+            guard case .array(let builtIn)? = try? JSONParser.parse(BuiltInHooks.listingJSON(registry)) else { return .json(200, "[]") }
+            return .json(200, JSONValue.array(builtIn + (scripts?.listing ?? []).map { o in
+                var entry = o
+                entry["source"] = .string("script")
+                return .object(entry)
+            }).jsonText)
+        }
     }
 
     func deleteEndpoint(_ name: String, _ request: Request, _ out: ResponseWriter) {

@@ -110,6 +110,18 @@ public protocol DocumentWriting: SessionLookup {
     func recordMail(rid: Int64, attempt: Int, error: String?, outcome: MailOutcome) throws
     func mailCounts() throws -> (pending: Int, dead: Int)
 
+    // Scheduled jobs' runs (`ScheduledRuns`)
+    /// Creates their table; at start, outside `commitBatch`.
+    func prepareScheduledRuns() throws
+    /// Claims period `fire` of `job` for `node`; false when it ran already or another node holds it.
+    func claimScheduledRun(job: String, fire: Int64, previous: Int64, node: String, now: Int64, leaseUntil: Int64) throws -> Bool
+    /// Marks the claimed period as run.
+    func finishScheduledRun(job: String, node: String) throws
+
+    /// Reads (get, find, count) on this connection, inside the running
+    /// transaction: they see its writes so far (scripts' before hooks).
+    func readerInTransaction() throws -> any DocumentReading
+
     // Upkeep (SQLite's checkpoint and page cache; no-ops elsewhere)
     func checkpoint()
     func limitPageCache(bytes: Int) throws
@@ -144,4 +156,6 @@ extension DocumentWriter: DocumentWriting {
 
     /// SQLite writes each row at once.
     public func settleHeldWrite() throws {}
+
+    public func readerInTransaction() throws -> any DocumentReading { DocumentReader(sharing: db, catalog: catalog) }
 }
