@@ -2,10 +2,14 @@
 If-Match is a 400 that says to quote it (never a false 412), the 400 for a
 large limit points to `after`, and the HTML view of a collection pages,
 renders arrays and `_acl` readably and answers a browser's anonymous visit
-to a non-public collection with a sign-in hint."""
+to a non-public collection with a sign-in hint, and a `$nearSphere` list
+says how far each place is (`_distance`, metres)."""
 
 import html
+import json
+import math
 import re
+import urllib.parse
 
 import pytest
 
@@ -16,7 +20,8 @@ BROWSER = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;
 
 @pytest.fixture(scope="module")
 def roost(tmp_path_factory):
-    cfg = FAST_HASHING + "default_permission: shared\ncollections:\n  spots: {permission: public}\n  diary: {permission: private}\n"
+    cfg = FAST_HASHING + ("default_permission: shared\ncollections:\n  spots: {permission: public}\n  diary: {permission: private}\n"
+                          "  places: {permission: public, indexes: [\"location:geo\"]}\n  pins: {permission: public}\n")
     with Roostd(tmp_path_factory.mktemp("newcomer"), cfg).start() as d:
         yield d
 
@@ -114,3 +119,39 @@ def test_get_files_lists_the_callers_own_uploads_in_pages(roost):
     assert_error(roost.call("GET", "/files"), 401)
     for bad in ("limit=0", "limit=1001", "limit=x", "after=../x"):
         assert_error(roost.call("GET", f"/files?{bad}", token=ann["token"]), 400)
+
+
+def _metres(lng1, lat1, lng2, lat2):
+    """Haversine on the sphere of radius 6,378,100 m, as Roost measures."""
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    h = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lng2 - lng1) / 2) ** 2
+    return 2 * math.asin(min(1, math.sqrt(h))) * 6378100.0
+
+
+@pytest.mark.parametrize("collection", ["places", "pins"])   # with a geo index and without
+@pytest.mark.parametrize("form", ["legacy", "geojson"])
+def test_a_near_sphere_list_carries_each_distance_in_metres(roost, collection, form):
+    centre = (-122.4194, 37.7749)   # San Francisco
+    spots = {"ferry": [-122.3933, 37.7955], "twin": {"type": "Point", "coordinates": [-122.4477, 37.7544]},
+             "oakland": [-122.2711, 37.8044], "nowhere": None}
+    for name, location in spots.items():
+        doc = {"name": name} if location is None else {"name": name, "location": location}
+        assert roost.call("POST", f"/{collection}", doc).status == 201
+    near = centre if form == "legacy" else {"$geometry": {"type": "Point", "coordinates": list(centre)}}
+    query = {"location": {"$nearSphere": near, "$maxDistance": 20000}}
+    r = roost.call("GET", f"/{collection}?query=" + urllib.parse.quote(json.dumps(query)))
+    assert r.status == 200, r
+    names = [d["name"] for d in r.body]
+    assert names[:3] == ["ferry", "twin", "oakland"] and "nowhere" not in names, names
+    for d in r.body:
+        point = d["location"] if isinstance(d["location"], list) else d["location"]["coordinates"]
+        expected = _metres(centre[0], centre[1], point[0], point[1])
+        assert abs(d["_distance"] - expected) < 1e-6 * expected + 1e-6, (d, expected)
+    assert [d["_distance"] for d in r.body] == sorted(d["_distance"] for d in r.body)
+    # Not stored: a plain list and a get carry no `_distance`.
+    plain = roost.call("GET", f"/{collection}")
+    assert plain.status == 200 and all("_distance" not in d for d in plain.body)
+    one = roost.call("GET", f"/{collection}/{r.body[0]['_id']}")
+    assert one.status == 200 and "_distance" not in one.body
+    for d in r.body + plain.body:
+        roost.call("DELETE", f"/{collection}/{d['_id']}")

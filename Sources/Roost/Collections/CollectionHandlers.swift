@@ -50,6 +50,8 @@ struct CollectionHandlers: Sendable {
             let page = try reader.page(collection, find, withTotal: ListParameters.wantsTotal(request), scope: scope,
                                        redaction: access.redaction(collection, scope.principal))
             var documents = page.documents
+            // A nearest-first list says how near: `_distance`, in metres.
+            if let near = NearDistance(find.filter) { documents = documents.map(near.annotate) }
             var truncated = false
             if let fields = try References.fields(request) {
                 (documents, truncated) = try References.resolve(documents, fields: fields, principal: scope.principal, access: access, reader: reader)

@@ -1,0 +1,53 @@
+import JSON
+
+/// The distance in metres from a `$nearSphere` (or `$near`) centre to each
+/// listed document's point, added to the document as `_distance` (as
+/// MongoDB's `$geoNear` adds a distance field). The same arithmetic as the
+/// filter's (`FilterMatcher.sphereDistance`, `FilterCompiler.earthRadiusMetres`),
+/// on the point the filter reads at the field (`[longitude, latitude]`, or a
+/// GeoJSON point's coordinates).
+///
+/// Only a `$nearSphere` at the filter's top level (or in a top-level `$and`)
+/// orders a list, so only that one is measured.
+public struct NearDistance: Sendable {
+    /// The member documents carry the distance in.
+    public static let field = "_distance"
+
+    let path: [String]
+    let centre: (Double, Double)
+
+    /// The `$nearSphere` of `filter`, or nil when it has none.
+    public init?(_ filter: JSONValue) {
+        guard let found = Self.find(filter) else { return nil }
+        (path, centre) = found
+    }
+
+    private static func find(_ filter: JSONValue) -> ([String], (Double, Double))? {
+        guard case .object(let object) = filter else { return nil }
+        for (key, value) in object {
+            if key == "$and", case .array(let parts) = value {
+                for part in parts { if let found = find(part) { return found } }
+                continue
+            }
+            guard !key.hasPrefix("$"), case .object(let ops) = value else { continue }
+            for (op, arg) in ops where op == "$nearSphere" || op == "$near" {
+                guard let centre = FilterCompiler.point(arg), let path = try? FieldPath(key) else { return nil }
+                return (path.components, centre)
+            }
+        }
+        return nil
+    }
+
+    /// `document` (a stored document's JSON text) with `_distance`, in metres;
+    /// unchanged when it cannot be read or holds no point at the field.
+    public func annotate(_ document: String) -> String {
+        guard case .object(var object)? = try? JSONParser.parse(document) else { return document }
+        var value: JSONValue? = .object(object)
+        for key in path { value = FilterMatcher.key(key, of: value) }
+        guard let (x, y) = FilterMatcher.point(value) else { return document }
+        let metres = FilterMatcher.sphereDistance(x.double, y.double, centre.0, centre.1) * FilterCompiler.earthRadiusMetres
+        guard metres.isFinite else { return document }
+        object[Self.field] = .double(metres)
+        return JSONValue.object(object).jsonText
+    }
+}
