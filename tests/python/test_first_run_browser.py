@@ -1,15 +1,17 @@
 """First run in a real browser (issue #41): Chromium opens the one-time link
 roostd printed, creates the admin credential, sees it once and lands in a
 signed-in console. The sign-in page says when no admin credential exists,
-and a user's session token gets its own message. Screenshots go to docs/
-(docs/first-run-*.png), as the README shows them."""
+and a user's session token gets its own message. Screenshots go to
+tests/python/artifacts/console/; with ROOST_DOCS_SCREENSHOTS=1 they replace
+docs/first-run-*.png, which the docs show (so a test run leaves the tree clean)."""
 
+import os
 import pathlib
 
 import pytest
 
 from roost_harness import FAST_HASHING, Roostd
-from console_support import By, browser, console_errors, css, visible_text, wait  # noqa: F401; skips without chromium
+from console_support import ARTIFACTS, By, browser, console_errors, css, visible_text, wait  # noqa: F401; skips without chromium
 from test_first_run import SETUP_LINK
 
 DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
@@ -22,7 +24,11 @@ def fresh(tmp_path):
 
 
 def docs_shot(driver, name):
-    driver.save_screenshot(str(DOCS / f"first-run-{name}.png"))
+    folder = DOCS if os.environ.get("ROOST_DOCS_SCREENSHOTS") == "1" else ARTIFACTS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"first-run-{name}.png"
+    driver.save_screenshot(str(path))
+    assert path.stat().st_size > 1000, path
 
 
 def test_from_the_printed_link_to_a_signed_in_console(browser, fresh):  # noqa: F811
