@@ -181,6 +181,10 @@ public enum Migrations {
                 }
             }
         }),
+        // Direct push (APNs, FCM): each device's APNs environment, whether it
+        // wants silent sync pushes, when its app last registered it, and its
+        // delivery counts; the push outbox, one row per device, and its attempts.
+        Migration(12, PushOutbox.migration),
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -49,6 +49,7 @@ public enum PostgresMigrations {
         feed,
         indexes,
         body,
+        push,
     ]
 
     /// Applies every migration the database has not recorded.

@@ -44,6 +44,10 @@ public protocol DocumentReading: SessionLookup {
     func pendingDeliveryCount() throws -> Int
     func webhookEndpoints() throws -> [WebhookEndpointRecord]
     func devices(userIDs: [String]) throws -> [PushDevice]
+    func duePushes(now: Int64, limit: Int) throws -> [DuePush]
+    func nextPushDue() throws -> Int64?
+    func pushDeviceReports(limit: Int) throws -> [PushDeviceReport]
+    func pushDeliveries(status: String?, limit: Int) throws -> [JSONObject]
 
     // Admin
     func collectionSummaries() throws -> [(name: String, count: Int)]
