@@ -69,6 +69,10 @@ let package = Package(
         // Outgoing webhooks: signing, payloads, delivery from the durable outbox.
         .target(name: "Webhooks", dependencies: ["CCurlShim", "CSodium", "JSON", "Jobs", "Store", .product(name: "Logging", package: "swift-log")]),
 
+        // Direct push: APNs and FCM over HTTP/2 (libcurl multi, CCurlShim/roost_h2.c),
+        // provider JWTs signed with OpenSSL, delivered from the durable push outbox.
+        .target(name: "Push", dependencies: ["CCurlShim", "CCrypto", "JSON", "Jobs", "Store", "Webhooks", .product(name: "Logging", package: "swift-log")]),
+
         // Unix-daemon plumbing: sd_notify, watchdog, socket activation, journald, metrics.
         .target(name: "Daemon", dependencies: [
             "CSystemd", "CJemalloc",
@@ -82,7 +86,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Backup", "Console",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Push", "Backup", "Console",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
