@@ -23,6 +23,12 @@ extension MetricName {
         "roost_thumbnails_generated_total", help: "Thumbnails made by the thumbnail workers.")
     public static let webhookDeliveries = MetricName(
         "roost_webhook_deliveries_total", help: "Webhook delivery attempts by outcome: delivered, failed (retried later) or gave_up.")
+    public static let pushDeliveries = MetricName(
+        "roost_push_deliveries_total", help: "Push attempts to APNs and FCM by provider and outcome: delivered, failed (retried later), gave_up or dropped (device gone).")
+    public static let pushTokensRemoved = MetricName(
+        "roost_push_tokens_removed_total", help: "Push devices removed because their provider disowned the token or it went stale, by reason.")
+    public static let pushConnections = MetricName(
+        "roost_push_connections_opened_total", help: "HTTP/2 connections the push dispatcher opened to APNs and FCM (streams reuse them).")
     public static let backupsTaken = MetricName(
         "roost_backups_total", help: "Backups taken, by outcome.")
     public static let backupLastSuccess = MetricName(
@@ -56,7 +62,7 @@ extension MetricName {
     /// The declarations above, by name: the factory takes each metric's HELP from here.
     static let all: [String: MetricName] = Dictionary(uniqueKeysWithValues: [
         httpRequests, httpRequestDuration, sqliteSeconds, writeCommits, writeOperations, queueDepth, queueCapacity,
-        workerBusyThreads, workerThreads, thumbnailsGenerated, webhookDeliveries, backupsTaken, backupLastSuccess,
+        workerBusyThreads, workerThreads, thumbnailsGenerated, webhookDeliveries, pushDeliveries, pushTokensRemoved, pushConnections, backupsTaken, backupLastSuccess,
         backupDuration, backupSize, liveStreams, liveEventsSent, liveSlowDisconnects, liveOverBudget, liveLag,
         slowLaneReads, sqlitePageCache, allocatorAllocated, allocatorResident, rateLimited,
     ].map { ($0.name, $0) })

@@ -71,6 +71,21 @@ public enum Telemetry {
         Metrics.Counter(label: MetricName.thumbnailsGenerated.name)
     }
 
+    /// `roost_push_deliveries_total{provider=apns|fcm|none, outcome=…}`.
+    public static func pushDeliveries(provider: String, outcome: String) -> Metrics.Counter {
+        Metrics.Counter(label: MetricName.pushDeliveries.name, dimensions: [("provider", provider), ("outcome", outcome)])
+    }
+
+    /// `roost_push_tokens_removed_total{reason=…}`.
+    public static func pushTokensRemoved(reason: String) -> Metrics.Counter {
+        Metrics.Counter(label: MetricName.pushTokensRemoved.name, dimensions: [("reason", reason)])
+    }
+
+    /// `roost_push_connections_opened_total`.
+    public static func pushConnections() -> Metrics.Counter {
+        Metrics.Counter(label: MetricName.pushConnections.name)
+    }
+
     /// The outcomes `roost_webhook_deliveries_total` is broken down by.
     public static let webhookOutcomes = ["delivered", "failed", "gave_up"]
 

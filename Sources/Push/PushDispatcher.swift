@@ -42,6 +42,8 @@ public final class PushDispatcher: @unchecked Sendable {
     let onOutcome: @Sendable (String, String) -> Void
     /// Called per removed device with the reason.
     let onRemoval: @Sendable (String) -> Void
+    /// Called with the number of connections a batch had to open (0 when it reused them).
+    let onConnectionsOpened: @Sendable (Int) -> Void
     let logger: Logger
     private let apns: APNsProvider?
     private let fcm: FCMProvider?
@@ -53,7 +55,8 @@ public final class PushDispatcher: @unchecked Sendable {
     public let connections = LockedBox(0)
 
     public init(engine: any StoreEngine, settings: Settings, apns: APNsProvider?, fcm: FCMProvider?, record: @escaping Record,
-                onOutcome: @escaping @Sendable (String, String) -> Void, onRemoval: @escaping @Sendable (String) -> Void, logger: Logger) {
+                onOutcome: @escaping @Sendable (String, String) -> Void, onRemoval: @escaping @Sendable (String) -> Void,
+                onConnectionsOpened: @escaping @Sendable (Int) -> Void = { _ in }, logger: Logger) {
         self.engine = engine
         self.settings = settings
         self.apns = apns
@@ -61,6 +64,7 @@ public final class PushDispatcher: @unchecked Sendable {
         self.record = record
         self.onOutcome = onOutcome
         self.onRemoval = onRemoval
+        self.onConnectionsOpened = onConnectionsOpened
         self.logger = logger
     }
 
@@ -126,7 +130,9 @@ public final class PushDispatcher: @unchecked Sendable {
                 let due = try reader.duePushes(now: now, limit: settings.batch)
                 if !due.isEmpty {
                     deliver(due, client)
+                    let opened = client.connections - connections.get()
                     connections.set(client.connections)
+                    if opened > 0 { onConnectionsOpened(opened) }
                     if due.count == settings.batch { continue }
                 }
                 if let next = try reader.nextPushDue() {

@@ -79,7 +79,8 @@ public final class RoostServer {
         let (hooks, files, backups, hub, stats, router) = (areas.hooks, areas.files, areas.backups, areas.hub, areas.stats, areas.router)
         try hooks.after.start()
         let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
-        hooks.wakeDeliveries.set { deliveries.wake() }
+        let pushes = try startPushDelivery(engine: engine, pools: pools)
+        hooks.wakeDeliveries.set { deliveries.wake(); pushes?.wake() }
         backups.start()
         try hub.start()
         stats.start()
@@ -143,6 +144,7 @@ public final class RoostServer {
         files.shutdown()
         backups.stop()
         deliveries.shutdown()
+        pushes?.shutdown()
         hooks.after.shutdown()
         pools.shutdown()
         checkpointer?.stop()

@@ -1,0 +1,66 @@
+import Daemon
+import Foundation
+import Logging
+import Push
+import Store
+import Webhooks
+
+extension RoostServer {
+    /// Starts direct push delivery when `push.apns` or `push.fcm` is set:
+    /// reads the credentials (files or the environment, never the YAML) and
+    /// fails the start when they cannot be used. Nil when no provider is set.
+    func startPushDelivery(engine: any StoreEngine, pools: StorePools) throws -> PushDispatcher? {
+        let push = config.push
+        guard push.apns != nil || push.fcm != nil else { return nil }
+        let environment = ProcessInfo.processInfo.environment
+        var apns: APNsProvider?
+        if let a = push.apns {
+            let pem = try PushCredentials.read(file: a.keyFile, variable: "ROOST_APNS_KEY", what: "the APNs key (.p8)", environment: environment)
+            var settings = APNsProvider.Settings(keyID: a.keyID, teamID: a.teamID, topic: a.topic)
+            settings.productionURL = a.url
+            settings.sandboxURL = a.sandboxURL
+            settings.tokenLifetime = a.tokenLifetime
+            apns = try APNsProvider(settings: settings, keyPEM: pem)
+        }
+        var fcm: FCMProvider?
+        if let f = push.fcm {
+            let json = try PushCredentials.read(file: f.serviceAccountFile, variable: "ROOST_FCM_SERVICE_ACCOUNT",
+                                                what: "the FCM service account", environment: environment)
+            var settings = FCMProvider.Settings()
+            settings.endpoint = f.url
+            settings.tokenURL = f.tokenURL
+            fcm = try FCMProvider(account: FCMProvider.ServiceAccount(json: json), settings: settings)
+        }
+        var settings = PushDispatcher.Settings()
+        settings.schedule = RetrySchedule(delays: push.retrySchedule)
+        settings.timeoutMilliseconds = Int(push.timeout * 1000)
+        settings.caFile = push.caFile
+        settings.staleAfterSeconds = push.tokenMaxAgeDays > 0 ? push.tokenMaxAgeDays * 86_400 : nil
+        let logger = self.logger
+        let opened = Telemetry.pushConnections()
+        let dispatcher = PushDispatcher(
+            engine: engine, settings: settings, apns: apns, fcm: fcm,
+            record: { write, done in Self.record(pools, write, done, logger) },
+            onOutcome: { provider, outcome in Telemetry.pushDeliveries(provider: provider, outcome: outcome).increment() },
+            onRemoval: { reason in Telemetry.pushTokensRemoved(reason: reason).increment() },
+            onConnectionsOpened: { opened.increment(by: Int64($0)) },
+            logger: logger)
+        try dispatcher.start()
+        logger.info("direct push enabled", metadata: ["apns": "\(apns != nil)", "fcm": "\(fcm != nil)"])
+        return dispatcher
+    }
+}
+
+/// Reads a push credential: the environment variable's text when set, else
+/// the file (a relative path is under systemd's `$CREDENTIALS_DIRECTORY`,
+/// as `LoadCredential=` puts it). The text itself is never logged.
+enum PushCredentials {
+    static func read(file: String?, variable: String, what: String, environment: [String: String]) throws -> String {
+        if let text = environment[variable], !text.isEmpty { return text }
+        guard let file else { throw PushError("\(what): set \(variable) or name a file in the push settings") }
+        var path = file
+        if !file.hasPrefix("/"), let directory = environment["CREDENTIALS_DIRECTORY"] { path = directory + "/" + file }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw PushError("\(what): cannot read \(path)") }
+        return text
+    }
+}
