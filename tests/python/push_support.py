@@ -72,6 +72,8 @@ class Provider:
         self.access_tokens = []   # issued FCM access tokens
         self.assertions = []
         self.expire_next = False  # answer the next APNs request 403 ExpiredProviderToken
+        self.conn_tokens = {}     # connection -> (since, provider token)
+        self.may_refresh = set()  # connections told their token expired
         self.counts = {}          # token -> requests seen (for "busy"/"flaky" answers)
         self.down = False         # answer every request 503
         self.errors = []          # what a stand-in refused roostd for (should stay empty)
@@ -195,27 +197,29 @@ class Provider:
             return done(403, "InvalidProviderToken")
         if abs(time.time() - claims["iat"]) > 3600:
             return done(403, "ExpiredProviderToken")
+        # Apple: a connection's provider token may change at most once per 20 minutes
+        # (after an ExpiredProviderToken it may change once); each distinct token is recorded.
         with self.lock:
-            known = [j for _, j in self.jwts]
-            if provider_token not in known:
-                if self.jwts and time.time() - self.jwts[-1][0] < 20 * 60 and not getattr(self, "allow_refresh", False):
-                    self.errors.append("apns: a new provider token within 20 minutes")
+            if provider_token not in [j for _, j in self.jwts]:
+                self.jwts.append((time.time(), provider_token))
+            last = self.conn_tokens.get(conn)
+            refresh_refused = expired = False
+            if last and last[1] != provider_token:
+                if time.time() - last[0] < 20 * 60 and conn not in self.may_refresh:
+                    self.errors.append("apns: a new provider token on a connection within 20 minutes")
                     refresh_refused = True
                 else:
-                    refresh_refused = False
-                    self.jwts.append((time.time(), provider_token))
-                    self.allow_refresh = False
-            else:
-                refresh_refused = False
-                if self.expire_next and provider_token == known[-1]:
-                    self.expire_next = False
-                    self.allow_refresh = True
-                    expired = True
-                else:
-                    expired = False
+                    self.may_refresh.discard(conn)
+                    self.conn_tokens[conn] = (time.time(), provider_token)
+            elif not last:
+                self.conn_tokens[conn] = (time.time(), provider_token)
+            if not refresh_refused and self.expire_next:
+                self.expire_next = False
+                self.may_refresh.add(conn)
+                expired = True
         if refresh_refused:
             return done(429, "TooManyProviderTokenUpdates")
-        if provider_token in known and expired:
+        if expired:
             return done(403, "ExpiredProviderToken")
         for required in ("apns-topic", "apns-push-type", "apns-priority", "apns-expiration"):
             if required not in headers:

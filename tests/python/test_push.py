@@ -92,3 +92,141 @@ def test_message_alerts_reach_apns_and_fcm_over_one_reused_connection(world):
     # the credentials never reach the log
     log = roost.log_text()
     assert "PRIVATE KEY" not in log and provider.jwts[0][1] not in log and "ya29." not in log
+
+
+def test_privacy_text_and_the_4kb_apns_limit(world):
+    provider, start = world
+    roost = start(push_extra="  alert_text: generic\n  generic_text: You have a new message\n")
+    _, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    register(roost, bob_token, "phone-bob")
+    register(roost, bob_token, "pixel-bob", platform="android")
+    message(roost, alice_token, bob, "the secret plan " + "é\"x" * 3000)
+    assert provider.wait_for(lambda p: len(p.delivered()) == 2), roost.log_text()
+    apns = provider.delivered("apns")[0]["payload"]
+    assert apns["aps"]["alert"] == {"body": "You have a new message"}
+    fcm = provider.delivered("fcm")[0]["payload"]
+    assert fcm["notification"] == {"body": "You have a new message"}
+    assert "secret" not in str(apns) and "secret" not in str(fcm) and "Alice" not in str(apns)
+    assert not provider.errors, provider.errors
+
+
+def test_a_long_text_is_shortened_to_fit_4kb(world):
+    provider, start = world
+    roost = start()
+    _, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    register(roost, bob_token, "phone-bob")
+    text = "ünïcödé \"quoted\" \\ " * 600  # ~12 KB, escaping makes it larger
+    message(roost, alice_token, bob, text)
+    assert provider.wait_for(lambda p: len(p.delivered()) == 1), roost.log_text()
+    assert not provider.errors, provider.errors  # the stand-in refuses > 4096 bytes
+    body = provider.delivered("apns")[0]["payload"]["aps"]["alert"]["body"]
+    assert body.endswith("…") and text.startswith(body[:-1]) and len(body) > 1000
+
+
+def test_token_hygiene_removes_only_dead_tokens(world):
+    provider, start = world
+    roost = start()
+    _, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    future = int((time.time() + 3600) * 1000)
+    past = int((time.time() - 3600) * 1000)
+    register(roost, bob_token, f"gone-{future}")       # unregistered after it was registered: removed
+    register(roost, bob_token, f"gone-{past}")         # registered again since: kept
+    register(roost, bob_token, "bad-token")            # BadDeviceToken in both environments: removed
+    register(roost, bob_token, "sandbox-dev")          # a debug build's token: works in sandbox, kept
+    register(roost, bob_token, "sandbox-known", environment="sandbox")
+    register(roost, bob_token, "fcm-gone", platform="android")      # UNREGISTERED: removed
+    register(roost, bob_token, "fcm-invalid", platform="android")   # INVALID_ARGUMENT naming the token: removed
+    register(roost, bob_token, "fcm-payload", platform="android")   # INVALID_ARGUMENT about the payload: kept
+    register(roost, bob_token, "phone-ok")
+    message(roost, alice_token, bob, "one")
+    assert provider.wait_for(lambda p: len(devices(roost)) == 5, timeout=20), (devices(roost), roost.log_text())
+    time.sleep(0.5)
+    d = devices(roost)
+    assert set(d) == {f"gone-{past}", "sandbox-dev", "sandbox-known", "fcm-payload", "phone-ok"}, d
+    # BadDeviceToken was tried in both environments before the removal; the debug token moved to sandbox
+    tried = [(r["env"], r["status"]) for r in provider.requests if r["token"] == "bad-token"]
+    assert sorted(tried) == [("production", 400), ("sandbox", 400)]
+    assert [(r["env"], r["status"]) for r in provider.requests if r["token"] == "sandbox-dev"] == [("production", 400), ("sandbox", 200)]
+    assert [r["env"] for r in provider.requests if r["token"] == "sandbox-known"] == ["sandbox"]
+    assert d["sandbox-dev"]["environment"] == "sandbox" and d["sandbox-dev"]["deliveries"] == 1
+    assert d["fcm-payload"]["failures"] == 1 and "INVALID_ARGUMENT" in d["fcm-payload"]["lastError"]
+    assert d[f"gone-{past}"]["failures"] == 1 and "410" in d[f"gone-{past}"]["lastError"]
+    # the next message goes straight to the sandbox for the debug token, and not to removed tokens
+    before = len(provider.requests)
+    message(roost, alice_token, bob, "two")
+    assert provider.wait_for(lambda p: len(p.requests) >= before + 5), roost.log_text()
+    time.sleep(0.5)
+    later = provider.requests[before:]
+    assert sorted(r["token"] for r in later) == sorted([f"gone-{past}", "sandbox-dev", "sandbox-known", "fcm-payload", "phone-ok"])
+    assert [r["env"] for r in later if r["token"] == "sandbox-dev"] == ["sandbox"]
+    # every removal counted by reason and logged
+    text = metrics(roost)
+    for reason, n in (("Unregistered", 1), ("BadDeviceToken", 1), ("UNREGISTERED", 1), ("INVALID_ARGUMENT", 1)):
+        assert f'roost_push_tokens_removed_total{{reason="{reason}"}} {n}' in text, (reason, text)
+    assert roost.log_text().count("push device removed") == 4
+    assert not provider.errors, provider.errors
+
+
+def test_back_off_honours_retry_after_and_5xx_retries(world):
+    provider, start = world
+    roost = start()
+    _, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    register(roost, bob_token, "busy-1")    # 429 Retry-After: 1, twice
+    register(roost, bob_token, "flaky-1")   # 500 once
+    message(roost, alice_token, bob, "eventually")
+    assert provider.wait_for(lambda p: len(p.delivered()) == 2, timeout=30), roost.log_text()
+    busy = [r for r in provider.requests if r["token"] == "busy-1"]
+    assert [r["status"] for r in busy] == [429, 429, 200]
+    flaky = [r["status"] for r in provider.requests if r["token"] == "flaky-1"]
+    assert flaky == [500, 200]
+    rows = {r["token"]: r for r in roost.call("GET", "/admin/push/deliveries", token=ADMIN).body}
+    assert rows["busy-1"]["attempts"] == 3 and rows["busy-1"]["status"] == "delivered"
+    assert rows["flaky-1"]["attempts"] == 2
+    d = devices(roost)
+    assert d["busy-1"]["failures"] == 2 and d["busy-1"]["deliveries"] == 1 and "429" in d["busy-1"]["lastError"]
+
+
+
+
+def test_expired_provider_token_is_refreshed_once(world):
+    provider, start = world
+    roost = start()
+    _, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    register(roost, bob_token, "phone-bob")
+    message(roost, alice_token, bob, "first")
+    assert provider.wait_for(lambda p: len(p.delivered()) == 1)
+    provider.expire_next = True
+    message(roost, alice_token, bob, "second")
+    assert provider.wait_for(lambda p: len(p.delivered()) == 2), roost.log_text()
+    statuses = [r["status"] for r in provider.requests]
+    assert statuses == [200, 403, 200]
+    assert len(provider.jwts) == 2  # signed again once, then reused
+    message(roost, alice_token, bob, "third")
+    assert provider.wait_for(lambda p: len(p.delivered()) == 3)
+    assert len(provider.jwts) == 2 and not provider.errors, provider.errors
+
+
+def test_outage_then_recovery_loses_nothing_across_kill9(world):
+    provider, start = world
+    roost = start(schedule="[0.2, 0.2, 0.5, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]")
+    _, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    register(roost, bob_token, "phone-bob")
+    register(roost, bob_token, "pixel-bob", platform="android")
+    provider.down = True
+    sent = [message(roost, alice_token, bob, f"during outage {i}")["_id"] for i in range(10)]
+    assert provider.wait_for(lambda p: len(p.requests) >= 20)
+    roost.kill9()
+    roost.start()
+    provider.down = False
+    assert provider.wait_for(lambda p: len(p.delivered()) >= 20, timeout=40), roost.log_text()
+    apns_ids = {r["payload"]["messageId"] for r in provider.delivered("apns")}
+    fcm_ids = {r["payload"]["data"]["messageId"] for r in provider.delivered("fcm")}
+    assert apns_ids == set(sent) and fcm_ids == set(sent)
+    rows = roost.call("GET", "/admin/push/deliveries?status=pending", token=ADMIN).body
+    assert rows == []
