@@ -262,6 +262,12 @@ extension DocumentReader {
         }
     }
 
+    /// Devices registered for silent sync pushes (at most `limit`).
+    public func syncDevices(limit: Int) throws -> [PushDevice] {
+        try db.prepare("SELECT token, user_id, platform FROM _push_devices WHERE sync = 1 ORDER BY user_id, token LIMIT ?1")
+            .rows([.int(Int64(limit))]) { PushDevice(token: $0.text(0), userID: $0.text(1), platform: $0.text(2)) }
+    }
+
     /// When the next pending push is due (ms), if any.
     public func nextPushDue() throws -> Int64? {
         try db.prepare("SELECT min(next_attempt_at) FROM _push_deliveries WHERE status = 'pending'").firstRow { $0.isNull(0) ? nil : $0.int(0) } ?? nil

@@ -36,7 +36,7 @@ extension PostgresDocumentWriter {
             let (state, next) = Self.pushState(r.outcome)
             let status: SQLValue = r.status.map { .int(Int64($0)) } ?? .null
             let error: SQLValue = r.error.map { .text($0) } ?? .null
-            let held = try db.query("""
+            let held: [Void] = try db.query("""
                 WITH held AS (
                   UPDATE _push_deliveries SET
                     status = CASE WHEN status = 'pending' THEN $2::text ELSE status END,
@@ -116,6 +116,12 @@ extension PostgresDocumentReader {
                     kind: row.text(4) ?? "", payload: row.text(5) ?? "{}", collapseID: row.text(6), attempts: Int(row.int(7) ?? 0),
                     createdAt: Timestamp.milliseconds(row.text(8) ?? "") ?? 0,
                     device: row.bool(9) == true ? PushDeviceState(environment: row.text(10), seenAt: Timestamp.milliseconds(row.text(11) ?? "") ?? 0) : nil)
+        }
+    }
+
+    public func syncDevices(limit: Int) throws -> [PushDevice] {
+        try db.query("SELECT token, user_id, platform FROM _push_devices WHERE sync ORDER BY user_id, token LIMIT $1::bigint", [.int(Int64(limit))]) {
+            PushDevice(token: $0.text(0) ?? "", userID: $0.text(1) ?? "", platform: $0.text(2) ?? "")
         }
     }
 

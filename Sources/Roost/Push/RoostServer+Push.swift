@@ -51,6 +51,26 @@ extension RoostServer {
     }
 }
 
+extension RoostServer {
+    /// Starts silent sync pushes when a provider is set and some collection has `push_sync: true`.
+    func startPushSync(engine: any StoreEngine, pools: StorePools, hooks: HookServices, access: AccessPolicy,
+                       wakePushes: @escaping @Sendable () -> Void) throws -> PushSyncFanout? {
+        let collections = Set(config.collections.filter { $0.value.pushSync }.keys)
+        let sender = PushSender(config: config.push, outboxDirty: hooks.outboxDirty)
+        guard !collections.isEmpty, sender.isEnabled else {
+            if !collections.isEmpty { logger.warning("push_sync is set but no push provider (push.apns, push.fcm) is configured") }
+            return nil
+        }
+        let logger = self.logger
+        let fanout = PushSyncFanout(engine: engine, access: access, collections: collections, interval: config.push.syncInterval, sender: sender,
+                                    record: { write, done in
+                                        Self.record(pools, write, { done(); wakePushes() }, logger)
+                                    }, logger: logger)
+        try fanout.start()
+        return fanout
+    }
+}
+
 /// Reads a push credential: the environment variable's text when set, else
 /// the file (a relative path is under systemd's `$CREDENTIALS_DIRECTORY`,
 /// as `LoadCredential=` puts it). The text itself is never logged.

@@ -84,7 +84,8 @@ public final class RoostServer {
         backups.start()
         try hub.start()
         stats.start()
-        pools.afterCommit.set { hub.wake() }
+        let sync = try startPushSync(engine: engine, pools: pools, hooks: hooks, access: hub.access, wakePushes: { pushes?.wake() })
+        pools.afterCommit.set { hub.wake(); sync?.wake() }
         // Other nodes' commits (PostgreSQL) wake the live streams too.
         let commitWatch = try engine.watchCommits(logger: logger) { hub.wake() }
         pools.sessionsRevoked.set { hub.sessionsChanged() }
@@ -144,6 +145,7 @@ public final class RoostServer {
         files.shutdown()
         backups.stop()
         deliveries.shutdown()
+        sync?.shutdown()
         pushes?.shutdown()
         hooks.after.shutdown()
         pools.shutdown()

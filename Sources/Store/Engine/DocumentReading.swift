@@ -45,6 +45,7 @@ public protocol DocumentReading: SessionLookup {
     func webhookEndpoints() throws -> [WebhookEndpointRecord]
     func devices(userIDs: [String]) throws -> [PushDevice]
     func duePushes(now: Int64, limit: Int) throws -> [DuePush]
+    func syncDevices(limit: Int) throws -> [PushDevice]
     func nextPushDue() throws -> Int64?
     func pushDeviceReports(limit: Int) throws -> [PushDeviceReport]
     func pushDeliveries(status: String?, limit: Int) throws -> [JSONObject]

@@ -1,0 +1,166 @@
+import Foundation
+import JSON
+import Jobs
+import Logging
+import Push
+import Store
+
+/// Silent sync pushes: after each commit, one thread (`push-sync`) reads
+/// the change feed for collections with `push_sync: true` and decides, with
+/// the very rule live streams use (`ParsedChange.readable`: the entity's
+/// `_acl` and the collection's level, before or after the change), which
+/// users with sync devices may read each change. Each such device gets a
+/// background push naming the collections that changed, at most one per
+/// `push.sync_interval` (changes in between are coalesced into the next,
+/// which carries the collapse id `roost-sync`). The pushes go into the push
+/// outbox through `PushSender` in one writer job per round.
+///
+/// The feed position is kept in memory: changes committed while roostd was
+/// down wake nobody (the app syncs on its next launch anyway).
+final class PushSyncFanout: @unchecked Sendable {
+    static let collapseID = "roost-sync"
+
+    let engine: any StoreEngine
+    let access: AccessPolicy
+    let collections: Set<String>
+    let interval: Double
+    let sender: PushSender
+    let record: @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void
+    let logger: Logger
+
+    private let condition = NSCondition()
+    private var woken = false
+    private var stopped = false
+    private let finished = DispatchGroup()
+
+    // The thread's own state.
+    private var position: Int64 = 0
+    private var devices: [String: [PushDevice]] = [:]
+    private var devicesRead = Date.distantPast
+    /// Per device token: when its last sync push was enqueued, and the collections waiting for the next.
+    private var lastSent: [String: Date] = [:]
+    private var waiting: [String: (user: String, collections: Set<String>)] = [:]
+
+    init(engine: any StoreEngine, access: AccessPolicy, collections: Set<String>, interval: Double, sender: PushSender,
+         record: @escaping @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void,
+         logger: Logger) {
+        self.engine = engine
+        self.access = access
+        self.collections = collections
+        self.interval = interval
+        self.sender = sender
+        self.record = record
+        self.logger = logger
+    }
+
+    func start() throws {
+        // The reader is opened on its own thread and stays there.
+        let opened = DispatchSemaphore(value: 0)
+        let failure = LockedBox<(any Error)?>(nil)
+        finished.enter()
+        NamedThread.start("push-sync") { [self] in
+            defer { finished.leave() }
+            let reader: any DocumentReading
+            do {
+                reader = try engine.openReader(role: "push-sync")
+                position = try reader.feedHead()
+            } catch {
+                failure.set(error)
+                opened.signal()
+                return
+            }
+            opened.signal()
+            run(reader)
+        }
+        opened.wait()
+        if let error = failure.get() { throw error }
+    }
+
+    func wake() {
+        condition.lock(); woken = true; condition.signal(); condition.unlock()
+    }
+
+    func shutdown() {
+        condition.lock(); stopped = true; condition.signal(); condition.unlock()
+        finished.wait()
+    }
+
+    private func run(_ reader: any DocumentReading) {
+        while true {
+            condition.lock()
+            if stopped { condition.unlock(); return }
+            woken = false
+            condition.unlock()
+            var more = false
+            do {
+                more = try round(reader)
+            } catch {
+                logger.warning("silent sync pushes: cannot read the change feed; retrying", metadata: ["error": "\(error)"])
+            }
+            if more { continue }
+            let pause = nextDue().map { max(0.01, $0.timeIntervalSinceNow) } ?? 1
+            condition.lock()
+            if !stopped && !woken { _ = condition.wait(until: Date().addingTimeInterval(min(pause, 1))) }
+            condition.unlock()
+        }
+    }
+
+    /// Reads new changes, marks the devices that may see them, and enqueues
+    /// the pushes that are due. - Returns: true when a full batch was read.
+    private func round(_ reader: any DocumentReading) throws -> Bool {
+        let (changes, _) = try reader.changes(after: position, limit: 500)
+        let relevant = changes.filter { collections.contains($0.collection) }
+        if !relevant.isEmpty {
+            if Date().timeIntervalSince(devicesRead) > 1 {
+                devices = Dictionary(grouping: try reader.syncDevices(limit: 100_000).filter { sender.platforms.contains($0.platform) }, by: \.userID)
+                devicesRead = Date()
+            }
+            for change in relevant {
+                let parsed = ParsedChange(change, level: access.level(of: change.collection))
+                for (user, owned) in devices {
+                    let scope = AccessScope(principal: .user(user), level: parsed.level)
+                    guard parsed.readable(by: scope, after: true) || parsed.readable(by: scope, after: false) else { continue }
+                    for device in owned {
+                        waiting[device.token, default: (user, [])].collections.insert(change.collection)
+                    }
+                }
+            }
+        }
+        if let last = changes.last { position = last.seq }
+        flushDue()
+        return changes.count == 500
+    }
+
+    /// When the next waiting device may be pushed.
+    private func nextDue() -> Date? {
+        waiting.keys.map { (lastSent[$0] ?? .distantPast).addingTimeInterval(interval) }.min()
+    }
+
+    /// Enqueues one background push for every waiting device whose interval has passed.
+    private func flushDue() {
+        let now = Date()
+        var due: [(token: String, user: String, collections: [String])] = []
+        for (token, entry) in waiting where now.timeIntervalSince(lastSent[token] ?? .distantPast) >= interval {
+            due.append((token, entry.user, entry.collections.sorted()))
+        }
+        guard !due.isEmpty else { return }
+        for d in due {
+            waiting[d.token] = nil
+            lastSent[d.token] = now
+        }
+        if lastSent.count > 100_000 { lastSent = lastSent.filter { now.timeIntervalSince($0.value) < interval } }
+        let (sender, pushes) = (self.sender, due)
+        let done = DispatchSemaphore(value: 0)
+        record({ writer in
+            for d in pushes {
+                var sync = JSONObject()
+                sync["sync"] = .array(d.collections.map { .string($0) })
+                var data = JSONObject()
+                data["roost"] = .object(sync)
+                let notification = PushNotification(data: data, background: true, timeToLive: 3600)
+                try sender.enqueue(writer, userID: d.user, notification: notification, collapseID: Self.collapseID, syncOnly: true, token: d.token)
+            }
+        }, { done.signal() })
+        done.wait()
+    }
+}
