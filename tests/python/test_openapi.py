@@ -47,6 +47,11 @@ SERVED = [
     ("/{collection}/_live", "get"),
     ("/users/_live", "get"),
     ("/files/_live", "get"),
+    ("/push/devices", "get"),
+    ("/push/devices", "post"),
+    ("/push/devices/{token}", "delete"),
+    ("/admin/push/devices", "get"),
+    ("/admin/push/deliveries", "get"),
 ]
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 
