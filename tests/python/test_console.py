@@ -52,6 +52,7 @@ def test_wrong_or_missing_token_shows_sign_in_and_reveals_nothing(browser, roost
     ("GET", "/admin/users/u1/sessions"), ("DELETE", "/admin/users/u1/sessions"),
     ("DELETE", "/admin/users/u1/sessions/0123456789abcdef"), ("POST", "/admin/webhooks/endpoints/closed-port/disable"),
     ("GET", "/admin/hooks"), ("GET", "/admin/webhooks/endpoints"), ("GET", "/admin/webhooks/deliveries"),
+    ("GET", "/admin/push/devices"), ("GET", "/admin/push/deliveries"),
 ])
 def test_every_admin_endpoint_refuses_other_tokens(roost, method, path):
     _, user_token = user(roost, f"eve{abs(hash((method, path))) % 10**8}")
@@ -266,11 +267,23 @@ def test_users_sessions_revoke_and_logs(signed_in, roost):
     assert console_errors(driver) == []
 
 
+def test_push_page_shows_devices_with_their_deliveries(signed_in, roost):
+    driver = signed_in
+    _, token = user(roost, "pushy")
+    assert roost.call("POST", "/push/devices", {"platform": "ios", "token": "console-phone-token-1234", "sync": True}, token).status == 201
+    go(driver, "push")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#push-devices-table tr[data-device='console-phone-token-1234']"))
+    row = css(driver, "#push-devices-table tr[data-device='console-phone-token-1234']").text
+    assert "ios" in row and "yes" in row and " 0 " in f" {row} "
+    wait(driver, lambda d: "No pushes." in visible_text(d, "#push-deliveries-table"))
+    assert console_errors(driver) == []
+
+
 def test_every_page_on_a_phone_screen(signed_in, roost):
     driver = signed_in
     viewport(driver, 390, 844, mobile=True)
     try:
-        for page in ("dashboard", "collections", "records/notes", "files", "users", "webhooks", "hooks", "logs"):
+        for page in ("dashboard", "collections", "records/notes", "files", "users", "webhooks", "push", "hooks", "logs"):
             go(driver, page)
             time.sleep(0.6)
             width, wide = driver.execute_script("""return [document.documentElement.scrollWidth,
