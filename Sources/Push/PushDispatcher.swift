@@ -122,7 +122,8 @@ public final class PushDispatcher: @unchecked Sendable {
             condition.unlock()
             var waitMilliseconds = Int64(settings.pollMilliseconds)
             do {
-                if let stale = settings.staleAfterSeconds, Date().timeIntervalSince(lastSweep) > 60 {
+                // Stale devices: at start, then every minute (sooner for a short age).
+                if let stale = settings.staleAfterSeconds, Date().timeIntervalSince(lastSweep) > min(60, Double(stale) / 2) {
                     lastSweep = Date()
                     sweep(staleAfter: stale)
                 }

@@ -235,3 +235,23 @@ def test_outage_then_recovery_loses_nothing_across_kill9(world):
     fcm_ids = {r["payload"]["data"]["messageId"] for r in provider.delivered("fcm")}
     assert apns_ids == set(sent) and fcm_ids == set(sent)
     assert provider.wait_for(lambda p: roost.call("GET", "/admin/push/deliveries?status=pending", token=ADMIN).body == [])
+
+
+def test_tokens_not_registered_again_expire(world):
+    provider, start = world
+    roost = start(push_extra="  token_max_age_days: 0.00003\n")  # about 2.6 s
+    _, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    register(roost, bob_token, "phone-stale")
+    register(roost, bob_token, "phone-fresh")
+    deadline = time.time() + 8
+    while time.time() < deadline:   # the app registers this one again at every launch
+        register(roost, bob_token, "phone-fresh")
+        time.sleep(0.5)
+    assert set(devices(roost)) == {"phone-fresh"}
+    assert 'roost_push_tokens_removed_total{reason="stale"} 1' in metrics(roost)
+    assert "push device removed" in roost.log_text()
+    message(roost, alice_token, bob, "only fresh")
+    assert provider.wait_for(lambda p: len(p.delivered()) == 1)
+    time.sleep(0.3)
+    assert [r["token"] for r in provider.requests] == ["phone-fresh"]

@@ -34,8 +34,8 @@ extension RoostConfig {
         public var genericText = "New message"
         /// Seconds between two silent sync pushes to one device (changes in between are coalesced).
         public var syncInterval: Double = 30
-        /// Days after which a token its app has not registered again is dropped (0: never).
-        public var tokenMaxAgeDays = 270
+        /// Days after which a token its app has not registered again is dropped (0: never; fractions allowed).
+        public var tokenMaxAgeDays: Double = 270
         public var retrySchedule: [Double] = [1, 5, 30, 120, 600, 1800, 3600, 7200]
         /// Seconds a batch of requests may take.
         public var timeout: Double = 10
@@ -63,7 +63,7 @@ extension RoostConfig {
                 guard (1...200).contains(text.count) else { throw Invalid("push.generic_text must be 1 to 200 characters") }
                 push.genericText = text
             case "sync_interval": push.syncInterval = try number(key, v, 0...86_400)
-            case "token_max_age_days": push.tokenMaxAgeDays = Int(try number(key, v, 0...3650))
+            case "token_max_age_days": push.tokenMaxAgeDays = try number(key, v, 0...3650)
             case "timeout": push.timeout = try number(key, v, 0.1...300)
             case "ca_file": push.caFile = "\(v)"
             case "retry_schedule":

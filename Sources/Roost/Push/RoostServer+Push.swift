@@ -35,7 +35,7 @@ extension RoostServer {
         settings.schedule = RetrySchedule(delays: push.retrySchedule)
         settings.timeoutMilliseconds = Int(push.timeout * 1000)
         settings.caFile = push.caFile
-        settings.staleAfterSeconds = push.tokenMaxAgeDays > 0 ? push.tokenMaxAgeDays * 86_400 : nil
+        settings.staleAfterSeconds = push.tokenMaxAgeDays > 0 ? max(1, Int(push.tokenMaxAgeDays * 86_400)) : nil
         let logger = self.logger
         let opened = Telemetry.pushConnections()
         let dispatcher = PushDispatcher(
