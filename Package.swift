@@ -120,6 +120,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
+        .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "CCrypto"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoostKitTests", dependencies: ["RoostKit", "roostd", "RoostChat", "RoostTestSupport"]),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),

@@ -71,8 +71,20 @@ public final class APNsProvider {
             ("apns-expiration", String(push.createdAt / 1000 + Int64(notification.timeToLive))),
             ("content-type", "application/json"),
         ]
-        if let collapse = push.collapseID { headers.append(("apns-collapse-id", String(collapse.utf8.prefix(64))!)) }
+        if let collapse = push.collapseID { headers.append(("apns-collapse-id", Self.prefix(collapse, bytes: 64))) }
         return HTTP2Request(url: url(environment: environment) + "/3/device/" + push.token, headers: headers, body: payload)
+    }
+
+    /// The longest prefix of `text` within `bytes` UTF-8 bytes (APNs takes collapse ids of up to 64).
+    static func prefix(_ text: String, bytes: Int) -> String {
+        var out = ""
+        var used = 0
+        for c in text.unicodeScalars {
+            used += String(c).utf8.count
+            if used > bytes { break }
+            out.unicodeScalars.append(c)
+        }
+        return out
     }
 
     /// What APNs's answer means.

@@ -29,6 +29,8 @@ public final class PushDispatcher: @unchecked Sendable {
         public var caFile: String?
         /// Devices whose app has not registered them for this many seconds are dropped (nil: never).
         public var staleAfterSeconds: Int?
+        /// Finished pushes (and their attempts) are forgotten this many seconds after their last change.
+        public var keepFinishedSeconds = 7 * 86_400
         public init() {}
     }
 
@@ -123,9 +125,9 @@ public final class PushDispatcher: @unchecked Sendable {
             var waitMilliseconds = Int64(settings.pollMilliseconds)
             do {
                 // Stale devices: at start, then every minute (sooner for a short age).
-                if let stale = settings.staleAfterSeconds, Date().timeIntervalSince(lastSweep) > min(60, Double(stale) / 2) {
+                if Date().timeIntervalSince(lastSweep) > min(60, Double(settings.staleAfterSeconds ?? 120) / 2) {
                     lastSweep = Date()
-                    sweep(staleAfter: stale)
+                    sweep(staleAfter: settings.staleAfterSeconds)
                 }
                 let now = Outbox.nowMilliseconds()
                 let due = try reader.duePushes(now: now, limit: settings.batch)
@@ -329,12 +331,16 @@ public final class PushDispatcher: @unchecked Sendable {
         logger.notice("push device removed", metadata: ["token": "\(token.prefix(8))…", "reason": "\(reason)"])
     }
 
-    /// Drops devices not registered again for `staleAfter` seconds.
-    private func sweep(staleAfter: Int) {
-        let cutoff = Timestamp.format(Date().addingTimeInterval(-Double(staleAfter)))
+    /// Drops devices not registered again for `staleAfter` seconds, and forgets old finished pushes.
+    private func sweep(staleAfter: Int?) {
+        let cutoff = staleAfter.map { Timestamp.format(Date().addingTimeInterval(-Double($0))) }
+        let finished = Timestamp.format(Date().addingTimeInterval(-Double(settings.keepFinishedSeconds)))
         let done = DispatchSemaphore(value: 0)
         let removed = LockedBox<[String]>([])
-        record({ writer in removed.set(try writer.expireStaleDevices(seenBefore: cutoff)) }, { done.signal() })
+        record({ writer in
+            _ = try writer.pruneFinishedPushes(before: finished)
+            if let cutoff { removed.set(try writer.expireStaleDevices(seenBefore: cutoff)) }
+        }, { done.signal() })
         done.wait()
         for token in removed.get() { removedDevice(token, "stale") }
     }

@@ -70,17 +70,23 @@ public struct PushNotification: Sendable, Equatable {
     /// The APNs payload, at most `apnsPayloadLimit` bytes: a long body is
     /// shortened (with an ellipsis) to fit; nil when even that cannot fit.
     public func apnsPayload() -> [UInt8]? {
-        var text = body ?? ""
-        while true {
-            let bytes = Array(apnsObject(body: body == nil ? nil : text).jsonText.utf8)
-            if bytes.count <= Self.apnsPayloadLimit { return bytes }
-            guard !text.isEmpty else { return nil }
-            let over = bytes.count - Self.apnsPayloadLimit
-            // Drop at least what is over (escaping may make a character cost more), on a character boundary.
-            var cut = text.unicodeScalars.count - max(1, over / 2)
-            if text.hasSuffix("…") { cut -= 1 }
-            text = cut <= 0 ? "" : String(String.UnicodeScalarView(text.unicodeScalars.prefix(cut))) + "…"
+        func encoded(_ body: String?) -> [UInt8] { Array(apnsObject(body: body).jsonText.utf8) }
+        let whole = encoded(body)
+        if whole.count <= Self.apnsPayloadLimit { return whole }
+        guard let body else { return nil }
+        // The longest prefix (in Unicode scalars) that fits with an ellipsis: a binary search, as escaping makes sizes uneven.
+        let scalars = Array(body.unicodeScalars)
+        func shortened(_ n: Int) -> String {
+            var s = String.UnicodeScalarView()
+            s.append(contentsOf: scalars[..<n])
+            return String(s) + "…"
         }
+        var (fits, over) = (-1, scalars.count)
+        while over - fits > 1 {
+            let mid = (fits + over) / 2
+            if encoded(shortened(max(mid, 0))).count <= Self.apnsPayloadLimit { fits = mid } else { over = mid }
+        }
+        return fits < 0 ? nil : encoded(shortened(fits))
     }
 
     func apnsObject(body: String?) -> JSONObject {

@@ -236,6 +236,20 @@ extension DocumentWriter {
         return true
     }
 
+    /// Forgets finished pushes (delivered, dead, dropped) and their attempts last changed before `cutoff`, 10,000 at a time.
+    /// - Returns: how many were removed.
+    public func pruneFinishedPushes(before cutoff: String) throws -> Int {
+        let rids = try db.prepare("SELECT rid FROM _push_deliveries WHERE status <> 'pending' AND updated_at < ?1 LIMIT 10000")
+            .rows([.text(cutoff)]) { $0.int(0) }
+        let attempts = try db.prepare("DELETE FROM _push_attempts WHERE delivery_rid = ?1")
+        let row = try db.prepare("DELETE FROM _push_deliveries WHERE rid = ?1")
+        for rid in rids {
+            try attempts.run([.int(rid)])
+            try row.run([.int(rid)])
+        }
+        return rids.count
+    }
+
     /// Drops devices whose app has not registered them since `cutoff` (a timestamp).
     /// - Returns: the tokens removed.
     public func expireStaleDevices(seenBefore cutoff: String) throws -> [String] {

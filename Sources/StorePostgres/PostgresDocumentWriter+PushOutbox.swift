@@ -87,6 +87,18 @@ extension PostgresDocumentWriter {
         return true
     }
 
+    public func pruneFinishedPushes(before cutoff: String) throws -> Int {
+        let rids = try db.query("""
+            DELETE FROM _push_deliveries WHERE rid IN (SELECT rid FROM _push_deliveries WHERE status <> 'pending' AND updated_at < $1::text LIMIT 10000)
+            RETURNING rid
+            """, [.text(cutoff)]) { $0.int(0) ?? 0 }
+        if !rids.isEmpty {
+            try db.run("DELETE FROM _push_attempts WHERE delivery_rid = ANY(string_to_array($1::text, ',')::bigint[])",
+                       [.text(rids.map(String.init).joined(separator: ","))])
+        }
+        return rids.count
+    }
+
     public func expireStaleDevices(seenBefore cutoff: String) throws -> [String] {
         let tokens = try db.query("SELECT token FROM _push_devices WHERE coalesce(seen_at, updated_at) < $1::text LIMIT 1000", [.text(cutoff)]) {
             $0.text(0) ?? ""

@@ -152,6 +152,7 @@ class Provider:
         return self.apns(name, scope, headers, body, conn)
 
     def record(self, **entry):
+        entry["at"] = time.monotonic()
         with self.lock:
             self.requests.append(entry)
 
