@@ -80,7 +80,9 @@ def main():
             print(f"GET /users/me p99: idle {p99(idle):.2f} ms, during pushes {p99(busy):.2f} ms "
                   f"({len(idle)} and {len(busy)} requests)")
             m = urllib.request.urlopen(roost.base + "/metrics").read().decode()
-            print([line for line in m.splitlines() if line.startswith("roost_push_connections_opened_total")])
+            print([line for line in m.splitlines() if line.startswith(("roost_push_connections_opened_total", "roost_push_deliveries_total"))])
+            failures = [line for line in roost.log_text().splitlines() if "push attempt failed" in line]
+            print(f"failed attempts logged: {len(failures)}", failures[:3])
         finally:
             roost.stop(strict=False)
             provider.stop()

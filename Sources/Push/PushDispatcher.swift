@@ -21,8 +21,8 @@ public final class PushDispatcher: @unchecked Sendable {
         /// Seconds to wait after each failed attempt; its length sets the number of attempts.
         public var schedule = RetrySchedule(delays: [1, 5, 30, 120, 600, 1800, 3600, 7200])
         public var timeoutMilliseconds = 10_000
-        /// Pushes sent together (streams of one connection).
-        public var batch = 500
+        /// Pushes sent together (streams of one connection; servers allow 100 concurrent streams or more).
+        public var batch = 100
         /// The longest the thread sleeps without being woken.
         public var pollMilliseconds = 1_000
         /// A PEM bundle to trust instead of the system's CAs (stand-ins in tests).

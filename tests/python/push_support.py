@@ -73,6 +73,7 @@ class Provider:
         self.assertions = []
         self.expire_next = False  # answer the next APNs request 403 ExpiredProviderToken
         self.conn_tokens = {}     # connection -> (since, provider token)
+        self.verified = {}        # provider token -> (header, claims), once its signature verified
         self.may_refresh = set()  # connections told their token expired
         self.counts = {}          # token -> requests seen (for "busy"/"flaky" answers)
         self.down = False         # answer every request 503
@@ -98,6 +99,7 @@ class Provider:
         config.alpn_protocols = ["h2"] if name != "fcm" else ["h2", "http/1.1"]
         config.h2_max_concurrent_streams = 1000
         config.keep_alive_timeout = 600
+        config.keep_alive_max_requests = 10**9  # hypercorn closes a connection after 1000 requests by default; APNs does not
         config.loglevel = "WARNING"
         ready = threading.Event()
         provider = self
@@ -187,9 +189,13 @@ class Provider:
             return done(403, "MissingProviderToken")
         provider_token = auth[7:]
         try:
-            header = jwt.get_unverified_header(provider_token)
-            claims = jwt.decode(provider_token, self.creds.apns_key.public_key(), algorithms=["ES256"],
-                                options={"verify_aud": False, "require": ["iss", "iat"]})
+            # Each distinct token is verified once (its text is then known good).
+            header, claims = self.verified.get(provider_token) or (None, None)
+            if header is None:
+                header = jwt.get_unverified_header(provider_token)
+                claims = jwt.decode(provider_token, self.creds.apns_key.public_key(), algorithms=["ES256"],
+                                    options={"verify_aud": False, "require": ["iss", "iat"]})
+                self.verified[provider_token] = (header, claims)
         except Exception as error:  # noqa: BLE001 - any failure is Apple's InvalidProviderToken
             self.refuse(f"apns: provider token does not verify: {error}")
             return done(403, "InvalidProviderToken")
