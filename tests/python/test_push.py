@@ -183,6 +183,8 @@ def test_back_off_honours_retry_after_and_5xx_retries(world):
     assert provider.wait_for(lambda p: len(p.delivered()) == 2, timeout=30), roost.log_text()
     busy = [r for r in provider.requests if r["token"] == "busy-1"]
     assert [r["status"] for r in busy] == [429, 429, 200]
+    # the schedule alone waits ~0.2 s then ~0.3 s; Retry-After: 1 holds each retry back a second
+    assert busy[1]["at"] - busy[0]["at"] >= 0.95 and busy[2]["at"] - busy[1]["at"] >= 0.95
     flaky = [r["status"] for r in provider.requests if r["token"] == "flaky-1"]
     assert flaky == [500, 200]
     def rows():
@@ -255,3 +257,26 @@ def test_tokens_not_registered_again_expire(world):
     assert provider.wait_for(lambda p: len(p.delivered()) == 1)
     time.sleep(0.3)
     assert [r["token"] for r in provider.requests] == ["phone-fresh"]
+
+
+@pytest.mark.parametrize("body,who,status", [
+    ({"platform": "ios", "token": "t1", "environment": "staging"}, "user", 400),
+    ({"platform": "android", "token": "t1", "environment": "sandbox"}, "user", 400),
+    ({"platform": "ios", "token": "t1", "sync": "yes"}, "user", 400),
+    ({"platform": "ios", "token": "a/b"}, "user", 400),
+    ({"platform": "ios", "token": "t1", "sync": True}, "anonymous", 401),
+    ({"platform": "ios", "token": "t1", "sync": True}, "admin", 403),
+    ({"platform": "ios", "token": "t1", "environment": "production", "sync": True}, "user", 201),
+])
+def test_device_registration_checks_its_fields(world, body, who, status):
+    provider, start = world
+    roost = start()
+    _, token = user(roost, "alice")
+    resp = roost.call("POST", "/push/devices", body, {"user": token, "anonymous": None, "admin": ADMIN}[who])
+    assert resp.status == status, resp.body
+    if status >= 400:
+        assert "error" in resp.body
+        assert devices(roost) == {}
+    else:
+        d = devices(roost)["t1"]
+        assert d["environment"] == "production" and d["sync"] is True and d["deliveries"] == 0
