@@ -96,3 +96,23 @@ def test_sync_push_wakes_only_readers_and_is_coalesced(world):
     assert "notification" not in fcm and fcm["android"]["priority"] == "NORMAL" and fcm["android"]["collapse_key"] == "roost-sync"
     assert json.loads(fcm["data"]["roost"]) == {"sync": ["tasks"]}
     assert not provider.errors, provider.errors
+
+
+def test_a_waiting_sync_push_survives_kill9(world):
+    provider, roost = world
+    alice, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    register(roost, bob_token, "sync-bob", sync=True)
+    time.sleep(1.2)
+    assert roost.call("POST", "/notes", {"title": "one", "_acl": {"read": [bob]}}, alice_token).status == 201
+    assert provider.wait_for(lambda p: len(background(p, "sync-bob")) == 1)
+    time.sleep(0.8)  # the position after the first push is saved
+    # the second change waits for bob's interval (2 s) in memory: roostd dies first
+    assert roost.call("POST", "/notes", {"title": "two", "_acl": {"read": [bob]}}, alice_token).status == 201
+    time.sleep(0.3)
+    roost.kill9()
+    assert len(background(provider, "sync-bob")) == 1
+    roost.start()
+    assert provider.wait_for(lambda p: len(background(p, "sync-bob")) == 2, timeout=15), roost.log_text()
+    assert background(provider, "sync-bob")[1]["payload"]["roost"] == {"sync": ["notes"]}
+    assert "resume from the saved feed position" in roost.log_text()

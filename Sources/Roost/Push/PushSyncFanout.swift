@@ -15,8 +15,10 @@ import Store
 /// which carries the collapse id `roost-sync`). The pushes go into the push
 /// outbox through `PushSender` in one writer job per round.
 ///
-/// The feed position is kept in memory: changes committed while roostd was
-/// down wake nobody (the app syncs on its next launch anyway).
+/// At least once across a crash: the feed position is saved in
+/// `data_dir/push-sync.position` (with the feed's epoch) whenever no device
+/// is left waiting, so a restart reads again every change whose pushes
+/// were not yet queued; a device may then be woken twice.
 final class PushSyncFanout: @unchecked Sendable {
     static let collapseID = "roost-sync"
 
@@ -27,6 +29,8 @@ final class PushSyncFanout: @unchecked Sendable {
     let sender: PushSender
     let record: @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void
     let logger: Logger
+    /// Where the feed position is saved (nil: not saved).
+    let positionFile: String?
 
     private let condition = NSCondition()
     private var woken = false
@@ -43,7 +47,8 @@ final class PushSyncFanout: @unchecked Sendable {
 
     init(engine: any StoreEngine, access: AccessPolicy, collections: Set<String>, interval: Double, sender: PushSender,
          record: @escaping @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void,
-         logger: Logger) {
+         positionFile: String?, logger: Logger) {
+        self.positionFile = positionFile
         self.engine = engine
         self.access = access
         self.collections = collections
@@ -63,7 +68,7 @@ final class PushSyncFanout: @unchecked Sendable {
             let reader: any DocumentReading
             do {
                 reader = try engine.openReader(role: "push-sync")
-                position = try reader.feedHead()
+                position = try resumePosition(reader)
             } catch {
                 failure.set(error)
                 opened.signal()
@@ -128,7 +133,39 @@ final class PushSyncFanout: @unchecked Sendable {
         }
         if let last = changes.last { position = last.seq }
         flushDue()
+        if waiting.isEmpty && position != saved && Date().timeIntervalSince(savedAt) >= 0.5 { save(position) }
         return changes.count == 500
+    }
+
+    /// The position last saved (thread only).
+    private var saved: Int64 = -1
+    private var savedAt = Date.distantPast
+    private var epoch = ""
+
+    /// The saved position when it is from this feed and still retained, else the head.
+    private func resumePosition(_ reader: any DocumentReading) throws -> Int64 {
+        let (epoch, horizon) = try reader.feedMeta()
+        self.epoch = epoch
+        let head = try reader.feedHead()
+        guard let positionFile, let text = try? String(contentsOfFile: positionFile, encoding: .utf8) else { return head }
+        let parts = text.split(separator: " ")
+        guard parts.count == 2, parts[0] == epoch, let seq = Int64(parts[1]), seq >= horizon, seq <= head else { return head }
+        if seq < head { logger.info("silent sync pushes resume from the saved feed position", metadata: ["behind": "\(head - seq)"]) }
+        saved = seq
+        return seq
+    }
+
+    private func save(_ seq: Int64) {
+        guard let positionFile else { return }
+        let temporary = positionFile + ".tmp"
+        do {
+            try "\(epoch) \(seq)".write(toFile: temporary, atomically: false, encoding: .utf8)
+            if rename(temporary, positionFile) != 0 { throw PushError("rename failed") }
+            saved = seq
+            savedAt = Date()
+        } catch {
+            logger.warning("cannot save the silent sync position", metadata: ["file": "\(positionFile)", "error": "\(error)"])
+        }
     }
 
     /// When the next waiting device may be pushed.

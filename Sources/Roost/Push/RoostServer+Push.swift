@@ -65,7 +65,7 @@ extension RoostServer {
         let fanout = PushSyncFanout(engine: engine, access: access, collections: collections, interval: config.push.syncInterval, sender: sender,
                                     record: { write, done in
                                         Self.record(pools, write, { done(); wakePushes() }, logger)
-                                    }, logger: logger)
+                                    }, positionFile: config.dataDir + "/push-sync.position", logger: logger)
         try fanout.start()
         return fanout
     }
