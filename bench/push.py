@@ -5,6 +5,7 @@ hypercorn + h2 server, which verifies each provider token), and GET latency
 meanwhile against its idle p99.
 
   bench/push.py [--roostd .build/release/roostd] [--devices 200] [--messages 250]
+  bench/push.py --sync-only     # silent-sync coalescing under ~1,000 writes/s
 
 One recipient with DEVICES iOS devices; MESSAGES messages sent through
 /_batch make DEVICES x MESSAGES pushes. Rate = pushes / span from the first to
@@ -43,13 +44,44 @@ def p99(values):
     return values[int(len(values) * 0.99)] if values else float("nan")
 
 
+def sync_phase(a):
+    """Silent-sync coalescing under a write load: one sync device, `sync_interval: 1`,
+    creates in a push_sync collection as fast as /_batch takes them for 6 s."""
+    with tempfile.TemporaryDirectory() as tmp:
+        provider = Provider(Path(tmp)).start()
+        extra = "collections:\n  tasks:\n    permission: shared\n    push_sync: true\n"
+        roost = Roostd(str(Path(tmp) / "data"), config(provider, extra=extra, push_extra="  sync_interval: 1\n"),
+                       env=env(provider)).start()
+        try:
+            _, alice_token = user(roost, "alice")
+            _, bob_token = user(roost, "bob")
+            register(roost, bob_token, "sync-bob", sync=True)
+            time.sleep(1.5)
+            writes, t0 = 0, time.monotonic()
+            while time.monotonic() - t0 < 6:
+                ops = [{"method": "POST", "path": "/tasks", "body": {"n": writes + i}} for i in range(100)]
+                assert roost.call("POST", "/_batch", {"operations": ops}, alice_token, timeout=60).status == 200
+                writes += 100
+            elapsed = time.monotonic() - t0
+            time.sleep(2)
+            pushes = [r for r in provider.requests if r["token"] == "sync-bob"]
+            print(f"sync: {writes} writes in {elapsed:.1f} s ({writes / elapsed:.0f}/s); pushes to the device: {len(pushes)} "
+                  f"(interval 1 s: at most {int(elapsed) + 2})")
+        finally:
+            roost.stop(strict=False)
+            provider.stop()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--roostd", default=os.environ.get("ROOSTD", str(ROOT / ".build/debug/roostd")))
     ap.add_argument("--devices", type=int, default=200)
     ap.add_argument("--messages", type=int, default=250)
+    ap.add_argument("--sync-only", action="store_true")
     a = ap.parse_args()
     os.environ["ROOSTD"] = a.roostd
+    if a.sync_only:
+        return sync_phase(a)
     with tempfile.TemporaryDirectory() as tmp:
         provider = Provider(Path(tmp)).start()
         roost = Roostd(str(Path(tmp) / "data"), config(provider, push_extra="  timeout: 30\n"), env=env(provider)).start()
