@@ -280,3 +280,20 @@ def test_device_registration_checks_its_fields(world, body, who, status):
     else:
         d = devices(roost)["t1"]
         assert d["environment"] == "production" and d["sync"] is True and d["deliveries"] == 0
+
+
+@pytest.mark.parametrize("change,why", [
+    (("key_file: apns.p8", "key_file: missing.p8"), "cannot read"),
+    (("key_file: apns.p8", "key_file: fcm.json"), "the APNs key (.p8) cannot be used"),
+])
+def test_unusable_credentials_stop_the_start(world, change, why):
+    provider, _ = world
+    with tempfile.TemporaryDirectory() as data:
+        roost = Roostd(data, config(provider).replace(*change), env=env(provider))
+        roost.start(wait=False)
+        deadline = time.time() + 20
+        while roost.proc.poll() is None and time.time() < deadline:
+            time.sleep(0.1)
+        assert roost.proc.returncode not in (None, 0)
+        log = roost.log_text()
+        assert why in log and "PRIVATE KEY" not in log

@@ -41,6 +41,16 @@ extension RoostConfig {
         public var timeout: Double = 10
         /// A PEM bundle to trust for the providers instead of the system's CAs (stand-ins).
         public var caFile: String?
+
+        /// One line for `roostd check-config` (where the credentials come from, never their text), or nil when off.
+        public var summary: String? {
+            guard apns != nil || fcm != nil else { return nil }
+            var parts: [String] = []
+            if let a = apns { parts.append("apns topic \(a.topic), key \(a.keyFile.map { "file \($0)" } ?? "ROOST_APNS_KEY"), \(a.url)") }
+            if let f = fcm { parts.append("fcm \(f.serviceAccountFile.map { "file \($0)" } ?? "ROOST_FCM_SERVICE_ACCOUNT"), \(f.url)") }
+            parts.append("alert_text \(alertText.rawValue), sync_interval \(syncInterval) s, token_max_age_days \(tokenMaxAgeDays)")
+            return "push: " + parts.joined(separator: "; ")
+        }
     }
 
     mutating func applyPush(_ value: Any) throws {
