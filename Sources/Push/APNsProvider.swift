@@ -72,7 +72,23 @@ public final class APNsProvider {
             ("content-type", "application/json"),
         ]
         if let collapse = push.collapseID { headers.append(("apns-collapse-id", Self.prefix(collapse, bytes: 64))) }
-        return HTTP2Request(url: url(environment: environment) + "/3/device/" + push.token, headers: headers, body: payload)
+        return HTTP2Request(url: url(environment: environment) + "/3/device/" + Self.pathSegment(push.token), headers: headers, body: payload)
+    }
+
+    /// A device token as one path segment: anything but letters, digits and `-._~` percent-encoded
+    /// (APNs tokens are hex; a client's odd token then only ever reaches `/3/device/…` as refused).
+    static func pathSegment(_ token: String) -> String {
+        var out = ""
+        for byte in token.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
     }
 
     /// The longest prefix of `text` within `bytes` UTF-8 bytes (APNs takes collapse ids of up to 64).
@@ -111,4 +127,8 @@ public final class APNsProvider {
             return .dead(reason: "APNs \(status) \(reason)")
         }
     }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
 }

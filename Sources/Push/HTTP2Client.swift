@@ -58,7 +58,7 @@ public final class HTTP2Client {
             return UnsafePointer(p)
         }
         let headerLists: [[UnsafePointer<CChar>?]] = requests.map { r in r.headers.map { keep("\($0.0): \($0.1)") } }
-        var bodies: [UnsafeMutableRawPointer?] = requests.map { r in
+        let bodies: [UnsafeMutableRawPointer?] = requests.map { r in
             let p = malloc(max(r.body.count, 1))
             r.body.withUnsafeBytes { if let base = $0.baseAddress { p?.copyMemory(from: base, byteCount: r.body.count) } }
             return p
@@ -77,7 +77,6 @@ public final class HTTP2Client {
         var out = [roost_h2_response](repeating: roost_h2_response(), count: requests.count)
         _ = roost_h2_perform(client, &c, &out, requests.count, timeoutMilliseconds)
         defer { roost_h2_release(&out, out.count) }
-        bodies = bodies.map { $0 }
         return out.map { r in
             var copy = r
             let error = withUnsafeBytes(of: &copy.error) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }

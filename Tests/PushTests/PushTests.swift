@@ -170,5 +170,7 @@ CP+33dK5JOwxqlRygp51bd7myUu4El3Vch3nr7fVRw4K72b4VH1Icm8=
         let n = PushNotification(title: "a", body: "b", threadID: "t", badge: 3, mutableContent: true, data: data, background: true, timeToLive: 60)
         #expect(PushNotification(json: try JSONParser.parse(n.json.jsonText)) == n)
         #expect(APNsProvider.prefix(String(repeating: "é", count: 40), bytes: 64).utf8.count == 64)
+        #expect(APNsProvider.pathSegment("ab01ff") == "ab01ff")
+        #expect(APNsProvider.pathSegment("a?b c/é") == "a%3Fb%20c%2F%C3%A9")
     }
 }
