@@ -301,10 +301,14 @@ extension DocumentReader {
 
     /// Pushes for the admin API, newest first, as JSON objects.
     public func pushDeliveries(status: String?, limit: Int) throws -> [JSONObject] {
+        try pushDeliveries(status: status, limit: limit, rid: nil)
+    }
+
+    func pushDeliveries(status: String?, limit: Int, rid: Int64?) throws -> [JSONObject] {
         try db.prepare("""
             SELECT rid, token, user_id, platform, kind, status, attempts, last_status, last_error, created_at, updated_at, collapse_id
-            FROM _push_deliveries WHERE ?1 IS NULL OR status = ?1 ORDER BY rid DESC LIMIT ?2
-            """).rows([status.map { .text($0) } ?? .null, .int(Int64(limit))]) { row in
+            FROM _push_deliveries WHERE (?1 IS NULL OR status = ?1) AND (?3 IS NULL OR rid = ?3) ORDER BY rid DESC LIMIT ?2
+            """).rows([status.map { .text($0) } ?? .null, .int(Int64(limit)), rid.map { .int($0) } ?? .null]) { row in
             PushDeliveryJSON.object(rid: row.int(0), token: row.text(1), userID: row.text(2), platform: row.text(3), kind: row.text(4),
                                     status: row.text(5), attempts: row.int(6), lastStatus: row.isNull(7) ? nil : row.int(7),
                                     lastError: row.isNull(8) ? nil : row.text(8), createdAt: row.text(9), updatedAt: row.text(10),
@@ -313,8 +317,29 @@ extension DocumentReader {
     }
 }
 
+extension DocumentReader {
+    /// One push with its attempts, or nil.
+    public func pushDelivery(rid: Int64) throws -> JSONObject? {
+        guard var object = try pushDeliveries(status: nil, limit: 1, rid: rid).first else { return nil }
+        object["attemptLog"] = .array(try db.prepare("SELECT attempt, at, status, error FROM _push_attempts WHERE delivery_rid = ?1 ORDER BY attempt")
+            .rows([.int(rid)]) { row in
+                PushDeliveryJSON.attempt(row.int(0), at: row.text(1), status: row.isNull(2) ? nil : row.int(2), error: row.isNull(3) ? nil : row.text(3))
+            })
+        return object
+    }
+}
+
 /// A push delivery as the admin API shows it (both engines).
 public enum PushDeliveryJSON {
+    public static func attempt(_ n: Int64, at: String, status: Int64?, error: String?) -> JSONValue {
+        var o = JSONObject()
+        o["attempt"] = .int(n)
+        o["at"] = .string(at)
+        o["status"] = status.map { .int($0) } ?? .null
+        o["error"] = error.map { .string($0) } ?? .null
+        return .object(o)
+    }
+
     public static func object(rid: Int64, token: String, userID: String, platform: String, kind: String, status: String, attempts: Int64,
                               lastStatus: Int64?, lastError: String?, createdAt: String, updatedAt: String, collapseID: String?) -> JSONObject {
         var o = JSONObject()

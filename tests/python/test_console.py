@@ -52,7 +52,7 @@ def test_wrong_or_missing_token_shows_sign_in_and_reveals_nothing(browser, roost
     ("GET", "/admin/users/u1/sessions"), ("DELETE", "/admin/users/u1/sessions"),
     ("DELETE", "/admin/users/u1/sessions/0123456789abcdef"), ("POST", "/admin/webhooks/endpoints/closed-port/disable"),
     ("GET", "/admin/hooks"), ("GET", "/admin/webhooks/endpoints"), ("GET", "/admin/webhooks/deliveries"),
-    ("GET", "/admin/push/devices"), ("GET", "/admin/push/deliveries"),
+    ("GET", "/admin/push/devices"), ("GET", "/admin/push/deliveries"), ("GET", "/admin/push/deliveries/1"),
 ])
 def test_every_admin_endpoint_refuses_other_tokens(roost, method, path):
     _, user_token = user(roost, f"eve{abs(hash((method, path))) % 10**8}")

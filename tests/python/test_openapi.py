@@ -52,6 +52,7 @@ SERVED = [
     ("/push/devices/{token}", "delete"),
     ("/admin/push/devices", "get"),
     ("/admin/push/deliveries", "get"),
+    ("/admin/push/deliveries/{id}", "get"),
 ]
 HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
 

@@ -194,6 +194,11 @@ def test_back_off_honours_retry_after_and_5xx_retries(world):
     rows = rows()
     assert rows["busy-1"]["attempts"] == 3 and rows["busy-1"]["status"] == "delivered"
     assert rows["flaky-1"]["attempts"] == 2
+    # every attempt is recorded with the provider's answer
+    log = roost.call("GET", f"/admin/push/deliveries/{rows['busy-1']['id']}", token=ADMIN).body["attemptLog"]
+    assert [a["status"] for a in log] == [429, 429, 200] and "429" in log[0]["error"] and log[2]["error"] is None
+    assert roost.call("GET", "/admin/push/deliveries/999999", token=ADMIN).status == 404
+    assert roost.call("GET", f"/admin/push/deliveries/{rows['busy-1']['id']}", token=bob_token).status == 403
     d = devices(roost)
     assert d["busy-1"]["failures"] == 2 and d["busy-1"]["deliveries"] == 1 and "429" in d["busy-1"]["lastError"]
 

@@ -20,6 +20,7 @@ struct PushHandlers: Sendable {
             RoostRoute("/push/devices/:token", [.delete: { r, out in handlers.unregister(r.segments[2], r, out) }]),
             RoostRoute("/admin/push/devices", [.get: { r, out in handlers.adminDevices(r, out) }]),
             RoostRoute("/admin/push/deliveries", [.get: { r, out in handlers.adminDeliveries(r, out) }]),
+            RoostRoute("/admin/push/deliveries/:id", [.get: { r, out in handlers.adminDelivery(r.segments[3], r, out) }]),
             RoostRoute("/push/*", anyMethod: Router.noEndpoint),
         ]
     }
@@ -102,6 +103,15 @@ struct PushHandlers: Sendable {
                 throw HTTPError(400, "InvalidQuery", "status must be pending, delivered, dead or dropped.")
             }
             return .json(200, JSONValue.array(try reader.pushDeliveries(status: status, limit: limit).map { .object($0) }).jsonText)
+        }
+    }
+
+    /// One push with every attempt (when, the provider's status, the error), admin only.
+    func adminDelivery(_ id: String, _ request: Request, _ out: ResponseWriter) {
+        let rid = Int64(id) ?? -1
+        jobs.readAsAdmin(request, out) { reader in
+            guard let d = try reader.pushDelivery(rid: rid) else { throw HTTPError.notFound("No push \(id).") }
+            return .json(200, d.jsonText)
         }
     }
 

@@ -49,6 +49,7 @@ public protocol DocumentReading: SessionLookup {
     func nextPushDue() throws -> Int64?
     func pushDeviceReports(limit: Int) throws -> [PushDeviceReport]
     func pushDeliveries(status: String?, limit: Int) throws -> [JSONObject]
+    func pushDelivery(rid: Int64) throws -> JSONObject?
 
     // Admin
     func collectionSummaries() throws -> [(name: String, count: Int)]
