@@ -49,7 +49,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-python test-python-postgresql clean install bench drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql clean install bench drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -80,8 +80,21 @@ test-swift: build
 	swift build --build-tests
 	swift test --skip-build
 
+# RoostKit's own unit tests, in its own package (no roostd). `make test` runs them too, in
+# tests/python/test_roostkit_package.py, on the package as published (a standalone clone).
+test-roostkit:
+	cd Clients/RoostKit && swift build --build-tests && swift test --skip-build
+
+# The API tests run in PYTEST_WORKERS processes (pytest-xdist, a file per worker at a
+# time, each worker with its own roostd and PostgreSQL); the files that measure time,
+# memory or load (marked `serial` in tests/python/conftest.py) run afterwards, alone
+# (pytest's status 5, no test selected, is not a failure).
+PYTEST_WORKERS ?= 2
+PYTEST_SPLIT    = -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"
+
 test-python: build $(VENV)/.ready
-	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q tests/python tests/drills
+	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q $(PYTEST_SPLIT) tests/python tests/drills
+	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q -m serial tests/python tests/drills || [ $$? -eq 5 ]
 
 # The API suite and the MongoDB differential test again with every roostd on
 # a throwaway PostgreSQL (ROOST_TEST_ENGINE=postgresql; docs/ENGINES.md). The
@@ -93,10 +106,12 @@ ENGINE_SUITE = $(addprefix tests/python/,test_accounts.py test_access_matrix.py 
 	test_mongo_seed_client.py test_session_revocation.py test_hostile_input.py test_hostile.py \
 	test_hostile_engine.py test_postgres_outage.py test_held_creates.py test_feed_cost.py test_resolve_bounds.py \
 	test_accounts_password_throttle.py test_accounts_signup_flood.py \
-	test_private_counting.py test_push.py test_push_sync.py)
+	test_private_counting.py test_query_plans.py test_list_index_plans.py \
+	test_push.py test_push_sync.py)
 
 test-python-postgresql: build $(VENV)/.ready
-	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q $(ENGINE_SUITE)
+	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q $(PYTEST_SPLIT) $(ENGINE_SUITE)
+	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q -m serial $(ENGINE_SUITE) || [ $$? -eq 5 ]
 
 test: test-swift test-python test-python-postgresql
 

@@ -3,12 +3,10 @@ import PackageDescription
 
 let package = Package(
     name: "Roost",
-    // iOS for RoostKit (async URLSession, NSLock.withLock); the daemon itself is Linux-first.
-    platforms: [.macOS(.v13), .iOS(.v16)],
+    // The daemon is Linux-first; macOS for building it on a Mac (at or above RoostKit's minimum).
+    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "roostd", targets: ["roostd"]),
-        // The Swift client library for apps (iOS, macOS, Linux): Foundation and SQLite only.
-        .library(name: "RoostKit", targets: ["RoostKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -16,6 +14,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The Swift client library, a package of its own (Clients/RoostKit, published as its
+        // own repository by scripts/publish-roostkit.sh). Only the tests and the example use it.
+        .package(path: "Clients/RoostKit"),
     ],
     targets: [
         // Thin system-library targets: the C libraries Roost stands on.
@@ -52,8 +53,10 @@ let package = Package(
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
         .target(name: "HTTP", dependencies: ["JSON"]),
-        .target(name: "Jobs", dependencies: [.product(name: "Logging", package: "swift-log")]),
-        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", .product(name: "Logging", package: "swift-log")]),
+        // The monotonic clock and Duration conversions, written once.
+        .target(name: "Timing"),
+        .target(name: "Jobs", dependencies: ["Timing", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", "Timing", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium"]),
         .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
         // The PostgreSQL engine under the Store seam (database_url; docs/ENGINES.md).
@@ -65,9 +68,9 @@ let package = Package(
         .target(name: "Backup", dependencies: ["CCrypto", "CFileShim", "Files", "Store"]),
 
         // The business-logic hook registry (knows nothing of users or messages).
-        .target(name: "Hooks", dependencies: ["JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Hooks", dependencies: ["JSON", "Jobs", "Timing", .product(name: "Logging", package: "swift-log")]),
         // Outgoing webhooks: signing, payloads, delivery from the durable outbox.
-        .target(name: "Webhooks", dependencies: ["CCurlShim", "CSodium", "JSON", "Jobs", "Store", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Webhooks", dependencies: ["CCurlShim", "CSodium", "JSON", "Jobs", "Store", "Timing", .product(name: "Logging", package: "swift-log")]),
 
         // Direct push: APNs and FCM over HTTP/2 (libcurl multi, CCurlShim/roost_h2.c),
         // provider JWTs signed with OpenSSL, delivered from the durable push outbox.
@@ -75,7 +78,7 @@ let package = Package(
 
         // Unix-daemon plumbing: sd_notify, watchdog, socket activation, journald, metrics.
         .target(name: "Daemon", dependencies: [
-            "CSystemd", "CJemalloc",
+            "CSystemd", "CJemalloc", "Timing",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -86,7 +89,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Push", "Backup", "Console",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Webhooks", "Push", "Backup", "Console", "Timing",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -100,11 +103,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
-        // The client library: Foundation (FoundationNetworking on Linux) and SQLite only.
-        // On Apple platforms SQLite3 is importable; elsewhere it comes through CSQLite.
-        .target(name: "RoostKit", dependencies: [.target(name: "CSQLite", condition: .when(platforms: [.linux]))]),
         // A command-line chat client on RoostKit (see Examples/RoostChat/README.md).
-        .executableTarget(name: "RoostChat", dependencies: ["RoostKit"], path: "Examples/RoostChat"),
+        .executableTarget(name: "RoostChat", dependencies: [.product(name: "RoostKit", package: "RoostKit")], path: "Examples/RoostChat"),
+        // The two seed apps' model layers as walk-throughs (Examples/*/README.md), run by the integration tests.
+        .executableTarget(name: "TourMyTown", dependencies: [.product(name: "RoostKit", package: "RoostKit")], path: "Examples/TourMyTown",
+                          exclude: ["README.md"]),
+        .executableTarget(name: "WaterCooler", dependencies: [.product(name: "RoostKit", package: "RoostKit")], path: "Examples/WaterCooler",
+                          exclude: ["README.md"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AuthTests", dependencies: ["Auth"]),
@@ -112,17 +117,21 @@ let package = Package(
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "HTTP"]),
         // StoreTests also run the filter corpora on a throwaway PostgreSQL (StorePostgres).
         .testTarget(name: "StoreTests", dependencies: ["Store", "StorePostgres", "JSON", "RoostTestSupport"]),
-        .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", "RoostTestSupport", .product(name: "Logging", package: "swift-log")]),
         // A real roostd started for a test, shared by the test targets that need one.
         .target(name: "RoostTestSupport", path: "Tests/Support"),
         .testTarget(name: "RoostTests", dependencies: [
             "JSON", "roostd", "Roost", "Auth", "HTTP", "EventLoop", "Store", "StorePostgres", "Jobs", "Backup", "Files", "RoostTestSupport",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Yams", package: "Yams"),
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "CCrypto"]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "RoostKitTests", dependencies: ["RoostKit", "roostd", "RoostChat", "RoostTestSupport"]),
+        // RoostKit against a real roostd (its unit tests live in Clients/RoostKit/Tests).
+        .testTarget(name: "RoostKitIntegrationTests", dependencies: [
+            .product(name: "RoostKit", package: "RoostKit"), "roostd", "RoostChat", "TourMyTown", "WaterCooler", "RoostTestSupport",
+        ]),
         .testTarget(name: "ConsoleTests", dependencies: ["Console", "HTTP"]),
         .testTarget(name: "DaemonTests", dependencies: ["Daemon", "CSystemd", .product(name: "Logging", package: "swift-log")]),
     ],

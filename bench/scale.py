@@ -34,6 +34,7 @@ Writes: one JSON line per (size, shape) and per seeding step to --jsonl, then th
 bench/out/scale/report.md (and stdout). Every process started is stopped on exit.
 """
 import argparse
+import atexit
 import json
 import os
 import random
@@ -62,6 +63,9 @@ def main():
     ap.add_argument("--no-pb", action="store_true")
     ap.add_argument("--port", type=int, default=18380)
     ap.add_argument("--roostd")
+    ap.add_argument("--engine", choices=("sqlite", "postgresql"), default="sqlite",
+                    help="roostd's database: SQLite in its data directory, or a throwaway PostgreSQL (durable, "
+                         "shared_buffers=256MB, as bench/engines.py) on the same machine")
     ap.add_argument("--seed-threads", type=int, default=4, help="roostd seeding client threads")
     ap.add_argument("--pb-seed-threads", type=int, default=2)
     ap.add_argument("--pb-batch", type=int, default=1000, help="creates per PocketBase /api/batch (its maxRequests is set to 1000)")
@@ -73,6 +77,8 @@ def main():
                     help="start both servers on the data a previous run left in --workdir (and its id files) and "
                          "grow it from there; e.g. `--sizes 1000000 --reuse --shapes geo_box,near` re-measures 1M without re-seeding")
     a = ap.parse_args()
+    if a.engine == "postgresql" and a.reuse:
+        raise SystemExit("--reuse keeps SQLite's data directory only; run PostgreSQL without it")
     a.workdir = os.path.abspath(a.workdir)
     sizes = sorted(int(s) for s in a.sizes.split(","))
     wanted = set(a.shapes.split(",")) if a.shapes else None
@@ -83,7 +89,14 @@ def main():
     rev = subprocess.run(["git", "-C", B.ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     run_id = time.strftime("%Y%m%dT%H%M%S")
     base = {"run": run_id, "rev": rev, "duration": a.duration, "conns": a.conns, "threads": a.threads,
-            "nproc": os.cpu_count()}
+            "nproc": os.cpu_count(), "engine": a.engine}
+    database_yaml = ""
+    if a.engine == "postgresql":
+        sys.path.insert(0, os.path.join(B.ROOT, "tests"))
+        from roost_harness.postgres import DURABLE, ThrowawayPostgres
+        pg = ThrowawayPostgres(durability=DURABLE, settings="-c shared_buffers=256MB").start()
+        atexit.register(pg.stop)
+        database_yaml = "database_url: %s\n" % pg.database("scale")
     jl = open(a.jsonl if a.record else os.devnull, "a")
 
     def emit(rec):
@@ -92,13 +105,13 @@ def main():
         jl.flush()
 
     load_before = B.loadavg()
-    B.log("run %s, roostd %s (%s), sizes %s, load average %s" % (run_id, binary, rev, sizes, load_before))
+    B.log("run %s, roostd %s (%s) on %s, sizes %s, load average %s" % (run_id, binary, rev, a.engine, sizes, load_before))
     reuse = a.reuse and os.path.exists(os.path.join(a.workdir, "roost-data"))
     if reuse:
         roost = start_roostd_keep(binary, a.port, a.workdir)
     else:
         roost = B.start_roostd(binary, a.port, a.workdir, {COLL: ["n", '"loc:geo"']},
-                               extra_yaml="admin_token: %s\n" % ADMIN_TOKEN)
+                               extra_yaml="admin_token: %s\n%s" % (ADMIN_TOKEN, database_yaml))
     pb = None
     pids = [roost.pid]
     if not a.no_pb:

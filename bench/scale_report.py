@@ -16,8 +16,8 @@ def report(a, run_id, rev, pb_version, sizes, seeds, results):
         by[sh.key][size] = (r, p, probs)
     lo, hi = sizes[0], sizes[-1]
     out = []
-    out.append("run `%s`, roostd %s, %s, wrk -t%d -c%d -d%s, %d round(s) (best kept), load average at the end %s" % (
-        run_id, rev, pb_version or "no PocketBase", a.threads, a.conns, a.duration, a.rounds, B.loadavg()))
+    out.append("run `%s`, roostd %s on " % (run_id, rev) + getattr(a, "engine", "sqlite") + ", %s, wrk -t%d -c%d -d%s, %d round(s) (best kept), load average at the end %s" % (
+        pb_version or "no PocketBase", a.threads, a.conns, a.duration, a.rounds, B.loadavg()))
     out.append("")
     hdr = "| query (limit 20) |" + "".join(" roostd %s | PB %s | × |" % (k(s), k(s)) for s in sizes) + \
           " cost %s/%s | targets |" % (k(hi), k(lo))

@@ -70,7 +70,7 @@ func syncQuietly(_ store: OfflineStore) async {
             print("(not delivered: \(c.conflict.local?["text"]?.stringValue ?? c.conflict.id) — \(c.reason))")
             try await store.dismissConflict(c.sequence)
         }
-    } catch RoostError.unreachable {
+    } catch let error as RoostError where error.isOffline {
         print("(offline: showing the local copy; queued messages go out on the next sync)")
     } catch {
         print("(sync failed: \(error))")

@@ -53,11 +53,3 @@ public enum SocketActivation {
         return (0..<count).map { SD_LISTEN_FDS_START + $0 }
     }
 }
-
-/// Monotonic nanoseconds, for durations and heartbeats.
-@inline(__always)
-public func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-}

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Timing
 
 /// Sends `WATCHDOG=1` only while every event loop is alive.
 ///
@@ -38,7 +39,7 @@ public final class Watchdog: @unchecked Sendable {
     @discardableResult
     public func tick() -> Bool {
         let now = monotonicNanoseconds()
-        let limit = UInt64(timeout.components.seconds) * 1_000_000_000 + UInt64(timeout.components.attoseconds / 1_000_000_000)
+        let limit = UInt64(timeout.wholeNanoseconds)
         lock.lock()
         let stale = lastBeat.indices.filter { now &- lastBeat[$0] > limit }
         let warn = !stale.isEmpty && !warned

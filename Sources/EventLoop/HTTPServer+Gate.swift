@@ -59,8 +59,8 @@ extension HTTPServer {
         let text = headers["X-Roost-Refused"] ?? "400 malformed request"
         let status = Int(text.prefix(3)) ?? 400
         let reason = text.dropFirst(4)
-        let code = status == 431 ? "RequestHeaderFieldsTooLarge" : "BadRequest"
-        var response = HTTPError(status, code, "The request was refused: \(reason).").response
+        // The gate refuses with 400 or 431 only (`roost_gate.c`).
+        var response = HTTPError(status == 431 ? .requestHeaderFieldsTooLarge : .badRequest, "The request was refused: \(reason).").response
         response.headers.add("Connection", "close")
         return response
     }

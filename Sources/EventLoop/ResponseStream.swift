@@ -2,6 +2,7 @@ import CEvent
 import Foundation
 import HTTP
 import Synchronization
+import Timing
 
 /// A response sent in pieces, such as a Server-Sent Events stream: started
 /// once on its loop, then written chunk by chunk (evhttp's chunked replies)
@@ -178,7 +179,7 @@ public final class ResponseStream: @unchecked Sendable {
         evhttp_send_reply_start(request, Int32(status), Response.reason(status))
     }
 
-    static func nowMilliseconds() -> Int64 { Int64(HTTPServer.monotonicNanoseconds() / 1_000_000) }
+    static func nowMilliseconds() -> Int64 { Int64(monotonicNanoseconds() / 1_000_000) }
 }
 
 extension ResponseWriter {

@@ -41,6 +41,12 @@ public struct ResponseWriter: Sendable {
         self.requestID = requestID
     }
 
+    /// Records the template of the route that owns the request, for the
+    /// access log and the metrics label. On the request's loop, before `send`.
+    public func routed(_ template: String) {
+        if case .connection(let c) = target { c.trace?.route = template }
+    }
+
     /// Sends `response`. Call exactly once.
     public func send(_ response: Response) {
         switch target {

@@ -75,7 +75,7 @@ public struct ObjectStoreUnavailable: Error, HTTPErrorConvertible, CustomStringC
     public var description: String { reason }
 
     public var httpError: HTTPError {
-        HTTPError(503, "StorageUnavailable", "The file store is not answering; nothing was changed. Try again shortly.",
+        HTTPError(.storageUnavailable, "The file store is not answering; nothing was changed. Try again shortly.",
                   headers: Headers([("Retry-After", "5")]))
     }
 }

@@ -1,33 +1,39 @@
+import HTTP
 import JSON
 
 /// Why an upload is refused, as the client should hear it.
 public struct UploadError: Error, Sendable, CustomStringConvertible {
-    public let status: Int
-    public let code: String
+    public let code: ErrorCode
     public let description: String
 
+    init(_ code: ErrorCode, description: String) {
+        self.code = code
+        self.description = description
+    }
+
+    public var status: Int { code.status }
+
     public static func empty() -> UploadError {
-        UploadError(status: 400, code: "EmptyBody", description: "The request body is empty; send the file's bytes.")
+        UploadError(.emptyBody, description: "The request body is empty; send the file's bytes.")
     }
     public static func tooLarge(_ limit: Int) -> UploadError {
-        UploadError(status: 413, code: "PayloadTooLarge", description: "The file is larger than the limit of \(limit) bytes.")
+        UploadError(.payloadTooLarge, description: "The file is larger than the limit of \(limit) bytes.")
     }
     public static func mismatch(declared: MediaType, actual: MediaType?) -> UploadError {
-        UploadError(status: 415, code: "UnsupportedMediaType",
+        UploadError(.unsupportedMediaType,
                     description: "The body was declared \(declared) but its bytes are \(actual.map { "\($0)" } ?? "not a recognised image").")
     }
     public static func corrupt(_ type: MediaType, _ detail: String) -> UploadError {
-        UploadError(status: 422, code: "InvalidImage", description: "The \(type) image is corrupt or truncated: \(detail)")
+        UploadError(.invalidImage, description: "The \(type) image is corrupt or truncated: \(detail)")
     }
     /// libvips cannot be loaded, so no image can be accepted (its thumbnails
     /// could never be made); other files still can.
     public static func imagesUnavailable(_ reason: String) -> UploadError {
-        UploadError(status: 503, code: imagesUnavailableCode,
+        UploadError(.imageProcessingUnavailable,
                     description: "Images cannot be processed on this server: \(reason). Files of other types can still be uploaded.")
     }
-    public static let imagesUnavailableCode = "ImageProcessingUnavailable"
     public static func tooManyPixels(width: Int, height: Int, limit: Int) -> UploadError {
-        UploadError(status: 422, code: "ImageTooLarge",
+        UploadError(.imageTooLarge,
                     description: "The image is \(width)×\(height) pixels, more than the limit of \(limit) pixels.")
     }
 }
@@ -81,7 +87,7 @@ public struct UploadInspector: Sendable {
         var filename: String?
         if let contentType, MediaType.declared(contentType) == MediaType("multipart/form-data") {
             guard let boundary = Multipart.boundary(contentType), let part = Multipart.filePart(body, boundary: boundary) else {
-                throw UploadError(status: 400, code: "InvalidMultipart",
+                throw UploadError(.invalidMultipart,
                                   description: "The multipart/form-data body is malformed; send one file part.")
             }
             bytes = part.bytes

@@ -18,7 +18,14 @@ public struct HTTPError: HTTPErrorConvertible, Sendable {
     /// Further members of the body, after `error` and `description`.
     public var fields: JSONObject
 
-    public init(_ status: Int, _ code: String, _ description: String, headers: Headers = Headers(), fields: JSONObject = JSONObject()) {
+    /// An error with one of Roost's codes, at that code's status.
+    public init(_ code: ErrorCode, _ description: String, headers: Headers = Headers(), fields: JSONObject = JSONObject()) {
+        self.init(status: code.status, code: code.rawValue, description, headers: headers, fields: fields)
+    }
+
+    /// An error with a code of the app's own (a hook's or script's refusal),
+    /// or one passed on with its status (an operation inside a batch).
+    public init(status: Int, code: String, _ description: String, headers: Headers = Headers(), fields: JSONObject = JSONObject()) {
         self.status = status
         self.code = code
         self.description = description
@@ -42,18 +49,18 @@ public struct HTTPError: HTTPErrorConvertible, Sendable {
         return r
     }
 
-    public static func badRequest(_ d: String) -> HTTPError { HTTPError(400, "BadRequest", d) }
-    public static func notFound(_ d: String) -> HTTPError { HTTPError(404, "NotFound", d) }
+    public static func badRequest(_ d: String) -> HTTPError { HTTPError(.badRequest, d) }
+    public static func notFound(_ d: String) -> HTTPError { HTTPError(.notFound, d) }
     public static func methodNotAllowed(_ method: Request.Method, allow: String) -> HTTPError {
-        HTTPError(405, "MethodNotAllowed", "\(method.rawValue) is not allowed here; use \(allow).", headers: Headers([("Allow", allow)]))
+        HTTPError(.methodNotAllowed, "\(method.rawValue) is not allowed here; use \(allow).", headers: Headers([("Allow", allow)]))
     }
-    public static func conflict(_ d: String) -> HTTPError { HTTPError(409, "Conflict", d) }
+    public static func conflict(_ d: String) -> HTTPError { HTTPError(.conflict, d) }
     public static func tooLarge(limit: Int) -> HTTPError {
-        HTTPError(413, "PayloadTooLarge", "The request body is larger than the limit of \(limit) bytes.")
+        HTTPError(.payloadTooLarge, "The request body is larger than the limit of \(limit) bytes.")
     }
-    public static func unsupportedMediaType(_ d: String) -> HTTPError { HTTPError(415, "UnsupportedMediaType", d) }
+    public static func unsupportedMediaType(_ d: String) -> HTTPError { HTTPError(.unsupportedMediaType, d) }
     public static func overloaded(retryAfter: Int = 1) -> HTTPError {
-        HTTPError(503, "Overloaded", "The server is busy; retry shortly.", headers: Headers([("Retry-After", "\(retryAfter)")]))
+        HTTPError(.overloaded, "The server is busy; retry shortly.", headers: Headers([("Retry-After", "\(retryAfter)")]))
     }
-    public static func internalError(_ d: String) -> HTTPError { HTTPError(500, "InternalError", d) }
+    public static func internalError(_ d: String) -> HTTPError { HTTPError(.internalError, d) }
 }

@@ -14,6 +14,10 @@ public struct Request: Sendable {
     public let requestID: String
     /// The peer's IP address, for throttling and logs.
     public let remoteAddress: String
+    /// The template of the route that owns the path, once the router matched it.
+    public private(set) var routeTemplate: String?
+    /// The matched route's named parameters and their segment positions.
+    private var parameterPositions: [String: Int] = [:]
 
     public init(method: Method, path: String, segments: [String], query: [String: String],
                 headers: Headers, body: [UInt8], requestID: String, remoteAddress: String = "") {
@@ -27,7 +31,24 @@ public struct Request: Sendable {
         self.requestID = requestID
     }
 
-    /// HTTP methods Roost routes.
+    /// This request as matched by `route`: its template and named parameters.
+    public func matched<Handler>(_ route: Route<Handler>) -> Request {
+        var copy = self
+        copy.routeTemplate = route.template
+        copy.parameterPositions = route.parameters
+        return copy
+    }
+
+    /// The decoded path segment of the matched route's parameter `name`
+    /// (`request.parameter("id")` for `/users/:id`). Asking for a name the route does
+    /// not declare is a programming error.
+    public func parameter(_ name: String) -> String {
+        guard let i = parameterPositions[name], i < segments.count else {
+            preconditionFailure("the route \(routeTemplate ?? "(none)") has no parameter :\(name)")
+        }
+        return segments[i]
+    }
+
     /// The token of an `Authorization: Bearer <token>` header, if any.
     public var bearerToken: String? {
         guard let value = headers["Authorization"], value.count > 7,
@@ -35,6 +56,7 @@ public struct Request: Sendable {
         return String(value.dropFirst(7)).trimmingSpaces
     }
 
+    /// HTTP methods Roost routes.
     public enum Method: String, Sendable {
         case get = "GET", head = "HEAD", post = "POST", put = "PUT", patch = "PATCH", delete = "DELETE", options = "OPTIONS", other = "OTHER"
     }

@@ -2,13 +2,14 @@
 /// for each method it answers. Declared once; the `Allow` header, the 405,
 /// HEAD and the metrics label (the template) all come from it.
 ///
-/// Template segments: a literal (`users`), a parameter (`:id`, any one
-/// segment) or a final `*` (any number of further segments, none included).
+/// Template segments: a literal (`users`), a named parameter (`:id`, any one
+/// segment, read by handlers as `request.parameter("id")`) or a final `*` (any number
+/// of further segments, none included).
 public struct Route<Handler: Sendable>: Sendable {
     /// One piece of a template.
     public enum Segment: Sendable, Equatable {
         case literal(String)
-        case parameter
+        case parameter(String)
         case rest
     }
 
@@ -22,6 +23,15 @@ public struct Route<Handler: Sendable>: Sendable {
     @usableFromInline let headAsGet: Bool
     /// The methods answered, in a fixed order: the `Allow` header of a 405.
     public let allow: String
+    /// Each named parameter's segment position (`:id` in `/users/:id` is 1).
+    public let parameters: [String: Int]
+    /// The methods with a handler, in the `Allow` order, without the implied HEAD
+    /// (what `openapi.yaml` must describe); every method for `anyMethod` routes.
+    public var methods: [Request.Method] {
+        anyMethod != nil ? [] : Self.order.filter { m in handlers.contains { $0.method == m } }
+    }
+    /// True for a route that answers every method itself (the console's files, area fallbacks).
+    public var answersAnyMethod: Bool { anyMethod != nil }
 
     /// A route answering the listed methods.
     /// - Parameters:
@@ -29,6 +39,7 @@ public struct Route<Handler: Sendable>: Sendable {
     public init(_ template: String, _ handlers: KeyValuePairs<Request.Method, Handler>, headAsGet: Bool = true) {
         self.template = template
         pattern = Self.parse(template)
+        parameters = Self.positions(pattern)
         self.handlers = handlers.map { (method: $0.key, handler: $0.value) }
         anyMethod = nil
         self.headAsGet = headAsGet
@@ -42,6 +53,7 @@ public struct Route<Handler: Sendable>: Sendable {
     public init(_ template: String, anyMethod handler: Handler) {
         self.template = template
         pattern = Self.parse(template)
+        parameters = Self.positions(pattern)
         handlers = []
         anyMethod = handler
         headAsGet = true
@@ -53,9 +65,18 @@ public struct Route<Handler: Sendable>: Sendable {
     static func parse(_ template: String) -> [Segment] {
         template.split(separator: "/").map { part in
             if part == "*" { return .rest }
-            if part.hasPrefix(":") { return .parameter }
+            if part.hasPrefix(":") { return .parameter(String(part.dropFirst())) }
             return .literal(String(part))
         }
+    }
+
+    static func positions(_ pattern: [Segment]) -> [String: Int] {
+        var positions: [String: Int] = [:]
+        for (i, piece) in pattern.enumerated() {
+            guard case .parameter(let name) = piece else { continue }
+            precondition(positions.updateValue(i, forKey: name) == nil, "a route template names :\(name) twice")
+        }
+        return positions
     }
 
     /// The first segment when it is a literal: the table's index key.

@@ -1,6 +1,7 @@
 import Foundation
 import Jobs
 import Logging
+import Timing
 
 /// Runs after hooks once their write has committed, on a few threads of
 /// their own: a slow or failing hook never delays or fails a request.
@@ -58,7 +59,7 @@ public final class AfterHookQueue<Work>: @unchecked Sendable {
             }
             done.signal()
         }
-        let nanos = r.budget.components.seconds * 1_000_000_000 + r.budget.components.attoseconds / 1_000_000_000
+        let nanos = r.budget.wholeNanoseconds
         if done.wait(timeout: .now() + .nanoseconds(Int(nanos))) == .timedOut {
             logger.error("after hook overran its budget; left running", metadata: metadata)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Timing
 
 /// Business-logic hooks by event and collection, in a defined order:
 /// priority (lower first), then registration order.
@@ -39,7 +40,7 @@ public final class HookRegistry<Work>: @unchecked Sendable {
         public let sequence: Int
 
         public var description: String {
-            let ms = budget.components.seconds * 1000 + budget.components.attoseconds / 1_000_000_000_000_000
+            let ms = budget.wholeMilliseconds
             return "\(event) \(collection ?? "*") priority=\(priority) budget=\(ms)ms \(id) (\(source))"
         }
     }

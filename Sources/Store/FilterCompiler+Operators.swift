@@ -36,11 +36,13 @@ extension FilterCompiler {
             switch op {
             case "$eq":
                 if let p = fieldPath, let indexed = indexedEquality(p, [arg]) { clauses.append(indexed); continue }
+                if expand, let keyed = keyed(path, op, arg, root: root) { clauses.append(keyed); continue }
                 clauses.append(any { self.equals($0, arg) })
             case "$ne":
                 clauses.append(dialect.not(any { self.equals($0, arg) }))
             case "$gt", "$gte", "$lt", "$lte":
                 if let p = fieldPath, let indexed = indexedComparison(p, op, arg) { clauses.append(indexed); continue }
+                if expand, let keyed = keyed(path, op, arg, root: root) { clauses.append(keyed); continue }
                 let sqlOp = ["$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="][op]!
                 let predicate = try comparison(sqlOp, arg, op: op)
                 clauses.append(any(predicate))

@@ -90,6 +90,13 @@ public final class FilterCompiler {
     /// whose point at the path lies in the region (and may keep others), or
     /// nil when the path has none. Its SQL binds through the given function.
     public var geoCandidates: ((FieldPath, GeoRegion, (SQLValue) -> String) -> String?)?
+    /// Another engine's sorted index on a top-level field: the condition
+    /// `field op value` (`$eq`, `$gt`, `$gte`, `$lt`, `$lte`) written on the
+    /// index's own expressions, or nil to compile it generically. It must
+    /// hold exactly where the generic condition holds on a row whose field
+    /// is not an array (the engine makes sure no row's is; see
+    /// `PostgresKeyConditions`). Its SQL binds through the given function.
+    public var keyCondition: ((String, String, JSONValue, (SQLValue) -> String) -> String?)?
 
     /// The SQL expression holding the document's JSON text.
     public static let documentColumn = "d.doc"
@@ -210,8 +217,17 @@ public final class FilterCompiler {
 
     func equality(_ path: FieldPath, _ value: JSONValue, root: ValueRef) throws(QueryError) -> String {
         if let indexed = indexedEquality(path, [value]) { return indexed }
+        if let keyed = keyed(path.components[...], "$eq", value, root: root) { return keyed }
         if useIndexes, path.components == ["_id"], case .string(let s) = value { return "\(Self.idColumn) = \(bind(.text(s)))" }
         return anyValue(root, path.components[...], expand: true) { self.equals($0, value) }
+    }
+
+    /// `keyCondition`'s SQL for a top-level field of the document itself
+    /// (not inside `$elemMatch`), when it gives one.
+    func keyed(_ path: ArraySlice<String>, _ op: String, _ value: JSONValue, root: ValueRef) -> String? {
+        guard useIndexes, let keyCondition, path.count == 1, let field = path.first,
+              case .path(let base, let steps) = root, base == Self.documentColumn, steps.isEmpty else { return nil }
+        return keyCondition(field, op, value, bind)
     }
 
     /// SQL true when some value reached along `path` from `root`, a document,

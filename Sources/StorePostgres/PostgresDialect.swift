@@ -44,6 +44,8 @@ public struct PostgresDialect: SQLDialect {
         switch base {
         case FilterCompiler.documentColumn: return "d.body"
         case "doc": return "body"
+        // Another alias's row (`k.doc`, a subquery over the same table): its `body`.
+        case _ where base.hasSuffix(".doc") && base.dropLast(4).allSatisfy({ $0.isLetter || $0.isNumber }): return base.dropLast(4) + ".body"
         default: return base
         }
     }

@@ -21,28 +21,34 @@ extension PostgresDocumentReader {
     /// its own in the same snapshot.
     func findInSnapshot(_ collection: String, _ query: FindQuery, scope: AccessScope, withTotal: Bool = false) throws -> ListPage {
         let layout = try catalog.layout(collection)
-        let compiled = try makeCompiler(layout).compile(query.filter)
         guard let layout else {
+            _ = try makeCompiler(nil).compile(query.filter)
             if let after = query.after { try KeysetCursor.check(token: after, seal: try cursorSeal()) }
             return ListPage(documents: [], total: withTotal ? 0 : nil)
         }
-        let statement = try listStatement(layout, compiled, query, scope: scope, withTotal: withTotal)
-        let columns = statement.columns
+        useGenericPlans()
+        var statement: PostgresListStatement
         var total: Int64?
-        // Marked large until the page succeeds: one stopped at its time limit
-        // while counting in its scan leaves the shape to be counted apart next.
-        if statement.countsTotal { listTotals.record(statement.shape, total: .max) }
-        let rows = try db.query(statement.sql, statement.params) { row -> (String, [SQLValue]) in
-            let values = columns.indices.map { i -> SQLValue in
-                guard let text = row.text(i + 1) else { return .null }
-                switch columns[i].kind {
-                case .int: return Int64(text).map { .int($0) } ?? .null
-                case .numeric, .text: return .text(text)
+        var rows: [(String, [SQLValue])]
+        repeat {
+            statement = try listStatement(layout, query, scope: scope, withTotal: withTotal)
+            let columns = statement.columns, countsTotal = statement.countsTotal
+            // Marked large until the page succeeds: one stopped at its time limit
+            // while counting in its scan leaves the shape to be counted apart next.
+            if countsTotal { listTotals.record(statement.shape, total: .max) }
+            rows = try db.query(statement.sql, statement.params) { row -> (String, [SQLValue]) in
+                let values = columns.indices.map { i -> SQLValue in
+                    guard let text = row.text(i + 1) else { return .null }
+                    switch columns[i].kind {
+                    case .int: return Int64(text).map { .int($0) } ?? .null
+                    case .numeric, .text: return .text(text)
+                    }
                 }
+                if countsTotal { total = row.int(columns.count + 1) }
+                return (row.text(0) ?? "{}", values)
             }
-            if statement.countsTotal { total = row.int(columns.count + 1) }
-            return (row.text(0) ?? "{}", values)
-        }
+            // No row behind a gate: if arrays closed it, read the list again without key conditions on them.
+        } while try rows.isEmpty && !statement.gated.isEmpty && foundArrays(layout, statement.gated)
         // A page cut short by the last match tells the total itself (but not
         // one that starts past every match, nor limit 0: no row to tell by).
         if statement.readsEveryMatch, query.limit > 0, rows.count < query.limit, !rows.isEmpty || query.skip == 0 {
@@ -64,24 +70,39 @@ extension PostgresDocumentReader {
     /// OFFSET (`count(*) OVER ()`) when `listTotals` says the shape matched
     /// few rows, unless its condition is narrower than the filter: an
     /// `after` cursor's keyset or a nearest-first bound.
+    func listStatement(_ layout: CollectionLayout, _ query: FindQuery, scope: AccessScope, withTotal: Bool = false) throws -> PostgresListStatement {
+        let used = KeyedFields()
+        let compiled = try makeListCompiler(layout, keyFields: try keyFields(layout, scope: scope), used: used).compile(query.filter)
+        return try listStatement(layout, compiled, query, scope: scope, withTotal: withTotal, keyed: used.fields)
+    }
+
+    /// The statement of `compiled`, whose key conditions (`PostgresKeyConditions`)
+    /// name the fields `keyed`: each gets its gate.
     func listStatement(_ layout: CollectionLayout, _ compiled: CompiledFilter, _ query: FindQuery,
-                       scope: AccessScope, withTotal: Bool = false) throws -> PostgresListStatement {
+                       scope: AccessScope, withTotal: Bool = false, keyed: Set<String> = []) throws -> PostgresListStatement {
         let params = ParameterList(compiled.params)
         // Unsorted, a $nearSphere orders by its exact distance (as on SQLite), then the row.
         let near = query.sort.isEmpty ? compiled.nearestFirst : nil
+        // Unsorted, a filter whose only indexed condition is a range lists in that
+        // field's order (as on SQLite), so the page is a walk of its index.
+        let rangeField = query.sort.isEmpty && near == nil
+            ? PostgresKeyConditions.rangeField(query.filter, indexed: try valueIndexFields(layout)).flatMap { keyed.contains($0) ? $0 : nil } : nil
+        let sort: [(field: String, ascending: Bool)] = rangeField.map { [(field: $0, ascending: true)] } ?? query.sort
         let keys = near.map { [PostgresOrderColumn(sql: $0, kind: .numeric, ascending: true)] }
-            ?? query.sort.flatMap { Self.orderColumns($0.field, ascending: $0.ascending, params.bind) }
-        let columns = keys + [PostgresOrderColumn(sql: "d.rid", kind: .int, ascending: query.sort.first?.ascending ?? true)]
-        let order = near == nil ? query.sort.map { "\($0.field):\($0.ascending ? 1 : -1)" }.joined(separator: ",") : "~near"
+            ?? sort.flatMap { Self.orderColumns($0.field, ascending: $0.ascending, params.bind) }
+        let columns = keys + [PostgresOrderColumn(sql: "d.rid", kind: .int, ascending: sort.first?.ascending ?? true)]
+        let order = near != nil ? "~near" : rangeField.map { "~\($0):1" }
+            ?? query.sort.map { "\($0.field):\($0.ascending ? 1 : -1)" }.joined(separator: ",")
         var keyset = ""
         if let token = query.after {
             let cursor = try KeysetCursor(token: token, order: order, count: columns.count, seal: try cursorSeal())
-            keyset = " AND " + (try Self.after(columns, cursor.values, params.bind))
+            keyset = " AND " + (try Self.after(columns, cursor.values, params.bind, rowWise: near == nil))
         }
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
         let caller: String? = if case .listed(let user, _) = scope.readRule { user } else { nil }
         let shape = PostgresListTotals.shape(table: layout.table, condition: PostgresAccess.visibleFirst(visible, compiled.whereSQL), caller: caller)
-        var condition = PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
+        let gates = keyed.sorted().map { PostgresKeyConditions.gate(table: layout.table, field: $0) + " AND " }.joined()
+        var condition = gates + PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")
         var probe: PostgresListStatement.Probe?
         var bounded = false
         if let near, visible == nil, let point = compiled.nearPoint {
@@ -105,7 +126,7 @@ extension PostgresDocumentReader {
         let sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", "))\(countsTotal ? ", count(*) OVER ()" : "") FROM \(layout.table) AS d"
             + " WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit) OFFSET \(skip)"
         return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe,
-                                     shape: shape, readsEveryMatch: readsEveryMatch, countsTotal: countsTotal)
+                                     shape: shape, readsEveryMatch: readsEveryMatch, countsTotal: countsTotal, gated: keyed)
     }
 
     /// The order columns of one sort key: a built-in column, or a field's
@@ -126,9 +147,11 @@ extension PostgresDocumentReader {
             let json = dialect.json(ref, bind: bind), stored = dialect.text(ref, bind: bind)
             let type = "(\(PostgresDialect.type(ofJSON: json)))"
             let bracket = "CASE \(type) WHEN 'number' THEN 2 WHEN 'string' THEN 3 WHEN 'object' THEN 4 WHEN 'array' THEN 5 WHEN 'true' THEN 6 WHEN 'false' THEN 6 ELSE 1 END"
-            let number = dialect.numberOf(json)
-            let text = "((CASE \(type) WHEN 'string' THEN \(json) #>> '{}' WHEN 'object' THEN \(stored)::text WHEN 'array' THEN \(stored)::text"
-                + " WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END) COLLATE \"C\")"
+            // Never NULL (0 and '' outside their bracket, where they are constant): a keyset
+            // page compares the row `(bracket, number, text, rid)` as one index condition.
+            let number = "coalesce(\(dialect.numberOf(json)), 0)"
+            let text = "(coalesce(CASE \(type) WHEN 'string' THEN \(json) #>> '{}' WHEN 'object' THEN \(stored)::text WHEN 'array' THEN \(stored)::text"
+                + " WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' END, '') COLLATE \"C\")"
             return [.init(sql: bracket, kind: .int, ascending: ascending), .init(sql: number, kind: .numeric, ascending: ascending),
                     .init(sql: text, kind: .text, ascending: ascending)]
         }
@@ -137,7 +160,11 @@ extension PostgresDocumentReader {
     /// Rows strictly after the cursor's position in the columns' own
     /// directions. Each value must have its column's type, or the cursor is
     /// refused (400), never sent to the database to fail there.
-    static func after(_ columns: [PostgresOrderColumn], _ values: [SQLValue], _ bind: (SQLValue) -> String) throws(QueryError) -> String {
+    /// With `rowWise`, columns of one direction and no NULL in the cursor,
+    /// one row comparison `(c1, …, cn) > (v1, …, vn)`: the same rows, and
+    /// an index on the columns starts its walk there.
+    static func after(_ columns: [PostgresOrderColumn], _ values: [SQLValue], _ bind: (SQLValue) -> String,
+                      rowWise: Bool = false) throws(QueryError) -> String {
         let refusal = QueryError.invalid("after is not a cursor of this list's order; start again without after (or with the same sort and query).")
         var marks: [String] = []
         for (column, value) in zip(columns, values) {
@@ -149,6 +176,9 @@ extension PostgresDocumentReader {
             case (.text, .text): marks.append(bind(value))
             default: throw refusal
             }
+        }
+        if rowWise, let first = columns.first, columns.allSatisfy({ $0.ascending == first.ascending }), !marks.contains("NULL") {
+            return "((" + columns.map(\.sql).joined(separator: ", ") + ") \(first.ascending ? ">" : "<") (" + marks.joined(separator: ", ") + "))"
         }
         var terms: [String] = []
         for i in columns.indices {

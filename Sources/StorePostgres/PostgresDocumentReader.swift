@@ -24,6 +24,10 @@ public final class PostgresDocumentReader {
     public var jobWorker = PostgresNode.id
     /// The feed cursors' seal, read once (`cursorSeal()`).
     var seal: CursorSeal?
+    /// Each collection table's declared value-index paths (`valueIndexFields`).
+    var valueIndexes: [Int64: Set<String>] = [:]
+    /// `table.field` seen holding an array: lists on it are compiled generically (`PostgresKeyConditions`).
+    var arrayFields: Set<String> = []
 
     public init(url: String) throws {
         db = try PGConnection(url: url)
@@ -72,13 +76,24 @@ public final class PostgresDocumentReader {
 
     func countInSnapshot(_ collection: String, filter: JSONValue, scope: AccessScope) throws -> Int {
         let layout = try catalog.layout(collection)
-        let compiled = try makeCompiler(layout).compile(filter)
-        guard let layout else { return 0 }
-        let params = ParameterList(compiled.params)
-        let visible = PostgresAccess.sql(scope.readRule, params.bind)
-        let sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(PostgresAccess.visibleFirst(visible, compiled.whereSQL))"
-        let count: Int64 = try db.first(sql, params.values) { $0.int(0) ?? 0 } ?? 0
-        return Int(count)
+        guard let layout else {
+            _ = try makeCompiler(nil).compile(filter)
+            return 0
+        }
+        useGenericPlans()
+        // Key conditions where they are exact (`PostgresKeyConditions`): a count of 0
+        // behind a gate is counted again generically when arrays closed the gate.
+        while true {
+            let used = KeyedFields()
+            let compiled = try makeListCompiler(layout, keyFields: try keyFields(layout, scope: scope), used: used).compile(filter)
+            let params = ParameterList(compiled.params)
+            let visible = PostgresAccess.sql(scope.readRule, params.bind)
+            let gates = used.fields.sorted().map { PostgresKeyConditions.gate(table: layout.table, field: $0) + " AND " }.joined()
+            let sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(gates)\(PostgresAccess.visibleFirst(visible, compiled.whereSQL))"
+            let count: Int64 = try db.first(sql, params.values) { $0.int(0) ?? 0 } ?? 0
+            if count == 0, !used.fields.isEmpty, try foundArrays(layout, used.fields) { continue }
+            return Int(count)
+        }
     }
 
     /// `body` in a read-only snapshot with the time limit. BEGIN and the

@@ -6,10 +6,13 @@ import Store
 /// expressions `PostgresDialect` and the list's order write (on the `jsonb`
 /// column `body`, so building and maintaining them parses no text; only
 /// the sort key of an object or array reads `doc`'s text), so the planner
-/// finds them: the sort key (bracket, number, text, rid) for a sorted page,
-/// and, for a top-level field, (type, number) and (type, string) for
-/// equality and ranges (the filter's "or any element of an array" arm is
-/// the type `array`, the same index's first column). A geo index is a GiST
+/// finds them: the sort key (bracket, number, text, rid, never NULL) for a
+/// sorted page, a keyset page, and the key conditions a list writes for
+/// equality and ranges on a field that holds no array
+/// (`PostgresKeyConditions`), with extended statistics on its columns;
+/// and, for a top-level field, (type, number) and (type, string) for the
+/// generic conditions of a field that holds arrays (the filter's "or any
+/// element of an array" arm is the type `array`, the same index's first column). A geo index is a GiST
 /// index on the point's `ll_to_earth`, with an index of whether a
 /// point's coordinates are too far out for it (`PostgresDialect.farPoint`). Declared paths are operator config,
 /// not client input; they reach the DDL as escaped literals.
@@ -35,6 +38,7 @@ extension PostgresDocumentWriter {
                 for (id, spec) in existing where !specs.contains(spec) {
                     let names = Self.indexNames(tableID: layout.tableID, indexID: id, spec.kind).joined(separator: ", ")
                     try db.execute("DROP INDEX IF EXISTS \(names)")
+                    if spec.kind != .geo { try db.execute("DROP STATISTICS IF EXISTS \(Self.statisticsName(tableID: layout.tableID, indexID: id))") }
                     try db.run("DELETE FROM _indexes WHERE id = $1::bigint", [.int(id)])
                     logger.info("dropped index", metadata: ["collection": "\(collection)", "index": "\(spec)"])
                 }
@@ -77,6 +81,9 @@ extension PostgresDocumentWriter {
         return kind == .geo ? [stem, "\(stem)_far"] : ["\(stem)_s", "\(stem)_n", "\(stem)_t"]
     }
 
+    /// The extended statistics on a value index's key columns.
+    static func statisticsName(tableID: Int64, indexID: Int64) -> String { "c_\(tableID)_x\(indexID)_st" }
+
     /// The statements that build `spec`'s indexes.
     static func createSQL(_ spec: IndexSpec, table: String, tableID: Int64, indexID: Int64) -> [String] {
         let names = indexNames(tableID: tableID, indexID: indexID, spec.kind)
@@ -86,6 +93,9 @@ extension PostgresDocumentWriter {
         }
         let sort = PostgresDocumentReader.orderColumns(spec.path, ascending: true, document: "doc", literal).map { "(\($0.sql))" }
         var statements = ["CREATE INDEX IF NOT EXISTS \(names[0]) ON \(table) (\((sort + ["rid"]).joined(separator: ", ")))"]
+        // The key's columns depend on each other (a string's number is 0, a number's text
+        // ''): without these statistics the planner multiplies their selectivities.
+        statements.append("CREATE STATISTICS IF NOT EXISTS \(statisticsName(tableID: tableID, indexID: indexID)) (dependencies, mcv) ON \(sort.joined(separator: ", ")) FROM \(table)")
         // A dotted path's filter walks arrays (a LATERAL per step), which no index serves; its sort still does.
         if path.count == 1 {
             let dialect = PostgresDialect()

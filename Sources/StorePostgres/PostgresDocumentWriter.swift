@@ -40,6 +40,8 @@ public final class PostgresDocumentWriter {
     public var jobWorker = PostgresNode.id
     /// Seconds a thumbnail job claimed at upload stays this node's unless renewed (`PostgresNode.defaultLease`).
     public var claimLease: Double = PostgresNode.defaultLease
+    /// Creates per table, for ANALYZE after bulk loads (`+Statistics`).
+    var growth = TableGrowth()
 
     public init(url: String, ids: DocumentID, logger: Logger) throws {
         db = try PGConnection(url: url)
@@ -107,6 +109,7 @@ public final class PostgresDocumentWriter {
             if operations.count == 1, case .failure? = results.first { return results }
             return operations.map { _ in .failure(Self.wrap(error)) }
         }
+        analyzeGrownTables()
         return results
     }
 
@@ -122,6 +125,7 @@ public final class PostgresDocumentWriter {
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
         let text = document.jsonText
+        growth.add(layout.table)
         // An id already held goes the direct way, after the held rows: the server decides (bytes, not Unicode equivalence).
         if mayHoldInsert, !held.contains(where: { $0.table == layout.table && $0.id.utf8.elementsEqual(id.utf8) }) {
             held.append(HeldInsert(operation: operation, table: layout.table, collection: collection, id: id, now: now, text: text))

@@ -22,6 +22,8 @@ struct PostgresListStatement {
     let readsEveryMatch: Bool
     /// The last column is the number of all matches (`count(*) OVER ()`), the same on every row.
     let countsTotal: Bool
+    /// The fields whose key conditions the statement uses, each behind its gate (`PostgresKeyConditions`).
+    var gated: Set<String> = []
 }
 
 extension PostgresDocumentReader {
@@ -32,17 +34,24 @@ extension PostgresDocumentReader {
         try scope.checkCollectionRead()
         return try snapshot {
             let layout = try catalog.layout(collection)
-            let compiled = try makeCompiler(layout).compile(query.filter)
             guard let layout else {
+                _ = try makeCompiler(nil).compile(query.filter)
                 return .object(JSONObject([("strategy", .string("empty")), ("order", .string("")), ("statements", .array([]))]))
             }
-            let statement = try listStatement(layout, compiled, query, scope: scope)
+            // The statement the list runs: without key conditions on fields that hold arrays.
+            var statement = try listStatement(layout, query, scope: scope)
+            if !statement.gated.isEmpty, try foundArrays(layout, statement.gated) { statement = try listStatement(layout, query, scope: scope) }
             let parts = (statement.probe.map { [($0.sql, $0.params)] } ?? []) + [(statement.sql, statement.params)]
+            var trees: [String] = []
             let statements: [JSONValue] = try parts.map { sql, params in
                 let lines = try db.query("EXPLAIN " + sql, params) { $0.text(0) ?? "" }
-                return .object(JSONObject([("sql", .string(sql)), ("plan", .array(lines.map { .string($0) }))]))
+                let tree = try db.first("EXPLAIN (FORMAT JSON) " + sql, params) { $0.text(0) ?? "" } ?? "[]"
+                trees.append(tree)
+                return .object(JSONObject([("sql", .string(sql)), ("plan", .array(lines.map { .string($0) })),
+                                           ("tree", (try? JSONParser.parse(tree)) ?? .array([]))]))
             }
-            let strategy = statement.probe == nil ? "scan" : "nearest-knn"
+            let strategy = statement.probe != nil ? "nearest-knn"
+                : PostgresPlanStrategy.name(ofJSONPlan: trees.last ?? "", insertionOrder: statement.order.isEmpty)
             return .object(JSONObject([("strategy", .string(strategy)), ("order", .string(statement.order)), ("statements", .array(statements))]))
         }
     }

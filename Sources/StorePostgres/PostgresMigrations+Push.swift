@@ -1,8 +1,8 @@
-/// Migration 8: direct push (APNs, FCM), as SQLite's migration 12
+/// Migration 9: direct push (APNs, FCM), as SQLite's migration 12
 /// (`PushOutbox.migration`): device columns, the push outbox with claims
 /// (`claimed_by`, `lease_until`: one node sends each push) and its attempts.
 extension PostgresMigrations {
-    static let push = (version: 8, sql: """
+    static let push = (version: 9, sql: """
         ALTER TABLE _push_devices ADD COLUMN environment text;
         ALTER TABLE _push_devices ADD COLUMN sync boolean NOT NULL DEFAULT false;
         ALTER TABLE _push_devices ADD COLUMN seen_at text;

@@ -49,6 +49,7 @@ public enum PostgresMigrations {
         feed,
         indexes,
         body,
+        keyIndexes,
         push,
     ]
 

@@ -2,6 +2,7 @@ import Foundation
 import Jobs
 import Logging
 import Store
+import Timing
 
 /// Delivers the outbox: one scheduler thread finds due deliveries on its own
 /// read connection and hands them to a pool of delivery threads, which POST
@@ -152,7 +153,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
         let started = ContinuousClock.now
         let result = HTTPPoster.post(url: d.endpoint.url, headers: headers, body: body, timeoutMilliseconds: settings.timeoutMilliseconds)
         let elapsed = ContinuousClock.now - started
-        let milliseconds = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int(elapsed.wholeMilliseconds)
         let error = result.error ?? result.status.flatMap { (200..<300).contains($0) ? nil : "HTTP \($0)" }
 
         if let status = result.status, (200..<300).contains(status) {

@@ -57,7 +57,8 @@ struct Serve: ParsableCommand {
         // Every entry is also kept in LogRing.shared for the admin console's log view.
         let sink = RecordingLogSink(DaemonLogging.sink(for: DaemonLogging.Target(rawValue: config.logTarget) ?? .auto))
         DaemonLogging.bootstrap(sink: sink, level: level)
-        Telemetry.bootstrap()
+        Telemetry.bootstrap(declared: RoostMetrics.declared)
+        RoostMetrics.registerAtStart()
         let logger = Logger(label: "roostd")
 
         var services = DaemonServices()

@@ -23,7 +23,7 @@ import Testing
         (AccessScope.Denial.forbidden("private"), 403, #"{"error":"Forbidden","description":"private"}"#),
         (ReferencedError(collection: "c", id: "a", count: 2), 409,
          #"{"error":"Referenced","description":"\"a\" in c is referenced by 2 entities whose reference restricts deletes; remove those references first.","count":2}"#),
-        (ReferencedError(code: "CascadeTooLarge", collection: "c", id: "a", count: 5, limit: 3), 409,
+        (ReferencedError(code: .cascadeTooLarge, collection: "c", id: "a", count: 5, limit: 3), 409,
          #"{"error":"CascadeTooLarge","description":"Deleting \"a\" from c would delete or change 5 entities through references, more than references_max_cascade (3); nothing was changed.","limit":3,"count":5}"#),
         (BatchHandler.Failure(index: 2, inner: HTTPError.conflict("taken")), 409,
          #"{"error":"Conflict","description":"Operation 2 failed, so nothing in the batch was applied: taken","operation":2}"#),
@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func unauthorizedSaysHowToAuthenticateOnce() {
-        for error: any Error in [StoreError.unauthorized("sign in"), HTTPError(401, "Unauthorized", "x"),
+        for error: any Error in [StoreError.unauthorized("sign in"), HTTPError(.unauthorized, "x"),
                                  BatchHandler.Failure(index: 0, inner: StoreError.unauthorized("sign in").httpError)] {
             let response = Self.render(error)
             #expect(response.status == 401)

@@ -32,3 +32,22 @@ import Testing
         #expect(try RouterFixture.shared.router.table.match(segments).label == expected)
     }
 }
+
+/// Handlers read path parameters by the names their template declares.
+@Suite struct RouteParameterTests {
+    @Test(arguments: [
+        (["items", "abc"], ["collection": "items", "id": "abc"]),
+        (["users", "u1"], ["id": "u1"]),
+        (["admin", "users", "u1", "sessions", "s9"], ["id": "u1", "sid": "s9"]),
+        (["admin", "webhooks", "endpoints", "hook-a", "enable"], ["name": "hook-a"]),
+        (["push", "devices", "tok"], ["token": "tok"]),
+    ] as [([String], [String: String])])
+    func parameters(segments: [String], expected: [String: String]) throws {
+        let route = try #require(RouterFixture.shared.router.table.match(segments).route)
+        let request = Request(method: .get, path: "/" + segments.joined(separator: "/"), segments: segments, query: [:],
+                              headers: Headers(), body: [], requestID: "t").matched(route)
+        #expect(request.routeTemplate == route.template)
+        #expect(Set(route.parameters.keys) == Set(expected.keys))
+        for (name, value) in expected { #expect(request.parameter(name) == value) }
+    }
+}

@@ -1,4 +1,5 @@
 import JSON
+import RoostTestSupport
 import Store
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import RoostTestSupport
 import Store
 
 /// Random documents and filters drawn from the whole grammar `FilterCompiler`

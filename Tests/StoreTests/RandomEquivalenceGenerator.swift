@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import RoostTestSupport
 import Store
 
 /// Random documents and filters over a small value pool, so that matches are common.

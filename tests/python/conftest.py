@@ -30,3 +30,23 @@ def roostd(tmp_path_factory):
 def pki(tmp_path_factory):
     """A test CA (ca.pem) and two server certificates (first, second) for localhost."""
     return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+# Files whose tests measure time, memory or load (throttles, budgets, slow lanes,
+# kill -9 under load, idle limits): with `make test`'s parallel workers they run
+# afterwards, alone (`-m serial`), so another worker's load cannot skew them.
+SERIAL_FILES = {
+    "test_accounts_address_throttle.py", "test_accounts_password_throttle.py", "test_accounts_signup_flood.py",
+    "test_client_address.py", "test_cross_node.py", "test_cross_node_lease.py", "test_daemon_lifecycle.py",
+    "test_hostile_runaway.py", "test_http_strict.py", "test_live.py", "test_live_bounds.py", "test_live_limits.py",
+    "test_memory.py", "test_pg_connections.py", "test_postgres_outage.py", "test_query_slow_lane.py",
+    "test_rate_limits.py", "test_references_recovery.py", "test_resolve_bounds.py", "test_feed_cost.py",
+    "test_session_revocation.py", "test_systemd.py", "test_console_scale.py", "test_nearest_dense.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = item.path
+        if path.name in SERIAL_FILES or path.parent.name == "drills":
+            item.add_marker(pytest.mark.serial)

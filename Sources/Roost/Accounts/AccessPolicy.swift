@@ -23,7 +23,7 @@ struct AccessPolicy: Sendable {
     /// same whatever the id, so it reveals nothing about who talks to whom.
     func checkClientWrite(_ collection: String, _ principal: AccessScope.Principal) throws {
         guard principal != .admin, settings.isServerWritten(collection) else { return }
-        throw HTTPError(403, "Forbidden", "\(collection) are written by the server when messages are sent; clients cannot change them.")
+        throw HTTPError(.forbidden, "\(collection) are written by the server when messages are sent; clients cannot change them.")
     }
 
     /// Fields others may not see: a user's private profile fields.
@@ -39,7 +39,7 @@ struct AccessPolicy: Sendable {
         let hidden = Set(redaction.fields)
         let named = sort + Self.fieldPaths(in: filter)
         if let field = named.first(where: { hidden.contains(String($0.split(separator: ".").first ?? "")) }) {
-            throw HTTPError(400, "InvalidQuery", "\"\(field)\" is private to each user and cannot be queried or sorted on.")
+            throw HTTPError(.invalidQuery, "\"\(field)\" is private to each user and cannot be queried or sorted on.")
         }
     }
 
@@ -81,8 +81,8 @@ struct AccessPolicy: Sendable {
     static func requireAdmin(_ principal: AccessScope.Principal) throws {
         switch principal {
         case .admin: return
-        case .anonymous: throw HTTPError(401, "Unauthorized", "The admin API needs the admin token.")
-        case .user: throw HTTPError(403, "Forbidden", "The admin API needs the admin token.")
+        case .anonymous: throw HTTPError(.unauthorized, "The admin API needs the admin token.")
+        case .user: throw HTTPError(.forbidden, "The admin API needs the admin token.")
         }
     }
 }

@@ -6,7 +6,7 @@ import Store
 
 extension AccountHandlers {
     /// The answer to a password change without the right `oldPassword`.
-    static let oldPasswordNeeded = HTTPError(403, "Forbidden", "Changing the password needs the current one in oldPassword.")
+    static let oldPasswordNeeded = HTTPError(.forbidden, "Changing the password needs the current one in oldPassword.")
 
     /// `PUT`/`PATCH /users/:id`: self or admin. A new `password` needs the
     /// `oldPassword` (admins excepted) and signs out the user's other sessions.
@@ -164,11 +164,11 @@ extension AccountHandlers {
         let existing = row.document
         var changes = fields
         if fields["password"] != nil || fields["oldPassword"] != nil {
-            throw HTTPError(400, "InvalidDocument", "Change the password with both password and oldPassword.")
+            throw HTTPError(.invalidDocument, "Change the password with both password and oldPassword.")
         }
         // Clients may send the whole record back: an unchanged username is fine.
         if let name = changes["username"], name != existing["username"] {
-            throw HTTPError(409, "ImmutableField", "username cannot be changed; send the current one or leave it out.")
+            throw HTTPError(.immutableField, "username cannot be changed; send the current one or leave it out.")
         }
         changes["username"] = existing["username"]
         let stored = try hooks.run(.beforeUpdate, users, id: id, entity: changes, isPatch: merge, previous: existing,
@@ -187,8 +187,8 @@ extension AccountHandlers {
         switch principal {
         case .admin: return
         case .user(let me) where me == id: return
-        case .anonymous: throw HTTPError(401, "Unauthorized", "Sign in to change an account.")
-        case .user: throw HTTPError(403, "Forbidden", "You may change only your own account.")
+        case .anonymous: throw HTTPError(.unauthorized, "Sign in to change an account.")
+        case .user: throw HTTPError(.forbidden, "You may change only your own account.")
         }
     }
 }

@@ -102,7 +102,7 @@ struct AccountHandlers: Sendable {
     static func loginFields(_ body: [UInt8]) throws -> (username: String, password: String) {
         let fields = try CollectionHandlers.object(body)
         guard case .string(let username)? = fields["username"], case .string(let password)? = fields["password"] else {
-            throw HTTPError(400, "InvalidDocument", "Send {\"username\": …, \"password\": …}.")
+            throw HTTPError(.invalidDocument, "Send {\"username\": …, \"password\": …}.")
         }
         return (username, password)
     }
@@ -142,7 +142,7 @@ struct AccountHandlers: Sendable {
             // Unknown usernames check the decoy, so timing reveals nothing.
             let stored = reservation.stored
             guard hasher.verify(password, against: stored?.passwordHash ?? decoy), let stored else {
-                return out.send(HTTPError(401, "InvalidCredentials", "The username or password is incorrect.").response)
+                return out.send(HTTPError(.invalidCredentials, "The username or password is incorrect.").response)
             }
             // afterLogin hooks run once the new session has committed.
             let pending = HookServices.Pending([])
@@ -166,12 +166,12 @@ struct AccountHandlers: Sendable {
     /// `POST /logout`: revokes the presented token.
     func logOut(_ request: Request, _ out: ResponseWriter) {
         guard let token = request.bearerToken else {
-            return out.send(HTTPError(401, "Unauthorized", "Send the session token as Authorization: Bearer <token>.").response)
+            return out.send(HTTPError(.unauthorized, "Send the session token as Authorization: Bearer <token>.").response)
         }
         let pools = self.pools
         pools.write(request, out, committed: { pools.sessionsEnded() }) { writer in
             guard try writer.deleteSession(tokenHash: SessionToken.hash(token)) else {
-                throw HTTPError(401, "InvalidToken", "The session token is invalid, expired or already revoked.")
+                throw Authenticator.invalidToken  // the same 401 as every other bad token
             }
             return .json(200, "{\"loggedOut\":true}")
         }
@@ -181,7 +181,7 @@ struct AccountHandlers: Sendable {
     func me(_ request: Request, _ out: ResponseWriter) {
         jobs.read(request, out) { reader, caller in
             guard case .user(let id) = caller.principal else {
-                throw HTTPError(401, "Unauthorized", "Sign in to see your own record.")
+                throw HTTPError(.unauthorized, "Sign in to see your own record.")
             }
             guard let text = try reader.get(Self.users, id: id) else { throw HTTPError.notFound("Your user record no longer exists.") }
             return Preconditions.entityResponse(200, text)
@@ -200,14 +200,14 @@ struct AccountHandlers: Sendable {
     static func username(_ value: JSONValue?) throws -> String {
         guard case .string(let name)? = value, (3...64).contains(name.count),
               name.unicodeScalars.allSatisfy({ CharacterSetLite.usernameAllowed($0) }) else {
-            throw HTTPError(400, "InvalidDocument", "username must be 3–64 characters: letters, digits, '.', '_', '-', '@'.")
+            throw HTTPError(.invalidDocument, "username must be 3–64 characters: letters, digits, '.', '_', '-', '@'.")
         }
         return name
     }
 
     static func password(_ value: JSONValue?, field: String) throws -> String {
         guard case .string(let password)? = value, (8...1024).contains(password.unicodeScalars.count) else {
-            throw HTTPError(400, "InvalidDocument", "\(field) must be a string of 8 to 1024 characters.")
+            throw HTTPError(.invalidDocument, "\(field) must be a string of 8 to 1024 characters.")
         }
         return password
     }

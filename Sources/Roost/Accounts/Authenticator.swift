@@ -20,7 +20,7 @@ struct Authenticator: Sendable {
 
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }
 
-    static let invalidToken = HTTPError(401, "InvalidToken", "The session token is invalid, expired or revoked; sign in again.",
+    static let invalidToken = HTTPError(.invalidToken, "The session token is invalid, expired or revoked; sign in again.",
                                         headers: Headers([("WWW-Authenticate", "Bearer realm=\"roost\", error=\"invalid_token\"")]))
 
     /// True when the request carries the operator's token (checked in

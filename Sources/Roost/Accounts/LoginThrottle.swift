@@ -51,7 +51,7 @@ enum LoginThrottle {
 
     /// The answer to a refused attempt, log-in or password check alike.
     static func refusal(wait: Int64) -> HTTPError {
-        HTTPError(429, "TooManyAttempts", "Too many failed log-ins; wait before trying again.",
+        HTTPError(.tooManyAttempts, "Too many failed log-ins; wait before trying again.",
                   headers: Headers([("Retry-After", "\(wait)")]))
     }
 

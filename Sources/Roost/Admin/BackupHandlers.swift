@@ -51,11 +51,11 @@ struct BackupHandlers: Sendable {
             do {
                 try service.requestNow(completion)
             } catch BackupService.Refusal.notConfigured {
-                throw HTTPError(409, "BackupsNotConfigured", "Set backups.dir in the configuration to take backups from the daemon.")
+                throw HTTPError(.backupsNotConfigured, "Set backups.dir in the configuration to take backups from the daemon.")
             } catch BackupService.Refusal.externalDatabase {
-                throw HTTPError(409, "BackupsNotForThisDatabase", RoostConfig.externalDatabaseBackups)
+                throw HTTPError(.backupsNotForThisDatabase, RoostConfig.externalDatabaseBackups)
             } catch BackupService.Refusal.running {
-                throw HTTPError(409, "BackupRunning", "A backup is already running; GET /admin/backups shows when it is done.")
+                throw HTTPError(.backupRunning, "A backup is already running; GET /admin/backups shows when it is done.")
             }
             return wait ? nil : Response.json(202, "{\"state\":\"running\"}")
         }
@@ -65,7 +65,7 @@ struct BackupHandlers: Sendable {
     static func answer(_ result: Result<BackupTaker.Outcome, any Error>) -> Response {
         switch result {
         case .success(let o): return .json(201, JSONValue.object(describe(o)).jsonText)
-        case .failure(let e): return HTTPError(500, "BackupFailed", "The backup failed: \(e)").response
+        case .failure(let e): return HTTPError(.backupFailed, "The backup failed: \(e)").response
         }
     }
 

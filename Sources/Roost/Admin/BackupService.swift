@@ -28,7 +28,7 @@ final class BackupService: @unchecked Sendable {
     private var stopped = false
     private var due: Date?
     private let finished = DispatchSemaphore(value: 0)
-    private let gauges = Telemetry.backupGauges()
+    private let gauges = RoostMetrics.backupGauges()
 
     /// How often the thread wakes to retry kept unlinks.
     static let tick: TimeInterval = 5
@@ -142,14 +142,14 @@ final class BackupService: @unchecked Sendable {
             gauges.lastSuccess.record(Date().timeIntervalSince1970)
             gauges.duration.record(o.seconds)
             gauges.size.record(Double(o.manifest.totalBytes))
-            Telemetry.backups(outcome: "success").increment()
+            RoostMetrics.backups(outcome: "success").increment()
             logger.info("backup taken and verified", metadata: [
                 "backup": "\(o.path)", "bytes": "\(o.manifest.totalBytes)", "files": "\(o.manifest.files.count)",
                 "linked": "\(o.linkedFiles)", "linked_live": "\(o.linkedLiveFiles)", "copied": "\(o.copiedFiles)", "in_object_store_not_copied": "\(o.filesInObjectStore)", "seconds": "\(String(format: "%.3f", o.seconds))",
                 "pruned": "\(o.pruned.count)",
             ])
         case .failure(let error):
-            Telemetry.backups(outcome: "failure").increment()
+            RoostMetrics.backups(outcome: "failure").increment()
             logger.error(scheduled ? "scheduled backup failed" : "backup failed", metadata: ["dir": "\(settings.dir ?? "")", "reason": "\(error)"])
         }
     }

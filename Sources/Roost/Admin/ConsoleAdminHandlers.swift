@@ -13,8 +13,7 @@ import Store
 /// - `GET /admin/logs?after=<seq>&level=&request_id=`: recent log entries;
 /// - `GET /admin/collections`: each collection's count, level and indexes;
 /// - `GET /admin/files?limit=&skip=`: file metadata, newest first, with the total;
-/// - `GET|DELETE /admin/users/:id/sessions`, `DELETE /admin/users/:id/sessions/:sid`;
-/// - `POST /admin/webhooks/endpoints/:name/disable`.
+/// - `GET|DELETE /admin/users/:id/sessions`, `DELETE /admin/users/:id/sessions/:sid`.
 struct ConsoleAdminHandlers: Sendable {
     let jobs: CallerJobs
     let stats: ConsoleStats
@@ -27,10 +26,9 @@ struct ConsoleAdminHandlers: Sendable {
             RoostRoute("/admin/logs", [.get: { r, out in handlers.logEntries(r, out) }]),
             RoostRoute("/admin/collections", [.get: { r, out in handlers.collectionDetails(r, out) }]),
             RoostRoute("/admin/files", [.get: { r, out in handlers.filePage(r, out) }]),
-            RoostRoute("/admin/users/:id/sessions", [.get: { r, out in handlers.sessions(r.segments[2], r, out) },
-                                                     .delete: { r, out in handlers.revoke(r.segments[2], nil, r, out) }]),
-            RoostRoute("/admin/users/:id/sessions/:sid", [.delete: { r, out in handlers.revoke(r.segments[2], r.segments[4], r, out) }]),
-            RoostRoute("/admin/webhooks/endpoints/:name/disable", [.post: { r, out in handlers.disable(r.segments[3], r, out) }]),
+            RoostRoute("/admin/users/:id/sessions", [.get: { r, out in handlers.sessions(r.parameter("id"), r, out) },
+                                                     .delete: { r, out in handlers.revoke(r.parameter("id"), nil, r, out) }]),
+            RoostRoute("/admin/users/:id/sessions/:sid", [.delete: { r, out in handlers.revoke(r.parameter("id"), r.parameter("sid"), r, out) }]),
         ]
     }
 
@@ -87,15 +85,6 @@ struct ConsoleAdminHandlers: Sendable {
         }
     }
 
-    func disable(_ name: String, _ request: Request, _ out: ResponseWriter) {
-        asAdminWriting(request, out) { writer in
-            guard try writer.setWebhookEndpointDisabled(name: name, reason: "disabled by an admin") else {
-                throw HTTPError.notFound("No webhook endpoint \"\(name)\".")
-            }
-            return .json(200, "{\"enabled\":false}")
-        }
-    }
-
     /// `GET /admin/logs`: entries after `after`, at `level` or above, of one
     /// `request_id` when given; `last` is the `after` of the next poll.
     func logEntries(_ request: Request, _ out: ResponseWriter) {
@@ -106,7 +95,7 @@ struct ConsoleAdminHandlers: Sendable {
         let logs = self.logs
         asAdmin(request, out) { _ in  // the admin first, then what they ask
             guard let level = levelName.map({ Logger.Level(rawValue: $0) }) ?? .trace else {
-                throw HTTPError(400, "InvalidQuery", "level must be trace, debug, info, notice, warning, error or critical.")
+                throw HTTPError(.invalidQuery, "level must be trace, debug, info, notice, warning, error or critical.")
             }
             let (records, last) = logs.entries(after: after, minimum: level, requestID: requestID, limit: limit)
             var o = JSONObject()

@@ -29,7 +29,7 @@ struct BatchHandler: Sendable {
         var httpError: HTTPError {
             var fields = JSONObject()
             fields["operation"] = .int(Int64(index))
-            return HTTPError(inner.status, inner.code, "Operation \(index) failed, so nothing in the batch was applied: \(inner.description)",
+            return HTTPError(status: inner.status, code: inner.code, "Operation \(index) failed, so nothing in the batch was applied: \(inner.description)",
                              headers: inner.headers, fields: fields)
         }
     }
@@ -65,7 +65,7 @@ struct BatchHandler: Sendable {
     static func operations(_ body: [UInt8], _ request: Request) throws -> [CollectionWrite] {
         let object = try CollectionHandlers.object(body)
         guard case .array(let list)? = object["operations"], !list.isEmpty, list.count <= maxOperations else {
-            throw HTTPError(400, "InvalidDocument", "Send {\"operations\": [...]} with 1 to \(maxOperations) operations.")
+            throw HTTPError(.invalidDocument, "Send {\"operations\": [...]} with 1 to \(maxOperations) operations.")
         }
         return try list.enumerated().map { index, value in
             do { return try operation(value, index: index, request) } catch let e as HTTPError {
@@ -76,7 +76,7 @@ struct BatchHandler: Sendable {
 
     static func operation(_ value: JSONValue, index: Int, _ batch: Request) throws -> CollectionWrite {
         guard case .object(let op) = value, case .string(let methodName)? = op["method"], case .string(let path)? = op["path"] else {
-            throw HTTPError(400, "InvalidDocument", "Each operation needs a method and a path.")
+            throw HTTPError(.invalidDocument, "Each operation needs a method and a path.")
         }
         // Exactly `/collection` or `/collection/id`: no empty segment, and only the id is percent-decoded.
         // Split on bytes: as Characters, a "/" followed by a combining mark (or an emoji modifier) is no "/".
@@ -85,7 +85,7 @@ struct BatchHandler: Sendable {
             ? [raw[1]] + raw.dropFirst(2).map { $0.removingPercentEncoding ?? $0 } : []
         guard let collection = segments.first, !CollectionName.isReserved(collection), CollectionName.isWellFormed(collection),
               segments.count <= 2, !(segments.count == 2 && segments[1].hasPrefix("_")) else {
-            throw HTTPError(400, "InvalidDocument", "A batch holds writes to collections: /:collection or /:collection/:id (not \(path)).")
+            throw HTTPError(.invalidDocument, "A batch holds writes to collections: /:collection or /:collection/:id (not \(path)).")
         }
         let kind: CollectionWrite.Kind
         switch (methodName, segments.count) {
@@ -93,22 +93,22 @@ struct BatchHandler: Sendable {
         case ("PUT", 2): kind = .replace
         case ("PATCH", 2): kind = .patch
         case ("DELETE", 2): kind = .delete
-        default: throw HTTPError(400, "InvalidDocument", "A batch operation is POST /:collection, or PUT, PATCH or DELETE /:collection/:id.")
+        default: throw HTTPError(.invalidDocument, "A batch operation is POST /:collection, or PUT, PATCH or DELETE /:collection/:id.")
         }
         var entity: JSONObject?
         switch (kind, op["body"]) {
         case (.delete, _): entity = nil
         case (_, .object(let o)?): entity = o
-        default: throw HTTPError(400, "InvalidDocument", "A \(methodName) operation needs a JSON object body.")
+        default: throw HTTPError(.invalidDocument, "A \(methodName) operation needs a JSON object body.")
         }
         var headers = Headers()  // the batch's caller is found once, by the job seam, for every operation
         if let given = op["headers"], given.objectValue == nil {
-            throw HTTPError(400, "InvalidDocument", "An operation's headers must be an object such as {\"If-Match\": \"...\"}.")
+            throw HTTPError(.invalidDocument, "An operation's headers must be an object such as {\"If-Match\": \"...\"}.")
         }
         if case .object(let given)? = op["headers"] {
             for (name, value) in given {
                 guard ["if-match", "if-none-match"].contains(name.lowercased()), case .string(let v) = value else {
-                    throw HTTPError(400, "InvalidDocument", "An operation's headers may be If-Match and If-None-Match (strings).")
+                    throw HTTPError(.invalidDocument, "An operation's headers may be If-Match and If-None-Match (strings).")
                 }
                 headers.add(name, v)
             }

@@ -33,7 +33,7 @@ extension CollectionHandlers {
     static func cursor(_ request: Request, _ seal: CursorSeal) throws -> FeedCursor? {
         guard let text = request.query["since"], !text.isEmpty else { return nil }
         guard let cursor = seal.open(text) else {
-            throw HTTPError(400, "InvalidCursor", "since must be a cursor returned by _deltaset of this collection.")
+            throw HTTPError(.invalidCursor, "since must be a cursor returned by _deltaset of this collection.")
         }
         return cursor
     }
@@ -41,7 +41,7 @@ extension CollectionHandlers {
     static func deltaLimit(_ request: Request) throws -> Int {
         guard let text = request.query["limit"] else { return defaultDeltaLimit }
         guard let n = Int(text), (1...maxDeltaLimit).contains(n) else {
-            throw HTTPError(400, "InvalidQuery", "limit must be a whole number from 1 to \(maxDeltaLimit).")
+            throw HTTPError(.invalidQuery, "limit must be a whole number from 1 to \(maxDeltaLimit).")
         }
         return n
     }

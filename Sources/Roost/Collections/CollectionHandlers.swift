@@ -24,7 +24,7 @@ struct CollectionHandlers: Sendable {
             let find = try ListParameters.find(request)
             try access.checkHiddenFields(collection, scope.principal, filter: find.filter, sort: find.sort.map(\.field))
             if try ListParameters.wantsExplain(request) {
-                guard scope.principal == .admin else { throw HTTPError(403, "Forbidden", "explain=true is for administrators.") }
+                guard scope.principal == .admin else { throw HTTPError(.forbidden, "explain=true is for administrators.") }
                 return .json(200, try reader.explain(collection, find, scope: scope).jsonText)
             }
             let page = try reader.page(collection, find, withTotal: ListParameters.wantsTotal(request), scope: scope,
@@ -126,7 +126,7 @@ struct CollectionHandlers: Sendable {
             return nil
         }
         if request.body.isEmpty {
-            out.send(HTTPError(400, "InvalidJSON", "The request body is empty; send a JSON object.").response)
+            out.send(HTTPError(.invalidJSON, "The request body is empty; send a JSON object.").response)
             return nil
         }
         return request.body
@@ -136,10 +136,10 @@ struct CollectionHandlers: Sendable {
     static func object(_ body: [UInt8]) throws -> JSONObject {
         let value: JSONValue
         do { value = try JSONParser.parse(body) } catch {
-            throw HTTPError(400, "InvalidJSON", "The request body is not valid JSON: \(error).")
+            throw HTTPError(.invalidJSON, "The request body is not valid JSON: \(error).")
         }
         guard case .object(let object) = value else {
-            throw HTTPError(400, "InvalidJSON", "The request body must be a JSON object, not \(value.typeName).")
+            throw HTTPError(.invalidJSON, "The request body must be a JSON object, not \(value.typeName).")
         }
         return object
     }

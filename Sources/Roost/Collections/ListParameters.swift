@@ -10,7 +10,7 @@ enum ListParameters {
         do {
             return try JSONParser.parse(text)
         } catch {
-            throw HTTPError(400, "InvalidQuery", "The query parameter is not valid JSON: \(error).")
+            throw HTTPError(.invalidQuery, "The query parameter is not valid JSON: \(error).")
         }
     }
 
@@ -19,30 +19,30 @@ enum ListParameters {
         if let text = request.query["sort"], !text.isEmpty {
             let value: JSONValue
             do { value = try JSONParser.parse(text) } catch {
-                throw HTTPError(400, "InvalidQuery", "The sort parameter is not valid JSON: \(error).")
+                throw HTTPError(.invalidQuery, "The sort parameter is not valid JSON: \(error).")
             }
             find.sort = try FindQuery.parseSort(value)
         }
         if let text = request.query["limit"] {
-            guard let n = Int(text), n >= 0 else { throw HTTPError(400, "InvalidQuery", "limit must be a whole number from 0 to \(FindQuery.maxLimit).") }
+            guard let n = Int(text), n >= 0 else { throw HTTPError(.invalidQuery, "limit must be a whole number from 0 to \(FindQuery.maxLimit).") }
             guard n <= FindQuery.maxLimit else {
-                throw HTTPError(400, "InvalidQuery", "limit may be at most \(FindQuery.maxLimit); page with skip.")
+                throw HTTPError(.invalidQuery, "limit may be at most \(FindQuery.maxLimit); page with skip.")
             }
             find.limit = n == 0 ? FindQuery.defaultLimit : n
         }
         if let text = request.query["skip"] {
-            guard let n = Int(text), n >= 0 else { throw HTTPError(400, "InvalidQuery", "skip must be a non-negative whole number.") }
+            guard let n = Int(text), n >= 0 else { throw HTTPError(.invalidQuery, "skip must be a non-negative whole number.") }
             find.skip = n
         }
         if let text = request.query["fields"], !text.isEmpty {
             let names = text.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
             for name in names where name.isEmpty || name.contains(".") || name.hasPrefix("$") {
-                throw HTTPError(400, "InvalidQuery", "fields takes top-level field names separated by commas (\"\(name)\" is not one).")
+                throw HTTPError(.invalidQuery, "fields takes top-level field names separated by commas (\"\(name)\" is not one).")
             }
             find.fields = names
         }
         if let text = request.query["after"], !text.isEmpty {
-            guard find.skip == 0 else { throw HTTPError(400, "InvalidQuery", "after and skip cannot be combined; after already says where the page starts.") }
+            guard find.skip == 0 else { throw HTTPError(.invalidQuery, "after and skip cannot be combined; after already says where the page starts.") }
             find.after = text
         }
         return find
@@ -53,7 +53,7 @@ enum ListParameters {
         switch request.query["explain"] {
         case nil, "false", "0": return false
         case "true", "1": return true
-        default: throw HTTPError(400, "InvalidQuery", "explain takes true or false.")
+        default: throw HTTPError(.invalidQuery, "explain takes true or false.")
         }
     }
 

@@ -53,6 +53,6 @@ enum Preconditions {
     }
 
     private static func failed(_ tag: String?, _ description: String) -> HTTPError {
-        HTTPError(412, "PreconditionFailed", description, headers: Headers(tag.map { [("ETag", $0)] } ?? []))
+        HTTPError(.preconditionFailed, description, headers: Headers(tag.map { [("ETag", $0)] } ?? []))
     }
 }

@@ -103,7 +103,7 @@ struct ReferentialDelete {
     }
 
     static func tooMany(_ collection: String, _ id: String, atLeast count: Int, _ limit: Int) -> ReferencedError {
-        ReferencedError(code: "CascadeTooLarge", collection: collection, id: id, count: count, limit: limit)
+        ReferencedError(code: .cascadeTooLarge, collection: collection, id: id, count: count, limit: limit)
     }
 }
 
@@ -112,7 +112,7 @@ struct ReferentialDelete {
 /// The body carries `count`: the references that block it, or the entities
 /// the cascade would touch.
 struct ReferencedError: HTTPErrorConvertible {
-    var code = "Referenced"
+    var code = ErrorCode.referenced
     let collection: String
     let id: String
     let count: Int
@@ -126,6 +126,6 @@ struct ReferencedError: HTTPErrorConvertible {
         let description = limit.map { limit in
             "Deleting \"\(id)\" from \(collection) would delete or change \(count) \(noun) through references, more than references_max_cascade (\(limit)); nothing was changed."
         } ?? "\"\(id)\" in \(collection) is referenced by \(count) \(noun) whose reference restricts deletes; remove those references first."
-        return HTTPError(409, code, description, fields: fields)
+        return HTTPError(code, description, fields: fields)
     }
 }

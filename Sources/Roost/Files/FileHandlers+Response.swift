@@ -37,7 +37,7 @@ struct FileResponse {
             switch Self.parseRange(range, size: size) {
             case .whole: break
             case .unsatisfiable:
-                var e = HTTPError(416, "RangeNotSatisfiable", "The range \(range) is outside the file's \(size) bytes.").response
+                var e = HTTPError(.rangeNotSatisfiable, "The range \(range) is outside the file's \(size) bytes.").response
                 e.headers.add("Content-Range", "bytes */\(size)")
                 e.headers.add("ETag", etag)
                 response = e

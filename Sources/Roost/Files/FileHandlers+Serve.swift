@@ -57,14 +57,14 @@ extension FileHandlers {
         func edge(_ key: String) throws -> Int? {
             guard let raw = query[key] else { return nil }
             guard let v = Int(raw), (1...ThumbnailSpec.maxEdge).contains(v) else {
-                throw HTTPError(400, "InvalidQuery", "\(key) must be a whole number from 1 to \(ThumbnailSpec.maxEdge).")
+                throw HTTPError(.invalidQuery, "\(key) must be a whole number from 1 to \(ThumbnailSpec.maxEdge).")
             }
             return v
         }
         if let size = try edge("size") { return .longest(size) }
         let w = try edge("w"), h = try edge("h")
         let fit = query["fit"] ?? "contain"
-        guard fit == "cover" || fit == "contain" else { throw HTTPError(400, "InvalidQuery", "fit must be cover or contain.") }
+        guard fit == "cover" || fit == "contain" else { throw HTTPError(.invalidQuery, "fit must be cover or contain.") }
         switch (w, h) {
         case (nil, nil): return .longest(defaultSize)
         case let (w?, h?): return ThumbnailSpec(width: w, height: h, crop: fit == "cover")
@@ -111,7 +111,7 @@ extension FileHandlers {
                             throw scheduler.images.unavailable(e)
                         } catch let e as Vips.Failure {
                             logger.warning("thumbnail failed", metadata: ["file": "\(id)", "variant": "\(spec.name)", "error": "\(e)"])
-                            throw HTTPError(422, "InvalidImage", "No thumbnail can be made of this file.")
+                            throw HTTPError(.invalidImage, "No thumbnail can be made of this file.")
                         }
                     })
                 }

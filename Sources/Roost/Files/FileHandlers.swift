@@ -56,10 +56,10 @@ struct FileHandlers: Sendable {
         let handlers = self
         return [
             RoostRoute("/files", [.post: { r, out in handlers.upload(r, out) }]),
-            RoostRoute("/files/:id", [.get: { r, out in handlers.serve(r.segments[1], r, out) },
-                                      .delete: { r, out in handlers.delete(r.segments[1], r, out) }]),
-            RoostRoute("/files/:id/meta", [.get: { r, out in handlers.meta(r.segments[1], r, out) }]),
-            RoostRoute("/files/:id/thumbnail", [.get: { r, out in handlers.thumbnail(r.segments[1], r, out) }]),
+            RoostRoute("/files/:id", [.get: { r, out in handlers.serve(r.parameter("id"), r, out) },
+                                      .delete: { r, out in handlers.delete(r.parameter("id"), r, out) }]),
+            RoostRoute("/files/:id/meta", [.get: { r, out in handlers.meta(r.parameter("id"), r, out) }]),
+            RoostRoute("/files/:id/thumbnail", [.get: { r, out in handlers.thumbnail(r.parameter("id"), r, out) }]),
             RoostRoute("/files/*", anyMethod: Router.noEndpoint),
         ]
     }
@@ -98,7 +98,7 @@ struct FileHandlers: Sendable {
         try scope.checkCreate()
         let upload: InspectedUpload
         do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
-            if error.code == UploadError.imagesUnavailableCode { thumbnails.images.reportLoadFailure() }
+            if error.code == .imageProcessingUnavailable { thumbnails.images.reportLoadFailure() }
             throw error
         }
         let id = ids.next()

@@ -43,7 +43,7 @@ final class ImageLibrary: @unchecked Sendable {
     /// The answer to a request that needs libvips when it cannot be loaded.
     func unavailable(_ failure: Vips.Unavailable) -> HTTPError {
         reportUnavailable(failure.description)
-        return HTTPError(503, UploadError.imagesUnavailableCode,
+        return HTTPError(.imageProcessingUnavailable,
                          "Images cannot be processed on this server: \(failure.description).")
     }
 }

@@ -122,7 +122,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
                 state = Self.ready(stored, id: job.fileID)
             } else {
                 state = Self.ready(try thumbnailer.make(job.fileID, type, spec), id: job.fileID)
-                Telemetry.thumbnailsGenerated().increment()
+                RoostMetrics.thumbnailsGenerated().increment()
             }
         } catch let failure as Vips.Unavailable {
             // Not the image's fault: the job stays pending (see `rescan`).
@@ -169,7 +169,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
             pool.submit {
                 let made = Result { try thumbnailer.make(id, type, spec) }
                 if case .success = made {
-                    Telemetry.thumbnailsGenerated().increment()
+                    RoostMetrics.thumbnailsGenerated().increment()
                     thumbnailer.evictOneOffVariants(id, limit: Self.oneOffVariantsPerFile, kept: kept)
                 }
                 finish(made)

@@ -16,7 +16,7 @@ struct RequestLimits: Sendable {
     init(_ limits: RoostConfig.RateLimits) {
         limiter = RateLimiter(limits)
         tokens = VerifiedTokens(capacity: limits.callers)
-        refused = RateClass.allCases.map { Telemetry.rateLimited($0.name) }
+        refused = RateClass.allCases.map { RoostMetrics.rateLimited($0.name) }
     }
 
     /// The limited routes by template and method; every other request is free.
@@ -70,7 +70,7 @@ struct RequestLimits: Sendable {
     private func refuse(_ kind: RateClass, wait: Double) -> Response {
         refused[kind.rawValue].increment()
         let seconds = max(1, Int(wait.rounded(.up)))
-        return HTTPError(429, "RateLimited", "Too many \(kind.noun) from this caller; try again in \(seconds) s (rate_limits.\(kind.name)).",
+        return HTTPError(.rateLimited, "Too many \(kind.noun) from this caller; try again in \(seconds) s (rate_limits.\(kind.name)).",
                          headers: Headers([("Retry-After", String(seconds))])).response
     }
 }

@@ -37,7 +37,7 @@ struct LiveHandlers: Sendable {
                 conditions += try FilterMatcher(topic.filter).conditions // a bad filter is a 400 now, not a silent stream
             }
             guard conditions <= LiveBudget.maxConditionsPerStream else {
-                throw HTTPError(400, "InvalidQuery", "A live stream's queries may have at most \(LiveBudget.maxConditionsPerStream) conditions together (operators and $all values, each counted once per part of its field path); this one has \(conditions).")
+                throw HTTPError(.invalidQuery, "A live stream's queries may have at most \(LiveBudget.maxConditionsPerStream) conditions together (operators and $all values, each counted once per part of its field path); this one has \(conditions).")
             }
             let since = try Self.cursor(request, try reader.cursorSeal())
             // Last, once nothing else can refuse the stream: a bad token, query or cursor took no slot.
@@ -56,13 +56,13 @@ struct LiveHandlers: Sendable {
     private func answer(_ refusal: LiveHub.Refusal) -> HTTPError {
         switch refusal {
         case .full:
-            return HTTPError(503, "Overloaded", "Too many live streams are open; try again shortly.", headers: Headers([("Retry-After", "5")]))
+            return Overload.liveStreams.error
         case .perAddress:
-            return HTTPError(429, "TooManyStreams",
+            return HTTPError(.tooManyStreams,
                              "This address has \(hub.maxPerAddress) live streams open already (live_max_per_address); close one or try again later.",
                              headers: Headers([("Retry-After", "30")]))
         case .perAccount:
-            return HTTPError(429, "TooManyStreams",
+            return HTTPError(.tooManyStreams,
                              "This account has \(hub.maxPerAccount) live streams open already (live_max_per_account); close one or try again later.",
                              headers: Headers([("Retry-After", "30")]))
         }
@@ -73,7 +73,7 @@ struct LiveHandlers: Sendable {
     static func cursor(_ request: Request, _ seal: CursorSeal) throws -> FeedCursor? {
         guard let text = request.headers["Last-Event-ID"] ?? request.query["since"], !text.isEmpty else { return nil }
         guard let cursor = seal.open(text) else {
-            throw HTTPError(400, "InvalidCursor", "Last-Event-ID (or since) must be an event id this server sent.")
+            throw HTTPError(.invalidCursor, "Last-Event-ID (or since) must be an event id this server sent.")
         }
         return cursor
     }

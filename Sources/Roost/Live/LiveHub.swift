@@ -33,30 +33,30 @@ final class LiveHub: @unchecked Sendable {
     let maxPerAddress: Int
     let maxPerAccount: Int
     let logger: Logger
-    let metrics = Telemetry.live()
+    let metrics = RoostMetrics.live()
 
     // Guarded by `condition`.
-    private let condition = NSCondition()
+    let condition = NSCondition()
     private var added: [Subscriber] = []
     private var removed: [Int] = []
     private var woken = false
-    private var stopped = false
+    var stopped = false
     private var nextID = 0
-    private var open = 0
+    var open = 0
     /// Open (or opening) streams per client address, for `maxPerAddress`.
-    private var openByAddress: [String: Int] = [:]
+    var openByAddress: [String: Int] = [:]
     /// Open (or opening) streams per signed-in user, for `maxPerAccount`.
-    private var openByAccount: [String: Int] = [:]
+    var openByAccount: [String: Int] = [:]
     private var checkSessions = false
     private var stoppedAt: Date?
     /// Some subscriber is catching up: come back soon (hub thread only).
-    private var behind = false
+    var behind = false
     /// When the hub last handed the loops their bytes (hub thread only).
     var lastFlush = Date()
 
     // Hub thread only.
     var subscribers: [Int: Subscriber] = [:]
-    private var head: Int64 = 0
+    var head: Int64 = 0
     private(set) var epoch = ""
     private var seal: CursorSeal?
     private var tokens: [Int64: String] = [:]
@@ -67,7 +67,7 @@ final class LiveHub: @unchecked Sendable {
     var lastBeat = Date()
     private(set) var reader: (any DocumentReading)?
     /// Which resuming stream goes first next round (they take turns).
-    private var catchUpTurn = 0
+    var catchUpTurn = 0
 
     /// Changes per round: small enough that loops get bytes while the next round is built.
     static let batch = 200
@@ -77,13 +77,13 @@ final class LiveHub: @unchecked Sendable {
     /// round of big changes reads fewer of them (see `readLimit`).
     static let roundBytes = 16 << 20
     /// The largest change (its states' bytes) in the hub's last read: the next read takes fewer when it was big.
-    private var largestChange = 0
+    var largestChange = 0
     /// Bytes of entity states a catch-up read brings in, about; kept (`window`) for the next rounds.
     static let readAheadBytes = 8 << 20
     /// The last catch-up read: every change after `after` up to its last, shared
     /// by all streams catching up through that stretch (rebuilding big
     /// entities' states from the feed costs more than keeping them).
-    private var window: (after: Int64, changes: [FeedChange]) = (0, [])
+    var window: (after: Int64, changes: [FeedChange]) = (0, [])
 
     init(engine: any StoreEngine, access: AccessPolicy, filesLevel: AccessScope.Level, config: RoostConfig, logger: Logger) {
         self.engine = engine
@@ -104,50 +104,6 @@ final class LiveHub: @unchecked Sendable {
         head = try reader.feedHead()
         self.reader = reader
         NamedThread.start("live-fanout") { [self] in run(self.reader!) }
-    }
-
-    /// Why a new stream was refused.
-    enum Refusal { case full, perAddress, perAccount }
-
-    /// Whether a new stream from `address` would be refused now, without
-    /// reserving anything: the loop's cheap early answer before the caller is found.
-    func wouldRefuse(address: String) -> Refusal? {
-        condition.lock(); defer { condition.unlock() }
-        guard !stopped, open < maxStreams else { return .full }
-        return openByAddress[address, default: 0] < maxPerAddress ? nil : .perAddress
-    }
-
-    /// Reserves a slot for a new stream from `address` (a client address as
-    /// the throttles key it) by `account` (a signed-in user's id): `.full`
-    /// past `live_max_connections`, `.perAddress` past `live_max_per_address`,
-    /// `.perAccount` past `live_max_per_account`, nil when reserved. Called
-    /// once the caller is known, so a refused caller takes no slot.
-    func reserve(address: String, account: String?) -> Refusal? {
-        condition.lock(); defer { condition.unlock() }
-        guard !stopped, open < maxStreams else { return .full }
-        guard openByAddress[address, default: 0] < maxPerAddress else { return .perAddress }
-        if let account, openByAccount[account, default: 0] >= maxPerAccount { return .perAccount }
-        open += 1
-        openByAddress[address, default: 0] += 1
-        if let account { openByAccount[account, default: 0] += 1 }
-        return nil
-    }
-
-    /// Live streams open (or being opened) now.
-    var openStreams: Int {
-        condition.lock(); defer { condition.unlock() }
-        return open
-    }
-
-    /// Gives back a slot reserved for a stream that has ended (the lock held).
-    private func released(address: String, account: String?) {
-        open -= 1
-        let left = openByAddress[address, default: 1] - 1
-        openByAddress[address] = left > 0 ? left : nil
-        if let account {
-            let left = openByAccount[account, default: 1] - 1
-            openByAccount[account] = left > 0 ? left : nil
-        }
     }
 
     /// Adds a started stream (on its loop); it is removed when it closes.
@@ -273,72 +229,6 @@ final class LiveHub: @unchecked Sendable {
     /// The bytes of a change's entity states, as read from the feed.
     static func bytes(of change: FeedChange) -> Int {
         (change.before?.utf8.count ?? 0) + (change.after?.utf8.count ?? 0)
-    }
-
-    /// Subscribers behind the hub (resumed from an older cursor, or paused
-    /// for room) read their own backlog up to the hub's position, as much as
-    /// fits in their buffer per round, so a client that reads keeps up and
-    /// one that takes nothing is dropped.
-    private func catchUp(_ reader: any DocumentReading) throws {
-        behind = false
-        let now = ChangeFeedClock.milliseconds
-        // A round reads at most `catchUpBudget` changes for all resuming
-        // streams together, taking them in turn, so many clients resuming from
-        // old cursors slow only themselves, not the live ones.
-        var lagging = subscribers.values.filter { $0.position < head }.sorted { $0.id < $1.id }
-        guard !lagging.isEmpty else { window = (0, []); return }
-        let start = catchUpTurn % lagging.count
-        lagging = Array(lagging[start...] + lagging[..<start])
-        catchUpTurn &+= 1
-        var budget = Self.catchUpBudget
-        for subscriber in lagging {
-            // Full: nothing to read until its client takes some.
-            if subscriber.held >= bufferLimit / 2 {
-                behind = waitForRoom(subscriber, for: bufferLimit / 2) || behind
-                continue
-            }
-            guard budget > 0 else { behind = true; break }
-            // From the last read when it covers this stream's position, else a
-            // read of about `readAheadBytes` of states, which becomes the window.
-            let changes: ArraySlice<FeedChange>, limit: Int
-            if let last = window.changes.last, window.after <= subscriber.position, subscriber.position < last.seq,
-               let first = window.changes.firstIndex(where: { $0.seq > subscriber.position }) {
-                (changes, limit) = (window.changes[first...], 0)   // 0: it joins the live ones after a read that reaches the head
-            } else {
-                limit = min(budget, Self.readLimit(max(largestChange, 2 * subscriber.lastEventBytes), Self.readAheadBytes))
-                let read = try reader.changes(after: subscriber.position, limit: limit).changes
-                window = (subscriber.position, read)
-                changes = read[...]
-            }
-            budget -= max(changes.count, 1)
-            var full: Int?   // the size of the event that did not fit
-            for change in changes where change.seq <= head {
-                let parsed = ParsedChange(change, level: level(of: change.collection))
-                switch event(change, parsed, for: subscriber) {
-                case .none: break
-                case .overBudget:
-                    resync(subscriber, at: change.seq)
-                case .event(let bytes):
-                    subscriber.lastEventBytes = bytes.count
-                    guard fits(subscriber, bytes.count) else { full = bytes.count; break }
-                    send(subscriber, bytes)
-                    metrics.events.increment()
-                    metrics.lag.recordMilliseconds(max(0, now - change.at))
-                }
-                if full != nil || subscriber.ending { break }
-                subscriber.position = change.seq
-            }
-            if subscriber.ending { continue }
-            if let full {
-                behind = waitForRoom(subscriber, for: full) || behind
-                continue
-            }
-            // Every change up to the hub's position was read: it joins the live ones.
-            if changes.count < limit || (changes.last?.seq ?? 0) > head {
-                subscriber.position = head
-            }
-            behind = behind || subscriber.position < head
-        }
     }
 
     /// Builds every live subscriber's events for `changes` (the feed after

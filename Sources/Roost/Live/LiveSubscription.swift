@@ -18,18 +18,18 @@ struct LiveSubscription: Sendable {
     /// `GET /events?subscribe=[{"collection":…,"query":{…}}, …]`.
     static func parse(subscribe text: String?) throws -> LiveSubscription {
         guard let text, !text.isEmpty else {
-            throw HTTPError(400, "InvalidQuery", "Name what to follow: subscribe=[{\"collection\":\"messages\"}, …].")
+            throw HTTPError(.invalidQuery, "Name what to follow: subscribe=[{\"collection\":\"messages\"}, …].")
         }
         let value: JSONValue
         do { value = try JSONParser.parse(text) } catch {
-            throw HTTPError(400, "InvalidQuery", "subscribe is not valid JSON: \(error).")
+            throw HTTPError(.invalidQuery, "subscribe is not valid JSON: \(error).")
         }
         guard case .array(let list) = value, !list.isEmpty, list.count <= maxTopics else {
-            throw HTTPError(400, "InvalidQuery", "subscribe must be a list of 1 to \(maxTopics) {\"collection\", \"query\"} objects.")
+            throw HTTPError(.invalidQuery, "subscribe must be a list of 1 to \(maxTopics) {\"collection\", \"query\"} objects.")
         }
         return LiveSubscription(topics: try list.map { item in
             guard case .object(let o) = item, case .string(let collection)? = o["collection"] else {
-                throw HTTPError(400, "InvalidQuery", "Each subscription names its collection: {\"collection\": \"messages\"}.")
+                throw HTTPError(.invalidQuery, "Each subscription names its collection: {\"collection\": \"messages\"}.")
             }
             return try topic(collection, o["query"] ?? .object(JSONObject()))
         })
@@ -43,9 +43,9 @@ struct LiveSubscription: Sendable {
     private static func topic(_ collection: String, _ filter: JSONValue) throws -> Topic {
         let known = collection == AccessPolicy.usersCollection || collection == "files"
         guard known || (CollectionName.isWellFormed(collection) && !CollectionName.isReserved(collection)) else {
-            throw HTTPError(400, "InvalidCollectionName", "\"\(collection)\" is not a collection that can be followed.")
+            throw HTTPError(.invalidCollectionName, "\"\(collection)\" is not a collection that can be followed.")
         }
-        guard case .object = filter else { throw HTTPError(400, "InvalidQuery", "A subscription's query must be a JSON object.") }
+        guard case .object = filter else { throw HTTPError(.invalidQuery, "A subscription's query must be a JSON object.") }
         return Topic(collection: collection, filter: filter, key: filter.jsonText)
     }
 }

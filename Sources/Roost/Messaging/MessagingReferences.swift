@@ -19,7 +19,7 @@ enum References {
         let names = raw.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard !names.isEmpty, names.count <= maxFields,
               names.allSatisfy({ !$0.hasPrefix("$") && !$0.contains(".") && $0.utf8.count <= 256 }) else {
-            throw HTTPError(400, "InvalidQuery", "resolve takes a comma-separated list of at most \(maxFields) top-level field names.")
+            throw HTTPError(.invalidQuery, "resolve takes a comma-separated list of at most \(maxFields) top-level field names.")
         }
         return names
     }

@@ -7,11 +7,14 @@ import Jobs
 /// `Retry-After` fitting how fast that queue drains.
 enum Overload {
     case reads, slowReads, writes, hashes, uploads, thumbnails
+    /// Every live stream slot is taken (`live_max_streams`).
+    case liveStreams
 
     /// Seconds to wait before retrying: hashes and long scans drain slowly.
     var retryAfter: Int {
         switch self {
         case .hashes, .slowReads: return 2
+        case .liveStreams: return 5
         case .reads, .writes, .uploads, .thumbnails: return 1
         }
     }
@@ -19,8 +22,10 @@ enum Overload {
     var error: HTTPError {
         switch self {
         case .slowReads:
-            return HTTPError(503, "Overloaded", "Too many long-running queries are waiting; try again shortly, or narrow the query or index the fields it sorts and filters on.",
+            return HTTPError(.overloaded, "Too many long-running queries are waiting; try again shortly, or narrow the query or index the fields it sorts and filters on.",
                              headers: Headers([("Retry-After", "\(retryAfter)")]))
+        case .liveStreams:
+            return HTTPError(.overloaded, "Too many live streams are open; try again shortly.", headers: Headers([("Retry-After", "\(retryAfter)")]))
         default:
             return .overloaded(retryAfter: retryAfter)
         }

@@ -1,5 +1,6 @@
-import Foundation
 import Daemon
+import Foundation
+import Timing
 
 /// Client addresses (IPv4, or an IPv6 /64) whose read ran past its slice on
 /// a reader lately: their reads start on the slow lane for `penalty`

@@ -7,30 +7,30 @@ extension StoreError: HTTPErrorConvertible {
         switch self {
         case .notFound(let d): return .notFound(d)
         case .unauthorized(let d):
-            return HTTPError(401, "Unauthorized", d, headers: Headers([("WWW-Authenticate", "Bearer realm=\"roost\"")]))
-        case .forbidden(let d): return HTTPError(403, "Forbidden", d)
+            return HTTPError(.unauthorized, d, headers: Headers([("WWW-Authenticate", "Bearer realm=\"roost\"")]))
+        case .forbidden(let d): return HTTPError(.forbidden, d)
         case .conflict(let d): return .conflict(d)
-        case .expired(let d): return HTTPError(410, "CursorExpired", d)
-        case .invalid(let d): return HTTPError(400, "InvalidDocument", d)
+        case .expired(let d): return HTTPError(.cursorExpired, d)
+        case .invalid(let d): return HTTPError(.invalidDocument, d)
         case .query(let q):
-            return HTTPError(400, q.kind == .unsupportedOperator ? "UnsupportedOperator" : "InvalidQuery", q.message)
+            return HTTPError(q.kind == .unsupportedOperator ? .unsupportedOperator : .invalidQuery, q.message)
         case .database(let e):
             if e.isBusy { return .overloaded() }
             if e.isQueryTooLarge {
-                return HTTPError(400, "InvalidQuery", "The query is too large for the database; split it into smaller ones.")
+                return HTTPError(.invalidQuery, "The query is too large for the database; split it into smaller ones.")
             }
             if e.isQueryTooDeep {
-                return HTTPError(400, "InvalidQuery", "The query nests too deeply for the database; use fewer levels of $elemMatch, $not, $and and $or inside one another.")
+                return HTTPError(.invalidQuery, "The query nests too deeply for the database; use fewer levels of $elemMatch, $not, $and and $or inside one another.")
             }
             if e.isRegexLimit {
-                return HTTPError(400, "RegexTooComplex", "A $regex needed too much backtracking or memory and was stopped; simplify the pattern (avoid nested repetition such as (a|aa)+).")
+                return HTTPError(.regexTooComplex, "A $regex needed too much backtracking or memory and was stopped; simplify the pattern (avoid nested repetition such as (a|aa)+).")
             }
             if e.isInterrupted {
-                return HTTPError(503, "QueryTimeout", "The query ran past its time limit (query_time_limit) and was stopped; narrow it, page it with after=, or index the fields it filters and sorts on.",
+                return HTTPError(.queryTimeout, "The query ran past its time limit (query_time_limit) and was stopped; narrow it, page it with after=, or index the fields it filters and sorts on.",
                                  headers: Headers([("Retry-After", "1")]))
             }
             if e.isOutOfResources {
-                return HTTPError(503, "DatabaseBusy", "The database ran short of memory, disk, connections or a limit its operator set for this request; retry later, or narrow the query (fewer rows, an index for its sort).",
+                return HTTPError(.databaseBusy, "The database ran short of memory, disk, connections or a limit its operator set for this request; retry later, or narrow the query (fewer rows, an index for its sort).",
                                  headers: Headers([("Retry-After", "5")]))
             }
             return .internalError("The database reported an error; the request changed nothing.")

@@ -1,10 +1,11 @@
+import Daemon
 import EventLoop
 import Foundation
 import HTTP
 import Jobs
 import Logging
-import Daemon
 import Store
+import Timing
 
 /// The two queues behind the API: many reader threads with query-only
 /// connections, and one writer thread that group-commits batches.
@@ -68,7 +69,7 @@ final class StorePools: Sendable {
         self.logger = logger
         self.engine = engine
         readSliceNanoseconds = UInt64(config.readSliceMs) * 1_000_000
-        let readTimer = Telemetry.sqliteTimer("read"), commitTimer = Telemetry.sqliteTimer("commit")
+        let readTimer = RoostMetrics.databaseTimer(engine: engine.name, "read"), commitTimer = RoostMetrics.databaseTimer(engine: engine.name, "commit")
         let cache = SQLiteMemory.split(budget: config.sqliteCacheBytes, readers: config.readers + config.slowReaders)
         // Reads take tens of microseconds, so an idle reader keeps looking a
         // little before it sleeps: under load the next read is usually there
@@ -108,7 +109,7 @@ final class StorePools: Sendable {
         let afterCommit = LockedBox<(@Sendable () -> Void)?>(nil)
         self.afterCommit = afterCommit
         let box = LockedBox<(any DocumentWriting)?>(documentWriter)
-        let batches = Telemetry.writeCommits()
+        let batches = RoostMetrics.writeCommits()
         writer = WorkerPool(name: "writer", threads: 1, capacity: config.queueCapacity, batchSize: config.writeBatch, logger: logger,
                             makeContext: {
                                 guard let w = box.get() else { throw StoreError.invalid("the writer connection was already taken") }
@@ -197,7 +198,7 @@ final class StorePools: Sendable {
                                     authenticate: @escaping @Sendable (Request, any DocumentReading) throws -> Caller,
                                     _ body: @escaping @Sendable (any DocumentReading, Caller) throws -> Response?) -> Bool {
         if slowLaneAddresses.isListed(request.remoteAddress) {
-            Telemetry.slowLaneReads(reason: "address").increment()
+            RoostMetrics.slowLaneReads(reason: "address").increment()
             return slowRead(request, out) { reader in try body(reader, try authenticate(request, reader)) }
         }
         return readers.submit({ [self] reader in
@@ -208,7 +209,7 @@ final class StorePools: Sendable {
                 if let response = try body(reader, caller) { out.send(response) }
             } catch where Self.ranPastSlice(error) {
                 slowLaneAddresses.overran(request.remoteAddress)
-                Telemetry.slowLaneReads(reason: "overran").increment()
+                RoostMetrics.slowLaneReads(reason: "overran").increment()
                 let known = found
                 slowRead(request, out) { reader in try body(reader, try known ?? authenticate(request, reader)) }
             } catch {

@@ -17,10 +17,10 @@ struct PushHandlers: Sendable {
         let handlers = self
         return [
             RoostRoute("/push/devices", [.get: { r, out in handlers.list(r, out) }, .post: { r, out in handlers.register(r, out) }]),
-            RoostRoute("/push/devices/:token", [.delete: { r, out in handlers.unregister(r.segments[2], r, out) }]),
+            RoostRoute("/push/devices/:token", [.delete: { r, out in handlers.unregister(r.parameter("token"), r, out) }]),
             RoostRoute("/admin/push/devices", [.get: { r, out in handlers.adminDevices(r, out) }]),
             RoostRoute("/admin/push/deliveries", [.get: { r, out in handlers.adminDeliveries(r, out) }]),
-            RoostRoute("/admin/push/deliveries/:id", [.get: { r, out in handlers.adminDelivery(r.segments[3], r, out) }]),
+            RoostRoute("/admin/push/deliveries/:id", [.get: { r, out in handlers.adminDelivery(r.parameter("id"), r, out) }]),
             RoostRoute("/push/*", anyMethod: Router.noEndpoint),
         ]
     }
@@ -28,8 +28,8 @@ struct PushHandlers: Sendable {
     static func user(_ principal: AccessScope.Principal) throws -> String {
         switch principal {
         case .user(let id): return id
-        case .anonymous: throw HTTPError(401, "Unauthorized", "Sign in to manage your push devices.")
-        case .admin: throw HTTPError(403, "Forbidden", "Devices belong to users; the admin credential has none.")
+        case .anonymous: throw HTTPError(.unauthorized, "Sign in to manage your push devices.")
+        case .admin: throw HTTPError(.forbidden, "Devices belong to users; the admin credential has none.")
         }
     }
 
@@ -41,24 +41,24 @@ struct PushHandlers: Sendable {
             let user = try Self.user(caller.principal)
             let fields = try CollectionHandlers.object(body)
             guard case .string(let platform)? = fields["platform"], Self.platforms.contains(platform) else {
-                throw HTTPError(400, "InvalidDocument", "platform must be ios, android or web.")
+                throw HTTPError(.invalidDocument, "platform must be ios, android or web.")
             }
             guard case .string(let token)? = fields["token"], (1...4096).contains(token.utf8.count), !token.contains("/") else {
-                throw HTTPError(400, "InvalidDocument", "token must be a string of 1 to 4096 bytes without '/'.")
+                throw HTTPError(.invalidDocument, "token must be a string of 1 to 4096 bytes without '/'.")
             }
             // The APNs environment the app was built for (a debug build's tokens are sandbox tokens).
             var environment: String?
             switch fields["environment"] {
             case nil, .null?: environment = nil
             case .string(let e)? where platform == "ios" && Self.environments.contains(e): environment = e
-            default: throw HTTPError(400, "InvalidDocument", "environment must be sandbox or production, and only for ios.")
+            default: throw HTTPError(.invalidDocument, "environment must be sandbox or production, and only for ios.")
             }
             // Whether the app wants silent pushes that tell it to sync (collections with push_sync: true).
             var sync = false
             switch fields["sync"] {
             case nil, .null?: sync = false
             case .bool(let b)?: sync = b
-            default: throw HTTPError(400, "InvalidDocument", "sync must be true or false.")
+            default: throw HTTPError(.invalidDocument, "sync must be true or false.")
             }
             return (user, platform, token, environment, sync)
         }) { writer, prepared in
@@ -100,7 +100,7 @@ struct PushHandlers: Sendable {
         let status = request.query["status"]
         jobs.readAsAdmin(request, out) { reader in  // the admin first, then what they ask
             if let status, !["pending", "delivered", "dead", "dropped"].contains(status) {
-                throw HTTPError(400, "InvalidQuery", "status must be pending, delivered, dead or dropped.")
+                throw HTTPError(.invalidQuery, "status must be pending, delivered, dead or dropped.")
             }
             return .json(200, JSONValue.array(try reader.pushDeliveries(status: status, limit: limit).map { .object($0) }).jsonText)
         }

@@ -37,12 +37,12 @@ extension RoostServer {
         settings.caFile = push.caFile
         settings.staleAfterSeconds = push.tokenMaxAgeDays > 0 ? max(1, Int(push.tokenMaxAgeDays * 86_400)) : nil
         let logger = self.logger
-        let opened = Telemetry.pushConnections()
+        let opened = RoostMetrics.pushConnections()
         let dispatcher = PushDispatcher(
             engine: engine, settings: settings, apns: apns, fcm: fcm,
             record: { write, done in Self.record(pools, write, done, logger) },
-            onOutcome: { provider, outcome in Telemetry.pushDeliveries(provider: provider, outcome: outcome).increment() },
-            onRemoval: { reason in Telemetry.pushTokensRemoved(reason: reason).increment() },
+            onOutcome: { provider, outcome in RoostMetrics.pushDeliveries(provider: provider, outcome: outcome).increment() },
+            onRemoval: { reason in RoostMetrics.pushTokensRemoved(reason: reason).increment() },
             onConnectionsOpened: { opened.increment(by: Int64($0)) },
             logger: logger)
         try dispatcher.start()

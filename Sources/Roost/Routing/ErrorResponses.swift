@@ -44,11 +44,12 @@ enum ErrorResponses {
 }
 
 extension UploadError: HTTPErrorConvertible {
-    public var httpError: HTTPError { HTTPError(status, code, description) }
+    public var httpError: HTTPError { HTTPError(code, description) }
 }
 
 extension HookRefusal: HTTPErrorConvertible {
-    public var httpError: HTTPError { HTTPError(status, code, message) }
+    /// A hook's refusal keeps the status and code the hook chose.
+    public var httpError: HTTPError { HTTPError(status: status, code: code, message) }
 }
 
 extension DurableFile.Failure: HTTPErrorConvertible {

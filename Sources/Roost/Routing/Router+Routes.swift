@@ -24,9 +24,9 @@ extension Router {
         let (system, live, collections, accounts) = (areas.system, areas.live, areas.collections, areas.accounts)
         let users = AccessPolicy.usersCollection
         let files = FileHandlers.collection
-        let update: RouteHandler = { r, out in accounts.update(r.segments[1], r, out, merge: false) }
-        let merge: RouteHandler = { r, out in accounts.update(r.segments[1], r, out, merge: true) }
-        let delete: RouteHandler = { r, out in accounts.delete(r.segments[1], r, out) }
+        let update: RouteHandler = { r, out in accounts.update(r.parameter("id"), r, out, merge: false) }
+        let merge: RouteHandler = { r, out in accounts.update(r.parameter("id"), r, out, merge: true) }
+        let delete: RouteHandler = { r, out in accounts.delete(r.parameter("id"), r, out) }
         var routes: [RoostRoute] = system.routes + [
             RoostRoute("/events", [.get: { r, out in live.events(r, out) }], headAsGet: false),
             RoostRoute("/_batch", [.post: { r, out in areas.batch.handle(r, out) }]),
@@ -45,30 +45,32 @@ extension Router {
             RoostRoute("/users/_live", [.get: { r, out in live.collection(users, r, out) }], headAsGet: false),
             // `/users/me` is only read (openapi.yaml declares GET alone): writes are 405, not writes to an id "me".
             RoostRoute("/users/me", [.get: { r, out in accounts.me(r, out) }]),
-            RoostRoute("/users/:id", [.get: { r, out in collections.get(users, r.segments[1], r, out) },
+            RoostRoute("/users/:id", [.get: { r, out in collections.get(users, r.parameter("id"), r, out) },
                                       .put: update, .patch: merge, .delete: delete]),
             RoostRoute("/users/*", anyMethod: Router.noEndpoint),
         ]
         routes += areas.push.routes
         routes += areas.backups.routes + areas.console.routes + areas.admin.routes
-        routes.append(RoostRoute("/admin/*", anyMethod: Router.noEndpoint))
-        routes += Self.collectionRoutes(collections, live)
+        let tail = [RoostRoute("/admin/*", anyMethod: Router.noEndpoint)] + Self.collectionRoutes(collections, live)
+        let listing = RouteListing.json(routes + tail)
+        routes.append(RoostRoute(RouteListing.template, [.get: { r, out in areas.console.asAdmin(r, out) { _ in .json(200, listing) } }]))
+        routes += tail
         self.init(table: RouteTable(routes), limits: collections.access.settings.limits)
     }
 
     /// `/:collection…`: what no literal route owns (the name is checked first, in `handle`).
     static func collectionRoutes(_ collections: CollectionHandlers, _ live: LiveHandlers) -> [RoostRoute] {
         [
-            RoostRoute("/:collection", [.get: { r, out in collections.list(r.segments[0], r, out) },
-                                        .post: { r, out in collections.create(r.segments[0], r, out) }]),
-            RoostRoute("/:collection/_count", [.get: { r, out in collections.count(r.segments[0], r, out) }]),
-            RoostRoute("/:collection/_deltaset", [.get: { r, out in collections.deltaset(r.segments[0], r, out) }]),
-            RoostRoute("/:collection/_live", [.get: { r, out in live.collection(r.segments[0], r, out) }], headAsGet: false),
+            RoostRoute("/:collection", [.get: { r, out in collections.list(r.parameter("collection"), r, out) },
+                                        .post: { r, out in collections.create(r.parameter("collection"), r, out) }]),
+            RoostRoute("/:collection/_count", [.get: { r, out in collections.count(r.parameter("collection"), r, out) }]),
+            RoostRoute("/:collection/_deltaset", [.get: { r, out in collections.deltaset(r.parameter("collection"), r, out) }]),
+            RoostRoute("/:collection/_live", [.get: { r, out in live.collection(r.parameter("collection"), r, out) }], headAsGet: false),
             RoostRoute("/:collection/:id", [
-                .get: { r, out in collections.get(r.segments[0], r.segments[1], r, out) },
-                .put: { r, out in collections.replace(r.segments[0], r.segments[1], r, out) },
-                .patch: { r, out in collections.patch(r.segments[0], r.segments[1], r, out) },
-                .delete: { r, out in collections.delete(r.segments[0], r.segments[1], r, out) },
+                .get: { r, out in collections.get(r.parameter("collection"), r.parameter("id"), r, out) },
+                .put: { r, out in collections.replace(r.parameter("collection"), r.parameter("id"), r, out) },
+                .patch: { r, out in collections.patch(r.parameter("collection"), r.parameter("id"), r, out) },
+                .delete: { r, out in collections.delete(r.parameter("collection"), r.parameter("id"), r, out) },
             ]),
             RoostRoute("/:collection/*", anyMethod: Router.noEndpoint),
         ]

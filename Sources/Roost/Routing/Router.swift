@@ -23,8 +23,10 @@ struct Router: Sendable {
 
     func handle(_ request: Request, _ out: ResponseWriter) {
         let match = table.match(request.segments)
+        out.routed(match.label)
         if match.isFallback, let refusal = Self.refuseCollection(request) { return out.send(refusal) }
         guard let route = match.route else { return Self.noEndpoint(request, out) }
+        let request = request.matched(route)
         guard let handler = route.handler(for: request.method) else {
             return out.send(HTTPError.methodNotAllowed(request.method, allow: route.allow).response)
         }
@@ -38,14 +40,14 @@ struct Router: Sendable {
     static func refuseCollection(_ request: Request) -> Response? {
         let name = request.segments[0]
         guard !CollectionName.isReserved(name) else {
-            return HTTPError(400, "ReservedCollectionName",
+            return HTTPError(.reservedCollectionName,
                              "\"\(name)\" is reserved for Roost's own endpoints and cannot be used as a collection.").response
         }
         guard CollectionName.isWellFormed(name) else {
             if request.method == .get || request.method == .head {
                 return HTTPError.notFound("Nothing here: \"/\(name)\" is not a collection name (they start with a letter and hold only letters, digits, '_' and '-').").response
             }
-            return HTTPError(400, "InvalidCollectionName",
+            return HTTPError(.invalidCollectionName,
                              "Collection names start with a letter and hold only letters, digits, '_' and '-' (at most 64).").response
         }
         return nil

@@ -27,7 +27,7 @@ struct SystemHandlers: Sendable {
             }]),
             RoostRoute("/metrics", [.get: { [info, jobs] r, out in
                 out.send(Self.mayReadMetrics(r, info.metricsAccess, jobs.access.authenticator) ? metrics.respond()
-                         : HTTPError(403, "Forbidden", "/metrics is for local scrapers and the admin token here (metrics_access).").response)
+                         : HTTPError(.forbidden, "/metrics is for local scrapers and the admin token here (metrics_access).").response)
             }]),
         ]
     }
@@ -59,7 +59,7 @@ struct SystemHandlers: Sendable {
     /// Not ready while draining for shutdown (the database is about to
     /// close) or when a queue is nearly full.
     func readiness() -> Response {
-        if state.isDraining { return HTTPError(503, "ShuttingDown", "The server is shutting down.").response }
+        if state.isDraining { return HTTPError(.shuttingDown, "The server is shutting down.").response }
         let pools = jobs.pools
         let saturated = pools.readers.depth >= pools.readers.queue.capacity * 9 / 10
             || pools.writer.depth >= pools.writer.queue.capacity * 9 / 10

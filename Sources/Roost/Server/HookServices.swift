@@ -4,6 +4,7 @@ import JSON
 import Jobs
 import Logging
 import Store
+import Timing
 
 /// The hook registry as the handlers use it: runs a write through its before
 /// hooks inside the writer's savepoint, and after COMMIT queues its after
@@ -95,7 +96,7 @@ enum BuiltInHooks {
             o["event"] = .string("\(r.event)")
             o["collection"] = r.collection.map { .string($0) } ?? .string("*")
             o["priority"] = .int(Int64(r.priority))
-            o["budgetMs"] = .int(r.budget.components.seconds * 1000 + r.budget.components.attoseconds / 1_000_000_000_000_000)
+            o["budgetMs"] = .int(r.budget.wholeMilliseconds)
             o["source"] = .string(r.source)
             return .object(o)
         }).jsonText

@@ -8,6 +8,7 @@ import Hooks
 import Jobs
 import Logging
 import Store
+import Timing
 import Webhooks
 
 /// The composition root: opens the store, starts the worker pools and the
@@ -96,7 +97,7 @@ public final class RoostServer {
                                 proxySockets: BoundListener.groups(listeners, tls: false, proxyProtocol: true),
                                 maxBodyBytes: evhttpCap, logger: logger,
                                 trustedProxies: try config.proxies(), headerSeconds: config.headerTimeout,
-                                maxConnectionsPerAddress: config.maxConnectionsPerAddress, observer: Self.observer(services.accessLog, routes: router.table)) { request, out in
+                                maxConnectionsPerAddress: config.maxConnectionsPerAddress, observer: Self.observer(services.accessLog)) { request, out in
             router.handle(request, out)
         }
         for listener in listeners { for s in listener.sockets { close(s.fd) } }
@@ -138,7 +139,7 @@ public final class RoostServer {
         accessFlush?.cancel()
         services.accessLog?.flush()
 
-        notifier.status("Stopping: finishing queued writes, checkpointing SQLite")
+        notifier.status(checkpointer == nil ? "Stopping: finishing queued writes" : "Stopping: finishing queued writes, checkpointing SQLite")
         commitWatch?.stop()
         compactor.stop()
         stats.stop()
@@ -158,10 +159,11 @@ public final class RoostServer {
 
 extension RoostServer {
     /// Metrics and the access log for every finished request, on its loop.
-    static func observer(_ accessLog: AccessLog?, routes: RouteTable<RouteHandler>) -> HTTPServer.Observer {
+    static func observer(_ accessLog: AccessLog?) -> HTTPServer.Observer {
         let metrics = RequestMetrics()
         return { r in
-            let route = routes.match(r.segments).label
+            // Requests refused before routing (a gate's `*` target) carry no route.
+            let route = r.route ?? "/*"
             metrics.record(method: r.method.rawValue, route: route, status: r.status, nanoseconds: r.durationNanoseconds)
             // The path as the client sent it, escaped: it reaches stderr, the journal and the console's log.
             accessLog?.record(AccessEntry(method: r.method.rawValue, path: LogFormat.escaped(r.path), route: route, status: r.status,
@@ -175,7 +177,7 @@ extension RoostServer {
     func startWatchdog(_ loops: [EventLoop]) -> LoopTimer? {
         guard let timeout = SystemdNotifier.watchdogTimeout() else { return nil }
         let dog = Watchdog(loops: loops.count, timeout: timeout, notifier: services.notifier, logger: logger)
-        logger.info("watchdog enabled", metadata: ["timeout_ms": "\(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)"])
+        logger.info("watchdog enabled", metadata: ["timeout_ms": "\(timeout.wholeMilliseconds)"])
         return loops[0].every(dog.pingInterval) {
             dog.tick()
             for loop in loops { loop.execute { dog.beat(loop: loop.index) } }

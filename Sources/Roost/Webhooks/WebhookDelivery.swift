@@ -13,7 +13,7 @@ extension RoostServer {
         settings.schedule = RetrySchedule(delays: config.webhooks.retrySchedule)
         settings.timeoutMilliseconds = Int(config.webhooks.timeout * 1000)
         settings.workers = config.webhooks.workers
-        let counters = Dictionary(uniqueKeysWithValues: Telemetry.webhookOutcomes.map { ($0, Telemetry.webhookDeliveries(outcome: $0)) })
+        let counters = Dictionary(uniqueKeysWithValues: RoostMetrics.webhookOutcomes.map { ($0, RoostMetrics.webhookDeliveries(outcome: $0)) })
         let logger = self.logger
         let dispatcher = WebhookDispatcher(
             engine: engine, settings: settings,

@@ -9,7 +9,7 @@ import Webhooks
 ///
 /// - `GET /admin/hooks`: every hook in run order;
 /// - `GET|POST /admin/webhooks/endpoints`, `DELETE /admin/webhooks/endpoints/:name`,
-///   `POST /admin/webhooks/endpoints/:name/enable` (after a 410 disabled it);
+///   `POST /admin/webhooks/endpoints/:name/enable` (after a 410 disabled it) and `…/disable`;
 /// - `GET /admin/webhooks/deliveries[?status=pending|delivered|dead]`,
 ///   `GET /admin/webhooks/deliveries/:id` (with its attempts),
 ///   `POST /admin/webhooks/deliveries/:id/retry` (re-queues a dead one).
@@ -24,11 +24,12 @@ struct WebhookHandlers: Sendable {
             RoostRoute("/admin/hooks", [.get: { r, out in handlers.listHooks(r, out) }]),
             RoostRoute("/admin/webhooks/endpoints", [.get: { r, out in handlers.listEndpoints(r, out) },
                                                      .post: { r, out in handlers.addEndpoint(r, out) }]),
-            RoostRoute("/admin/webhooks/endpoints/:name", [.delete: { r, out in handlers.deleteEndpoint(r.segments[3], r, out) }]),
-            RoostRoute("/admin/webhooks/endpoints/:name/enable", [.post: { r, out in handlers.enableEndpoint(r.segments[3], r, out) }]),
+            RoostRoute("/admin/webhooks/endpoints/:name", [.delete: { r, out in handlers.deleteEndpoint(r.parameter("name"), r, out) }]),
+            RoostRoute("/admin/webhooks/endpoints/:name/enable", [.post: { r, out in handlers.setEnabled(r.parameter("name"), true, r, out) }]),
+            RoostRoute("/admin/webhooks/endpoints/:name/disable", [.post: { r, out in handlers.setEnabled(r.parameter("name"), false, r, out) }]),
             RoostRoute("/admin/webhooks/deliveries", [.get: { r, out in handlers.listDeliveries(r, out) }]),
-            RoostRoute("/admin/webhooks/deliveries/:id", [.get: { r, out in handlers.delivery(r.segments[3], r, out) }]),
-            RoostRoute("/admin/webhooks/deliveries/:id/retry", [.post: { r, out in handlers.retryDelivery(r.segments[3], r, out) }]),
+            RoostRoute("/admin/webhooks/deliveries/:id", [.get: { r, out in handlers.delivery(r.parameter("id"), r, out) }]),
+            RoostRoute("/admin/webhooks/deliveries/:id/retry", [.post: { r, out in handlers.retryDelivery(r.parameter("id"), r, out) }]),
         ]
     }
 
@@ -44,10 +45,13 @@ struct WebhookHandlers: Sendable {
         }
     }
 
-    func enableEndpoint(_ name: String, _ request: Request, _ out: ResponseWriter) {
+    /// Enables an endpoint (after a 410 or an admin disabled it) or disables it.
+    func setEnabled(_ name: String, _ enabled: Bool, _ request: Request, _ out: ResponseWriter) {
         writeAsAdmin(request, out) { writer in
-            guard try writer.setWebhookEndpointDisabled(name: name, reason: nil) else { throw HTTPError.notFound("No webhook endpoint \"\(name)\".") }
-            return .json(200, "{\"enabled\":true}")
+            guard try writer.setWebhookEndpointDisabled(name: name, reason: enabled ? nil : "disabled by an admin") else {
+                throw HTTPError.notFound("No webhook endpoint \"\(name)\".")
+            }
+            return .json(200, "{\"enabled\":\(enabled)}")
         }
     }
 
@@ -57,7 +61,7 @@ struct WebhookHandlers: Sendable {
         let limit = min(Int(request.query["limit"] ?? "") ?? 100, 1000)
         readAsAdmin(request, out) { reader in  // the admin first, then what they ask
             if let status, !["pending", "delivered", "dead"].contains(status) {
-                throw HTTPError(400, "InvalidQuery", "status must be pending, delivered or dead.")
+                throw HTTPError(.invalidQuery, "status must be pending, delivered or dead.")
             }
             return .json(200, JSONValue.array(try reader.deliveries(status: status, limit: max(limit, 1)).map { .object($0) }).jsonText)
         }
@@ -103,7 +107,7 @@ struct WebhookHandlers: Sendable {
             if fields["secret"] == nil { fields["secret"] = WebhookSigner.generateSecret() }
             let record: WebhookEndpointRecord
             do { record = try RoostConfig.endpoint(fields, index: 0, source: "admin") } catch let e as RoostConfig.Invalid {
-                throw HTTPError(400, "InvalidDocument", e.description.replacingOccurrences(of: "webhooks.endpoints[0]", with: "endpoint"))
+                throw HTTPError(.invalidDocument, e.description.replacingOccurrences(of: "webhooks.endpoints[0]", with: "endpoint"))
             }
             if try writer.webhookEndpoints().contains(where: { $0.name == record.name }) {
                 throw HTTPError.conflict("A webhook endpoint named \"\(record.name)\" exists; delete it first.")

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import RoostTestSupport
 import Store
 @testable import StorePostgres
 import Testing
