@@ -126,7 +126,7 @@ let package = Package(
             .product(name: "Yams", package: "Yams"),
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
-        .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "CCrypto"]),
+        .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "CCrypto", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         // RoostKit against a real roostd (its unit tests live in Clients/RoostKit/Tests).
         .testTarget(name: "RoostKitIntegrationTests", dependencies: [

@@ -118,7 +118,8 @@ public final class APNsProvider {
         case (400, "BadDeviceToken"):
             return .tryOtherEnvironment(reason: "APNs 400 BadDeviceToken")
         case (400, "DeviceTokenNotForTopic"):
-            return .removeDevice(reason: "APNs 400 DeviceTokenNotForTopic", ifSeenBefore: nil)
+            // Most likely push.apns.topic is wrong, not the token: keep the device.
+            return .dead(reason: "APNs 400 DeviceTokenNotForTopic")
         case (403, "ExpiredProviderToken"):
             return .refreshCredential(reason: "APNs 403 ExpiredProviderToken")
         case (429, _), (500..<600, _):

@@ -88,8 +88,9 @@ public final class FCMProvider {
                      body: notification.fcmBody(token: push.token, collapseKey: push.collapseID))
     }
 
-    /// What FCM's answer means: UNREGISTERED or 404 removes the device;
-    /// INVALID_ARGUMENT only when the error names the token.
+    /// What FCM's answer means: `UNREGISTERED` (or a 404 whose JSON error says
+    /// `NOT_FOUND`) removes the device; a bare 404 (a wrong endpoint or
+    /// project) does not; INVALID_ARGUMENT only when the error names the token.
     static func verdict(_ response: HTTP2Response) -> ProviderVerdict {
         guard let status = response.status else { return .retry(retryAfter: nil, reason: response.error ?? "no response") }
         if status == 200 { return .delivered }
@@ -99,7 +100,7 @@ public final class FCMProvider {
         let details = error?["details"]?.arrayValue ?? []
         let codes = details.compactMap { $0.objectValue?["errorCode"]?.stringValue }
         let fields = details.flatMap { ($0.objectValue?["fieldViolations"]?.arrayValue ?? []).compactMap { $0.objectValue?["field"]?.stringValue } }
-        if codes.contains("UNREGISTERED") || status == 404 {
+        if codes.contains("UNREGISTERED") || (status == 404 && error?["status"]?.stringValue == "NOT_FOUND") {
             return .removeDevice(reason: "FCM \(status) \(codes.first ?? state)", ifSeenBefore: nil)
         }
         switch status {

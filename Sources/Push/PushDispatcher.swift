@@ -29,13 +29,17 @@ public final class PushDispatcher: @unchecked Sendable {
         public var caFile: String?
         /// Devices whose app has not registered them for this many seconds are dropped (nil: never).
         public var staleAfterSeconds: Int?
-        /// Finished pushes (and their attempts) are forgotten this many seconds after their last change.
+        /// Finished alerts (and their attempts) are forgotten this many seconds after their last change.
         public var keepFinishedSeconds = 7 * 86_400
+        /// Finished silent sync pushes, far more numerous and of no later use, much sooner.
+        public var keepFinishedBackgroundSeconds = 3_600
+        /// Finished pushes forgotten per writer job (the sweep runs such short jobs until fewer remain).
+        public var pruneBatch = 1_000
         public init() {}
     }
 
-    /// Runs a write in the writer's next group commit, then calls `done` (committed or not).
-    public typealias Record = @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void
+    /// Runs a write in the writer's next group commit, then calls `done` with whether it committed.
+    public typealias Record = @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable (Bool) -> Void) -> Void
 
     let engine: any StoreEngine
     let settings: Settings
@@ -55,6 +59,18 @@ public final class PushDispatcher: @unchecked Sendable {
     private let finished = DispatchGroup()
     /// Connections the client opened (tests check reuse through the metrics).
     public let connections = LockedBox(0)
+    /// Pushes whose attempt could not be recorded (writer error, queue full):
+    /// not sent again before this time (ms), though the outbox still shows them due.
+    private var heldUntil: [Int64: Int64] = [:]
+    /// Batches in a row whose record failed: the back-off doubles with each.
+    private var failedSaves = 0
+    /// Removals are suspended until this time (ms) after a batch in which most pushes asked for one.
+    private var removalsPausedUntil: Int64 = 0
+
+    /// The wait after `failures` records in a row failed: 0.5 s doubling, at most a minute.
+    static func saveBackoffMilliseconds(failures: Int) -> Int64 {
+        failures <= 0 ? 0 : min(60_000, 500 << min(failures - 1, 20))
+    }
 
     public init(engine: any StoreEngine, settings: Settings, apns: APNsProvider?, fcm: FCMProvider?, record: @escaping Record,
                 onOutcome: @escaping @Sendable (String, String) -> Void, onRemoval: @escaping @Sendable (String) -> Void,
@@ -130,15 +146,33 @@ public final class PushDispatcher: @unchecked Sendable {
                     sweep(staleAfter: settings.staleAfterSeconds)
                 }
                 let now = Outbox.nowMilliseconds()
-                let due = try reader.duePushes(now: now, limit: settings.batch)
+                heldUntil = heldUntil.filter { $0.value > now }
+                let read = try reader.duePushes(now: now, limit: settings.batch)
+                let due = read.filter { heldUntil[$0.rid] == nil }
                 if !due.isEmpty {
-                    deliver(due, client)
+                    let saved = deliver(due, client)
                     let opened = client.connections - connections.get()
                     connections.set(client.connections)
                     if opened > 0 { onConnectionsOpened(opened) }
-                    if due.count == settings.batch { continue }
+                    if saved {
+                        failedSaves = 0
+                        if due.count == settings.batch { continue }
+                    } else {
+                        // Not recorded: the rows are still pending and due. Hold them, and back off before the next read.
+                        failedSaves += 1
+                        let backoff = Self.saveBackoffMilliseconds(failures: failedSaves)
+                        for push in due { heldUntil[push.rid] = Outbox.nowMilliseconds() + backoff }
+                        logger.error("push attempts not recorded; holding the batch", metadata: ["pushes": "\(due.count)", "retry_in_ms": "\(backoff)"])
+                        waitMilliseconds = backoff
+                    }
                 }
-                if let next = try reader.nextPushDue() {
+                if failedSaves > 0 {
+                    waitMilliseconds = max(waitMilliseconds, Self.saveBackoffMilliseconds(failures: failedSaves))
+                } else if read.count > due.count {
+                    // Only held pushes are due: wait for the earliest hold to end.
+                    let until = heldUntil.values.min() ?? now
+                    waitMilliseconds = min(waitMilliseconds, max(until - now, 5))
+                } else if let next = try reader.nextPushDue() {
                     waitMilliseconds = next > now ? min(waitMilliseconds, next - now) : 0
                 }
             } catch {
@@ -161,10 +195,13 @@ public final class PushDispatcher: @unchecked Sendable {
         var environment: String?
         var verdict: ProviderVerdict?
         var retried = false
+        /// APNs environments that answered this job (BadDeviceToken removes only when both did).
+        var answeredIn: Set<String> = []
     }
 
     /// Sends a batch and records every attempt.
-    func deliver(_ due: [DuePush], _ client: HTTP2Client) {
+    /// - Returns: whether the records committed.
+    func deliver(_ due: [DuePush], _ client: HTTP2Client) -> Bool {
         var records: [PushAttemptRecord] = []
         var jobs: [Job] = []
         for push in due {
@@ -215,7 +252,30 @@ public final class PushDispatcher: @unchecked Sendable {
         for (i, job) in jobs.enumerated() {
             records.append(outcome(job, response: responses[i]))
         }
-        save(records)
+        return save(breaker(records))
+    }
+
+    /// Suspends removals (for ten minutes) when most of a batch asks for
+    /// one: a wrong topic, project or endpoint looks like every token dying,
+    /// and must not wipe the devices. The pushes still finish as dead.
+    func breaker(_ records: [PushAttemptRecord], now: Int64 = Outbox.nowMilliseconds()) -> [PushAttemptRecord] {
+        let removals = records.filter { $0.removal != nil }.count
+        if Self.removalsLookWrong(removals: removals, of: records.count) {
+            removalsPausedUntil = now + 600_000
+            logger.error("most of a push batch asked to remove its device: removals suspended for 10 minutes; check the push credentials, topic and project",
+                         metadata: ["removals": "\(removals)", "batch": "\(records.count)"])
+        }
+        guard now < removalsPausedUntil, removals > 0 else { return records }
+        return records.map { r in
+            guard r.removal != nil else { return r }
+            return PushAttemptRecord(rid: r.rid, token: r.token, attempt: r.attempt, status: r.status,
+                                     error: (r.error ?? "") + " (device kept: removals suspended)", outcome: .dead, environment: r.environment)
+        }
+    }
+
+    /// More than half of a batch of at least ten asking for removal.
+    static func removalsLookWrong(removals: Int, of count: Int) -> Bool {
+        count >= 10 && removals * 2 > count
     }
 
     /// Sends `indices` of `jobs` together and sets their verdicts.
@@ -259,6 +319,7 @@ public final class PushDispatcher: @unchecked Sendable {
             let response = responses[k]
             out[i] = response
             jobs[i].verdict = jobs[i].push.platform == "ios" ? APNsProvider.verdict(response) : FCMProvider.verdict(response)
+            if response.status != nil, let environment = jobs[i].environment { jobs[i].answeredIn.insert(environment) }
         }
         return out
     }
@@ -292,7 +353,8 @@ public final class PushDispatcher: @unchecked Sendable {
         case .refreshCredential(let reason):
             return retry(nil, reason + " (after a fresh credential)")
         case .tryOtherEnvironment(let reason):
-            // Refused by both environments: the token itself is bad.
+            // Refused by both environments: the token itself is bad. Unless both answered, it is only a failed attempt.
+            guard job.answeredIn == ["production", "sandbox"] else { return retry(nil, reason + " (the other environment did not answer)") }
             onOutcome(provider, "gave_up")
             return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason + " (production and sandbox)",
                                      outcome: .dead, removal: .init(reason: "BadDeviceToken", ifSeenBefore: nil))
@@ -302,7 +364,12 @@ public final class PushDispatcher: @unchecked Sendable {
                                      removal: .init(reason: Self.removalLabel(reason), ifSeenBefore: before))
         case .dead(let reason):
             onOutcome(provider, "gave_up")
-            logger.warning("push refused by its provider", metadata: ["push": "\(push.rid)", "error": "\(reason)"])
+            if reason.contains("DeviceTokenNotForTopic") {
+                logger.error("APNs says the token is not for push.apns.topic: check the topic (bundle id); the device is kept",
+                             metadata: ["push": "\(push.rid)", "topic": "\(apns?.settings.topic ?? "")"])
+            } else {
+                logger.warning("push refused by its provider", metadata: ["push": "\(push.rid)", "error": "\(reason)"])
+            }
             return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason, outcome: .dead)
         }
     }
@@ -317,13 +384,17 @@ public final class PushDispatcher: @unchecked Sendable {
     }
 
     /// Records a batch in the writer and waits for it (the next read must not see these pushes as due).
-    private func save(_ records: [PushAttemptRecord]) {
-        guard !records.isEmpty else { return }
+    /// - Returns: whether it committed.
+    private func save(_ records: [PushAttemptRecord]) -> Bool {
+        guard !records.isEmpty else { return true }
         let done = DispatchSemaphore(value: 0)
+        let committed = LockedBox(false)
         let removed = LockedBox<[(token: String, reason: String)]>([])
-        record({ writer in removed.set(try writer.recordPushAttempts(records)) }, { done.signal() })
+        record({ writer in removed.set(try writer.recordPushAttempts(records)) }, { ok in committed.set(ok); done.signal() })
         done.wait()
+        guard committed.get() else { return false }
         for (token, reason) in removed.get() { removedDevice(token, reason) }
+        return true
     }
 
     private func removedDevice(_ token: String, _ reason: String) {
@@ -331,16 +402,26 @@ public final class PushDispatcher: @unchecked Sendable {
         logger.notice("push device removed", metadata: ["token": "\(token.prefix(8))…", "reason": "\(reason)"])
     }
 
-    /// Drops devices not registered again for `staleAfter` seconds, and forgets old finished pushes.
+    /// Drops devices not registered again for `staleAfter` seconds, and
+    /// forgets old finished pushes in short writer jobs (`pruneBatch` rows
+    /// each) until fewer than a batch remain (at most 100 jobs a sweep).
     private func sweep(staleAfter: Int?) {
         let cutoff = staleAfter.map { Timestamp.format(Date().addingTimeInterval(-Double($0))) }
-        let finished = Timestamp.format(Date().addingTimeInterval(-Double(settings.keepFinishedSeconds)))
+        let alerts = Timestamp.format(Date().addingTimeInterval(-Double(settings.keepFinishedSeconds)))
+        let background = Timestamp.format(Date().addingTimeInterval(-Double(settings.keepFinishedBackgroundSeconds)))
+        let limit = settings.pruneBatch
+        for _ in 0..<100 where !isStopped {
+            let done = DispatchSemaphore(value: 0)
+            let pruned = LockedBox(0)
+            record({ writer in pruned.set(try writer.pruneFinishedPushes(alertsBefore: alerts, backgroundBefore: background, limit: limit)) },
+                   { _ in done.signal() })
+            done.wait()
+            if pruned.get() < limit { break }
+        }
+        guard let cutoff else { return }
         let done = DispatchSemaphore(value: 0)
         let removed = LockedBox<[String]>([])
-        record({ writer in
-            _ = try writer.pruneFinishedPushes(before: finished)
-            if let cutoff { removed.set(try writer.expireStaleDevices(seenBefore: cutoff)) }
-        }, { done.signal() })
+        record({ writer in removed.set(try writer.expireStaleDevices(seenBefore: cutoff)) }, { _ in done.signal() })
         done.wait()
         for token in removed.get() { removedDevice(token, "stale") }
     }

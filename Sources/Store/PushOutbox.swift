@@ -236,11 +236,18 @@ extension DocumentWriter {
         return true
     }
 
-    /// Forgets finished pushes (delivered, dead, dropped) and their attempts last changed before `cutoff`, 10,000 at a time.
-    /// - Returns: how many were removed.
-    public func pruneFinishedPushes(before cutoff: String) throws -> Int {
-        let rids = try db.prepare("SELECT rid FROM _push_deliveries WHERE status <> 'pending' AND updated_at < ?1 LIMIT 10000")
-            .rows([.text(cutoff)]) { $0.int(0) }
+    /// Forgets up to `limit` finished pushes (delivered, dead, dropped) and
+    /// their attempts: alerts last changed before `alertsBefore`, silent
+    /// pushes before `backgroundBefore` (each through `_push_deliveries_finished`).
+    /// - Returns: how many were removed (the caller repeats in short jobs while it is `limit`).
+    public func pruneFinishedPushes(alertsBefore: String, backgroundBefore: String, limit: Int) throws -> Int {
+        let select = try db.prepare("""
+            SELECT rid FROM _push_deliveries WHERE kind = ?1 AND status IN ('delivered', 'dead', 'dropped') AND updated_at < ?2 LIMIT ?3
+            """)
+        var rids = try select.rows([.text("background"), .text(backgroundBefore), .int(Int64(limit))]) { $0.int(0) }
+        if rids.count < limit {
+            rids += try select.rows([.text("alert"), .text(alertsBefore), .int(Int64(limit - rids.count))]) { $0.int(0) }
+        }
         let attempts = try db.prepare("DELETE FROM _push_attempts WHERE delivery_rid = ?1")
         let row = try db.prepare("DELETE FROM _push_deliveries WHERE rid = ?1")
         for rid in rids {
@@ -387,6 +394,7 @@ extension PushOutbox {
         );
         CREATE INDEX _push_deliveries_due ON _push_deliveries(status, next_attempt_at);
         CREATE INDEX _push_deliveries_token ON _push_deliveries(token, status);
+        CREATE INDEX _push_deliveries_finished ON _push_deliveries(kind, status, updated_at);
         CREATE TABLE _push_attempts (
             delivery_rid INTEGER NOT NULL,
             attempt INTEGER NOT NULL,

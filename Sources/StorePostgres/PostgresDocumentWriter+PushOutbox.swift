@@ -87,11 +87,16 @@ extension PostgresDocumentWriter {
         return true
     }
 
-    public func pruneFinishedPushes(before cutoff: String) throws -> Int {
+    public func pruneFinishedPushes(alertsBefore: String, backgroundBefore: String, limit: Int) throws -> Int {
         let rids = try db.query("""
-            DELETE FROM _push_deliveries WHERE rid IN (SELECT rid FROM _push_deliveries WHERE status <> 'pending' AND updated_at < $1::text LIMIT 10000)
+            DELETE FROM _push_deliveries WHERE rid IN (
+              (SELECT rid FROM _push_deliveries WHERE kind = 'background' AND status IN ('delivered', 'dead', 'dropped')
+                 AND updated_at < $2::text LIMIT $3::bigint)
+              UNION ALL
+              (SELECT rid FROM _push_deliveries WHERE kind = 'alert' AND status IN ('delivered', 'dead', 'dropped')
+                 AND updated_at < $1::text LIMIT $3::bigint))
             RETURNING rid
-            """, [.text(cutoff)]) { $0.int(0) ?? 0 }
+            """, [.text(alertsBefore), .text(backgroundBefore), .int(Int64(limit))]) { $0.int(0) ?? 0 }
         if !rids.isEmpty {
             try db.run("DELETE FROM _push_attempts WHERE delivery_rid = ANY(string_to_array($1::text, ',')::bigint[])",
                        [.text(rids.map(String.init).joined(separator: ","))])

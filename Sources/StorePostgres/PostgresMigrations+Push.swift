@@ -30,6 +30,7 @@ extension PostgresMigrations {
         );
         CREATE INDEX _push_deliveries_due ON _push_deliveries (status, next_attempt_at);
         CREATE INDEX _push_deliveries_token ON _push_deliveries (token, status);
+        CREATE INDEX _push_deliveries_finished ON _push_deliveries (kind, status, updated_at);
         CREATE TABLE _push_attempts (
             delivery_rid bigint NOT NULL,
             attempt integer NOT NULL,

@@ -1,4 +1,6 @@
 import CCrypto
+import Foundation
+import Logging
 import JSON
 import Store
 import Testing
@@ -119,7 +121,7 @@ CP+33dK5JOwxqlRygp51bd7myUu4El3Vch3nr7fVRw4K72b4VH1Icm8=
         (response(200), ProviderVerdict.delivered),
         (response(410, #"{"reason":"Unregistered","timestamp":1700000000000}"#), .removeDevice(reason: "APNs 410 Unregistered", ifSeenBefore: 1_700_000_000_000)),
         (response(400, #"{"reason":"BadDeviceToken"}"#), .tryOtherEnvironment(reason: "APNs 400 BadDeviceToken")),
-        (response(400, #"{"reason":"DeviceTokenNotForTopic"}"#), .removeDevice(reason: "APNs 400 DeviceTokenNotForTopic", ifSeenBefore: nil)),
+        (response(400, #"{"reason":"DeviceTokenNotForTopic"}"#), .dead(reason: "APNs 400 DeviceTokenNotForTopic")),
         (response(403, #"{"reason":"ExpiredProviderToken"}"#), .refreshCredential(reason: "APNs 403 ExpiredProviderToken")),
         (response(429, #"{"reason":"TooManyRequests"}"#, retryAfter: 7), .retry(retryAfter: 7, reason: "APNs 429 TooManyRequests")),
         (response(503, #"{"reason":"ServiceUnavailable"}"#), .retry(retryAfter: nil, reason: "APNs 503 ServiceUnavailable")),
@@ -138,7 +140,10 @@ CP+33dK5JOwxqlRygp51bd7myUu4El3Vch3nr7fVRw4K72b4VH1Icm8=
     @Test(arguments: [
         (response(200), ProviderVerdict.delivered),
         (response(404, unregistered), .removeDevice(reason: "FCM 404 UNREGISTERED", ifSeenBefore: nil)),
-        (response(404, "{}"), .removeDevice(reason: "FCM 404 HTTP 404", ifSeenBefore: nil)),
+        (response(404, "{}"), .dead(reason: "FCM 404 HTTP 404")),
+        (response(404, "<html>Not Found</html>"), .dead(reason: "FCM 404 HTTP 404")),
+        (response(404, #"{"error":{"code":404,"status":"NOT_FOUND","message":"Requested entity was not found."}}"#),
+         .removeDevice(reason: "FCM 404 NOT_FOUND", ifSeenBefore: nil)),
         (response(400, tokenInvalid), .removeDevice(reason: "FCM 400 INVALID_ARGUMENT (token)", ifSeenBefore: nil)),
         (response(400, payloadInvalid), .dead(reason: "FCM 400 INVALID_ARGUMENT")),
         (response(401, #"{"error":{"status":"UNAUTHENTICATED"}}"#), .refreshCredential(reason: "FCM 401 UNAUTHENTICATED")),
@@ -172,5 +177,98 @@ CP+33dK5JOwxqlRygp51bd7myUu4El3Vch3nr7fVRw4K72b4VH1Icm8=
         #expect(APNsProvider.prefix(String(repeating: "é", count: 40), bytes: 64).utf8.count == 64)
         #expect(APNsProvider.pathSegment("ab01ff") == "ab01ff")
         #expect(APNsProvider.pathSegment("a?b c/é") == "a%3Fb%20c%2F%C3%A9")
+    }
+}
+
+/// The dispatcher's own guards, against a real SQLite outbox and no provider
+/// (its pushes finish at once as dead, no network needed).
+@Suite struct PushDispatcherGuardTests {
+    final class Counter: @unchecked Sendable {
+        let lock = NSLock()
+        var n = 0
+        func bump() { lock.lock(); n += 1; lock.unlock() }
+        var value: Int { lock.lock(); defer { lock.unlock() }; return n }
+    }
+
+    static func outbox(pushes: Int) throws -> (SQLiteEngine, DocumentWriter) {
+        let path = NSTemporaryDirectory() + "push-guard-\(UInt64.random(in: 0...UInt64.max)).db"
+        let writer = try DocumentWriter(path: path, ids: DocumentID(), logger: Logger(label: "test"))
+        try writer.migrate()
+        try writer.registerDevice(token: String(repeating: "ab", count: 32), userID: "u1", platform: "ios", environment: nil, sync: false)
+        for _ in 0..<pushes {
+            try writer.enqueuePush(userID: "u1", kind: "alert", payload: PushNotification(body: "hi").json.jsonText, collapseID: nil,
+                                   audience: PushAudience(platforms: ["ios"]))
+        }
+        return (SQLiteEngine(path: path), writer)
+    }
+
+    @Test("a record that fails holds the batch back, with a growing back-off, instead of resending at once")
+    func failedRecordBacksOff() throws {
+        let (engine, _) = try Self.outbox(pushes: 3)
+        let calls = Counter()
+        let dispatcher = PushDispatcher(engine: engine, settings: .init(), apns: nil, fcm: nil,
+                                        record: { _, done in calls.bump(); done(false) },
+                                        onOutcome: { _, _ in }, onRemoval: { _ in }, logger: Logger(label: "test"))
+        try dispatcher.start()
+        Thread.sleep(forTimeInterval: 2)
+        dispatcher.shutdown()
+        // 0 s, 0.5 s, 1.5 s (and the start's sweep): a resend loop would make hundreds.
+        #expect(calls.value >= 2 && calls.value <= 6, "\(calls.value) records in 2 s")
+    }
+
+    @Test("a record that commits is not held")
+    func committedRecordFinishes() throws {
+        let (engine, opened) = try Self.outbox(pushes: 3)
+        nonisolated(unsafe) let writer = opened
+        let lock = NSLock()
+        let dispatcher = PushDispatcher(engine: engine, settings: .init(), apns: nil, fcm: nil,
+                                        record: { write, done in
+                                            lock.lock(); defer { lock.unlock() }
+                                            do { try writer.transaction { try write(writer) }; done(true) } catch { done(false) }
+                                        },
+                                        onOutcome: { _, _ in }, onRemoval: { _ in }, logger: Logger(label: "test"))
+        try dispatcher.start()
+        Thread.sleep(forTimeInterval: 0.5)
+        dispatcher.shutdown()
+        let reader = try engine.openReader()
+        #expect(try reader.pushDeliveries(status: "dead", limit: 10).count == 3)
+    }
+
+    @Test(arguments: [(0, 100, false), (9, 9, false), (5, 10, false), (6, 10, true), (100, 100, true), (1, 1, false)])
+    func removalBreaker(removals: Int, batch: Int, trips: Bool) {
+        #expect(PushDispatcher.removalsLookWrong(removals: removals, of: batch) == trips)
+    }
+
+    @Test func breakerKeepsTheDevices() throws {
+        let dispatcher = PushDispatcher(engine: SQLiteEngine(path: "/nonexistent"), settings: .init(), apns: nil, fcm: nil,
+                                        record: { _, done in done(true) }, onOutcome: { _, _ in }, onRemoval: { _ in }, logger: Logger(label: "test"))
+        let records = (0..<12).map { i in
+            PushAttemptRecord(rid: Int64(i), token: "t\(i)", attempt: 1, status: 410, error: "APNs 410 Unregistered", outcome: .dead,
+                              removal: i < 8 ? .init(reason: "Unregistered", ifSeenBefore: nil) : nil)
+        }
+        #expect(dispatcher.breaker(records).allSatisfy { $0.removal == nil })
+        // and it stays tripped for the next, small batch
+        #expect(dispatcher.breaker(Array(records.prefix(1))).allSatisfy { $0.removal == nil })
+        #expect(PushDispatcher.saveBackoffMilliseconds(failures: 1) == 500 && PushDispatcher.saveBackoffMilliseconds(failures: 30) == 60_000)
+    }
+}
+
+@Suite struct PushOutboxPruneTests {
+    @Test("finished silent pushes go long before alerts, a limit at a time; pending ones stay")
+    func prunesBackgroundFirstInShortJobs() throws {
+        let (_, writer) = try PushDispatcherGuardTests.outbox(pushes: 2)
+        for _ in 0..<3 {
+            try writer.enqueuePush(userID: "u1", kind: "background", payload: PushNotification(background: true).json.jsonText, collapseID: nil,
+                                   audience: PushAudience(platforms: ["ios"]))
+        }
+        // everything but the last one finished
+        let token = String(repeating: "ab", count: 32)
+        _ = try writer.recordPushAttempts((1...4).map { PushAttemptRecord(rid: Int64($0), token: token, attempt: 1, status: 200, error: nil, outcome: .delivered) })
+        let past = "2000-01-01T00:00:00.000Z", future = "2999-01-01T00:00:00.000Z"
+        #expect(try writer.pruneFinishedPushes(alertsBefore: past, backgroundBefore: future, limit: 1) == 1)
+        #expect(try writer.pruneFinishedPushes(alertsBefore: past, backgroundBefore: future, limit: 5) == 1)
+        #expect(try writer.pruneFinishedPushes(alertsBefore: past, backgroundBefore: future, limit: 5) == 0)
+        #expect(try writer.pruneFinishedPushes(alertsBefore: future, backgroundBefore: future, limit: 5) == 2)
+        #expect(try writer.pruneFinishedPushes(alertsBefore: future, backgroundBefore: future, limit: 5) == 0)
     }
 }

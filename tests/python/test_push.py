@@ -113,6 +113,22 @@ def test_privacy_text_and_the_4kb_apns_limit(world):
     assert not provider.errors, provider.errors
 
 
+def test_alerts_do_not_show_a_private_name(world):
+    """users.private_fields hides the sender's name from alerts too: the
+    username (public) is shown instead, and a private username as well gives
+    the generic text."""
+    provider, start = world
+    for private, shown in (("[name]", "alice"), ("[name, username]", "New message"), ("[email]", "Alice")):
+        provider.requests.clear()
+        roost = start(extra=f"users:\n  private_fields: {private}\n", push_extra="  generic_text: New message\n")
+        _, alice_token = user(roost, "alice")
+        bob, bob_token = user(roost, "bob")
+        register(roost, bob_token, "phone-bob")
+        message(roost, alice_token, bob, "hi")
+        assert provider.wait_for(lambda p: len(p.delivered()) == 1), roost.log_text()
+        assert provider.delivered("apns")[0]["payload"]["aps"]["alert"] == {"title": shown, "body": "hi"}, private
+
+
 def test_a_long_text_is_shortened_to_fit_4kb(world):
     provider, start = world
     roost = start()

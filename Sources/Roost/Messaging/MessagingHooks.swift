@@ -59,7 +59,7 @@ struct MessagingHooks: Sendable {
         registry.before(.beforeCreate, collection: messages, id: "messaging.push", priority: -50, source: "built-in") { ctx, next in
             try next()
             if try Self.enqueuePush(ctx, privateFields: settings.privateUserFields) { dirty.set(true) }
-            try Self.enqueueAlerts(ctx, push: push, alerts: alerts)
+            try Self.enqueueAlerts(ctx, push: push, alerts: alerts, privateFields: settings.privateUserFields)
         }
     }
 
@@ -232,7 +232,10 @@ struct MessagingHooks: Sendable {
     /// name and the text (or `push.generic_text` with `alert_text: generic`),
     /// grouped by thread, with mutable-content for a service extension. No
     /// badge: Roost does not keep unread counts, and a wrong badge is worse than none.
-    static func enqueueAlerts(_ ctx: WriteContext<any DocumentWriting>, push: PushSender, alerts: RoostConfig.Push) throws {
+    /// The sender's private profile fields (`users.private_fields`) never
+    /// name them: a private `name` falls back to `username`, then to the generic text.
+    static func enqueueAlerts(_ ctx: WriteContext<any DocumentWriting>, push: PushSender, alerts: RoostConfig.Push,
+                              privateFields: [String]) throws {
         guard push.isEnabled, let stored = ctx.stored else { return }
         let writer = ctx.work
         let (sender, recipients) = try participants(stored)
@@ -243,7 +246,8 @@ struct MessagingHooks: Sendable {
         case .full:
             var name: String?
             if let text = try writer.document(in: users, id: sender), case .object(let user) = try JSONParser.parse(text) {
-                name = user["name"]?.stringValue ?? user["username"]?.stringValue
+                let shown = { (field: String) in privateFields.contains(field) ? nil : user[field]?.stringValue }
+                name = shown("name") ?? shown("username")
             }
             notification.title = name ?? alerts.genericText
             notification.body = stored["text"]?.stringValue ?? alerts.genericText

@@ -40,7 +40,7 @@ extension RoostServer {
         let opened = RoostMetrics.pushConnections()
         let dispatcher = PushDispatcher(
             engine: engine, settings: settings, apns: apns, fcm: fcm,
-            record: { write, done in Self.record(pools, write, done, logger) },
+            record: { write, done in Self.recordPush(pools, write, done, logger) },
             onOutcome: { provider, outcome in RoostMetrics.pushDeliveries(provider: provider, outcome: outcome).increment() },
             onRemoval: { reason in RoostMetrics.pushTokensRemoved(reason: reason).increment() },
             onConnectionsOpened: { opened.increment(by: Int64($0)) },
@@ -68,6 +68,24 @@ extension RoostServer {
                                     }, positionFile: config.dataDir + "/push-sync.position", logger: logger)
         try fanout.start()
         return fanout
+    }
+}
+
+extension RoostServer {
+    /// Runs a push dispatcher's write in the writer and tells whether it
+    /// committed (a failure holds the batch back instead of resending it at once).
+    static func recordPush(_ pools: StorePools, _ write: @escaping @Sendable (any DocumentWriting) throws -> Void,
+                           _ done: @escaping @Sendable (Bool) -> Void, _ logger: Logger) {
+        let job = StorePools.WriteJob(operation: write) { result in
+            if case .failure(let error) = result { logger.error("cannot record push attempts", metadata: ["error": "\(error)"]) }
+            if case .success = result { done(true) } else { done(false) }
+        }
+        for _ in 0..<200 {
+            if pools.writer.submit(job) { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        logger.warning("writer queue stayed full; push attempts not recorded (held back, then sent again)")
+        done(false)
     }
 }
 

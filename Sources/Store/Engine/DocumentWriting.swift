@@ -86,7 +86,7 @@ public protocol DocumentWriting: SessionLookup {
     func enqueuePush(userID: String, kind: String, payload: String, collapseID: String?, audience: PushAudience) throws -> Int
     func recordPushAttempts(_ records: [PushAttemptRecord]) throws -> [(token: String, reason: String)]
     func expireStaleDevices(seenBefore cutoff: String) throws -> [String]
-    func pruneFinishedPushes(before cutoff: String) throws -> Int
+    func pruneFinishedPushes(alertsBefore: String, backgroundBefore: String, limit: Int) throws -> Int
 
     // Upkeep (SQLite's checkpoint and page cache; no-ops elsewhere)
     func checkpoint()
