@@ -23,7 +23,8 @@ public final class JWTSigner: @unchecked Sendable {
         let parsed: OpaquePointer? = bytes.withUnsafeBytes { raw in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
             defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+            // An encrypted key fails here instead of OpenSSL asking for its password on a terminal.
+            return PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
         }
         ERR_clear_error()
         guard let parsed else { throw KeyError(description: "not a PEM private key") }

@@ -137,16 +137,24 @@ public struct PushAudience: Sendable {
     public var syncOnly = false
     /// One device only (a coalesced sync push), else every device of the user.
     public var token: String?
+    /// Silent pushes across nodes: no new one for a device that got one
+    /// created after this time (a timestamp); a new one supersedes (drops)
+    /// the device's older silent pushes still pending.
+    public var coalesceSince: String?
 
-    public init(platforms: [String], syncOnly: Bool = false, token: String? = nil) {
+    public init(platforms: [String], syncOnly: Bool = false, token: String? = nil, coalesceSince: String? = nil) {
         self.platforms = platforms
         self.syncOnly = syncOnly
         self.token = token
+        self.coalesceSince = coalesceSince
     }
 }
 
 /// The push outbox's shared SQL pieces and time helpers.
 public enum PushOutbox {
+    /// The most devices one user keeps: registering another evicts the least recently registered.
+    public static let devicesPerUser = 20
+
     static func milliseconds(_ timestamp: String) -> Int64 {
         Timestamp.milliseconds(timestamp) ?? 0
     }
@@ -169,14 +177,26 @@ extension DocumentWriter {
         guard !audience.platforms.isEmpty else { return 0 }
         let now = Timestamp.now()
         let platforms = JSONValue.array(audience.platforms.map { .string($0) }).jsonText
+        let coalesce = kind == "background" ? audience.coalesceSince : nil
+        let before = try db.prepare("SELECT coalesce(max(rid), 0) FROM _push_deliveries").firstRow { $0.int(0) } ?? 0
         try db.prepare("""
             INSERT INTO _push_deliveries (token, user_id, platform, kind, payload, collapse_id, status, attempts, next_attempt_at, created_at, updated_at)
-            SELECT token, user_id, platform, ?2, ?3, ?4, 'pending', 0, ?5, ?6, ?6 FROM _push_devices
+            SELECT token, user_id, platform, ?2, ?3, ?4, 'pending', 0, ?5, ?6, ?6 FROM _push_devices d
             WHERE user_id = ?1 AND platform IN (SELECT value FROM json_each(?7)) AND (?8 = 0 OR sync = 1) AND (?9 IS NULL OR token = ?9)
+              AND (?10 IS NULL OR NOT EXISTS (SELECT 1 FROM _push_deliveries q WHERE q.token = d.token AND q.kind = 'background' AND q.created_at > ?10))
             ORDER BY created_at, token
             """).run([.text(userID), .text(kind), .text(payload), collapseID.map { .text($0) } ?? .null, .int(Outbox.nowMilliseconds()),
-                      .text(now), .text(platforms), .int(audience.syncOnly ? 1 : 0), audience.token.map { .text($0) } ?? .null])
-        return db.changes
+                      .text(now), .text(platforms), .int(audience.syncOnly ? 1 : 0), audience.token.map { .text($0) } ?? .null,
+                      coalesce.map { .text($0) } ?? .null])
+        let added = db.changes
+        if coalesce != nil, added > 0 {
+            try db.prepare("""
+                UPDATE _push_deliveries SET status = 'dropped', last_error = 'superseded by a newer sync push', updated_at = ?2
+                WHERE kind = 'background' AND status = 'pending' AND rid <= ?1
+                  AND token IN (SELECT token FROM _push_deliveries WHERE rid > ?1 AND kind = 'background')
+                """).run([.int(before), .text(now)])
+        }
+        return added
     }
 
     /// Registers `token` with its APNs environment and whether it wants silent sync pushes.
@@ -187,6 +207,11 @@ extension DocumentWriter {
         try db.prepare("""
             UPDATE _push_devices SET seen_at = ?2, environment = ?3, sync = ?4 WHERE token = ?1
             """).run([.text(token), .text(Timestamp.now()), environment.map { .text($0) } ?? .null, .int(sync ? 1 : 0)])
+        // At most `PushOutbox.devicesPerUser` devices a user: the least recently registered go.
+        let extra = try db.prepare("""
+            SELECT token FROM _push_devices WHERE user_id = ?1 ORDER BY coalesce(seen_at, updated_at) DESC, token DESC LIMIT -1 OFFSET ?2
+            """).rows([.text(userID), .int(Int64(PushOutbox.devicesPerUser))]) { $0.text(0) }
+        for old in extra where old != token { _ = try removeDevice(token: old, ifSeenBefore: nil) }
         return changed
     }
 

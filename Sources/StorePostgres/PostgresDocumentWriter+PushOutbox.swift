@@ -9,16 +9,27 @@ extension PostgresDocumentWriter {
     public func enqueuePush(userID: String, kind: String, payload: String, collapseID: String?, audience: PushAudience) throws -> Int {
         guard !audience.platforms.isEmpty else { return 0 }
         let now = Timestamp.now()
-        return try db.query("""
+        let coalesce = kind == "background" ? audience.coalesceSince : nil
+        let added = try db.query("""
             INSERT INTO _push_deliveries (token, user_id, platform, kind, payload, collapse_id, status, attempts, next_attempt_at, created_at, updated_at)
-            SELECT token, user_id, platform, $2::text, $3::text, $4::text, 'pending', 0, $5::bigint, $6::text, $6::text FROM _push_devices
+            SELECT token, user_id, platform, $2::text, $3::text, $4::text, 'pending', 0, $5::bigint, $6::text, $6::text FROM _push_devices d
             WHERE user_id = $1::text AND platform = ANY(string_to_array($7::text, ',')) AND (NOT $8::boolean OR sync)
               AND ($9::text IS NULL OR token = $9::text)
+              AND ($10::text IS NULL OR NOT EXISTS (SELECT 1 FROM _push_deliveries q
+                                                    WHERE q.token = d.token AND q.kind = 'background' AND q.created_at > $10::text))
             ORDER BY created_at, token
-            RETURNING 1
+            RETURNING rid, token
             """, [.text(userID), .text(kind), .text(payload), collapseID.map { .text($0) } ?? .null, .int(Outbox.nowMilliseconds()),
                   .text(now), .text(audience.platforms.joined(separator: ",")), .text(audience.syncOnly ? "true" : "false"),
-                  audience.token.map { .text($0) } ?? .null]) { _ in () }.count
+                  audience.token.map { .text($0) } ?? .null, coalesce.map { .text($0) } ?? .null]) { ($0.int(0) ?? 0, $0.text(1) ?? "") }
+        if coalesce != nil, let first = added.map(\.0).min() {
+            // The new push supersedes the devices' older silent ones still waiting.
+            try db.run("""
+                UPDATE _push_deliveries SET status = 'dropped', last_error = 'superseded by a newer sync push', updated_at = $3::text
+                WHERE kind = 'background' AND status = 'pending' AND rid < $1::bigint AND token = ANY(string_to_array($2::text, chr(1)))
+                """, [.int(first), .text(added.map(\.1).joined(separator: "\u{1}")), .text(now)])
+        }
+        return added.count
     }
 
     @discardableResult
@@ -26,6 +37,10 @@ extension PostgresDocumentWriter {
         let changed = try registerDevice(token: token, userID: userID, platform: platform)
         try db.run("UPDATE _push_devices SET seen_at = $2::text, environment = $3::text, sync = $4::boolean WHERE token = $1::text",
                    [.text(token), .text(Timestamp.now()), environment.map { .text($0) } ?? .null, .text(sync ? "true" : "false")])
+        let extra = try db.query("""
+            SELECT token FROM _push_devices WHERE user_id = $1::text ORDER BY coalesce(seen_at, updated_at) DESC, token DESC OFFSET $2::bigint
+            """, [.text(userID), .int(Int64(PushOutbox.devicesPerUser))]) { $0.text(0) ?? "" }
+        for old in extra where old != token { _ = try removePushDevice(token: old, ifSeenBefore: nil) }
         return changed
     }
 

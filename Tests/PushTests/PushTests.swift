@@ -106,11 +106,23 @@ CP+33dK5JOwxqlRygp51bd7myUu4El3Vch3nr7fVRw4K72b4VH1Icm8=
 
     @Test(arguments: [
         (TestKeys.rsa2048, JWTSigner.Algorithm.es256), (TestKeys.p384, .es256), (TestKeys.p256, .rs256), ("not a key", .es256),
+        (encryptedP256, .es256),
     ])
     func refusesKeysThatDoNotFit(pem: String, algorithm: JWTSigner.Algorithm) {
         #expect(throws: JWTSigner.KeyError.self) { try JWTSigner(pem: pem, algorithm: algorithm) }
     }
 }
+
+/// An encrypted .p8: refused at once (no password prompt on a terminal).
+let encryptedP256 = """
+-----BEGIN ENCRYPTED PRIVATE KEY-----
+MIHsMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAiZUDoQaSfDAgICCAAw
+DAYIKoZIhvcNAgkFADAdBglghkgBZQMEASoEEFDgEjqltCQcgWWrwfnjOAMEgZBR
+x6gHIIXg3mOSeFheVCmDgl4GmB0cTzvAD0/0nCeShrhchfW9ii/VsRqU1T11Oqlf
+gB8zu1gwSFJSTS4lfgIAGSjdomRvNoNprLgBQZuzHCL60CuvWZW03ByDKkPdlj1g
+aOGvpE0mOSoy1sKLgO7hCEX1+osCuVUjju26LZj6pK+kM4yfi1fg1z4D0UfwSws=
+-----END ENCRYPTED PRIVATE KEY-----
+"""
 
 @Suite struct ProviderVerdictTests {
     static func response(_ status: Int?, _ body: String = "", retryAfter: Int? = nil) -> HTTP2Response {
@@ -270,5 +282,28 @@ CP+33dK5JOwxqlRygp51bd7myUu4El3Vch3nr7fVRw4K72b4VH1Icm8=
         #expect(try writer.pruneFinishedPushes(alertsBefore: past, backgroundBefore: future, limit: 5) == 0)
         #expect(try writer.pruneFinishedPushes(alertsBefore: future, backgroundBefore: future, limit: 5) == 2)
         #expect(try writer.pruneFinishedPushes(alertsBefore: future, backgroundBefore: future, limit: 5) == 0)
+    }
+}
+
+@Suite struct PushOutboxCoalesceTests {
+    @Test("a silent push is not added when the device got one within the interval; a new one supersedes older pending ones")
+    func coalescesSilentPushesPerDevice() throws {
+        let (engine, writer) = try PushDispatcherGuardTests.outbox(pushes: 1)
+        let token = String(repeating: "ab", count: 32)
+        func silent(since: String?) throws -> Int {
+            try writer.enqueuePush(userID: "u1", kind: "background", payload: PushNotification(background: true).json.jsonText, collapseID: "roost-sync",
+                                   audience: PushAudience(platforms: ["ios"], syncOnly: false, token: token, coalesceSince: since))
+        }
+        let minuteAgo = Timestamp.format(Date().addingTimeInterval(-60)), later = "2999-01-01T00:00:00.000Z"
+        #expect(try silent(since: minuteAgo) == 1)
+        #expect(try silent(since: minuteAgo) == 0)   // another node, same interval
+        #expect(try silent(since: later) == 1)       // the interval passed: a new one, the old one dropped
+        let reader = try engine.openReader()
+        let background = try reader.pushDeliveries(status: nil, limit: 10).filter { $0["kind"] == .string("background") }
+        #expect(background.map { $0["status"] } == [.string("pending"), .string("dropped")])
+        // alerts are never coalesced or superseded
+        #expect(try writer.enqueuePush(userID: "u1", kind: "alert", payload: PushNotification(body: "x").json.jsonText, collapseID: nil,
+                                       audience: PushAudience(platforms: ["ios"], coalesceSince: minuteAgo)) == 1)
+        #expect(try reader.pushDeliveries(status: "pending", limit: 10).count == 3)
     }
 }

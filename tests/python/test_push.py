@@ -318,3 +318,25 @@ def test_unusable_credentials_stop_the_start(world, change, why):
         assert roost.proc.returncode not in (None, 0)
         log = roost.log_text()
         assert why in log and "PRIVATE KEY" not in log
+
+
+def test_a_user_keeps_at_most_20_devices(world):
+    """Registering a 21st device evicts the least recently registered one
+    (re-registering renews a device); other users' devices are untouched."""
+    _, start = world
+    roost = start()
+    _, alice_token = user(roost, "alice")
+    _, bob_token = user(roost, "bob")
+    register(roost, bob_token, "bob-phone")
+    for i in range(20):
+        register(roost, alice_token, f"dev-{i:02d}", platform="android" if i % 2 else "ios")
+        time.sleep(0.002)
+    register(roost, alice_token, "dev-00")  # renewed: now the newest
+    time.sleep(0.002)
+    register(roost, alice_token, "dev-20")
+    time.sleep(0.002)
+    register(roost, alice_token, "dev-21")
+    mine = {d["token"] for d in roost.call("GET", "/push/devices", token=alice_token).body}
+    assert len(mine) == 20 and "dev-00" in mine and "dev-21" in mine
+    assert "dev-01" not in mine and "dev-02" not in mine, sorted(mine)
+    assert {d["token"] for d in roost.call("GET", "/push/devices", token=bob_token).body} == {"bob-phone"}

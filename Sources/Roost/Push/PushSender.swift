@@ -1,3 +1,4 @@
+import Foundation
 import Jobs
 import JSON
 import Push
@@ -28,10 +29,11 @@ public struct PushSender: Sendable {
     /// - Returns: how many devices it goes to.
     @discardableResult
     public func enqueue(_ writer: any DocumentWriting, userID: String, notification: PushNotification, collapseID: String? = nil,
-                        syncOnly: Bool = false, token: String? = nil) throws -> Int {
+                        syncOnly: Bool = false, token: String? = nil, coalesceSeconds: Double? = nil) throws -> Int {
         guard isEnabled else { return 0 }
+        let since = coalesceSeconds.map { Timestamp.format(Date().addingTimeInterval(-$0)) }
         let count = try writer.enqueuePush(userID: userID, kind: notification.kind, payload: notification.json.jsonText, collapseID: collapseID,
-                                           audience: PushAudience(platforms: platforms, syncOnly: syncOnly, token: token))
+                                           audience: PushAudience(platforms: platforms, syncOnly: syncOnly, token: token, coalesceSince: since))
         if count > 0 { outboxDirty.set(true) }
         return count
     }

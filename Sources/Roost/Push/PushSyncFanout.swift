@@ -186,7 +186,15 @@ final class PushSyncFanout: @unchecked Sendable {
             lastSent[d.token] = now
         }
         if lastSent.count > 100_000 { lastSent = lastSent.filter { now.timeIntervalSince($0.value) < interval } }
-        let (sender, pushes) = (self.sender, due)
+        // Short writer jobs: 500 devices each.
+        for start in stride(from: 0, to: due.count, by: 500) {
+            enqueue(Array(due[start..<min(start + 500, due.count)]))
+        }
+    }
+
+    /// Enqueues one chunk of silent pushes in one writer job and waits for it.
+    private func enqueue(_ pushes: [(token: String, user: String, collections: [String])]) {
+        let (sender, interval) = (self.sender, self.interval)
         let done = DispatchSemaphore(value: 0)
         record({ writer in
             for d in pushes {
@@ -195,7 +203,9 @@ final class PushSyncFanout: @unchecked Sendable {
                 var data = JSONObject()
                 data["roost"] = .object(sync)
                 let notification = PushNotification(data: data, background: true, timeToLive: 3600)
-                try sender.enqueue(writer, userID: d.user, notification: notification, collapseID: Self.collapseID, syncOnly: true, token: d.token)
+                // Other nodes read the same feed: the outbox keeps one per device and interval.
+                try sender.enqueue(writer, userID: d.user, notification: notification, collapseID: Self.collapseID, syncOnly: true, token: d.token,
+                                   coalesceSeconds: interval * 0.9)
             }
         }, { done.signal() })
         done.wait()

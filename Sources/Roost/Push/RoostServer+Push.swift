@@ -33,7 +33,13 @@ extension RoostServer {
         }
         var settings = PushDispatcher.Settings()
         settings.schedule = RetrySchedule(delays: push.retrySchedule)
-        settings.timeoutMilliseconds = Int(push.timeout * 1000)
+        // A batch may wait for two sends and its record: within a PostgreSQL claim's lease,
+        // so another node does not take (and send again) pushes still in flight.
+        let timeout = min(push.timeout, Double(config.claimLeaseSeconds) / 3)
+        if timeout < push.timeout {
+            logger.warning("push.timeout is capped at a third of claim_lease_seconds", metadata: ["timeout": "\(timeout)"])
+        }
+        settings.timeoutMilliseconds = Int(timeout * 1000)
         settings.caFile = push.caFile
         settings.staleAfterSeconds = push.tokenMaxAgeDays > 0 ? max(1, Int(push.tokenMaxAgeDays * 86_400)) : nil
         let logger = self.logger
