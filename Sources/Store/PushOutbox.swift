@@ -1,3 +1,5 @@
+import CSodium
+import Foundation
 import JSON
 
 /// A push waiting in the outbox for one device, as the push dispatcher reads it.
@@ -103,7 +105,8 @@ public struct PushDeviceReport: Sendable {
 
     public var json: JSONObject {
         var o = JSONObject()
-        o["token"] = .string(device.token)
+        o["token"] = .string(PushOutbox.tokenPreview(device.token))
+        o["tokenId"] = .string(PushOutbox.tokenID(device.token))
         o["userId"] = .string(device.userID)
         o["platform"] = .string(device.platform)
         o["environment"] = environment.map { .string($0) } ?? .null
@@ -154,6 +157,20 @@ public struct PushAudience: Sendable {
 public enum PushOutbox {
     /// The most devices one user keeps: registering another evicts the least recently registered.
     public static let devicesPerUser = 20
+
+    /// What the admin API and console show of a device token: its first 6
+    /// characters, never the whole (a token is a credential to push to the device).
+    public static func tokenPreview(_ token: String) -> String {
+        token.count > 6 ? String(token.prefix(6)) + "…" : "…"
+    }
+
+    /// A stable opaque id of a device token: the first 16 hex digits of its SHA-256.
+    public static func tokenID(_ token: String) -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        let bytes = Array(token.utf8)
+        _ = crypto_hash_sha256(&digest, bytes, UInt64(bytes.count))
+        return digest.prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
 
     static func milliseconds(_ timestamp: String) -> Int64 {
         Timestamp.milliseconds(timestamp) ?? 0
@@ -376,7 +393,8 @@ public enum PushDeliveryJSON {
                               lastStatus: Int64?, lastError: String?, createdAt: String, updatedAt: String, collapseID: String?) -> JSONObject {
         var o = JSONObject()
         o["id"] = .int(rid)
-        o["token"] = .string(token)
+        o["token"] = .string(PushOutbox.tokenPreview(token))
+        o["tokenId"] = .string(PushOutbox.tokenID(token))
         o["userId"] = .string(userID)
         o["platform"] = .string(platform)
         o["kind"] = .string(kind)

@@ -15,6 +15,7 @@ aud, scope, iat/exp) and the jwt-bearer grant; messages:send requires the
 issued bearer token and a `message.token`; a token's prefix picks the answer.
 """
 
+import hashlib
 import asyncio
 import json
 import threading
@@ -373,7 +374,26 @@ def user(roost, username):
     return body["user"]["_id"], body["token"]
 
 
+def token_id(device):
+    """The opaque id the admin API shows for a device token (it never shows the token)."""
+    return hashlib.sha256(device.encode()).hexdigest()[:16]
+
+
+def unmask(rows, *devices):
+    """Admin API rows keyed by the device token they stand for, given the tokens a test used."""
+    ids = {token_id(d): d for d in devices}
+    out = {}
+    for r in rows:
+        assert r["token"].endswith("…") and r["token"][:-1] == ids.get(r["tokenId"], "")[:len(r["token"]) - 1], r
+        out[ids.get(r["tokenId"], r["tokenId"])] = r
+    return out
+
+
+REGISTERED = set()  # every device token register() was given (to read the admin API's opaque ids back)
+
+
 def register(roost, token, device, platform="ios", **extra):
+    REGISTERED.add(device)
     resp = roost.call("POST", "/push/devices", {"platform": platform, "token": device, **extra}, token)
     assert resp.status in (200, 201), resp.body
     return resp.body

@@ -25,21 +25,20 @@ export function mount(main) {
     h('div', { class: 'table-wrap' }, h('table', { id: 'push-deliveries-table' },
       h('thead', {}, h('tr', {}, ['Id', 'Device', 'Kind', 'Status', 'Attempts', 'Last result'].map((t) => h('th', { scope: 'col' }, t)))), pushes)));
 
-  const short = (t) => t.length > 16 ? t.slice(0, 8) + '…' + t.slice(-4) : t;
 
   async function load() {
     try {
       const list = await get('/admin/push/devices' + qs({ limit: 200 }));
       if (stopped) return;
-      clear(devices, list.length ? list.map((d) => h('tr', { 'data-device': d.token },
-        h('td', { class: 'mono', title: d.token }, short(d.token)), h('td', {}, d.userId), h('td', {}, d.platform),
+      clear(devices, list.length ? list.map((d) => h('tr', { 'data-device': d.tokenId },
+        h('td', { class: 'mono', title: d.tokenId }, d.token), h('td', {}, d.userId), h('td', {}, d.platform),
         h('td', {}, d.environment ?? '–'), h('td', {}, d.sync ? 'yes' : 'no'), h('td', {}, d.deliveries), h('td', {}, d.failures),
         h('td', { class: 'cell' }, d.lastError ?? ''), h('td', {}, d.lastPushAt ?? '–')))
         : h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'No devices.')));
       const rows = await get('/admin/push/deliveries' + qs({ status: statusFilter.value, limit: 100 }));
       if (stopped) return;
       clear(pushes, rows.length ? rows.map((p) => h('tr', { 'data-push': p.id, 'data-status': p.status },
-        h('td', {}, p.id), h('td', { class: 'mono', title: p.token }, short(p.token)), h('td', {}, p.kind), h('td', {}, p.status),
+        h('td', {}, p.id), h('td', { class: 'mono', title: p.tokenId }, p.token), h('td', {}, p.kind), h('td', {}, p.status),
         h('td', {}, p.attempts), h('td', { class: 'cell' }, p.lastError ?? p.lastStatus ?? '–')))
         : h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No pushes.')));
       say(error, '');

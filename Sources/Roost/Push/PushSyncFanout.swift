@@ -44,6 +44,9 @@ final class PushSyncFanout: @unchecked Sendable {
     /// Per device token: when its last sync push was enqueued, and the collections waiting for the next.
     private var lastSent: [String: Date] = [:]
     private var waiting: [String: (user: String, collections: Set<String>)] = [:]
+    /// Devices whose push the outbox just skipped (another node's push within the interval):
+    /// tried once more an interval later, so no change goes unannounced.
+    private var skippedOnce: Set<String> = []
 
     init(engine: any StoreEngine, access: AccessPolicy, collections: Set<String>, interval: Double, sender: PushSender,
          record: @escaping @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void,
@@ -185,18 +188,28 @@ final class PushSyncFanout: @unchecked Sendable {
             waiting[d.token] = nil
             lastSent[d.token] = now
         }
+        var skipped: [(token: String, user: String, collections: [String])] = []
         if lastSent.count > 100_000 { lastSent = lastSent.filter { now.timeIntervalSince($0.value) < interval } }
         // Short writer jobs: 500 devices each.
         for start in stride(from: 0, to: due.count, by: 500) {
-            enqueue(Array(due[start..<min(start + 500, due.count)]))
+            skipped += enqueue(Array(due[start..<min(start + 500, due.count)]))
         }
+        for d in due { if !skipped.contains(where: { $0.token == d.token }) { skippedOnce.remove(d.token) } }
+        for d in skipped where !skippedOnce.contains(d.token) {
+            skippedOnce.insert(d.token)
+            waiting[d.token, default: (d.user, [])].collections.formUnion(d.collections)
+        }
+        if skippedOnce.count > 100_000 { skippedOnce.removeAll() }
     }
 
     /// Enqueues one chunk of silent pushes in one writer job and waits for it.
-    private func enqueue(_ pushes: [(token: String, user: String, collections: [String])]) {
+    /// - Returns: those the outbox added nothing for (coalesced, or the device is gone).
+    private func enqueue(_ pushes: [(token: String, user: String, collections: [String])]) -> [(token: String, user: String, collections: [String])] {
         let (sender, interval) = (self.sender, self.interval)
         let done = DispatchSemaphore(value: 0)
+        let added = LockedBox<Set<String>>([])
         record({ writer in
+            var mine = Set<String>()
             for d in pushes {
                 var sync = JSONObject()
                 sync["sync"] = .array(d.collections.map { .string($0) })
@@ -204,10 +217,15 @@ final class PushSyncFanout: @unchecked Sendable {
                 data["roost"] = .object(sync)
                 let notification = PushNotification(data: data, background: true, timeToLive: 3600)
                 // Other nodes read the same feed: the outbox keeps one per device and interval.
-                try sender.enqueue(writer, userID: d.user, notification: notification, collapseID: Self.collapseID, syncOnly: true, token: d.token,
-                                   coalesceSeconds: interval * 0.9)
+                if try sender.enqueue(writer, userID: d.user, notification: notification, collapseID: Self.collapseID, syncOnly: true,
+                                      token: d.token, coalesceSeconds: interval * 0.9) > 0 {
+                    mine.insert(d.token)
+                }
             }
+            added.set(mine)
         }, { done.signal() })
         done.wait()
+        let sent = added.get()
+        return pushes.filter { !sent.contains($0.token) }
     }
 }
