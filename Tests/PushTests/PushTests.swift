@@ -240,10 +240,12 @@ aOGvpE0mOSoy1sKLgO7hCEX1+osCuVUjju26LZj6pK+kM4yfi1fg1z4D0UfwSws=
                                         },
                                         onOutcome: { _, _ in }, onRemoval: { _ in }, logger: Logger(label: "test"))
         try dispatcher.start()
-        Thread.sleep(forTimeInterval: 0.5)
-        dispatcher.shutdown()
         let reader = try engine.openReader()
+        let deadline = Date().addingTimeInterval(5)
+        while try reader.pushDeliveries(status: "dead", limit: 10).count < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        dispatcher.shutdown()
         #expect(try reader.pushDeliveries(status: "dead", limit: 10).count == 3)
+        #expect(try reader.pushDeliveries(status: "pending", limit: 10).isEmpty)
     }
 
     @Test(arguments: [(0, 100, false), (9, 9, false), (5, 10, false), (6, 10, true), (100, 100, true), (1, 1, false)])
