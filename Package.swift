@@ -79,6 +79,10 @@ let package = Package(
         // Outgoing webhooks: signing, payloads, delivery from the durable outbox.
         .target(name: "Webhooks", dependencies: ["CCurlShim", "CSodium", "JSON", "Jobs", "Store", "Timing", .product(name: "Logging", package: "swift-log")]),
 
+        // Direct push: APNs and FCM over HTTP/2 (libcurl multi, CCurlShim/roost_h2.c),
+        // provider JWTs signed with OpenSSL, delivered from the durable push outbox.
+        .target(name: "Push", dependencies: ["CCurlShim", "CCrypto", "JSON", "Jobs", "Store", "Webhooks", .product(name: "Logging", package: "swift-log")]),
+
         // Unix-daemon plumbing: sd_notify, watchdog, socket activation, journald, metrics.
         .target(name: "Daemon", dependencies: [
             "CSystemd", "CJemalloc", "Timing",
@@ -92,7 +96,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Scripts", "Webhooks", "Backup", "Console", "Timing",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Scripts", "Webhooks", "Push", "Backup", "Console", "Timing",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -130,6 +134,7 @@ let package = Package(
         ]),
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "ScriptsTests", dependencies: ["Scripts", "JSON", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "CCrypto", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         // RoostKit against a real roostd (its unit tests live in Clients/RoostKit/Tests).
         .testTarget(name: "RoostKitIntegrationTests", dependencies: [

@@ -32,6 +32,10 @@ static void load(void) {
         {"curl_easy_getinfo", (void **)&api.easy_getinfo}, {"curl_easy_strerror", (void **)&api.easy_strerror},
         {"curl_easy_cleanup", (void **)&api.easy_cleanup}, {"curl_easy_reset", (void **)&api.easy_reset}, {"curl_slist_append", (void **)&api.slist_append},
         {"curl_slist_free_all", (void **)&api.slist_free_all},
+        {"curl_multi_init", (void **)&api.multi_init}, {"curl_multi_setopt", (void **)&api.multi_setopt},
+        {"curl_multi_add_handle", (void **)&api.multi_add_handle}, {"curl_multi_remove_handle", (void **)&api.multi_remove_handle},
+        {"curl_multi_perform", (void **)&api.multi_perform}, {"curl_multi_poll", (void **)&api.multi_poll},
+        {"curl_multi_info_read", (void **)&api.multi_info_read}, {"curl_multi_cleanup", (void **)&api.multi_cleanup},
     };
     for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
         *symbols[i].slot = dlsym(handle, symbols[i].name);

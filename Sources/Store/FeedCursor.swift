@@ -63,7 +63,7 @@ public struct FeedCursor: Equatable, Sendable {
 /// and makes one, without Foundation's `Data` and string replacing.
 /// Decoding also takes the standard alphabet (`+`, `/`) and `=` padding, as
 /// the tokens' first parser did.
-enum Base64URL {
+public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     private static let values: [Int8] = {
         var table = [Int8](repeating: -1, count: 256)
@@ -73,7 +73,7 @@ enum Base64URL {
         return table
     }()
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String {
         var out = [UInt8]()
         out.reserveCapacity((bytes.count * 4 + 2) / 3)
         var i = 0
@@ -92,7 +92,7 @@ enum Base64URL {
     }
 
     /// nil for a character outside the alphabet or a length no encoding has.
-    static func decode(_ text: String) -> [UInt8]? {
+    public static func decode(_ text: String) -> [UInt8]? {
         var digits = text.utf8[...]
         while digits.last == UInt8(ascii: "=") { digits = digits.dropLast() }
         guard digits.count % 4 != 1 else { return nil }

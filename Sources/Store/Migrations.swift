@@ -242,6 +242,10 @@ public enum Migrations {
             ALTER TABLE _credentials ADD COLUMN totp_last_step INTEGER NOT NULL DEFAULT 0;
             ALTER TABLE _credentials ADD COLUMN totp_recovery TEXT NOT NULL DEFAULT '[]';
             """),
+        // Direct push (APNs, FCM): each device's APNs environment, whether it
+        // wants silent sync pushes, when its app last registered it, and its
+        // delivery counts; the push outbox, one row per device, and its attempts.
+        Migration(16, PushOutbox.migration),
     ]
 
     /// Brings the database at `connection` up to the newest version.

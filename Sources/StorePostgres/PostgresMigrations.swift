@@ -54,6 +54,7 @@ public enum PostgresMigrations {
         identities,
         anonymous,
         twoFactor,
+        push,
     ]
 
     /// Applies every migration the database has not recorded.

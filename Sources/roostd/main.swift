@@ -93,9 +93,11 @@ struct CheckConfig: ParsableCommand {
             print("s3: \(c.objectStoreLocation ?? "") at \(c.s3.endpoint), region \(c.s3.region), credentials "
                   + "\(c.s3.accessKeyID.isEmpty || c.s3.secretAccessKey.isEmpty ? "unset" : "set")\(c.s3.problem.map { "; " + $0 } ?? "")")
         }
+        if let push = c.push.summary { print(push) }
         for (name, collection) in c.collections.sorted(by: { $0.key < $1.key }) {
             let refs = collection.references.map { "\($0.field)->\($0.target)(\($0.onDelete.rawValue))" }
-            print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description)) references=\(refs)")
+            print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description)) references=\(refs)"
+                  + (collection.pushSync ? " push_sync" : ""))
         }
     }
 }

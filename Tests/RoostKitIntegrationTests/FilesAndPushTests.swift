@@ -47,5 +47,34 @@ extension AgainstRoostd {
             let again = await #expect(throws: RoostError.self) { try await alice.removePushDevice(token: token) }
             #expect(again?.code == .notFound)
         }
+
+        @Test("register for silent sync pushes, and sync on one")
+        func syncPush() async throws {
+            let fx = try Fixture()
+            let alice = try await fx.user("alice")
+            let apns = Data([0xab, 0x01, 0xff])
+            let device = try await alice.registerPushDevice(apnsToken: apns, environment: .sandbox)
+            #expect(device.token == "ab01ff" && device.platform == "ios")
+            _ = try await alice.registerPushDevice(token: "fcm-token", platform: .android, sync: true)
+            #expect(Set(try await alice.pushDevices().map(\.token)) == ["ab01ff", "fcm-token"])
+            let refused = await #expect(throws: RoostError.self) {
+                try await alice.registerPushDevice(token: "x", platform: .android, environment: .sandbox)
+            }
+            #expect(refused?.code == .invalidDocument)
+
+            // what APNs and FCM hand the app
+            #expect(SyncPush(userInfo: ["aps": ["content-available": 1], "roost": ["sync": ["notes"]]])?.collections == ["notes"])
+            #expect(SyncPush(userInfo: ["roost": "{\"sync\":[\"notes\",\"tasks\"]}"])?.collections == ["notes", "tasks"])
+            #expect(SyncPush(userInfo: ["aps": ["alert": "hi"]]) == nil)
+
+            // a sync push pulls what changed; anything else does nothing
+            let store = try OfflineStore(client: alice, url: fx.storeURL("alice"), mirrors: [Mirror("notes")])
+            _ = try await alice.collection("notes", of: JSONValue.self).create(["text": "written elsewhere"])
+            guard case .notRoost = await store.handleSyncPush(userInfo: ["aps": ["alert": "hi"]]) else { Issue.record("not Roost's"); return }
+            guard case .synced(let report) = await store.handleSyncPush(userInfo: ["roost": ["sync": ["notes"]]]) else {
+                Issue.record("expected a sync"); return
+            }
+            #expect(report.changed == 1)
+        }
     }
 }

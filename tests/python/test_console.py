@@ -3,6 +3,7 @@ driven by Selenium. Every test fails on a JavaScript error or a CSP
 violation in the browser's console, and screenshots of every page go to
 tests/python/artifacts/console/."""
 
+import hashlib
 import threading
 import time
 import urllib.request
@@ -52,6 +53,7 @@ def test_wrong_or_missing_token_shows_sign_in_and_reveals_nothing(browser, roost
     ("GET", "/admin/users/u1/sessions"), ("DELETE", "/admin/users/u1/sessions"),
     ("DELETE", "/admin/users/u1/sessions/0123456789abcdef"), ("POST", "/admin/webhooks/endpoints/closed-port/disable"),
     ("GET", "/admin/hooks"), ("GET", "/admin/webhooks/endpoints"), ("GET", "/admin/webhooks/deliveries"),
+    ("GET", "/admin/push/devices"), ("GET", "/admin/push/deliveries"), ("GET", "/admin/push/deliveries/1"),
 ])
 def test_every_admin_endpoint_refuses_other_tokens(roost, method, path):
     _, user_token = user(roost, f"eve{abs(hash((method, path))) % 10**8}")
@@ -266,11 +268,25 @@ def test_users_sessions_revoke_and_logs(signed_in, roost):
     assert console_errors(driver) == []
 
 
+def test_push_page_shows_devices_with_their_deliveries(signed_in, roost):
+    driver = signed_in
+    _, token = user(roost, "pushy")
+    assert roost.call("POST", "/push/devices", {"platform": "ios", "token": "console-phone-token-1234", "sync": True}, token).status == 201
+    go(driver, "push")
+    # the token is shown as a preview and found by its opaque id, never in full
+    tid = hashlib.sha256(b"console-phone-token-1234").hexdigest()[:16]
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"#push-devices-table tr[data-device='{tid}']"))
+    row = css(driver, f"#push-devices-table tr[data-device='{tid}']").text
+    assert "ios" in row and "yes" in row and " 0 " in f" {row} " and "consol…" in row and "token-1234" not in row
+    wait(driver, lambda d: "No pushes." in visible_text(d, "#push-deliveries-table"))
+    assert console_errors(driver) == []
+
+
 def test_every_page_on_a_phone_screen(signed_in, roost):
     driver = signed_in
     viewport(driver, 390, 844, mobile=True)
     try:
-        for page in ("dashboard", "collections", "records/notes", "files", "users", "webhooks", "hooks", "logs"):
+        for page in ("dashboard", "collections", "records/notes", "files", "users", "webhooks", "push", "hooks", "logs"):
             go(driver, page)
             time.sleep(0.6)
             width, wide = driver.execute_script("""return [document.documentElement.scrollWidth,

@@ -10,6 +10,7 @@ import * as records from './page-records.js';
 import * as files from './page-files.js';
 import * as users from './page-users.js';
 import * as webhooks from './page-webhooks.js';
+import * as push from './page-push.js';
 import * as hooks from './page-hooks.js';
 import * as logs from './page-logs.js';
 
@@ -20,6 +21,7 @@ const PAGES = [
   ['files', 'Files', files],
   ['users', 'Users', users],
   ['webhooks', 'Webhooks', webhooks],
+  ['push', 'Push', push],
   ['hooks', 'Hooks', hooks],
   ['logs', 'Logs', logs],
 ];

@@ -16,6 +16,7 @@ enum ConsoleAssets {
         ConsoleAsset("page-records.js", pageRecordsJS),
         ConsoleAsset("page-users.js", pageUsersJS),
         ConsoleAsset("page-webhooks.js", pageWebhooksJS),
+        ConsoleAsset("page-push.js", pagePushJS),
         ConsoleAsset("style.css", styleCSS),
     ]
 }

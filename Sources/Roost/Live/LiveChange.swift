@@ -28,6 +28,14 @@ final class ParsedChange {
         afterACL = afterValue?.objectValue?["_acl"]?.objectValue
     }
 
+    /// Whether a caller with `scope` may read the change's entity before
+    /// (`after: false`) or after it: the entity exists then and its `_acl`
+    /// and the collection's level let the caller read it. The one rule for
+    /// who learns of a change: live streams and silent sync pushes both ask it.
+    func readable(by scope: AccessScope, after: Bool) -> Bool {
+        (after ? change.after : change.before) != nil && scope.canRead(acl: after ? afterACL : beforeACL)
+    }
+
     func encoded(_ kind: ServerSentEvent.Kind, redacted: Bool, _ make: () -> [UInt8]) -> SharedBytes {
         for (k, r, bytes) in events where k == kind && r == redacted { return bytes }
         let bytes = SharedBytes(make())

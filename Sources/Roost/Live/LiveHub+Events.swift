@@ -23,7 +23,7 @@ extension LiveHub {
         guard topics.contains(where: { $0.collection == change.collection }) else { return .none }
         let scope = AccessScope(principal: subscriber.principal, level: parsed.level)
         func sees(after: Bool) -> LiveFilter.Verdict {
-            guard (after ? change.after : change.before) != nil, scope.canRead(acl: after ? parsed.afterACL : parsed.beforeACL) else { return .noMatch }
+            guard parsed.readable(by: scope, after: after) else { return .noMatch }
             var verdict = LiveFilter.Verdict.noMatch
             for topic in topics where topic.collection == change.collection {
                 switch topic.filter?.verdict(parsed, after: after) ?? .noMatch {

@@ -1,6 +1,7 @@
 import Hooks
 import JSON
 import Jobs
+import Push
 import Store
 
 /// The seed messaging app's backend, as built-in hooks on a new message:
@@ -12,7 +13,9 @@ import Store
 /// 3. `messaging.thread` — after the write, creates the thread or updates its
 ///    `lastMessage` reference and `lastMessageAt`;
 /// 4. `messaging.push` — after the write, one `message.created` outbox event
-///    per recipient, with the sender's public profile and the recipient's devices.
+///    per recipient, with the sender's public profile and the recipient's
+///    devices (webhooks, gorush); with a push provider configured, an alert
+///    per recipient device in the push outbox too (`PushSender`).
 ///
 /// All four run in the message's savepoint: a refusal anywhere leaves no
 /// message, no thread change and no event.
@@ -23,12 +26,16 @@ struct MessagingHooks: Sendable {
     let outboxDirty: LockedBox<Bool>
     /// The hook path the thread writes take (so they fire `threads.*` hooks and webhooks too).
     let services: LockedBox<HookServices?>
+    /// Direct pushes (APNs, FCM) and how their alerts read.
+    let push: PushSender
+    let alerts: RoostConfig.Push
 
     static let users = AccessPolicy.usersCollection
     static let maxRecipients = 100
 
     func register(into registry: HookRegistry<any DocumentWriting>) {
-        let (threads, messages, settings, dirty, services) = (self.threads, self.messages, self.settings, outboxDirty, self.services)
+        let (threads, messages, settings, dirty, services, push, alerts) = (self.threads, self.messages, self.settings, outboxDirty, self.services,
+                                                                            self.push, self.alerts)
         registry.before(.beforeCreate, collection: messages, id: "messaging.sender", priority: -300, source: "built-in") { ctx, next in
             try Self.checkParticipants(ctx)
             try next()
@@ -52,6 +59,7 @@ struct MessagingHooks: Sendable {
         registry.before(.beforeCreate, collection: messages, id: "messaging.push", priority: -50, source: "built-in") { ctx, next in
             try next()
             if try Self.enqueuePush(ctx, privateFields: settings.privateUserFields) { dirty.set(true) }
+            try Self.enqueueAlerts(ctx, push: push, alerts: alerts, privateFields: settings.privateUserFields)
         }
     }
 
@@ -218,5 +226,39 @@ struct MessagingHooks: Sendable {
             try writer.enqueueEvent(type: "message.created", data: data.jsonText)
         }
         return true
+    }
+
+    /// One alert per recipient device, straight to APNs/FCM: the sender's
+    /// name and the text (or `push.generic_text` with `alert_text: generic`),
+    /// grouped by thread, with mutable-content for a service extension. No
+    /// badge: Roost does not keep unread counts, and a wrong badge is worse than none.
+    /// The sender's private profile fields (`users.private_fields`) never
+    /// name them: a private `name` falls back to `username`, then to the generic text.
+    static func enqueueAlerts(_ ctx: WriteContext<any DocumentWriting>, push: PushSender, alerts: RoostConfig.Push,
+                              privateFields: [String]) throws {
+        guard push.isEnabled, let stored = ctx.stored else { return }
+        let writer = ctx.work
+        let (sender, recipients) = try participants(stored)
+        var notification = PushNotification(threadID: stored["threadId"]?.stringValue, mutableContent: true)
+        switch alerts.alertText {
+        case .generic:
+            notification.body = alerts.genericText
+        case .full:
+            var name: String?
+            if let text = try writer.document(in: users, id: sender), case .object(let user) = try JSONParser.parse(text) {
+                let shown = { (field: String) in privateFields.contains(field) ? nil : user[field]?.stringValue }
+                name = shown("name") ?? shown("username")
+            }
+            notification.title = name ?? alerts.genericText
+            notification.body = stored["text"]?.stringValue ?? alerts.genericText
+        }
+        var data = JSONObject()
+        data["messageId"] = stored["_id"] ?? .null
+        data["threadId"] = stored["threadId"] ?? .null
+        data["senderId"] = .string(sender)
+        notification.data = data
+        for recipient in recipients {
+            try push.enqueue(writer, userID: recipient, notification: notification)
+        }
     }
 }

@@ -11,12 +11,16 @@ struct PushHandlers: Sendable {
     let collections: CollectionHandlers
 
     static let platforms: Set<String> = ["ios", "android", "web"]
+    static let environments: Set<String> = ["sandbox", "production"]
 
     var routes: [RoostRoute] {
         let handlers = self
         return [
             RoostRoute("/push/devices", [.get: { r, out in handlers.list(r, out) }, .post: { r, out in handlers.register(r, out) }]),
             RoostRoute("/push/devices/:token", [.delete: { r, out in handlers.unregister(r.parameter("token"), r, out) }]),
+            RoostRoute("/admin/push/devices", [.get: { r, out in handlers.adminDevices(r, out) }]),
+            RoostRoute("/admin/push/deliveries", [.get: { r, out in handlers.adminDeliveries(r, out) }]),
+            RoostRoute("/admin/push/deliveries/:id", [.get: { r, out in handlers.adminDelivery(r.parameter("id"), r, out) }]),
             RoostRoute("/push/*", anyMethod: Router.noEndpoint),
         ]
     }
@@ -42,10 +46,24 @@ struct PushHandlers: Sendable {
             guard case .string(let token)? = fields["token"], (1...4096).contains(token.utf8.count), !token.contains("/") else {
                 throw HTTPError(.invalidDocument, "token must be a string of 1 to 4096 bytes without '/'.")
             }
-            return (user, platform, token)
+            // The APNs environment the app was built for (a debug build's tokens are sandbox tokens).
+            var environment: String?
+            switch fields["environment"] {
+            case nil, .null?: environment = nil
+            case .string(let e)? where platform == "ios" && Self.environments.contains(e): environment = e
+            default: throw HTTPError(.invalidDocument, "environment must be sandbox or production, and only for ios.")
+            }
+            // Whether the app wants silent pushes that tell it to sync (collections with push_sync: true).
+            var sync = false
+            switch fields["sync"] {
+            case nil, .null?: sync = false
+            case .bool(let b)?: sync = b
+            default: throw HTTPError(.invalidDocument, "sync must be true or false.")
+            }
+            return (user, platform, token, environment, sync)
         }) { writer, prepared in
-            let (user, platform, token) = prepared
-            let changed = try writer.registerDevice(token: token, userID: user, platform: platform)
+            let (user, platform, token, environment, sync) = prepared
+            let changed = try writer.registerDevice(token: token, userID: user, platform: platform, environment: environment, sync: sync)
             return .json(changed ? 201 : 200, Self.deviceJSON(PushDevice(token: token, userID: user, platform: platform)))
         }
     }
@@ -66,6 +84,39 @@ struct PushHandlers: Sendable {
             let user = try Self.user(caller.principal)
             return .json(200, JSONValue.array(try reader.devices(userIDs: [user]).map { .object(Self.device($0)) }).jsonText)
         }
+    }
+
+    /// Every device with its deliveries and last error (the console's push page), admin only.
+    func adminDevices(_ request: Request, _ out: ResponseWriter) {
+        let limit = Self.limit(request)
+        jobs.readAsAdmin(request, out) { reader in
+            .json(200, JSONValue.array(try reader.pushDeviceReports(limit: limit).map { .object($0.json) }).jsonText)
+        }
+    }
+
+    /// Direct pushes, newest first (`?status=pending|delivered|dead|dropped`), admin only.
+    func adminDeliveries(_ request: Request, _ out: ResponseWriter) {
+        let limit = Self.limit(request)
+        let status = request.query["status"]
+        jobs.readAsAdmin(request, out) { reader in  // the admin first, then what they ask
+            if let status, !["pending", "delivered", "dead", "dropped"].contains(status) {
+                throw HTTPError(.invalidQuery, "status must be pending, delivered, dead or dropped.")
+            }
+            return .json(200, JSONValue.array(try reader.pushDeliveries(status: status, limit: limit).map { .object($0) }).jsonText)
+        }
+    }
+
+    /// One push with every attempt (when, the provider's status, the error), admin only.
+    func adminDelivery(_ id: String, _ request: Request, _ out: ResponseWriter) {
+        let rid = Int64(id) ?? -1
+        jobs.readAsAdmin(request, out) { reader in
+            guard let d = try reader.pushDelivery(rid: rid) else { throw HTTPError.notFound("No push \(id).") }
+            return .json(200, d.jsonText)
+        }
+    }
+
+    static func limit(_ request: Request) -> Int {
+        request.query["limit"].flatMap { Int($0) }.map { min(max($0, 1), 1000) } ?? 100
     }
 
     static func device(_ d: PushDevice) -> JSONObject {

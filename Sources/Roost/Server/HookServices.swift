@@ -83,7 +83,8 @@ enum BuiltInHooks {
         let registry = HookRegistry<any DocumentWriting>(defaultBudget: .milliseconds(config.hookBudgetMilliseconds), logger: logger)
         if config.messaging.enabled {
             MessagingHooks(threads: config.messaging.threads, messages: config.messaging.messages, settings: settings,
-                           outboxDirty: outboxDirty, services: services).register(into: registry)
+                           outboxDirty: outboxDirty, services: services,
+                           push: PushSender(config: config.push, outboxDirty: outboxDirty), alerts: config.push).register(into: registry)
         }
         WebhookOutboxHook(outboxDirty: outboxDirty).register(into: registry)
         scripts?(registry)

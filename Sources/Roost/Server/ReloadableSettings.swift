@@ -85,6 +85,9 @@ final class ReloadableSettings: @unchecked Sendable {
         check("webhooks", \.webhooks)
         check("s3", \.s3)
         check("backups", \.backups)
+        check("push", \.push)
+        let pushSync = { (c: RoostConfig) in c.collections.filter { $0.value.pushSync }.keys.sorted() }
+        if pushSync(old) != pushSync(new) { names.append("collections.*.push_sync") }
         let indexes = { (c: RoostConfig) in c.collections.mapValues { $0.indexes.map(\.description).sorted() }.filter { !$0.value.isEmpty } }
         if indexes(old) != indexes(new) { names.append("collections.*.indexes") }
         let references = { (c: RoostConfig) in c.collections.mapValues { "\($0.references)" }.filter { $0.value != "[]" } }

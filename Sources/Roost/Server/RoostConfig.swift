@@ -23,6 +23,8 @@ public struct RoostConfig: Sendable {
         public var indexes: [IndexSpec] = []
         /// Declared reference fields and what deleting their target does.
         public var references: [ReferenceSchema.Field] = []
+        /// `push_sync: true`: a committed change wakes the devices of users who may read it (silent push).
+        public var pushSync = false
     }
 
     /// `host:port` (plain HTTP) or `https://host:port` (TLS, with `tls`).
@@ -135,6 +137,8 @@ public struct RoostConfig: Sendable {
     public var messaging = Messaging()
     /// Outgoing webhook endpoints and delivery settings.
     public var webhooks = Webhooks()
+    /// Direct push to APNs and FCM (`push:`; docs/PUSH.md).
+    public var push = Push()
     /// The time budget of a hook, in milliseconds.
     public var hookBudgetMilliseconds = 250
     /// Where the operator's Lua scripts are (`scripts_dir`; empty: none).
@@ -194,6 +198,8 @@ public struct RoostConfig: Sendable {
                 try applyWebhooks(value)
             } else if key == "scripts" {
                 try applyScripts(value)
+            } else if key == "push" {
+                try applyPush(value)
             } else if key == "rate_limits" {
                 try applyRateLimits(value)
             } else if key == "oidc_providers" {
@@ -249,6 +255,9 @@ public struct RoostConfig: Sendable {
                 }
             case "references":
                 c.references = try references(name, value)
+            case "push_sync":
+                guard let b = value as? Bool else { throw Invalid("collections.\(name).push_sync must be true or false") }
+                c.pushSync = b
             default:
                 throw Invalid("collections.\(name): unknown setting \"\(key)\"")
             }

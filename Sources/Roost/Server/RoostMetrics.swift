@@ -2,7 +2,7 @@ import Daemon
 import Metrics
 
 /// The metrics of Roost's areas (the database, backups, webhooks,
-/// thumbnails, live streams, the slow lane, rate limits): each name with its
+/// thumbnails, live streams, the slow lane, rate limits, push): each name with its
 /// HELP text declared once here, handed to `Telemetry.bootstrap`, and the
 /// handles the areas record through. Those with a fixed set of labels are
 /// registered at start (`registerAtStart`), so they read 0 before anything happens.
@@ -13,6 +13,7 @@ public enum RoostMetrics {
         .scriptCalls, .scriptSeconds,
         .backupsTaken, .backupLastSuccess, .backupDuration, .backupSize, .liveStreams, .liveEventsSent,
         .liveSlowDisconnects, .liveOverBudget, .liveLag, .slowLaneReads, .sqlitePageCache, .rateLimited,
+        .pushDeliveries, .pushTokensRemoved, .pushConnections,
     ]
 
     /// Makes the metrics with fixed labels now, so `/metrics` shows them at 0.
@@ -64,6 +65,21 @@ public enum RoostMetrics {
     /// `roost_thumbnails_generated_total`.
     static func thumbnailsGenerated() -> Counter {
         Counter(label: MetricName.thumbnailsGenerated.name)
+    }
+
+    /// `roost_push_deliveries_total{provider=apns|fcm|none, outcome=…}`.
+    static func pushDeliveries(provider: String, outcome: String) -> Counter {
+        Counter(label: MetricName.pushDeliveries.name, dimensions: [("provider", provider), ("outcome", outcome)])
+    }
+
+    /// `roost_push_tokens_removed_total{reason=…}`.
+    static func pushTokensRemoved(reason: String) -> Counter {
+        Counter(label: MetricName.pushTokensRemoved.name, dimensions: [("reason", reason)])
+    }
+
+    /// `roost_push_connections_opened_total`.
+    static func pushConnections() -> Counter {
+        Counter(label: MetricName.pushConnections.name)
     }
 
     /// The outcomes `roost_webhook_deliveries_total` is broken down by.
@@ -126,6 +142,12 @@ extension MetricName {
         "roost_script_calls_total", help: "Calls of Lua script handlers, by kind (before, after, route, every, cron) and outcome (ok, refused, error, timeout).")
     static let scriptSeconds = MetricName(
         "roost_script_seconds", help: "Time Lua script handlers ran, by kind (before, after, route, every, cron).")
+    static let pushDeliveries = MetricName(
+        "roost_push_deliveries_total", help: "Push attempts to APNs and FCM by provider and outcome: delivered, failed (retried later), gave_up or dropped (device gone).")
+    static let pushTokensRemoved = MetricName(
+        "roost_push_tokens_removed_total", help: "Push devices removed because their provider disowned the token or it went stale, by reason.")
+    static let pushConnections = MetricName(
+        "roost_push_connections_opened_total", help: "HTTP/2 connections the push dispatcher opened to APNs and FCM (streams reuse them).")
     static let backupsTaken = MetricName(
         "roost_backups_total", help: "Backups taken, by outcome.")
     static let backupLastSuccess = MetricName(

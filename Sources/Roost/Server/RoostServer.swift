@@ -87,7 +87,8 @@ public final class RoostServer {
         let scripts = areas.scripts
         try scripts.start(directory: config.scriptsDir, hooks: hooks, node: config.configuredNodeID ?? PostgresNode.id)
         let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
-        hooks.wakeDeliveries.set { deliveries.wake() }
+        let pushes = try startPushDelivery(engine: engine, pools: pools)
+        hooks.wakeDeliveries.set { deliveries.wake(); pushes?.wake() }
         let mail = areas.mail
         try mail.start(pools: pools)
         let oidc = areas.oidc
@@ -98,7 +99,8 @@ public final class RoostServer {
         backups.start()
         try hub.start()
         stats.start()
-        pools.afterCommit.set { hub.wake() }
+        let sync = try startPushSync(engine: engine, pools: pools, hooks: hooks, access: hub.access, wakePushes: { pushes?.wake() })
+        pools.afterCommit.set { hub.wake(); sync?.wake() }
         // Other nodes' commits (PostgreSQL) wake the live streams too.
         let commitWatch = try engine.watchCommits(logger: logger) { hub.wake() }
         pools.sessionsRevoked.set { hub.sessionsChanged() }
@@ -165,6 +167,8 @@ public final class RoostServer {
         mail.shutdown()
         oidc.shutdown()
         guests?.stop()
+        sync?.shutdown()
+        pushes?.shutdown()
         hooks.after.shutdown()
         scripts.shutdown()
         pools.shutdown()

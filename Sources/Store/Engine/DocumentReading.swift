@@ -49,6 +49,12 @@ public protocol DocumentReading: SessionLookup {
     func pendingDeliveryCount() throws -> Int
     func webhookEndpoints() throws -> [WebhookEndpointRecord]
     func devices(userIDs: [String]) throws -> [PushDevice]
+    func duePushes(now: Int64, limit: Int) throws -> [DuePush]
+    func syncDevices(limit: Int) throws -> [PushDevice]
+    func nextPushDue() throws -> Int64?
+    func pushDeviceReports(limit: Int) throws -> [PushDeviceReport]
+    func pushDeliveries(status: String?, limit: Int) throws -> [JSONObject]
+    func pushDelivery(rid: Int64) throws -> JSONObject?
 
     // Admin
     func collectionSummaries() throws -> [(name: String, count: Int)]

@@ -1,0 +1,177 @@
+// HTTP/2 push client on libcurl's multi interface (see roost_h2.h).
+#include "roost_h2.h"
+#include "roost_curl.h"
+#include "curl_api.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define ROOST_H2_MAX_BODY (64 * 1024)
+
+struct roost_h2_client {
+    CURLM *multi;
+    char *ca_file;
+    long connections;
+};
+
+/// One request in flight: its handle, headers and where its answer goes.
+struct transfer {
+    CURL *easy;
+    struct curl_slist *headers;
+    roost_h2_response *out;
+    char errbuf[CURL_ERROR_SIZE];
+    int done;
+};
+
+roost_h2_client *roost_h2_new(const char *ca_file, char *err, size_t errlen) {
+    if (roost_curl_start(err, errlen) != 0) return NULL;
+    roost_h2_client *c = calloc(1, sizeof *c);
+    if (!c) { snprintf(err, errlen, "out of memory"); return NULL; }
+    c->multi = api.multi_init();
+    if (!c->multi) { free(c); snprintf(err, errlen, "curl_multi_init failed"); return NULL; }
+    // Streams over one connection per host, never a second connection.
+    api.multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+    api.multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
+    api.multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
+    if (ca_file && ca_file[0]) c->ca_file = strdup(ca_file);
+    return c;
+}
+
+void roost_h2_free(roost_h2_client *c) {
+    if (!c) return;
+    api.multi_cleanup(c->multi);
+    free(c->ca_file);
+    free(c);
+}
+
+long roost_h2_connections(const roost_h2_client *c) { return c ? c->connections : 0; }
+
+static size_t keep_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
+    size_t len = size * nmemb;
+    roost_h2_response *out = userdata;
+    size_t room = out->body_len < ROOST_H2_MAX_BODY ? ROOST_H2_MAX_BODY - out->body_len : 0;
+    size_t take = len < room ? len : room;
+    if (take > 0) {
+        char *grown = realloc(out->body, out->body_len + take + 1);
+        if (!grown) return 0;
+        memcpy(grown + out->body_len, ptr, take);
+        out->body = grown;
+        out->body_len += take;
+        out->body[out->body_len] = 0;
+    }
+    return len;
+}
+
+static size_t header_line(char *buffer, size_t size, size_t nitems, void *userdata) {
+    size_t len = size * nitems;
+    roost_h2_response *out = userdata;
+    static const char name[] = "retry-after:";
+    size_t n = sizeof(name) - 1;
+    if (len > n && strncasecmp(buffer, name, n) == 0) {
+        size_t i = n;
+        while (i < len && (buffer[i] == ' ' || buffer[i] == '\t')) i++;
+        long value = 0;
+        int digits = 0;
+        while (i < len && isdigit((unsigned char)buffer[i]) && digits < 9) { value = value * 10 + (buffer[i] - '0'); i++; digits++; }
+        if (digits > 0) out->retry_after = value;
+    }
+    return len;
+}
+
+static void fail_all(roost_h2_response *out, size_t n, const char *why) {
+    for (size_t i = 0; i < n; i++) snprintf(out[i].error, sizeof out[i].error, "%s", why);
+}
+
+int roost_h2_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_response *out, size_t n, long timeout_ms) {
+    for (size_t i = 0; i < n; i++) {
+        out[i].status = 0; out[i].retry_after = -1; out[i].body = NULL; out[i].body_len = 0;
+        out[i].http_version = 0; out[i].error[0] = 0;
+    }
+    if (!c) { fail_all(out, n, "no HTTP/2 client"); return -1; }
+    struct transfer *t = calloc(n ? n : 1, sizeof *t);
+    if (!t) { fail_all(out, n, "out of memory"); return -1; }
+    size_t added = 0;
+    for (size_t i = 0; i < n; i++) {
+        CURL *e = api.easy_init();
+        if (!e) { snprintf(out[i].error, sizeof out[i].error, "curl_easy_init failed"); t[i].done = 1; continue; }
+        t[i].easy = e;
+        t[i].out = &out[i];
+        for (size_t h = 0; h < req[i].header_count; h++) t[i].headers = api.slist_append(t[i].headers, req[i].headers[h]);
+        t[i].headers = api.slist_append(t[i].headers, "Expect:");
+        api.easy_setopt(e, CURLOPT_URL, req[i].url);
+        int cleartext = strncmp(req[i].url, "http://", 7) == 0;
+        api.easy_setopt(e, CURLOPT_HTTP_VERSION, (long)(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS));
+        api.easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+        if (strcmp(req[i].method, "POST") == 0) {
+            api.easy_setopt(e, CURLOPT_POST, 1L);
+            api.easy_setopt(e, CURLOPT_POSTFIELDS, req[i].body ? req[i].body : "");
+            api.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req[i].body_len);
+        }
+        api.easy_setopt(e, CURLOPT_HTTPHEADER, t[i].headers);
+        api.easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+        api.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+        api.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        api.easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+        api.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+        api.easy_setopt(e, CURLOPT_USERAGENT, "roostd-push");
+        if (c->ca_file) api.easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+        api.easy_setopt(e, CURLOPT_WRITEFUNCTION, keep_body);
+        api.easy_setopt(e, CURLOPT_WRITEDATA, &out[i]);
+        api.easy_setopt(e, CURLOPT_HEADERFUNCTION, header_line);
+        api.easy_setopt(e, CURLOPT_HEADERDATA, &out[i]);
+        api.easy_setopt(e, CURLOPT_ERRORBUFFER, t[i].errbuf);
+        api.easy_setopt(e, CURLOPT_PRIVATE, &t[i]);
+        if (api.multi_add_handle(c->multi, e) != CURLM_OK) {
+            snprintf(out[i].error, sizeof out[i].error, "curl_multi_add_handle failed");
+            t[i].done = 1;
+            continue;
+        }
+        added++;
+    }
+    size_t finished = 0;
+    while (finished < added) {
+        int running = 0;
+        if (api.multi_perform(c->multi, &running) != CURLM_OK) break;
+        CURLMsg *msg;
+        int left;
+        while ((msg = api.multi_info_read(c->multi, &left))) {
+            if (msg->msg != CURLMSG_DONE) continue;
+            struct transfer *tr = NULL;
+            api.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&tr);
+            if (!tr || tr->done) continue;
+            tr->done = 1;
+            finished++;
+            CURLcode rc = msg->data.result;
+            if (rc != CURLE_OK) {
+                const char *why = tr->errbuf[0] ? tr->errbuf : api.easy_strerror(rc);
+                snprintf(tr->out->error, sizeof tr->out->error, "%s", why);
+            } else {
+                api.easy_getinfo(tr->easy, CURLINFO_RESPONSE_CODE, &tr->out->status);
+                long version = 0;
+                api.easy_getinfo(tr->easy, CURLINFO_HTTP_VERSION, &version);
+                tr->out->http_version = version == CURL_HTTP_VERSION_2_0 ? 2 : version == 0 ? 0 : 1;
+            }
+            long connects = 0;
+            api.easy_getinfo(tr->easy, CURLINFO_NUM_CONNECTS, &connects);
+            c->connections += connects;
+        }
+        if (finished >= added) break;
+        if (api.multi_poll(c->multi, NULL, 0, 100, NULL) != CURLM_OK) break;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].easy) {
+            if (!t[i].done) snprintf(out[i].error, sizeof out[i].error, "the transfer did not finish");
+            api.multi_remove_handle(c->multi, t[i].easy);
+            api.easy_cleanup(t[i].easy);
+        }
+        if (t[i].headers) api.slist_free_all(t[i].headers);
+    }
+    free(t);
+    return 0;
+}
+
+void roost_h2_release(roost_h2_response *out, size_t n) {
+    for (size_t i = 0; i < n; i++) { free(out[i].body); out[i].body = NULL; out[i].body_len = 0; }
+}

@@ -1,0 +1,428 @@
+import Foundation
+import JSON
+import Jobs
+import Logging
+import Store
+import Webhooks
+
+/// Delivers the push outbox straight to APNs and FCM. One thread (`push`)
+/// reads due pushes (claimed per node on PostgreSQL), sends a batch of up
+/// to `batch` at once as HTTP/2 streams over one long-lived connection per
+/// provider host, reads each answer (`ProviderVerdict`), resends once at
+/// once what a fresh credential or the other APNs environment may fix, and
+/// records every attempt, the devices' counts and the token removals in
+/// one writer job, which it waits for before the next batch.
+///
+/// At least once: a push leaves the outbox only when its answer is
+/// committed, so a crash between the send and the commit sends it again
+/// (the same `apns-collapse-id`, when it has one).
+public final class PushDispatcher: @unchecked Sendable {
+    public struct Settings: Sendable {
+        /// Seconds to wait after each failed attempt; its length sets the number of attempts.
+        public var schedule = RetrySchedule(delays: [1, 5, 30, 120, 600, 1800, 3600, 7200])
+        public var timeoutMilliseconds = 10_000
+        /// Pushes sent together (streams of one connection; servers allow 100 concurrent streams or more).
+        public var batch = 100
+        /// The longest the thread sleeps without being woken.
+        public var pollMilliseconds = 1_000
+        /// A PEM bundle to trust instead of the system's CAs (stand-ins in tests).
+        public var caFile: String?
+        /// Devices whose app has not registered them for this many seconds are dropped (nil: never).
+        public var staleAfterSeconds: Int?
+        /// Finished alerts (and their attempts) are forgotten this many seconds after their last change.
+        public var keepFinishedSeconds = 7 * 86_400
+        /// Finished silent sync pushes, far more numerous and of no later use, much sooner.
+        public var keepFinishedBackgroundSeconds = 3_600
+        /// Finished pushes forgotten per writer job (the sweep runs such short jobs until fewer remain).
+        public var pruneBatch = 1_000
+        public init() {}
+    }
+
+    /// Runs a write in the writer's next group commit, then calls `done` with whether it committed.
+    public typealias Record = @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable (Bool) -> Void) -> Void
+
+    let engine: any StoreEngine
+    let settings: Settings
+    let record: Record
+    /// Called per attempt with the provider (`apns`, `fcm`, `none`) and outcome (`delivered`, `failed`, `gave_up`, `dropped`).
+    let onOutcome: @Sendable (String, String) -> Void
+    /// Called per removed device with the reason.
+    let onRemoval: @Sendable (String) -> Void
+    /// Called with the number of connections a batch had to open (0 when it reused them).
+    let onConnectionsOpened: @Sendable (Int) -> Void
+    let logger: Logger
+    private let apns: APNsProvider?
+    private let fcm: FCMProvider?
+    private let condition = NSCondition()
+    private var stopped = false
+    private var woken = false
+    private let finished = DispatchGroup()
+    /// Connections the client opened (tests check reuse through the metrics).
+    public let connections = LockedBox(0)
+    /// Pushes whose attempt could not be recorded (writer error, queue full):
+    /// not sent again before this time (ms), though the outbox still shows them due.
+    private var heldUntil: [Int64: Int64] = [:]
+    /// Batches in a row whose record failed: the back-off doubles with each.
+    private var failedSaves = 0
+    /// Removals are suspended until this time (ms) after a batch in which most pushes asked for one.
+    private var removalsPausedUntil: Int64 = 0
+
+    /// The wait after `failures` records in a row failed: 0.5 s doubling, at most a minute.
+    static func saveBackoffMilliseconds(failures: Int) -> Int64 {
+        failures <= 0 ? 0 : min(60_000, 500 << min(failures - 1, 20))
+    }
+
+    public init(engine: any StoreEngine, settings: Settings, apns: APNsProvider?, fcm: FCMProvider?, record: @escaping Record,
+                onOutcome: @escaping @Sendable (String, String) -> Void, onRemoval: @escaping @Sendable (String) -> Void,
+                onConnectionsOpened: @escaping @Sendable (Int) -> Void = { _ in }, logger: Logger) {
+        self.engine = engine
+        self.settings = settings
+        self.apns = apns
+        self.fcm = fcm
+        self.record = record
+        self.onOutcome = onOutcome
+        self.onRemoval = onRemoval
+        self.onConnectionsOpened = onConnectionsOpened
+        self.logger = logger
+    }
+
+    /// The platforms a provider is configured for: pushes are enqueued for these only.
+    public var platforms: [String] { (apns == nil ? [] : ["ios"]) + (fcm == nil ? [] : ["android"]) }
+
+    public func start() throws {
+        let opened = DispatchSemaphore(value: 0)
+        let failure = LockedBox<(any Error)?>(nil)
+        finished.enter()
+        NamedThread.start("push") { [self] in
+            defer { finished.leave() }
+            let reader: any DocumentReading
+            let client: HTTP2Client
+            do {
+                reader = try engine.openReader(role: "push")
+                client = try HTTP2Client(caFile: settings.caFile)
+            } catch {
+                failure.set(error)
+                opened.signal()
+                return
+            }
+            opened.signal()
+            run(reader, client)
+        }
+        opened.wait()
+        if let error = failure.get() { throw error }
+    }
+
+    /// Stops after the batch in hand; what was not sent stays in the outbox.
+    public func shutdown() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+        finished.wait()
+    }
+
+    /// Looks for due pushes now (after a commit that added some).
+    public func wake() {
+        condition.lock()
+        woken = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
+
+    private func run(_ reader: any DocumentReading, _ client: HTTP2Client) {
+        var lastSweep = Date.distantPast
+        while true {
+            condition.lock()
+            if stopped { condition.unlock(); return }
+            woken = false
+            condition.unlock()
+            var waitMilliseconds = Int64(settings.pollMilliseconds)
+            do {
+                // Stale devices: at start, then every minute (sooner for a short age).
+                if Date().timeIntervalSince(lastSweep) > min(60, Double(settings.staleAfterSeconds ?? 120) / 2) {
+                    lastSweep = Date()
+                    sweep(staleAfter: settings.staleAfterSeconds)
+                }
+                let now = Outbox.nowMilliseconds()
+                heldUntil = heldUntil.filter { $0.value > now }
+                let read = try reader.duePushes(now: now, limit: settings.batch)
+                let due = read.filter { heldUntil[$0.rid] == nil }
+                if !due.isEmpty {
+                    let saved = deliver(due, client)
+                    let opened = client.connections - connections.get()
+                    connections.set(client.connections)
+                    if opened > 0 { onConnectionsOpened(opened) }
+                    if saved {
+                        failedSaves = 0
+                        if due.count == settings.batch { continue }
+                    } else {
+                        // Not recorded: the rows are still pending and due. Hold them, and back off before the next read.
+                        failedSaves += 1
+                        let backoff = Self.saveBackoffMilliseconds(failures: failedSaves)
+                        for push in due { heldUntil[push.rid] = Outbox.nowMilliseconds() + backoff }
+                        logger.error("push attempts not recorded; holding the batch", metadata: ["pushes": "\(due.count)", "retry_in_ms": "\(backoff)"])
+                        waitMilliseconds = backoff
+                    }
+                }
+                if failedSaves > 0 {
+                    waitMilliseconds = max(waitMilliseconds, Self.saveBackoffMilliseconds(failures: failedSaves))
+                } else if read.count > due.count {
+                    // Only held pushes are due: wait for the earliest hold to end.
+                    let until = heldUntil.values.min() ?? now
+                    waitMilliseconds = min(waitMilliseconds, max(until - now, 5))
+                } else if let next = try reader.nextPushDue() {
+                    waitMilliseconds = next > now ? min(waitMilliseconds, next - now) : 0
+                }
+            } catch {
+                logger.error("push dispatcher cannot read the outbox", metadata: ["error": "\(error)"])
+            }
+            if waitMilliseconds <= 0 { continue }
+            condition.lock()
+            if !stopped && !woken {
+                _ = condition.wait(until: Date().addingTimeInterval(Double(max(waitMilliseconds, 5)) / 1000))
+            }
+            condition.unlock()
+        }
+    }
+
+    /// One push's way through a batch.
+    private struct Job {
+        let push: DuePush
+        let notification: PushNotification
+        /// APNs: the environment tried; FCM: nil.
+        var environment: String?
+        var verdict: ProviderVerdict?
+        var retried = false
+        /// APNs environments that answered this job (BadDeviceToken removes only when both did).
+        var answeredIn: Set<String> = []
+    }
+
+    /// Sends a batch and records every attempt.
+    /// - Returns: whether the records committed.
+    func deliver(_ due: [DuePush], _ client: HTTP2Client) -> Bool {
+        var records: [PushAttemptRecord] = []
+        var jobs: [Job] = []
+        for push in due {
+            let attempt = push.attempts + 1
+            guard let device = push.device else {
+                records.append(PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: nil,
+                                                 error: "the device was removed", outcome: .dropped))
+                onOutcome("none", "dropped")
+                continue
+            }
+            guard let parsed = try? JSONParser.parse(push.payload), let notification = PushNotification(json: parsed) else {
+                records.append(PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: nil,
+                                                 error: "unreadable notification", outcome: .dead))
+                onOutcome("none", "gave_up")
+                continue
+            }
+            let provided = (push.platform == "ios" && apns != nil) || (push.platform == "android" && fcm != nil)
+            guard provided else {
+                records.append(PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: nil,
+                                                 error: "no push provider is configured for \(push.platform)", outcome: .dead))
+                onOutcome("none", "gave_up")
+                continue
+            }
+            jobs.append(Job(push: push, notification: notification, environment: push.platform == "ios" ? (device.environment ?? "production") : nil))
+        }
+        var responses = send(&jobs, indices: Array(jobs.indices), client)
+        // Once at once: a fresh credential, or the other APNs environment.
+        var again: [Int] = []
+        var expiredAPNs = false, expiredFCM = false
+        for i in jobs.indices {
+            switch jobs[i].verdict {
+            case .refreshCredential?:
+                if jobs[i].push.platform == "ios" { expiredAPNs = true } else { expiredFCM = true }
+                again.append(i)
+            case .tryOtherEnvironment?:
+                jobs[i].environment = jobs[i].environment == "sandbox" ? "production" : "sandbox"
+                again.append(i)
+            default: break
+            }
+        }
+        if expiredAPNs { apns?.expireToken() }
+        if expiredFCM { fcm?.expireToken() }
+        if !again.isEmpty {
+            for i in again { jobs[i].retried = true }
+            let second = send(&jobs, indices: again, client)
+            for (i, r) in second { responses[i] = r }
+        }
+        for (i, job) in jobs.enumerated() {
+            records.append(outcome(job, response: responses[i]))
+        }
+        return save(breaker(records))
+    }
+
+    /// Suspends removals (for ten minutes) when most of a batch asks for
+    /// one: a wrong topic, project or endpoint looks like every token dying,
+    /// and must not wipe the devices. The pushes still finish as dead.
+    func breaker(_ records: [PushAttemptRecord], now: Int64 = Outbox.nowMilliseconds()) -> [PushAttemptRecord] {
+        let removals = records.filter { $0.removal != nil }.count
+        if Self.removalsLookWrong(removals: removals, of: records.count) {
+            removalsPausedUntil = now + 600_000
+            logger.error("most of a push batch asked to remove its device: removals suspended for 10 minutes; check the push credentials, topic and project",
+                         metadata: ["removals": "\(removals)", "batch": "\(records.count)"])
+        }
+        guard now < removalsPausedUntil, removals > 0 else { return records }
+        return records.map { r in
+            guard r.removal != nil else { return r }
+            return PushAttemptRecord(rid: r.rid, token: r.token, attempt: r.attempt, status: r.status,
+                                     error: (r.error ?? "") + " (device kept: removals suspended)", outcome: .dead, environment: r.environment)
+        }
+    }
+
+    /// More than half of a batch of at least ten asking for removal.
+    static func removalsLookWrong(removals: Int, of count: Int) -> Bool {
+        count >= 10 && removals * 2 > count
+    }
+
+    /// Sends `indices` of `jobs` together and sets their verdicts.
+    /// - Returns: each job's response (status and error, for the record).
+    private func send(_ jobs: inout [Job], indices: [Int], _ client: HTTP2Client) -> [Int: HTTP2Response] {
+        var requests: [HTTP2Request] = []
+        var sent: [Int] = []
+        var fcmToken: String?
+        var fcmFailure: String?
+        if fcm != nil, indices.contains(where: { jobs[$0].push.platform == "android" }) {
+            do { fcmToken = try fcm!.accessToken(client, timeoutMilliseconds: settings.timeoutMilliseconds) } catch {
+                fcmFailure = "\(error)"
+                logger.warning("FCM access token not available; FCM pushes wait", metadata: ["error": "\(error)"])
+            }
+        }
+        var out: [Int: HTTP2Response] = [:]
+        for i in indices {
+            let job = jobs[i]
+            if job.push.platform == "ios", let apns {
+                guard let payload = job.notification.apnsPayload() else {
+                    jobs[i].verdict = .dead(reason: "the notification does not fit APNs's 4 KB")
+                    continue
+                }
+                do {
+                    requests.append(try apns.request(job.push, job.notification, payload: payload, environment: job.environment ?? "production"))
+                    sent.append(i)
+                } catch {
+                    jobs[i].verdict = .retry(retryAfter: nil, reason: "cannot sign the APNs provider token: \(error)")
+                }
+            } else if job.push.platform == "android", let fcm {
+                guard let token = fcmToken else {
+                    jobs[i].verdict = .retry(retryAfter: nil, reason: fcmFailure ?? "no FCM access token")
+                    continue
+                }
+                requests.append(fcm.request(job.push, job.notification, accessToken: token))
+                sent.append(i)
+            }
+        }
+        let responses = client.perform(requests, timeoutMilliseconds: settings.timeoutMilliseconds)
+        for (k, i) in sent.enumerated() {
+            let response = responses[k]
+            out[i] = response
+            jobs[i].verdict = jobs[i].push.platform == "ios" ? APNsProvider.verdict(response) : FCMProvider.verdict(response)
+            if response.status != nil, let environment = jobs[i].environment { jobs[i].answeredIn.insert(environment) }
+        }
+        return out
+    }
+
+    /// The record of one job's attempt, from its final verdict.
+    private func outcome(_ job: Job, response: HTTP2Response?) -> PushAttemptRecord {
+        let push = job.push
+        let attempt = push.attempts + 1
+        let provider = push.platform == "ios" ? "apns" : "fcm"
+        let status = response?.status
+        func retry(_ retryAfter: Int?, _ reason: String) -> PushAttemptRecord {
+            if let delay = settings.schedule.delayMilliseconds(afterAttempt: attempt, retryAfter: retryAfter) {
+                onOutcome(provider, "failed")
+                logger.info("push attempt failed; will retry", metadata: ["push": "\(push.rid)", "error": "\(reason)", "retry_in_ms": "\(delay)"])
+                return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason,
+                                         outcome: .retry(atMilliseconds: Outbox.nowMilliseconds() + delay))
+            }
+            onOutcome(provider, "gave_up")
+            logger.warning("push given up after its last attempt", metadata: ["push": "\(push.rid)", "error": "\(reason)"])
+            return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason, outcome: .dead)
+        }
+        switch job.verdict ?? .retry(retryAfter: nil, reason: "not sent") {
+        case .delivered:
+            onOutcome(provider, "delivered")
+            // A token registered without its environment (or with the wrong one) keeps the one that worked.
+            let environment = push.platform == "ios" && job.environment != push.device?.environment ? job.environment : nil
+            return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: nil, outcome: .delivered,
+                                     environment: environment)
+        case .retry(let after, let reason):
+            return retry(after, reason)
+        case .refreshCredential(let reason):
+            return retry(nil, reason + " (after a fresh credential)")
+        case .tryOtherEnvironment(let reason):
+            // Refused by both environments: the token itself is bad. Unless both answered, it is only a failed attempt.
+            guard job.answeredIn == ["production", "sandbox"] else { return retry(nil, reason + " (the other environment did not answer)") }
+            onOutcome(provider, "gave_up")
+            return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason + " (production and sandbox)",
+                                     outcome: .dead, removal: .init(reason: "BadDeviceToken", ifSeenBefore: nil))
+        case .removeDevice(let reason, let before):
+            onOutcome(provider, "gave_up")
+            return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason, outcome: .dead,
+                                     removal: .init(reason: Self.removalLabel(reason), ifSeenBefore: before))
+        case .dead(let reason):
+            onOutcome(provider, "gave_up")
+            if reason.contains("DeviceTokenNotForTopic") {
+                logger.error("APNs says the token is not for push.apns.topic: check the topic (bundle id); the device is kept",
+                             metadata: ["push": "\(push.rid)", "topic": "\(apns?.settings.topic ?? "")"])
+            } else {
+                logger.warning("push refused by its provider", metadata: ["push": "\(push.rid)", "error": "\(reason)"])
+            }
+            return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason, outcome: .dead)
+        }
+    }
+
+    /// The `reason` label of `roost_push_tokens_removed_total`.
+    static func removalLabel(_ reason: String) -> String {
+        if reason.contains("410") { return "Unregistered" }
+        if reason.contains("DeviceTokenNotForTopic") { return "DeviceTokenNotForTopic" }
+        if reason.contains("UNREGISTERED") || reason.hasPrefix("FCM 404") { return "UNREGISTERED" }
+        if reason.contains("INVALID_ARGUMENT") { return "INVALID_ARGUMENT" }
+        return "other"
+    }
+
+    /// Records a batch in the writer and waits for it (the next read must not see these pushes as due).
+    /// - Returns: whether it committed.
+    private func save(_ records: [PushAttemptRecord]) -> Bool {
+        guard !records.isEmpty else { return true }
+        let done = DispatchSemaphore(value: 0)
+        let committed = LockedBox(false)
+        let removed = LockedBox<[(token: String, reason: String)]>([])
+        record({ writer in removed.set(try writer.recordPushAttempts(records)) }, { ok in committed.set(ok); done.signal() })
+        done.wait()
+        guard committed.get() else { return false }
+        for (token, reason) in removed.get() { removedDevice(token, reason) }
+        return true
+    }
+
+    private func removedDevice(_ token: String, _ reason: String) {
+        onRemoval(reason)
+        logger.notice("push device removed", metadata: ["token": "\(token.prefix(8))…", "reason": "\(reason)"])
+    }
+
+    /// Drops devices not registered again for `staleAfter` seconds, and
+    /// forgets old finished pushes in short writer jobs (`pruneBatch` rows
+    /// each) until fewer than a batch remain (at most 100 jobs a sweep).
+    private func sweep(staleAfter: Int?) {
+        let cutoff = staleAfter.map { Timestamp.format(Date().addingTimeInterval(-Double($0))) }
+        let alerts = Timestamp.format(Date().addingTimeInterval(-Double(settings.keepFinishedSeconds)))
+        let background = Timestamp.format(Date().addingTimeInterval(-Double(settings.keepFinishedBackgroundSeconds)))
+        let limit = settings.pruneBatch
+        for _ in 0..<100 where !isStopped {
+            let done = DispatchSemaphore(value: 0)
+            let pruned = LockedBox(0)
+            record({ writer in pruned.set(try writer.pruneFinishedPushes(alertsBefore: alerts, backgroundBefore: background, limit: limit)) },
+                   { _ in done.signal() })
+            done.wait()
+            if pruned.get() < limit { break }
+        }
+        guard let cutoff else { return }
+        let done = DispatchSemaphore(value: 0)
+        let removed = LockedBox<[String]>([])
+        record({ writer in removed.set(try writer.expireStaleDevices(seenBefore: cutoff)) }, { _ in done.signal() })
+        done.wait()
+        for token in removed.get() { removedDevice(token, "stale") }
+    }
+}
