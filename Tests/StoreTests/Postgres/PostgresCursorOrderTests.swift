@@ -70,3 +70,22 @@ struct PostgresCursorOrderTests {
         }
     }
 }
+
+/// Migration 8 on a database with value indexes (review of #42, G4).
+@Suite("PostgreSQL engine: migration 8 keeps the type indexes")
+struct PostgresKeyIndexMigrationTests {
+    @Test("it drops only the sort-key index; applyIndexes builds it again, the same names as a fresh build")
+    func rebuildsSortKeyOnly() throws {
+        let store = try PostgresCursorOrderTests.store()
+        let db = try PGConnection(url: store.url)
+        let fresh = try PostgresIndexTests.indexNames(db, "c")
+        #expect(fresh.count == 3)
+        try db.transaction { try db.execute(PostgresMigrations.keyIndexes.sql) }
+        #expect(try PostgresIndexTests.indexNames(db, "c") == fresh.filter { !$0.hasSuffix("_s") }, "_n and _t untouched")
+        try store.writer.applyIndexes([IndexSpec(path: "n", kind: .value)], on: "c")
+        #expect(try PostgresIndexTests.indexNames(db, "c") == fresh)
+        let statistics = try db.first("SELECT count(*) FROM pg_statistic_ext WHERE stxname ~ '^c_[0-9]+_x[0-9]+_st$'") { $0.int(0) ?? 0 }
+        #expect(statistics == 1)
+        #expect(try store.ids("c", FindQuery(filter: json(#"{"n":{"$gte":27}}"#), limit: 5)) == ["d27", "d28", "d29"])
+    }
+}
