@@ -89,3 +89,17 @@ struct PostgresKeyIndexMigrationTests {
         #expect(try store.ids("c", FindQuery(filter: json(#"{"n":{"$gte":27}}"#), limit: 5)) == ["d27", "d28", "d29"])
     }
 }
+
+/// Key conditions exist only for a field's three-column key (review of #42, G5).
+@Suite("PostgreSQL engine: key conditions on built-in columns")
+struct PostgresKeyConditionGuardTests {
+    @Test("_id, _createdAt and _updatedAt (one column each) get none, never a crash")
+    func builtInColumns() {
+        for field in ["_id", "_createdAt", "_updatedAt"] {
+            for op in ["$eq", "$gt", "$lte"] {
+                #expect(PostgresKeyConditions.condition(field, op, .string("x"), bind: PostgresDocumentWriter.literal) == nil)
+            }
+        }
+        #expect(PostgresKeyConditions.condition("n", "$eq", .int(1), bind: PostgresDocumentWriter.literal) != nil)
+    }
+}
