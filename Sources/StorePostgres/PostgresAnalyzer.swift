@@ -63,7 +63,7 @@ final class PostgresAnalyzer: @unchecked Sendable {
             do {
                 if db == nil {
                     let connection = try PGConnection(url: url)
-                    try connection.execute("SET application_name = 'roostd-analyze'; SET lock_timeout = '\(Self.lockTimeout)'; SET statement_timeout = '\(Self.statementTimeout)'")
+                    try connection.execute("SET lock_timeout = '\(Self.lockTimeout)'; SET statement_timeout = '\(Self.statementTimeout)'")
                     db = connection
                 }
                 // Table names are built from numbers only (`CollectionLayout.table`).
