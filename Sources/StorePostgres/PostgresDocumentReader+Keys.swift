@@ -1,3 +1,4 @@
+import JSON
 import Store
 
 /// The fields whose key conditions (`PostgresKeyConditions`) one compiled filter used.
@@ -31,13 +32,33 @@ extension PostgresDocumentReader {
         return fields
     }
 
-    /// The fields a list may write key conditions for: top-level, indexed,
-    /// not seen holding an array. None for a read with a row rule: its
-    /// filter runs only on visible rows and never walks a value index (a
-    /// walk's timing would follow rows the caller cannot read), as on SQLite.
-    func keyFields(_ layout: CollectionLayout, scope: AccessScope) throws -> Set<String> {
+    /// The fields a list of `filter` may write key conditions for: top-level,
+    /// indexed, holding no array in this snapshot. None for a read with a row
+    /// rule: its filter runs only on visible rows and never walks a value
+    /// index (a walk's timing would follow rows the caller cannot read), as
+    /// on SQLite. A field this connection saw holding an array is probed
+    /// again (one descent of its index) when `filter` names it, so the choice,
+    /// and an unsorted range's order with it, follows the snapshot, never
+    /// which connection serves the list.
+    func keyFields(_ layout: CollectionLayout, scope: AccessScope, filter: JSONValue) throws -> Set<String> {
         guard case .all = scope.readRule else { return [] }
-        return try valueIndexFields(layout).filter { !$0.contains(".") && !arrayFields.contains("\(layout.table).\($0)") }
+        let indexed = try valueIndexFields(layout).filter { !$0.contains(".") }
+        let named = Self.memberNames(filter)
+        let remembered = indexed.filter { named.contains($0) && arrayFields.contains("\(layout.table).\($0)") }
+        if !remembered.isEmpty {
+            let holding = try arrays(layout, remembered)
+            for field in remembered.subtracting(holding) { arrayFields.remove("\(layout.table).\(field)") }
+        }
+        return indexed.filter { !arrayFields.contains("\(layout.table).\($0)") }
+    }
+
+    /// Every member name anywhere in `value` (a filter's fields and operators).
+    static func memberNames(_ value: JSONValue) -> Set<String> {
+        switch value {
+        case .object(let object): return object.members.reduce(into: Set<String>()) { $0.insert($1.key); $0.formUnion(memberNames($1.value)) }
+        case .array(let items): return items.reduce(into: Set<String>()) { $0.formUnion(memberNames($1)) }
+        default: return []
+        }
     }
 
     /// A compiler that writes key conditions for `fields`, noting each one it writes in `used`.
@@ -54,13 +75,18 @@ extension PostgresDocumentReader {
 
     /// After a gated statement returned no row: whether a row of `layout`
     /// holds an array at one of `fields` (in the same snapshot). Such fields
-    /// are remembered, so this connection's next lists on them are generic.
+    /// are remembered, so this connection's next lists on them probe first.
     func foundArrays(_ layout: CollectionLayout, _ fields: Set<String>) throws -> Bool {
-        let list = fields.sorted()
-        let found = try db.first(PostgresKeyConditions.arrayProbe(table: layout.table, fields: list)) { row in
-            list.indices.filter { row.bool($0) == true }.map { list[$0] }
-        } ?? []
+        let found = try arrays(layout, fields)
         for field in found { arrayFields.insert("\(layout.table).\(field)") }
         return !found.isEmpty
+    }
+
+    /// Those of `fields` some row of `layout` holds an array at (in the caller's snapshot).
+    func arrays(_ layout: CollectionLayout, _ fields: Set<String>) throws -> Set<String> {
+        let list = fields.sorted()
+        return Set(try db.first(PostgresKeyConditions.arrayProbe(table: layout.table, fields: list)) { row in
+            list.indices.filter { row.bool($0) == true }.map { list[$0] }
+        } ?? [])
     }
 }

@@ -72,7 +72,7 @@ extension PostgresDocumentReader {
     /// `after` cursor's keyset or a nearest-first bound.
     func listStatement(_ layout: CollectionLayout, _ query: FindQuery, scope: AccessScope, withTotal: Bool = false) throws -> PostgresListStatement {
         let used = KeyedFields()
-        let compiled = try makeListCompiler(layout, keyFields: try keyFields(layout, scope: scope), used: used).compile(query.filter)
+        let compiled = try makeListCompiler(layout, keyFields: try keyFields(layout, scope: scope, filter: query.filter), used: used).compile(query.filter)
         return try listStatement(layout, compiled, query, scope: scope, withTotal: withTotal, keyed: used.fields)
     }
 
@@ -83,10 +83,22 @@ extension PostgresDocumentReader {
         let params = ParameterList(compiled.params)
         // Unsorted, a $nearSphere orders by its exact distance (as on SQLite), then the row.
         let near = query.sort.isEmpty ? compiled.nearestFirst : nil
-        // Unsorted, a filter whose only indexed condition is a range lists in that
-        // field's order (as on SQLite), so the page is a walk of its index.
-        let rangeField = query.sort.isEmpty && near == nil
-            ? PostgresKeyConditions.rangeField(query.filter, indexed: try valueIndexFields(layout)).flatMap { keyed.contains($0) ? $0 : nil } : nil
+        // Unsorted, a filter whose only indexed condition is a range on a top-level
+        // field lists in that field's order (as on SQLite), so the page is a walk of
+        // its index; in row order while the field holds an array (no key condition).
+        let candidate = query.sort.isEmpty && near == nil
+            ? PostgresKeyConditions.rangeField(query.filter, indexed: try valueIndexFields(layout)).flatMap { $0.contains(".") ? nil : $0 } : nil
+        var rangeField = candidate.flatMap { keyed.contains($0) ? $0 : nil }
+        if let candidate, let token = query.after {
+            // A cursor names its order: its next page keeps it, even if an array came
+            // or went at that field since (the field's order is exact generically too).
+            let seal = try cursorSeal()
+            if (try? KeysetCursor(token: token, order: "~\(candidate):1", count: 4, seal: seal)) != nil {
+                rangeField = candidate
+            } else if (try? KeysetCursor(token: token, order: "", count: 1, seal: seal)) != nil {
+                rangeField = nil
+            }
+        }
         let sort: [(field: String, ascending: Bool)] = rangeField.map { [(field: $0, ascending: true)] } ?? query.sort
         let keys = near.map { [PostgresOrderColumn(sql: $0, kind: .numeric, ascending: true)] }
             ?? sort.flatMap { Self.orderColumns($0.field, ascending: $0.ascending, params.bind) }
@@ -169,6 +181,10 @@ extension PostgresDocumentReader {
         var marks: [String] = []
         for (column, value) in zip(columns, values) {
             switch (column.kind, value) {
+            // A cursor made before a field's number and text became never NULL
+            // (coalesce(…, 0) and '', migration 8) holds NULL there: the same key now.
+            case (.numeric, .null) where rowWise: marks.append("\(bind(.text("0")))::numeric")
+            case (.text, .null) where rowWise: marks.append(bind(.text("")))
             case (_, .null): marks.append("NULL")
             case (.int, .int): marks.append(bind(value))
             case (.numeric, .text(let s)) where Double(s)?.isFinite == true && s.allSatisfy({ "0123456789.-+eE".contains($0) }):

@@ -91,7 +91,7 @@ public final class PostgresDocumentReader {
         // behind a gate is counted again generically when arrays closed the gate.
         while true {
             let used = KeyedFields()
-            let compiled = try makeListCompiler(layout, keyFields: try keyFields(layout, scope: scope), used: used).compile(filter)
+            let compiled = try makeListCompiler(layout, keyFields: try keyFields(layout, scope: scope, filter: filter), used: used).compile(filter)
             let params = ParameterList(compiled.params)
             let visible = PostgresAccess.sql(scope.readRule, params.bind)
             let gates = used.fields.sorted().map { PostgresKeyConditions.gate(table: layout.table, field: $0) + " AND " }.joined()

@@ -42,8 +42,16 @@ extension PostgresDocumentWriter {
                     try db.run("DELETE FROM _indexes WHERE id = $1::bigint", [.int(id)])
                     logger.info("dropped index", metadata: ["collection": "\(collection)", "index": "\(spec)"])
                 }
+                // A kept value index whose sort-key index is missing (dropped by migration 8) is built again.
+                var rebuilt: [IndexSpec] = []
+                for (id, spec) in existing where specs.contains(spec) && spec.kind == .value {
+                    let name = Self.indexNames(tableID: layout.tableID, indexID: id, spec.kind)[0]
+                    guard try db.first("SELECT to_regclass($1::text) IS NULL", [.text(name)], { $0.bool(0) ?? false }) == true else { continue }
+                    for sql in Self.createSQL(spec, table: layout.table, tableID: layout.tableID, indexID: id) { try db.execute(sql) }
+                    rebuilt.append(spec)
+                }
                 let added = specs.subtracting(existing.map(\.1))
-                guard !added.isEmpty else { return }
+                guard !added.isEmpty || !rebuilt.isEmpty else { return }
                 if added.contains(where: { $0.kind == .geo }) { try createGeoExtensions() }
                 for spec in added.sorted(by: { $0.description < $1.description }) {
                     let id = try db.first("INSERT INTO _indexes (collection_id, path, kind) VALUES ($1::bigint, $2::text, $3::text) RETURNING id",
@@ -52,7 +60,7 @@ extension PostgresDocumentWriter {
                 }
                 // Expression indexes get their statistics from ANALYZE: without them the planner guesses.
                 try db.execute("ANALYZE \(layout.table)")
-                logger.info("built indexes", metadata: ["collection": "\(collection)", "indexes": "\(added.map(\.description).sorted())"])
+                logger.info("built indexes", metadata: ["collection": "\(collection)", "indexes": "\((added.map(\.description) + rebuilt.map(\.description)).sorted())"])
             }
         } catch {
             catalog.forgetAll()

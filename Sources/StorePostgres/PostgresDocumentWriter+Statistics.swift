@@ -11,7 +11,8 @@ import Store
 /// estimated at 1 row where 5% match, a range's page sorted instead of
 /// walked). Doubling keeps the work logarithmic in the rows created
 /// (about 10 ANALYZEs on the way to 1M rows, each sampling at most 30,000
-/// rows), and it runs after the batch's COMMIT, outside any transaction.
+/// rows), and it runs after the batch's COMMIT on `PostgresAnalyzer`'s own
+/// thread and connection, never on the writer's.
 struct TableGrowth {
     /// Creates since start per table, and the count at which to analyze next.
     private var created: [String: (count: Int, next: Int)] = [:]
@@ -30,16 +31,9 @@ struct TableGrowth {
 }
 
 extension PostgresDocumentWriter {
-    /// ANALYZE the tables whose creates doubled since their last one (after a commit).
+    /// Hands the tables whose creates doubled since their last ANALYZE to
+    /// the analyzer (after a commit); returns at once.
     func analyzeGrownTables() {
-        for table in growth.due() {
-            do {
-                // Table names are built from numbers only (`CollectionLayout.table`).
-                try db.execute("ANALYZE \(table)")
-                logger.debug("analyzed", metadata: ["table": "\(table)"])
-            } catch {
-                logger.warning("ANALYZE failed", metadata: ["table": "\(table)", "error": "\(error)"])
-            }
-        }
+        analyzer.request(growth.due())
     }
 }

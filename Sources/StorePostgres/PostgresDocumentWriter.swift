@@ -42,9 +42,13 @@ public final class PostgresDocumentWriter {
     public var claimLease: Double = PostgresNode.defaultLease
     /// Creates per table, for ANALYZE after bulk loads (`+Statistics`).
     var growth = TableGrowth()
+    /// Runs those ANALYZEs off this connection and thread (the engine gives
+    /// it a URL named `roostd-analyze`; its connection opens at the first one).
+    var analyzer: PostgresAnalyzer
 
     public init(url: String, ids: DocumentID, logger: Logger) throws {
         db = try PGConnection(url: url)
+        analyzer = PostgresAnalyzer(url: url, logger: logger)
         catalog = PostgresCatalog(db: db)
         self.ids = ids
         self.logger = logger

@@ -36,6 +36,7 @@ public struct PostgresEngine: StoreEngine {
     public func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting {
         let writer = try PostgresDocumentWriter(url: named("writer"), ids: ids, logger: logger)
         writer.nodeID = nodeID
+        writer.analyzer = PostgresAnalyzer(url: named("analyze"), logger: logger)
         writer.jobWorker = nodeID
         writer.claimLease = claimLease
         return writer

@@ -33,6 +33,8 @@ enum PostgresKeyConditions {
     static func condition(_ field: String, _ op: String, _ value: JSONValue, bind: (SQLValue) -> String) -> String? {
         guard let sqlOp = ["$eq": "=", "$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="][op] else { return nil }
         let key = PostgresDocumentReader.orderColumns(field, ascending: true, bind).map(\.sql)
+        // Built-in columns (_id, _createdAt, _updatedAt) have one column, no key condition.
+        guard key.count == 3 else { return nil }
         let (bracket, number, text) = (key[0], key[1], key[2])
         // An equality fixes every column before rid (text is '' for numbers and null),
         // so its entries come in row order: an unsorted page stops at its limit.

@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+
+/// Runs the writer's `ANALYZE`s after bulk loads (`TableGrowth`) on a
+/// thread and connection of its own, so the writer never waits for one:
+/// the batch that made a table due has its replies sent at once, and the
+/// next batches are not queued behind a statistics pass.
+///
+/// `ANALYZE (SKIP_LOCKED)` skips a table whose ShareUpdateExclusive lock is
+/// held (another node's ANALYZE, a VACUUM) instead of waiting for it, and
+/// the connection's `lock_timeout` and `statement_timeout` bound the rest.
+/// A skipped or failed pass is only a warning: autovacuum analyzes later,
+/// and the next doubling asks again. Tables due while one runs are queued
+/// once each; the thread starts at the first request.
+final class PostgresAnalyzer: @unchecked Sendable {
+    private let url: String
+    private let logger: Logger
+    private let condition = NSCondition()
+    /// Tables waiting, in request order, each at most once (under `condition`).
+    private var waiting: [String] = []
+    private var started = false
+    /// Tables analyzed or skipped so far (tests wait on it).
+    private var finished = 0
+
+    static let lockTimeout = "1s"
+    static let statementTimeout = "120s"
+
+    init(url: String, logger: Logger) {
+        self.url = url
+        self.logger = logger
+    }
+
+    /// Queues `tables` for ANALYZE; returns at once.
+    func request(_ tables: [String]) {
+        guard !tables.isEmpty else { return }
+        condition.lock()
+        for table in tables where !waiting.contains(table) { waiting.append(table) }
+        let start = !started
+        started = true
+        condition.signal()
+        condition.unlock()
+        if start {
+            let thread = Thread { [self] in run() }
+            thread.name = "analyze"
+            thread.start()
+        }
+    }
+
+    /// Tables analyzed or skipped since start.
+    var finishedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return finished
+    }
+
+    private func run() {
+        var db: PGConnection?
+        while true {
+            condition.lock()
+            while waiting.isEmpty { condition.wait() }
+            let table = waiting.removeFirst()
+            condition.unlock()
+            do {
+                if db == nil {
+                    let connection = try PGConnection(url: url)
+                    try connection.execute("SET lock_timeout = '\(Self.lockTimeout)'; SET statement_timeout = '\(Self.statementTimeout)'")
+                    db = connection
+                }
+                // Table names are built from numbers only (`CollectionLayout.table`).
+                try db?.execute("ANALYZE (SKIP_LOCKED) \(table)")
+                logger.debug("analyzed", metadata: ["table": "\(table)"])
+            } catch {
+                db = nil  // a broken connection is opened again for the next table
+                logger.warning("ANALYZE failed", metadata: ["table": "\(table)", "error": "\(error)"])
+            }
+            condition.lock()
+            finished += 1
+            condition.unlock()
+        }
+    }
+}
