@@ -51,8 +51,8 @@ public final class PushDispatcher: @unchecked Sendable {
     /// Called with the number of connections a batch had to open (0 when it reused them).
     let onConnectionsOpened: @Sendable (Int) -> Void
     let logger: Logger
-    private let apns: APNsProvider?
-    private let fcm: FCMProvider?
+    let apns: APNsProvider?
+    let fcm: FCMProvider?
     private let condition = NSCondition()
     private var stopped = false
     private var woken = false
@@ -61,16 +61,11 @@ public final class PushDispatcher: @unchecked Sendable {
     public let connections = LockedBox(0)
     /// Pushes whose attempt could not be recorded (writer error, queue full):
     /// not sent again before this time (ms), though the outbox still shows them due.
-    private var heldUntil: [Int64: Int64] = [:]
+    var heldUntil: [Int64: Int64] = [:]
     /// Batches in a row whose record failed: the back-off doubles with each.
-    private var failedSaves = 0
+    var failedSaves = 0
     /// Removals are suspended until this time (ms) after a batch in which most pushes asked for one.
-    private var removalsPausedUntil: Int64 = 0
-
-    /// The wait after `failures` records in a row failed: 0.5 s doubling, at most a minute.
-    static func saveBackoffMilliseconds(failures: Int) -> Int64 {
-        failures <= 0 ? 0 : min(60_000, 500 << min(failures - 1, 20))
-    }
+    var removalsPausedUntil: Int64 = 0
 
     public init(engine: any StoreEngine, settings: Settings, apns: APNsProvider?, fcm: FCMProvider?, record: @escaping Record,
                 onOutcome: @escaping @Sendable (String, String) -> Void, onRemoval: @escaping @Sendable (String) -> Void,
@@ -129,7 +124,7 @@ public final class PushDispatcher: @unchecked Sendable {
         condition.unlock()
     }
 
-    private var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
+    var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
 
     private func run(_ reader: any DocumentReading, _ client: HTTP2Client) {
         var lastSweep = Date.distantPast
@@ -188,7 +183,7 @@ public final class PushDispatcher: @unchecked Sendable {
     }
 
     /// One push's way through a batch.
-    private struct Job {
+    struct Job {
         let push: DuePush
         let notification: PushNotification
         /// APNs: the environment tried; FCM: nil.
@@ -255,29 +250,6 @@ public final class PushDispatcher: @unchecked Sendable {
         return save(breaker(records))
     }
 
-    /// Suspends removals (for ten minutes) when most of a batch asks for
-    /// one: a wrong topic, project or endpoint looks like every token dying,
-    /// and must not wipe the devices. The pushes still finish as dead.
-    func breaker(_ records: [PushAttemptRecord], now: Int64 = Outbox.nowMilliseconds()) -> [PushAttemptRecord] {
-        let removals = records.filter { $0.removal != nil }.count
-        if Self.removalsLookWrong(removals: removals, of: records.count) {
-            removalsPausedUntil = now + 600_000
-            logger.error("most of a push batch asked to remove its device: removals suspended for 10 minutes; check the push credentials, topic and project",
-                         metadata: ["removals": "\(removals)", "batch": "\(records.count)"])
-        }
-        guard now < removalsPausedUntil, removals > 0 else { return records }
-        return records.map { r in
-            guard r.removal != nil else { return r }
-            return PushAttemptRecord(rid: r.rid, token: r.token, attempt: r.attempt, status: r.status,
-                                     error: (r.error ?? "") + " (device kept: removals suspended)", outcome: .dead, environment: r.environment)
-        }
-    }
-
-    /// More than half of a batch of at least ten asking for removal.
-    static func removalsLookWrong(removals: Int, of count: Int) -> Bool {
-        count >= 10 && removals * 2 > count
-    }
-
     /// Sends `indices` of `jobs` together and sets their verdicts.
     /// - Returns: each job's response (status and error, for the record).
     private func send(_ jobs: inout [Job], indices: [Int], _ client: HTTP2Client) -> [Int: HTTP2Response] {
@@ -322,107 +294,5 @@ public final class PushDispatcher: @unchecked Sendable {
             if response.status != nil, let environment = jobs[i].environment { jobs[i].answeredIn.insert(environment) }
         }
         return out
-    }
-
-    /// The record of one job's attempt, from its final verdict.
-    private func outcome(_ job: Job, response: HTTP2Response?) -> PushAttemptRecord {
-        let push = job.push
-        let attempt = push.attempts + 1
-        let provider = push.platform == "ios" ? "apns" : "fcm"
-        let status = response?.status
-        func retry(_ retryAfter: Int?, _ reason: String) -> PushAttemptRecord {
-            if let delay = settings.schedule.delayMilliseconds(afterAttempt: attempt, retryAfter: retryAfter) {
-                onOutcome(provider, "failed")
-                logger.info("push attempt failed; will retry", metadata: ["push": "\(push.rid)", "error": "\(reason)", "retry_in_ms": "\(delay)"])
-                return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason,
-                                         outcome: .retry(atMilliseconds: Outbox.nowMilliseconds() + delay))
-            }
-            onOutcome(provider, "gave_up")
-            logger.warning("push given up after its last attempt", metadata: ["push": "\(push.rid)", "error": "\(reason)"])
-            return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason, outcome: .dead)
-        }
-        switch job.verdict ?? .retry(retryAfter: nil, reason: "not sent") {
-        case .delivered:
-            onOutcome(provider, "delivered")
-            // A token registered without its environment (or with the wrong one) keeps the one that worked.
-            let environment = push.platform == "ios" && job.environment != push.device?.environment ? job.environment : nil
-            return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: nil, outcome: .delivered,
-                                     environment: environment)
-        case .retry(let after, let reason):
-            return retry(after, reason)
-        case .refreshCredential(let reason):
-            return retry(nil, reason + " (after a fresh credential)")
-        case .tryOtherEnvironment(let reason):
-            // Refused by both environments: the token itself is bad. Unless both answered, it is only a failed attempt.
-            guard job.answeredIn == ["production", "sandbox"] else { return retry(nil, reason + " (the other environment did not answer)") }
-            onOutcome(provider, "gave_up")
-            return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason + " (production and sandbox)",
-                                     outcome: .dead, removal: .init(reason: "BadDeviceToken", ifSeenBefore: nil))
-        case .removeDevice(let reason, let before):
-            onOutcome(provider, "gave_up")
-            return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason, outcome: .dead,
-                                     removal: .init(reason: Self.removalLabel(reason), ifSeenBefore: before))
-        case .dead(let reason):
-            onOutcome(provider, "gave_up")
-            if reason.contains("DeviceTokenNotForTopic") {
-                logger.error("APNs says the token is not for push.apns.topic: check the topic (bundle id); the device is kept",
-                             metadata: ["push": "\(push.rid)", "topic": "\(apns?.settings.topic ?? "")"])
-            } else {
-                logger.warning("push refused by its provider", metadata: ["push": "\(push.rid)", "error": "\(reason)"])
-            }
-            return PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: status, error: reason, outcome: .dead)
-        }
-    }
-
-    /// The `reason` label of `roost_push_tokens_removed_total`.
-    static func removalLabel(_ reason: String) -> String {
-        if reason.contains("410") { return "Unregistered" }
-        if reason.contains("DeviceTokenNotForTopic") { return "DeviceTokenNotForTopic" }
-        if reason.contains("UNREGISTERED") || reason.hasPrefix("FCM 404") { return "UNREGISTERED" }
-        if reason.contains("INVALID_ARGUMENT") { return "INVALID_ARGUMENT" }
-        return "other"
-    }
-
-    /// Records a batch in the writer and waits for it (the next read must not see these pushes as due).
-    /// - Returns: whether it committed.
-    private func save(_ records: [PushAttemptRecord]) -> Bool {
-        guard !records.isEmpty else { return true }
-        let done = DispatchSemaphore(value: 0)
-        let committed = LockedBox(false)
-        let removed = LockedBox<[(token: String, reason: String)]>([])
-        record({ writer in removed.set(try writer.recordPushAttempts(records)) }, { ok in committed.set(ok); done.signal() })
-        done.wait()
-        guard committed.get() else { return false }
-        for (token, reason) in removed.get() { removedDevice(token, reason) }
-        return true
-    }
-
-    private func removedDevice(_ token: String, _ reason: String) {
-        onRemoval(reason)
-        logger.notice("push device removed", metadata: ["token": "\(token.prefix(8))…", "reason": "\(reason)"])
-    }
-
-    /// Drops devices not registered again for `staleAfter` seconds, and
-    /// forgets old finished pushes in short writer jobs (`pruneBatch` rows
-    /// each) until fewer than a batch remain (at most 100 jobs a sweep).
-    private func sweep(staleAfter: Int?) {
-        let cutoff = staleAfter.map { Timestamp.format(Date().addingTimeInterval(-Double($0))) }
-        let alerts = Timestamp.format(Date().addingTimeInterval(-Double(settings.keepFinishedSeconds)))
-        let background = Timestamp.format(Date().addingTimeInterval(-Double(settings.keepFinishedBackgroundSeconds)))
-        let limit = settings.pruneBatch
-        for _ in 0..<100 where !isStopped {
-            let done = DispatchSemaphore(value: 0)
-            let pruned = LockedBox(0)
-            record({ writer in pruned.set(try writer.pruneFinishedPushes(alertsBefore: alerts, backgroundBefore: background, limit: limit)) },
-                   { _ in done.signal() })
-            done.wait()
-            if pruned.get() < limit { break }
-        }
-        guard let cutoff else { return }
-        let done = DispatchSemaphore(value: 0)
-        let removed = LockedBox<[String]>([])
-        record({ writer in removed.set(try writer.expireStaleDevices(seenBefore: cutoff)) }, { _ in done.signal() })
-        done.wait()
-        for token in removed.get() { removedDevice(token, "stale") }
     }
 }

@@ -69,7 +69,7 @@ enum TestImages {
         Case(description: "bad thumbnail size, unknown file", method: "GET", path: "/files/0123456789abcdef01234567/thumbnail?size=0", status: 404, error: "NotFound"),
         Case(description: "bad fit, unknown file", method: "GET", path: "/files/0123456789abcdef01234567/thumbnail?w=10&h=10&fit=stretch", status: 404, error: "NotFound"),
         Case(description: "unknown delete", method: "DELETE", path: "/files/0123456789abcdef01234567", status: 404, error: "NotFound"),
-        Case(description: "list is not an endpoint", method: "GET", path: "/files", status: 405, error: "MethodNotAllowed"),
+        Case(description: "an anonymous list of own uploads", method: "GET", path: "/files", status: 401, error: "Unauthorized"),
         Case(description: "PUT a file", method: "PUT", path: "/files/0123456789abcdef01234567", body: Data("x".utf8), status: 405, error: "MethodNotAllowed"),
         Case(description: "deeper path", method: "GET", path: "/files/0123456789abcdef01234567/meta/x", status: 404, error: "NotFound"),
     ]

@@ -64,7 +64,8 @@ import Testing
         Case(method: .put, target: "/users/_count", status: 405, allow: "GET, HEAD"),
         Case(method: .get, target: "/users/me", status: 401),
         Case(method: .post, target: "/files", status: 400, code: "EmptyBody"),
-        Case(method: .get, target: "/files", status: 405, allow: "POST"),
+        Case(method: .get, target: "/files", status: 401, code: "Unauthorized"),  // a user lists their own uploads
+        Case(method: .put, target: "/files", status: 405, allow: "GET, HEAD, POST"),
         Case(method: .put, target: "/files/f1", status: 405, allow: "GET, HEAD, DELETE"),
         Case(method: .post, target: "/files/f1/meta", status: 405, allow: "GET, HEAD"),
         Case(method: .get, target: "/files/f1/other", status: 404, code: "NotFound"),

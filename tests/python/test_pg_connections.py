@@ -1,7 +1,7 @@
 """How many PostgreSQL connections one roostd holds (docs/SCALING.md,
-connections per node): readers + slow readers + 4 (the writer, the LISTEN
-connection, the live fan-out, the webhook scheduler), at rest and while
-uploads run. Upload and hash workers hold none. Always on PostgreSQL (the
+connections per node): readers + slow readers + scripts.workers + 4 (the
+writer, the LISTEN connection, the live fan-out, the webhook scheduler), at
+rest and while uploads run (the ANALYZE connection comes only with bulk loads). Upload and hash workers hold none. Always on PostgreSQL (the
 test process's throwaway cluster, whatever ROOST_TEST_ENGINE says)."""
 
 import subprocess
@@ -10,7 +10,7 @@ import time
 
 from roost_harness import ADMIN_TOKEN, FAST_HASHING, engine, png, running_roostd
 
-READERS, SLOW_READERS, UPLOAD_WORKERS = 2, 1, 32
+READERS, SLOW_READERS, UPLOAD_WORKERS, SCRIPT_WORKERS = 2, 1, 32, 2
 CONFIG = FAST_HASHING + f"""admin_token: {ADMIN_TOKEN}
 readers: {READERS}
 slow_readers: {SLOW_READERS}
@@ -20,7 +20,7 @@ thumbnail_workers: 1
 """
 # Each connection names its role in application_name (roostd-<role>).
 EXPECTED = {"roostd-reader": READERS, "roostd-slow-reader": SLOW_READERS, "roostd-writer": 1, "roostd-listen": 1,
-            "roostd-live": 1, "roostd-webhooks": 1}
+            "roostd-live": 1, "roostd-webhooks": 1, "roostd-scripts": SCRIPT_WORKERS}
 BOUND = sum(EXPECTED.values())
 UPLOADERS, UPLOADS_EACH = 40, 3
 
