@@ -246,6 +246,8 @@ public enum Migrations {
         // wants silent sync pushes, when its app last registered it, and its
         // delivery counts; the push outbox, one row per device, and its attempts.
         Migration(16, PushOutbox.migration),
+        // `GET /files`: a user's own uploads, newest first, without scanning every file.
+        Migration(17, "CREATE INDEX _files_creator ON _files(json_extract(doc, '$._acl.creator'), rid)"),
     ]
 
     /// Brings the database at `connection` up to the newest version.
