@@ -16,26 +16,17 @@ public struct NearDistance: Sendable {
     let path: [String]
     let centre: (Double, Double)
 
-    /// The `$nearSphere` of `filter`, or nil when it has none.
+    /// The `$nearSphere` of `filter`, or nil when it has none (or does not parse).
     public init?(_ filter: JSONValue) {
-        guard let found = Self.find(filter) else { return nil }
-        (path, centre) = found
+        guard let parsed = try? Filter(filter) else { return nil }
+        self.init(parsed)
     }
 
-    private static func find(_ filter: JSONValue) -> ([String], (Double, Double))? {
-        guard case .object(let object) = filter else { return nil }
-        for (key, value) in object {
-            if key == "$and", case .array(let parts) = value {
-                for part in parts { if let found = find(part) { return found } }
-                continue
-            }
-            guard !key.hasPrefix("$"), case .object(let ops) = value else { continue }
-            for (op, arg) in ops where op == "$nearSphere" || op == "$near" {
-                guard let centre = FilterCompiler.point(arg), let path = try? FieldPath(key) else { return nil }
-                return (path.components, centre)
-            }
-        }
-        return nil
+    /// The `$nearSphere` that orders `filter`'s list, or nil when it has none.
+    public init?(_ filter: Filter) {
+        guard let (path, near) = filter.nearest else { return nil }
+        self.path = path.components
+        centre = (near.centre.x, near.centre.y)
     }
 
     /// `document` (a stored document's JSON text) with `_distance`, in metres;

@@ -5,7 +5,6 @@ import JSON
 /// `Point`s. Distances on the sphere use MongoDB's earth radius.
 extension FilterCompiler {
     public static let earthRadiusMetres = 6_378_100.0
-    static let maxPolygonVertices = 1000
 
     /// A scalar subquery yielding `expr` over the point at `path` as `p.x, p.y`,
     /// or NULL when the field holds no point.
@@ -61,36 +60,12 @@ extension FilterCompiler {
         return (centre.0 - dLng, centre.0 + dLng, minY, maxY)
     }
 
-    static func point(_ value: JSONValue?) -> (Double, Double)? {
-        switch value {
-        case .array(let a) where a.count == 2:
-            guard let x = a[0].doubleValue, let y = a[1].doubleValue else { return nil }
-            return (x, y)
-        case .object(let o):
-            if let g = o["$geometry"] { return point(g) }
-            if o["type"] == .string("Point") { return point(o["coordinates"]) }
-            return nil
-        default: return nil
-        }
-    }
-
-    static func ring(_ value: JSONValue?) throws(QueryError) -> [(Double, Double)] {
-        guard case .array(let items) = value, items.count >= 3, items.count <= maxPolygonVertices else {
-            throw .invalid("A polygon needs between 3 and \(maxPolygonVertices) points.")
-        }
-        var points: [(Double, Double)] = []
-        for item in items {
-            guard let p = point(item) else { throw .invalid("Polygon points must be [lng, lat] pairs of numbers.") }
-            points.append(p)
-        }
-        return points
-    }
-
     /// Point-in-polygon by ray casting, compiled to a sum of edge crossings.
-    func insidePolygon(_ x: String, _ y: String, _ ring: [(Double, Double)]) -> String {
+    func insidePolygon(_ x: String, _ y: String, _ ring: [Filter.GeoPoint]) -> String {
         var terms: [String] = []
         for i in ring.indices {
-            let (xi, yi) = ring[i], (xj, yj) = ring[(i + 1) % ring.count]
+            let a = ring[i], b = ring[(i + 1) % ring.count]
+            let (xi, yi, xj, yj) = (a.x, a.y, b.x, b.y)
             if yi == yj { continue }
             let pxi = bind(.double(xi)), pyi = bind(.double(yi)), pxj = bind(.double(xj)), pyj = bind(.double(yj))
             terms.append("((\(pyi) > \(y)) <> (\(pyj) > \(y)) AND \(x) < (\(pxj) - \(pxi)) * (\(y) - \(pyi)) / (\(pyj) - \(pyi)) + \(pxi))")
@@ -98,58 +73,34 @@ extension FilterCompiler {
         return terms.isEmpty ? "0" : "((" + terms.joined(separator: " + ") + ") % 2 = 1)"
     }
 
-    func geoWithin(_ path: FieldPath, _ arg: JSONValue, root: ValueRef) throws(QueryError) -> String {
-        guard case .object(let shape) = arg, shape.count == 1, let (kind, spec) = shape.members.first.map({ ($0.key, $0.value) }) else {
-            throw .invalid("$geoWithin needs exactly one shape: $box, $center, $centerSphere, $polygon or $geometry.")
+    func geoWithin(_ path: FieldPath, _ shape: Filter.GeoShape, root: ValueRef) throws(QueryError) -> String {
+        guard dialect.supportsGeoShape(shape.name) else {
+            throw .invalid("$geoWithin \(shape.name) is not available on this storage engine yet (PostgreSQL: $box and $centerSphere; see docs/ENGINES.md).")
         }
         var prefilter: String?
         var driver: GeoDriver?
         let exact: String
-        guard dialect.supportsGeoShape(kind) else {
-            throw .invalid("$geoWithin \(kind) is not available on this storage engine yet (PostgreSQL: $box and $centerSphere; see docs/ENGINES.md).")
-        }
-        switch kind {
-        case "$box":
-            guard case .array(let corners) = spec, corners.count == 2,
-                  let a = Self.point(corners[0]), let b = Self.point(corners[1]) else {
-                throw .invalid("$box needs [[lng, lat], [lng, lat]].")
-            }
-            let (minX, maxX, minY, maxY) = (min(a.0, b.0), max(a.0, b.0), min(a.1, b.1), max(a.1, b.1))
+        switch shape {
+        case .box(let minX, let maxX, let minY, let maxY):
             prefilter = geoPrefilter(path, minX: minX, maxX: maxX, minY: minY, maxY: maxY) { driver = $0 }
             let bx0 = bind(.double(minX)), bx1 = bind(.double(maxX)), by0 = bind(.double(minY)), by1 = bind(.double(maxY))
             exact = overPoint(path, root: root) { x, y in "\(x) BETWEEN \(bx0) AND \(bx1) AND \(y) BETWEEN \(by0) AND \(by1)" }
-        case "$center":
-            guard case .array(let parts) = spec, parts.count == 2, let c = Self.point(parts[0]),
-                  let r = parts[1].doubleValue, r >= 0 else { throw .invalid("$center needs [[x, y], radius].") }
-            prefilter = geoPrefilter(path, minX: c.0 - r, maxX: c.0 + r, minY: c.1 - r, maxY: c.1 + r) { driver = $0 }
-            let cx = bind(.double(c.0)), cy = bind(.double(c.1)), rr = bind(.double(r * r))
+        case .center(let x0, let y0, let r):
+            prefilter = geoPrefilter(path, minX: x0 - r, maxX: x0 + r, minY: y0 - r, maxY: y0 + r) { driver = $0 }
+            let cx = bind(.double(x0)), cy = bind(.double(y0)), rr = bind(.double(r * r))
             exact = overPoint(path, root: root) { x, y in "(\(x) - \(cx)) * (\(x) - \(cx)) + (\(y) - \(cy)) * (\(y) - \(cy)) <= \(rr)" }
-        case "$centerSphere":
-            guard case .array(let parts) = spec, parts.count == 2, let c = Self.point(parts[0]),
-                  let r = parts[1].doubleValue, r >= 0 else { throw .invalid("$centerSphere needs [[lng, lat], radians].") }
-            let box = Self.capBox(centre: c, radius: r)
-            prefilter = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3, cap: (c, r)) { driver = $0 }
+        case .centerSphere(let x0, let y0, let r):
+            let box = Self.capBox(centre: (x0, y0), radius: r)
+            prefilter = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3, cap: ((x0, y0), r)) { driver = $0 }
             let radius = bind(.double(r))
-            exact = overPoint(path, root: root) { x, y in "\(self.sphereDistance(x, y, centre: c)) <= \(radius)" }
-        case "$polygon":
-            let ring = try Self.ring(spec)
-            prefilter = geoPrefilter(path, minX: ring.map(\.0).min()!, maxX: ring.map(\.0).max()!,
-                                     minY: ring.map(\.1).min()!, maxY: ring.map(\.1).max()!) { driver = $0 }
-            exact = overPoint(path, root: root) { x, y in self.insidePolygon(x, y, ring) }
-        case "$geometry":
-            guard case .object(let geometry) = spec, geometry["type"] == .string("Polygon"),
-                  case .array(let rings) = geometry["coordinates"], !rings.isEmpty else {
-                throw .invalid("$geoWithin $geometry supports a GeoJSON Polygon.")
-            }
-            let outer = try Self.ring(rings[0])
-            let holes = try rings.dropFirst().map { r throws(QueryError) in try Self.ring(r) }
-            prefilter = geoPrefilter(path, minX: outer.map(\.0).min()!, maxX: outer.map(\.0).max()!,
-                                     minY: outer.map(\.1).min()!, maxY: outer.map(\.1).max()!) { driver = $0 }
+            exact = overPoint(path, root: root) { x, y in "\(self.sphereDistance(x, y, centre: (x0, y0))) <= \(radius)" }
+        case .polygon(let rings, _):
+            let outer = rings[0]
+            prefilter = geoPrefilter(path, minX: outer.map(\.x).min()!, maxX: outer.map(\.x).max()!,
+                                     minY: outer.map(\.y).min()!, maxY: outer.map(\.y).max()!) { driver = $0 }
             exact = overPoint(path, root: root) { x, y in
-                ([self.insidePolygon(x, y, outer)] + holes.map { "NOT " + self.insidePolygon(x, y, $0) }).joined(separator: " AND ")
+                ([self.insidePolygon(x, y, outer)] + rings.dropFirst().map { "NOT " + self.insidePolygon(x, y, $0) }).joined(separator: " AND ")
             }
-        default:
-            throw .invalid("$geoWithin does not know the shape \(kind).")
         }
         let exactMatch = "coalesce(\(exact), \(dialect.falseSQL))"
         guard let prefilter else { return exactMatch }
@@ -159,41 +110,24 @@ extension FilterCompiler {
     }
 
     /// `$nearSphere`: filters by distance in metres and orders nearest first.
-    func nearSphere(_ path: FieldPath, _ arg: JSONValue, maxDistance: JSONValue?, minDistance: JSONValue?,
-                    root: ValueRef) throws(QueryError) -> String {
-        guard nearestFirst == nil else { throw .invalid("A query may hold only one $nearSphere.") }
-        // Nearest-first orders whole documents: inside $elemMatch there is no document to order.
-        guard case .path(let base, _) = root, base == Self.documentColumn else {
-            throw .invalid("$nearSphere cannot be used inside $elemMatch or $not; put it at the top of the query.")
-        }
-        guard let centre = Self.point(arg) else {
-            throw .invalid("$nearSphere needs [lng, lat] or {\"$geometry\": {\"type\": \"Point\", \"coordinates\": [lng, lat]}}.")
-        }
-        let inner = arg.objectValue
-        let maxMetres = try Self.distance(maxDistance ?? inner?["$maxDistance"], name: "$maxDistance")
-        let minMetres = try Self.distance(minDistance ?? inner?["$minDistance"], name: "$minDistance")
+    func nearSphere(_ path: FieldPath, _ near: Filter.NearSphere, root: ValueRef) -> String {
+        let centre = (near.centre.x, near.centre.y)
         let distance = overPoint(path, root: root) { x, y in
             "\(self.sphereDistance(x, y, centre: centre)) * \(Self.earthRadiusMetres)"
         }
         nearestFirst = distance
         nearPoint = NearPoint(path: path.description, lng: centre.0, lat: centre.1)
         if useIndexes, let table = layout?.geoTables[path.description] {
-            nearest = NearestSearch(table: table, centre: centre, maxMetres: maxMetres)
+            nearest = NearestSearch(table: table, centre: centre, maxMetres: near.maxMetres)
         }
         var clauses = ["\(distance) IS NOT NULL"]
-        if let maxMetres {
+        if let maxMetres = near.maxMetres {
             clauses.append("\(distance) <= \(bind(.double(maxMetres)))")
             let box = Self.capBox(centre: centre, radius: maxMetres / Self.earthRadiusMetres)
             if let pre = geoPrefilter(path, minX: box.0, maxX: box.1, minY: box.2, maxY: box.3,
                                       cap: (centre, maxMetres / Self.earthRadiusMetres)) { clauses.insert(pre, at: 0) }
         }
-        if let minMetres { clauses.append("\(distance) >= \(bind(.double(minMetres)))") }
+        if let minMetres = near.minMetres { clauses.append("\(distance) >= \(bind(.double(minMetres)))") }
         return "(" + clauses.joined(separator: " AND ") + ")"
-    }
-
-    static func distance(_ value: JSONValue?, name: String) throws(QueryError) -> Double? {
-        guard let value else { return nil }
-        guard let d = value.doubleValue, d >= 0 else { throw .invalid("\(name) needs a non-negative number of metres.") }
-        return d
     }
 }

@@ -53,7 +53,8 @@ public struct NearestSearch: Sendable {
     let maxMetres: Double?
 }
 
-/// Compiles MongoDB-style JSON filters to SQL that runs inside the database.
+/// Renders a parsed `Filter` as SQL that runs inside the database, through
+/// an engine's `SQLDialect`, using the collection's indexes where they apply.
 ///
 /// Field conditions follow MongoDB's path rules: a condition on an array
 /// matches when any element matches, paths descend through arrays of
@@ -74,8 +75,6 @@ public final class FilterCompiler {
     /// Whether an indexed path has ever held an array (its index is multikey).
     /// Only a path that has not may combine range bounds into one index range.
     public var isMultikey: (String) -> Bool = { _ in true }
-    /// Conditions compiled so far, against `QueryLimits.maxConditions`.
-    var conditions = 0
     /// The index look-ups among the top-level conditions.
     var drivingParts: [String] = []
     var geoBoxes: [String] = []
@@ -108,31 +107,19 @@ public final class FilterCompiler {
         self.layout = layout
     }
 
-    /// Compiles `filter`, which must be a JSON object (an empty one matches all).
+    /// Parses and compiles `filter`, which must be a JSON object (an empty one matches all).
     public func compile(_ filter: JSONValue) throws(QueryError) -> CompiledFilter {
-        guard case .object(let object) = filter else {
-            throw .invalid("The query must be a JSON object, not \(filter.typeName).")
-        }
-        if filter.containsNUL { throw .invalid(JSONValue.nulRefusal) }
-        let sql = try compileObject(object, root: .path(base: Self.documentColumn, steps: []), depth: 0)
+        try compile(try Filter(filter))
+    }
+
+    /// Renders a parsed filter as SQL. What can still fail is only what this
+    /// engine lacks (a geo shape, a regular expression it cannot translate).
+    public func compile(_ filter: Filter) throws(QueryError) -> CompiledFilter {
+        let sql = try compileClauses(filter.clauses, root: .path(base: Self.documentColumn, steps: []), topLevel: true)
         let parts = indexParts[sql]
         let streamable = parts.flatMap { $0.count == 1 && orderedIndexParts.contains($0[0]) ? $0[0] : nil }
         return CompiledFilter(whereSQL: sql, params: params, nearestFirst: nearestFirst, indexOnly: parts, streamable: streamable,
                               drivingParts: drivingParts, geoBoxes: geoBoxes, nearest: nearest, geoDriver: geoDrivers[sql], nearPoint: nearPoint)
-    }
-
-    func checkDepth(_ depth: Int) throws(QueryError) {
-        guard depth < QueryLimits.maxDepth else {
-            throw .invalid("The query nests $and, $or, $nor, $not and $elemMatch more than \(QueryLimits.maxDepth) deep.")
-        }
-    }
-
-    /// Counts `n` more conditions against `QueryLimits.maxConditions`.
-    func count(_ n: Int = 1) throws(QueryError) {
-        conditions += n
-        guard conditions <= QueryLimits.maxConditions else {
-            throw .invalid("The query has more than \(QueryLimits.maxConditions) conditions (operators and $all values, each counted once per part of its field path); split it into smaller queries.")
-        }
     }
 
     func bind(_ value: SQLValue) -> String {
@@ -158,33 +145,25 @@ public final class FilterCompiler {
         return "(" + balanced(Array(parts[..<middle]), op) + " \(op) " + balanced(Array(parts[middle...]), op) + ")"
     }
 
-    /// A document-level filter: every member must hold.
-    func compileObject(_ object: JSONObject, root: ValueRef, depth: Int) throws(QueryError) -> String {
-        try checkDepth(depth)
-        var clauses: [String] = []
-        for (key, value) in object {
-            switch key {
-            case "$and", "$or", "$nor":
-                guard case .array(let items) = value, !items.isEmpty else {
-                    throw .invalid("\(key) needs a non-empty array of filter objects.")
-                }
+    /// A document-level filter: every clause must hold.
+    /// - Parameter topLevel: the filter itself, whose index look-ups drive a plan.
+    func compileClauses(_ clauses: [Filter.Clause], root: ValueRef, topLevel: Bool = false) throws(QueryError) -> String {
+        var compiled: [String] = []
+        for clause in clauses {
+            switch clause {
+            case .group(let group, let entries):
                 var parts: [String] = []
-                for item in items {
-                    guard case .object(let sub) = item else { throw .invalid("Each entry of \(key) must be an object.") }
-                    parts.append(try compileObject(sub, root: root, depth: depth + 1))
-                }
-                let joined = balanced(parts, key == "$and" ? "AND" : "OR")
-                clauses.append(key == "$nor" ? dialect.not(joined) : joined)
-            case "$comment":
-                continue
-            default:
-                if key.hasPrefix("$") { throw .unsupported(key) }
-                let path = try FieldPath(key)
-                clauses.append(try compileField(path, condition: value, root: root, depth: depth))
+                for entry in entries { parts.append(try compileClauses(entry, root: root)) }
+                let joined = balanced(parts, group == .and ? "AND" : "OR")
+                compiled.append(group == .nor ? dialect.not(joined) : joined)
+            case .equals(let path, let value):
+                compiled.append(equality(path, value, root: root))
+            case .field(let path, let ops):
+                compiled.append(try compileOperators(ops, on: path, root: root, expand: true))
             }
         }
-        if depth == 0 { drivingParts = clauses.compactMap { indexParts[$0] }.flatMap { $0 } }
-        return conjunction(clauses)
+        if topLevel { drivingParts = compiled.compactMap { indexParts[$0] }.flatMap { $0 } }
+        return conjunction(compiled)
     }
 
     /// `(a AND b …)`, remembering when every part is an index look-up.
@@ -206,16 +185,7 @@ public final class FilterCompiler {
         return sql
     }
 
-    /// One `field: condition` member: an operator object or an implicit `$eq`.
-    func compileField(_ path: FieldPath, condition: JSONValue, root: ValueRef, depth: Int) throws(QueryError) -> String {
-        if case .object(let ops) = condition, let first = ops.members.first, first.key.hasPrefix("$") {
-            return try compileOperators(ops, path: path.components[...], root: root, expand: true, depth: depth)
-        }
-        try count(path.components.count)
-        return try equality(path, condition, root: root)
-    }
-
-    func equality(_ path: FieldPath, _ value: JSONValue, root: ValueRef) throws(QueryError) -> String {
+    func equality(_ path: FieldPath, _ value: JSONValue, root: ValueRef) -> String {
         if let indexed = indexedEquality(path, [value]) { return indexed }
         if let keyed = keyed(path.components[...], "$eq", value, root: root) { return keyed }
         if useIndexes, path.components == ["_id"], case .string(let s) = value { return "\(Self.idColumn) = \(bind(.text(s)))" }

@@ -120,7 +120,7 @@ extension FilterMatcher.Test {
     }
 }
 
-extension FilterMatcher.TypeClass {
+extension Filter.TypeClass {
     func matches(_ value: JSONValue?) -> Bool {
         switch (self, value) {
         case (.number, .int?), (.number, .double?), (.string, .string?), (.object, .object?), (.array, .array?),

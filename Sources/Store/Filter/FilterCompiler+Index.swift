@@ -47,27 +47,28 @@ extension FilterCompiler {
     }
 
     /// A range condition through the multikey index, for numbers and strings.
-    func indexedComparison(_ path: FieldPath, _ op: String, _ value: JSONValue) -> String? {
-        guard let table = indexTable(for: path), let (cls, sql) = IndexValueClass.classify(value), cls != .bool,
-              let sqlOp = ["$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="][op] else { return nil }
-        return indexClause("SELECT rid FROM \(table) WHERE path = \(bind(.text(path.description))) AND k = \(cls.rawValue) AND v \(sqlOp) \(bind(sql))")
+    func indexedComparison(_ path: FieldPath, _ comparison: Filter.Comparison, _ value: JSONValue) -> String? {
+        guard let table = indexTable(for: path), let (cls, sql) = IndexValueClass.classify(value), cls != .bool else { return nil }
+        return indexClause("SELECT rid FROM \(table) WHERE path = \(bind(.text(path.description))) AND k = \(cls.rawValue) AND v \(comparison.sqlOperator) \(bind(sql))")
     }
 
     /// A lower and an upper bound of one type as a single index range, when
     /// the path never held an array. (Through an array, MongoDB lets each
     /// bound match a different element, so the bounds must stay apart.)
-    /// - Returns: the clause and the operators it covers.
-    func indexedRange(_ path: FieldPath, _ ops: JSONObject) -> (String, Set<String>)? {
+    /// - Returns: the clause and the positions of the operators it covers.
+    func indexedRange(_ path: FieldPath, _ ops: [Filter.Operator]) -> (String, Set<Int>)? {
         guard let table = indexTable(for: path) else { return nil }
-        let lower = ops.members.first { $0.key == "$gt" || $0.key == "$gte" }
-        let upper = ops.members.first { $0.key == "$lt" || $0.key == "$lte" }
-        guard let lower, let upper,
+        func bound(lower: Bool) -> (position: Int, comparison: Filter.Comparison, value: JSONValue)? {
+            for (position, op) in ops.enumerated() {
+                if case .compare(let comparison, let value) = op, comparison.isLower == lower { return (position, comparison, value) }
+            }
+            return nil
+        }
+        guard let lower = bound(lower: true), let upper = bound(lower: false),
               let (lowClass, lowValue) = IndexValueClass.classify(lower.value),
               let (highClass, highValue) = IndexValueClass.classify(upper.value),
               lowClass == highClass, lowClass != .bool, !isMultikey(path.description) else { return nil }
-        let lowOp = lower.key == "$gt" ? ">" : ">="
-        let highOp = upper.key == "$lt" ? "<" : "<="
-        let sql = indexClause("SELECT rid FROM \(table) WHERE path = \(bind(.text(path.description))) AND k = \(lowClass.rawValue) AND v \(lowOp) \(bind(lowValue)) AND v \(highOp) \(bind(highValue))")
-        return (sql, [lower.key, upper.key])
+        let sql = indexClause("SELECT rid FROM \(table) WHERE path = \(bind(.text(path.description))) AND k = \(lowClass.rawValue) AND v \(lower.comparison.sqlOperator) \(bind(lowValue)) AND v \(upper.comparison.sqlOperator) \(bind(highValue))")
+        return (sql, [lower.position, upper.position])
     }
 }

@@ -1,7 +1,7 @@
 import JSON
 
-/// A filter compiled once into a tree and evaluated on documents in memory,
-/// with exactly the semantics of the SQL that `FilterCompiler` makes for it
+/// A parsed `Filter` evaluated on documents in memory, with exactly the
+/// semantics of the SQL that `FilterCompiler` renders from the same tree
 /// (proved by the differential test against SQLite in `StoreTests`).
 ///
 /// Paths walk documents as the compiler's `anyValue` does: a condition on
@@ -31,15 +31,16 @@ public final class FilterMatcher {
     /// `{}` (or only `$comment`): every document matches.
     public let matchesAll: Bool
 
-    /// Compiles `filter`, refusing exactly what `FilterCompiler` refuses.
-    public init(_ filter: JSONValue) throws(QueryError) {
-        let compiler = FilterCompiler()
-        compiler.useIndexes = false
-        _ = try compiler.compile(filter) // the same refusals, limits and messages
-        conditions = compiler.conditions
-        guard case .object(let object) = filter else { throw .invalid("The query must be a JSON object.") }
-        root = try Self.document(object)
-        if case .and(let parts) = root { matchesAll = parts.isEmpty } else { matchesAll = false }
+    /// Parses `filter`, refusing what `Filter` refuses.
+    public convenience init(_ filter: JSONValue) throws(QueryError) {
+        try self.init(try Filter(filter))
+    }
+
+    /// Prepares `filter` for evaluation (its literal sets and regular expressions).
+    public init(_ filter: Filter) throws(QueryError) {
+        conditions = filter.conditions
+        matchesAll = filter.matchesAll
+        root = try Self.node(filter.clauses)
     }
 
     /// Whether `document` (a JSON object as stored, with its `_id`) matches.
@@ -96,7 +97,7 @@ public final class FilterMatcher {
         case compare(Order, Bound)
         case regex(Regex)
         case mod(divisor: Int64, remainder: Int64)
-        case type([TypeClass])
+        case type([Filter.TypeClass])
         case exists
         case size(Int64)
         /// An array with an element that satisfies `node` (taken as its root);
@@ -135,10 +136,6 @@ public final class FilterMatcher {
         /// `$gte: null` and `$lte: null`: equality with null.
         case null
         case never
-    }
-
-    enum TypeClass {
-        case number, string, object, array, bool, null
     }
 
     /// A compiled `$regex`, run exactly as the SQL `regexp` function runs it.
