@@ -25,7 +25,7 @@ struct EmbedFiles: BuildToolPlugin {
         guard let embedding = Self.embeddings[target.name] else { throw NothingToEmbed(target: target.name) }
         let inputs = try embedding.paths.flatMap { try files(at: context.package.directoryURL.appending(path: $0)) }
         let output = context.pluginWorkDirectoryURL.appending(path: "\(embedding.name).swift")
-        return [.buildCommand(displayName: "Embedding \(embedding.paths.joined(separator: ", "))",
+        return [.buildCommand(displayName: "Embedding \(inputs.count) file(s) into \(target.name) as \(embedding.name)",
                               executable: try context.tool(named: "EmbedText").url,
                               arguments: [output.path(), embedding.name] + inputs.map { $0.path() },
                               inputFiles: inputs, outputFiles: [output])]
