@@ -91,8 +91,8 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
 
-        // The admin console's HTML, CSS and JavaScript, compiled in (served at /_/).
-        .target(name: "Console", dependencies: ["HTTP"]),
+        // The admin console (served at /_/): its HTML, CSS and JavaScript files in Web/, compiled in by EmbedFiles.
+        .target(name: "Console", dependencies: ["HTTP"], exclude: ["Web"], plugins: ["EmbedFiles"]),
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
@@ -100,10 +100,11 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
-        ], plugins: ["EmbedOpenAPI"]),
-        // openapi.yaml compiled into Roost (served at /openapi.yaml): a tool and the build plugin that runs it.
+        ], plugins: ["EmbedFiles"]),
+        // Files compiled into a target as Swift strings (openapi.yaml into Roost, Web/ into Console):
+        // a tool and the build plugin that runs it (its table names each target's files).
         .executableTarget(name: "EmbedText"),
-        .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedText"]),
+        .plugin(name: "EmbedFiles", capability: .buildTool(), dependencies: ["EmbedText"]),
         .executableTarget(name: "roostd", dependencies: [
             "Roost", "Daemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

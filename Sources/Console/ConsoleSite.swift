@@ -2,9 +2,9 @@ import HTTP
 
 /// The admin console's static files, compiled into `roostd`, served at `/_/`.
 ///
-/// Each asset is a Swift file in `Assets/` holding the file's text in a raw
-/// string literal, so `swift build` embeds them with no resources bundle, no
-/// build step and no plugin. `version` is a hash of every asset: the page
+/// Each file lives in `Web/` as itself (`app.js`, `style.css`, …); the
+/// EmbedFiles build plugin compiles them in as Swift strings, so `roostd`
+/// reads no file and needs no resources bundle. `version` is a hash of every asset: the page
 /// at `/_/` (never cached) loads them from `/_/assets/<version>/…`, cached
 /// for a year as immutable, and a new build gets new URLs.
 public enum ConsoleSite {

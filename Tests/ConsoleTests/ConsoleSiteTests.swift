@@ -38,6 +38,17 @@ import Testing
         #expect(get("/_/", method: .post).status == 405)
     }
 
+    @Test func everyFileInTheWebFolderIsCompiledInAsItIs() throws {
+        let web = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appending(path: "../../Sources/Console/Web").standardized
+        let names = try FileManager.default.contentsOfDirectory(atPath: web.path).filter { !$0.hasPrefix(".") }.sorted()
+        #expect(ConsoleFiles.files.map(\.name) == names)
+        for file in ConsoleFiles.files {
+            #expect(Array(file.text.utf8) == Array(try Data(contentsOf: web.appending(path: file.name))), "\(file.name)")
+        }
+        #expect(ConsoleAssets.all.count == names.count - 1 && ConsoleSite.assets[ConsoleAssets.pageName] == nil)
+    }
+
     @Test func everyModuleTheAppImportsIsServed() {
         // Static imports (`from './x.js'`) in every script must name an asset.
         for asset in ConsoleAssets.all where asset.name.hasSuffix(".js") {

@@ -119,7 +119,7 @@ enum HTMLPages {
             """)
     }
 
-    /// `/openapi.yaml`: the repository's openapi.yaml, compiled in by the EmbedOpenAPI plugin.
+    /// `/openapi.yaml`: the repository's openapi.yaml, compiled in by the EmbedFiles plugin.
     static let openAPIBytes = Array(OpenAPIDocument.text.utf8)
 
     /// The API areas the front page lists, each with its main endpoints.

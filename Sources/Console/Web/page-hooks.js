@@ -1,6 +1,3 @@
-// The console's page-hooks.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let pageHooksJS = #"""
 // The hook registry in run order, then the Lua scripts' handlers with their counts.
 import { h, alertBox, say } from './dom.js';
 import { get } from './api.js';
@@ -34,6 +31,4 @@ export function mount(main) {
       : [h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No scripts loaded.'))]));
   }).catch((e) => { if (!stopped) say(error, 'Cannot list the hooks: ' + e.message); });
   return () => { stopped = true; };
-}
-"""#
 }

@@ -1,6 +1,3 @@
-// The console's page-dashboard.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let pageDashboardJS = #"""
 // Live numbers of the daemon, one sample a second from GET /admin/stats.
 import { h, alertBox, say, fmt } from './dom.js';
 import { get } from './api.js';
@@ -62,6 +59,4 @@ export function mount(main) {
   }
   poll();
   return () => { stopped = true; clearTimeout(timer); };
-}
-"""#
 }

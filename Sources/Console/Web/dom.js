@@ -1,6 +1,3 @@
-// The console's dom.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let domJS = #"""
 // Small DOM helpers: elements are built with createElement (never from
 // HTML strings), so every value is text and the CSP needs no inline code.
 
@@ -89,6 +86,4 @@ export function debounce(fn, ms) {
     clearTimeout(timer);
     timer = setTimeout(() => fn(...args), ms);
   };
-}
-"""#
 }

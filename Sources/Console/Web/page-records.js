@@ -1,6 +1,3 @@
-// The console's page-records.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let pageRecordsJS = #"""
 // One collection's records: a MongoDB filter checked by the server's own
 // compiler as you type, sort by column, paging, and a JSON editor that
 // writes with If-Match so a concurrent edit shows as a conflict.
@@ -266,6 +263,4 @@ export function mount(main, params) {
 
   load();
   return () => { stopped = true; };
-}
-"""#
 }

@@ -1,6 +1,3 @@
-// The console's page-users.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let pageUsersJS = #"""
 // The member directory: search, a user's sessions (revoke one or all),
 // delete a user.
 import { h, clear, alertBox, say, field, debounce } from './dom.js';
@@ -84,6 +81,4 @@ export function mount(main) {
   search.addEventListener('input', debounce(load, 250));
   load();
   return () => { stopped = true; };
-}
-"""#
 }

@@ -1,6 +1,3 @@
-// The console's api.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let apiJS = #"""
 // The console's only way to the server: fetch with the admin token as a
 // bearer token (kept in sessionStorage, never in a cookie).
 
@@ -69,5 +66,3 @@ export function qs(params) {
 
 /** A path segment. */
 export const seg = (value) => encodeURIComponent(value);
-"""#
-}

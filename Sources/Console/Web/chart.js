@@ -1,6 +1,3 @@
-// The console's chart.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let chartJS = #"""
 // A live line chart in SVG: the last `points` values, scaled to the largest.
 import { s } from './dom.js';
 
@@ -23,6 +20,4 @@ export class LineChart {
     this.line.setAttribute('d', 'M' + xy.join(' L'));
     this.area.setAttribute('d', `M${offset},40 L` + xy.join(' L') + ` L${this.points - 1},40 Z`);
   }
-}
-"""#
 }

@@ -1,6 +1,3 @@
-// The console's page-webhooks.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let pageWebhooksJS = #"""
 // Webhook endpoints (add, disable, enable, delete; a new secret is shown
 // once) and deliveries by status with their attempts (retry a dead one).
 import { h, clear, alertBox, say, field } from './dom.js';
@@ -120,6 +117,4 @@ export function mount(main) {
   loadEndpoints();
   loadDeliveries();
   return () => { stopped = true; };
-}
-"""#
 }

@@ -1,6 +1,3 @@
-// The console's page-push.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let pagePushJS = #"""
 // Direct push (APNs, FCM): every device with its deliveries, failures and
 // last error, and the pushes by status with their attempts and last answer.
 import { h, clear, alertBox, say, field } from './dom.js';
@@ -49,6 +46,4 @@ export function mount(main) {
   refreshButton.addEventListener('click', load);
   load();
   return () => { stopped = true; };
-}
-"""#
 }

@@ -1,6 +1,3 @@
-// The console's page-logs.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let pageLogsJS = #"""
 // This daemon's recent log entries, live (polled once a second), filtered
 // by level and request id on the server.
 import { h, clear, alertBox, say, field } from './dom.js';
@@ -66,6 +63,4 @@ export function mount(main) {
 
   poll();
   return () => { stopped = true; serial++; clearTimeout(timer); clearTimeout(typing); };
-}
-"""#
 }

@@ -1,6 +1,3 @@
-// The console's app.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let appJS = #"""
 // The console's shell: sign-in, navigation, and one page at a time.
 import { h, clear, alertBox, say } from './dom.js';
 import { api, token, onRefused } from './api.js';
@@ -166,5 +163,3 @@ function route() {
 onRefused(() => { if (shell) signIn('The server refused the token; sign in again.'); });
 window.addEventListener('hashchange', route);
 route();
-"""#
-}

@@ -1,6 +1,3 @@
-// The console's page-files.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let pageFilesJS = #"""
 // The file store: upload, a grid of thumbnails with type, size and
 // dimensions, open the original, delete. Thumbnails and originals are
 // fetched with the bearer token and shown through blob: URLs (raster
@@ -119,6 +116,4 @@ export function mount(main) {
 
   load();
   return () => { stopped = true; clearTimeout(refresh); release(); };
-}
-"""#
 }

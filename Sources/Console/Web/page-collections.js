@@ -1,6 +1,3 @@
-// The console's page-collections.js: the text between the #""" lines is the file, served as is.
-extension ConsoleAssets {
-    static let pageCollectionsJS = #"""
 // Every collection with its size, access level and indexes.
 import { h, alertBox, say, fmt } from './dom.js';
 import { get, seg } from './api.js';
@@ -25,6 +22,4 @@ export function mount(main) {
       : [h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'No collections yet.'))]));
   }).catch((e) => { if (!stopped) say(error, 'Cannot list the collections: ' + e.message); });
   return () => { stopped = true; };
-}
-"""#
 }
