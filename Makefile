@@ -47,6 +47,8 @@ APT_PACKAGES += libpq-dev
 # Lua 5.4 for operator scripts (hooks, /fn/ functions, jobs; docs/SCRIPTING.md): headers and
 # liblua5.4.so, linked by the CLuaShim target. Not LuaJIT: its count hook misses compiled loops.
 APT_PACKAGES += liblua5.4-dev
+# Node.js only to syntax-check the console's JavaScript (`node --check`; tests/python/test_console_files.py).
+APT_PACKAGES += nodejs
 # HAProxy and PgBouncer run the deployment files etc/haproxy/roost.cfg and etc/pgbouncer/pgbouncer.ini
 # in tests/python/test_cluster_edge.py (started by the test on loopback; the packages' services are not used).
 APT_PACKAGES += haproxy pgbouncer
