@@ -25,7 +25,7 @@ struct MessagingHooks: Sendable {
     let settings: ReloadableSettings
     let outboxDirty: LockedBox<Bool>
     /// The hook path the thread writes take (so they fire `threads.*` hooks and webhooks too).
-    let services: LockedBox<HookServices?>
+    let services: HookServices?
     /// Direct pushes (APNs, FCM) and how their alerts read.
     let push: PushSender
     let alerts: RoostConfig.Push
@@ -54,7 +54,7 @@ struct MessagingHooks: Sendable {
         }
         registry.before(.beforeCreate, collection: messages, id: "messaging.thread", priority: -100, source: "built-in") { ctx, next in
             try next()
-            try Self.upsertThread(ctx, threads: threads, messages: messages, services: services.get())
+            try Self.upsertThread(ctx, threads: threads, messages: messages, services: services)
         }
         registry.before(.beforeCreate, collection: messages, id: "messaging.push", priority: -50, source: "built-in") { ctx, next in
             try next()

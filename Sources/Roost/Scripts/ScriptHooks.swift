@@ -21,12 +21,12 @@ enum ScriptHooks {
     static let events: [(HookEvent, String)] = [(.beforeCreate, "create"), (.beforeUpdate, "update"), (.beforeDelete, "delete")]
 
     static func register(into registry: HookRegistry<any DocumentWriting>, runtime: ScriptRuntime, access: AccessPolicy,
-                         services: LockedBox<HookServices?>, logger: Logger) {
+                         services hooks: HookServices, logger: Logger) {
         for (event, verb) in events {
             registry.before(event, collection: nil, id: "scripts", priority: priority, source: "scripts") { ctx, next in
                 let set = runtime.current
                 let indices = set.hooks(.before, verb, ctx.collection)
-                guard !indices.isEmpty, let hooks = services.get() else { return try next() }
+                guard !indices.isEmpty else { return try next() }
                 let thread = Thread.current.threadDictionary
                 let depth = (thread[depthKey] as? Int) ?? 0
                 guard depth < maxDepth else {
