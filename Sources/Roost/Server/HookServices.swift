@@ -134,7 +134,7 @@ enum BuiltInHooks {
 ///
 /// ```swift
 /// registry.before(.beforeCreate, collection: "orders", id: "orders.total", priority: 10) { ctx, next in
-///     guard ctx.entity["total"]?.doubleValue ?? 0 >= 0 else { throw HookRefusal(400, "InvalidDocument", "total must not be negative") }
+///     guard ctx.entity["total"]?.doubleValue ?? 0 >= 0 else { throw HookRefusal(.invalidDocument, "total must not be negative") }
 ///     try next()
 /// }
 /// ```
