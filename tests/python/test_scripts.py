@@ -295,24 +295,6 @@ def test_a_refusal_or_error_rolls_back_everything(roost, receiver, op, status, c
     assert feed.status == 200 and [d["marker"] for d in feed.body["changed"]] == [ok], feed
 
 
-@pytest.mark.parametrize("status,code,answer", [
-    (422, "OutOfStock", (422, "OutOfStock")),           # the app's own code, at the status it chose
-    (400, "InvalidDocument", (400, "InvalidDocument")),  # one of Roost's codes at its status
-    (409, "Conflict", (409, "Conflict")),
-    (422, "InvalidDocument", (500, "ScriptError")),      # Roost's code at another status: the script's error
-    (400, "Forbidden", (500, "ScriptError")),
-    (503, "OutOfStock", (500, "ScriptError")),           # not a 4xx
-    (400, "out of stock", (500, "ScriptError")),         # not a word
-])
-def test_a_scripts_refusal_code_keeps_one_status(roost, status, code, answer):
-    marker = uuid.uuid4().hex
-    r = probe(roost, op="refuse_as", status=status, code=code, marker=marker)
-    assert_error(r, *answer)
-    if answer[1] == "ScriptError":
-        assert "probes.lua" not in str(r.body)
-    assert count(roost, "probes", {"marker": marker}) == 0
-
-
 def test_script_webhook_is_delivered_through_the_outbox(roost, receiver):
     marker = uuid.uuid4().hex
     assert probe(roost, op="webhook", marker=marker).status == 201

@@ -21,7 +21,6 @@ roost.before("probes", "create", function(ctx)
   elseif op == "audit_then_refuse" then
     roost.create("audits", { marker = e.marker })
     ctx.refuse(409, "Conflict", "refused after writing")
-  elseif op == "refuse_as" then ctx.refuse(e.status, e.code, "refused as asked")
   elseif op == "audit_then_error" then
     roost.create("audits", { marker = e.marker })
     error("boom")
