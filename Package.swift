@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "Backup", dependencies: ["CCrypto", "CFileShim", "Files", "Store"]),
 
         // The business-logic hook registry (knows nothing of users or messages).
-        .target(name: "Hooks", dependencies: ["JSON", "Jobs", "Timing", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Hooks", dependencies: ["HTTP", "JSON", "Jobs", "Timing", .product(name: "Logging", package: "swift-log")]),
         // Lua scripts: sandboxed states, budgets, the roost API's host side (docs/SCRIPTING.md).
         .target(name: "Scripts", dependencies: ["CLuaShim", "CCurlShim", "JSON", "Hooks", "Timing", .product(name: "Logging", package: "swift-log")]),
         // Outgoing webhooks: signing, payloads, delivery from the durable outbox.
@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
         .testTarget(name: "ScriptsTests", dependencies: ["Scripts", "JSON", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "CCrypto", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "HooksTests", dependencies: ["Hooks", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "HooksTests", dependencies: ["Hooks", "HTTP", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         // RoostKit against a real roostd (its unit tests live in Clients/RoostKit/Tests).
         .testTarget(name: "RoostKitIntegrationTests", dependencies: [
             .product(name: "RoostKit", package: "RoostKit"), "roostd", "RoostChat", "TourMyTown", "WaterCooler", "RoostTestSupport",

@@ -30,4 +30,37 @@ struct roost_curl_api {
 /// Filled by roost_curl_start; valid once it returned 0.
 extern struct roost_curl_api roost_curl_fns;
 #define api roost_curl_fns
+
+/// What every request roostd makes sets on its easy handle (roost_curl_setup).
+/// NULL callbacks and user agent are left unset.
+struct roost_curl_options {
+    const char *url;
+    /// "http,https" for HTTP, "smtp,smtps" for mail.
+    const char *protocols;
+    long timeout_ms, connect_timeout_ms;
+    const char *user_agent;
+    struct curl_slist *headers;
+    curl_write_callback body;
+    void *body_data;
+    curl_write_callback header;
+    void *header_data;
+    /// CURL_ERROR_SIZE bytes; emptied here.
+    char *errbuf;
+};
+
+/// Sets the URL, the protocols, the timeouts, no signals, no redirects, the
+/// user agent, the header lines, where the body and header lines go and the
+/// error buffer: the part of a handle's setup every request shares.
+void roost_curl_setup(CURL *curl, const struct roost_curl_options *o);
+
+/// The header lines as a libcurl list; with `no_expect`, an empty "Expect:"
+/// too, so a body goes out at once rather than after 100-continue.
+struct curl_slist *roost_curl_header_list(const char *const *headers, size_t count, int no_expect);
+
+/// The delta-seconds of a `Retry-After:` header line, or -1 when the line is
+/// another header or has no number.
+long roost_curl_retry_after(const char *line, size_t len);
+
+/// Why a transfer failed: libcurl's error buffer, else the code's text.
+const char *roost_curl_reason(CURLcode rc, const char *errbuf);
 #endif

@@ -64,63 +64,99 @@ static size_t discard(char *ptr, size_t size, size_t nmemb, void *userdata) {
     return size * nmemb;
 }
 
+void roost_curl_setup(CURL *curl, const struct roost_curl_options *o) {
+    o->errbuf[0] = 0;
+    api.easy_setopt(curl, CURLOPT_URL, o->url);
+    api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, o->protocols);
+    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, o->timeout_ms);
+    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, o->connect_timeout_ms);
+    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
+    if (o->user_agent) api.easy_setopt(curl, CURLOPT_USERAGENT, o->user_agent);
+    if (o->headers) api.easy_setopt(curl, CURLOPT_HTTPHEADER, o->headers);
+    if (o->body) {
+        api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, o->body);
+        api.easy_setopt(curl, CURLOPT_WRITEDATA, o->body_data);
+    }
+    if (o->header) {
+        api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, o->header);
+        api.easy_setopt(curl, CURLOPT_HEADERDATA, o->header_data);
+    }
+    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, o->errbuf);
+}
+
+struct curl_slist *roost_curl_header_list(const char *const *headers, size_t count, int no_expect) {
+    struct curl_slist *list = NULL;
+    for (size_t i = 0; i < count; i++) list = api.slist_append(list, headers[i]);
+    if (no_expect) list = api.slist_append(list, "Expect:");
+    return list;
+}
+
+long roost_curl_retry_after(const char *line, size_t len) {
+    static const char name[] = "retry-after:";
+    size_t n = sizeof(name) - 1;
+    if (len <= n || strncasecmp(line, name, n) != 0) return -1;
+    size_t i = n;
+    while (i < len && (line[i] == ' ' || line[i] == '\t')) i++;
+    long value = 0;
+    int digits = 0;
+    while (i < len && isdigit((unsigned char)line[i]) && digits < 9) {
+        value = value * 10 + (line[i] - '0');
+        i++; digits++;
+    }
+    return digits > 0 ? value : -1;
+}
+
+const char *roost_curl_reason(CURLcode rc, const char *errbuf) {
+    return errbuf[0] ? errbuf : api.easy_strerror(rc);
+}
+
 /// Picks Retry-After out of the response headers (delta-seconds form only).
 static size_t header_line(char *buffer, size_t size, size_t nitems, void *userdata) {
     size_t len = size * nitems;
-    roost_curl_result *out = userdata;
-    static const char name[] = "retry-after:";
-    size_t n = sizeof(name) - 1;
-    if (len > n && strncasecmp(buffer, name, n) == 0) {
-        size_t i = n;
-        while (i < len && (buffer[i] == ' ' || buffer[i] == '\t')) i++;
-        long value = 0;
-        int digits = 0;
-        while (i < len && isdigit((unsigned char)buffer[i]) && digits < 9) {
-            value = value * 10 + (buffer[i] - '0');
-            i++; digits++;
-        }
-        if (digits > 0) out->retry_after = value;
-    }
+    long seconds = roost_curl_retry_after(buffer, len);
+    if (seconds >= 0) ((roost_curl_result *)userdata)->retry_after = seconds;
     return len;
+}
+
+/// Empties `out` before a request.
+static void reset(roost_curl_result *out) {
+    out->status = 0;
+    out->retry_after = -1;
+    out->error[0] = 0;
+}
+
+/// A new easy handle once libcurl is loaded; NULL with the reason in `out`.
+static CURL *new_handle(roost_curl_result *out) {
+    if (roost_curl_start(out->error, sizeof out->error) != 0) return NULL;
+    CURL *curl = api.easy_init();
+    if (!curl) snprintf(out->error, sizeof out->error, "curl_easy_init failed");
+    return curl;
+}
+
+/// Copies why a transfer failed into `out`.
+static void set_error(roost_curl_result *out, const char *why) {
+    strncpy(out->error, why, sizeof(out->error) - 1);
+    out->error[sizeof(out->error) - 1] = 0;
 }
 
 int roost_curl_post(const char *url, const char *const *headers, size_t header_count,
                     const void *body, size_t body_len, long timeout_ms, roost_curl_result *out) {
-    out->status = 0;
-    out->retry_after = -1;
-    out->error[0] = 0;
-    if (roost_curl_start(out->error, sizeof out->error) != 0) return -1;
-    CURL *curl = api.easy_init();
-    if (!curl) {
-        strncpy(out->error, "curl_easy_init failed", sizeof(out->error) - 1);
-        return -1;
-    }
-    struct curl_slist *list = NULL;
-    for (size_t i = 0; i < header_count; i++) list = api.slist_append(list, headers[i]);
-    list = api.slist_append(list, "Expect:");
+    reset(out);
+    CURL *curl = new_handle(out);
+    if (!curl) return -1;
+    struct curl_slist *list = roost_curl_header_list(headers, header_count, 1);
     char errbuf[CURL_ERROR_SIZE];
-    errbuf[0] = 0;
-    api.easy_setopt(curl, CURLOPT_URL, url);
+    roost_curl_setup(curl, &(struct roost_curl_options){
+        .url = url, .protocols = "http,https", .timeout_ms = timeout_ms, .connect_timeout_ms = timeout_ms,
+        .user_agent = "roostd-webhooks", .headers = list, .body = discard, .header = header_line, .header_data = out, .errbuf = errbuf});
     api.easy_setopt(curl, CURLOPT_POST, 1L);
     api.easy_setopt(curl, CURLOPT_POSTFIELDS, body);
     api.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-    api.easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-    api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    api.easy_setopt(curl, CURLOPT_USERAGENT, "roostd-webhooks");
-    api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
-    api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, header_line);
-    api.easy_setopt(curl, CURLOPT_HEADERDATA, out);
-    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     CURLcode rc = api.easy_perform(curl);
     int result = 0;
     if (rc != CURLE_OK) {
-        const char *why = errbuf[0] ? errbuf : api.easy_strerror(rc);
-        strncpy(out->error, why, sizeof(out->error) - 1);
-        out->error[sizeof(out->error) - 1] = 0;
+        set_error(out, roost_curl_reason(rc, errbuf));
         result = -1;
     } else {
         api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
@@ -145,21 +181,14 @@ static size_t smtp_read(char *buffer, size_t size, size_t nitems, void *userdata
 
 int roost_curl_smtp(const char *url, const char *from, const char *recipient, const char *message, size_t message_len,
                     const char *username, const char *password, roost_smtp_tls tls, long timeout_ms, roost_curl_result *out) {
-    out->status = 0;
-    out->retry_after = -1;
-    out->error[0] = 0;
-    if (roost_curl_start(out->error, sizeof out->error) != 0) return -1;
-    CURL *curl = api.easy_init();
-    if (!curl) {
-        strncpy(out->error, "curl_easy_init failed", sizeof(out->error) - 1);
-        return -1;
-    }
+    reset(out);
+    CURL *curl = new_handle(out);
+    if (!curl) return -1;
     struct curl_slist *rcpt = api.slist_append(NULL, recipient);
     struct smtp_source src = { message, message_len };
     char errbuf[CURL_ERROR_SIZE];
-    errbuf[0] = 0;
-    api.easy_setopt(curl, CURLOPT_URL, url);
-    api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "smtp,smtps");
+    roost_curl_setup(curl, &(struct roost_curl_options){
+        .url = url, .protocols = "smtp,smtps", .timeout_ms = timeout_ms, .connect_timeout_ms = timeout_ms, .errbuf = errbuf});
     api.easy_setopt(curl, CURLOPT_MAIL_FROM, from);
     api.easy_setopt(curl, CURLOPT_MAIL_RCPT, rcpt);
     api.easy_setopt(curl, CURLOPT_READFUNCTION, smtp_read);
@@ -170,17 +199,11 @@ int roost_curl_smtp(const char *url, const char *from, const char *recipient, co
     api.easy_setopt(curl, CURLOPT_USE_SSL, use_ssl);
     if (username && username[0]) api.easy_setopt(curl, CURLOPT_USERNAME, username);
     if (password && password[0]) api.easy_setopt(curl, CURLOPT_PASSWORD, password);
-    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     CURLcode rc = api.easy_perform(curl);
     api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
     int result = 0;
     if (rc != CURLE_OK) {
-        const char *why = errbuf[0] ? errbuf : api.easy_strerror(rc);
-        strncpy(out->error, why, sizeof(out->error) - 1);
-        out->error[sizeof(out->error) - 1] = 0;
+        set_error(out, roost_curl_reason(rc, errbuf));
         result = -1;
     }
     api.slist_free_all(rcpt);
@@ -220,40 +243,22 @@ static size_t get_header(char *buffer, size_t size, size_t nitems, void *userdat
 
 int roost_curl_get(const char *url, long timeout_ms, size_t max_bytes, char **body, size_t *body_len,
                    char *cache_control, size_t cache_control_len, roost_curl_result *out) {
-    out->status = 0;
-    out->retry_after = -1;
-    out->error[0] = 0;
+    reset(out);
     *body = NULL;
     *body_len = 0;
     if (cache_control_len > 0) cache_control[0] = 0;
-    if (roost_curl_start(out->error, sizeof out->error) != 0) return -1;
-    CURL *curl = api.easy_init();
-    if (!curl) {
-        strncpy(out->error, "curl_easy_init failed", sizeof(out->error) - 1);
-        return -1;
-    }
+    CURL *curl = new_handle(out);
+    if (!curl) return -1;
     struct get_sink sink = { NULL, 0, max_bytes, 0, cache_control, cache_control_len };
     char errbuf[CURL_ERROR_SIZE];
-    errbuf[0] = 0;
-    api.easy_setopt(curl, CURLOPT_URL, url);
+    roost_curl_setup(curl, &(struct roost_curl_options){
+        .url = url, .protocols = "http,https", .timeout_ms = timeout_ms, .connect_timeout_ms = timeout_ms, .user_agent = "roostd",
+        .body = get_body, .body_data = &sink, .header = get_header, .header_data = &sink, .errbuf = errbuf});
     api.easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-    api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-    api.easy_setopt(curl, CURLOPT_USERAGENT, "roostd");
-    api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, get_body);
-    api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-    api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, get_header);
-    api.easy_setopt(curl, CURLOPT_HEADERDATA, &sink);
-    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     CURLcode rc = api.easy_perform(curl);
     int result = 0;
     if (rc != CURLE_OK || sink.over) {
-        const char *why = sink.over ? "response body too large" : (errbuf[0] ? errbuf : api.easy_strerror(rc));
-        strncpy(out->error, why, sizeof(out->error) - 1);
-        out->error[sizeof(out->error) - 1] = 0;
+        set_error(out, sink.over ? "response body too large" : roost_curl_reason(rc, errbuf));
         free(sink.data);
         result = -1;
     } else {

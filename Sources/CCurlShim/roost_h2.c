@@ -2,7 +2,6 @@
 #include "roost_h2.h"
 #include "roost_curl.h"
 #include "curl_api.h"
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,17 +65,8 @@ static size_t keep_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
 
 static size_t header_line(char *buffer, size_t size, size_t nitems, void *userdata) {
     size_t len = size * nitems;
-    roost_h2_response *out = userdata;
-    static const char name[] = "retry-after:";
-    size_t n = sizeof(name) - 1;
-    if (len > n && strncasecmp(buffer, name, n) == 0) {
-        size_t i = n;
-        while (i < len && (buffer[i] == ' ' || buffer[i] == '\t')) i++;
-        long value = 0;
-        int digits = 0;
-        while (i < len && isdigit((unsigned char)buffer[i]) && digits < 9) { value = value * 10 + (buffer[i] - '0'); i++; digits++; }
-        if (digits > 0) out->retry_after = value;
-    }
+    long seconds = roost_curl_retry_after(buffer, len);
+    if (seconds >= 0) ((roost_h2_response *)userdata)->retry_after = seconds;
     return len;
 }
 
@@ -98,9 +88,11 @@ int roost_h2_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_r
         if (!e) { snprintf(out[i].error, sizeof out[i].error, "curl_easy_init failed"); t[i].done = 1; continue; }
         t[i].easy = e;
         t[i].out = &out[i];
-        for (size_t h = 0; h < req[i].header_count; h++) t[i].headers = api.slist_append(t[i].headers, req[i].headers[h]);
-        t[i].headers = api.slist_append(t[i].headers, "Expect:");
-        api.easy_setopt(e, CURLOPT_URL, req[i].url);
+        t[i].headers = roost_curl_header_list(req[i].headers, req[i].header_count, 1);
+        roost_curl_setup(e, &(struct roost_curl_options){
+            .url = req[i].url, .protocols = "http,https", .timeout_ms = timeout_ms, .connect_timeout_ms = timeout_ms,
+            .user_agent = "roostd-push", .headers = t[i].headers, .body = keep_body, .body_data = &out[i],
+            .header = header_line, .header_data = &out[i], .errbuf = t[i].errbuf});
         int cleartext = strncmp(req[i].url, "http://", 7) == 0;
         api.easy_setopt(e, CURLOPT_HTTP_VERSION, (long)(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS));
         api.easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
@@ -109,19 +101,7 @@ int roost_h2_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_r
             api.easy_setopt(e, CURLOPT_POSTFIELDS, req[i].body ? req[i].body : "");
             api.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req[i].body_len);
         }
-        api.easy_setopt(e, CURLOPT_HTTPHEADER, t[i].headers);
-        api.easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
-        api.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-        api.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        api.easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-        api.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        api.easy_setopt(e, CURLOPT_USERAGENT, "roostd-push");
         if (c->ca_file) api.easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
-        api.easy_setopt(e, CURLOPT_WRITEFUNCTION, keep_body);
-        api.easy_setopt(e, CURLOPT_WRITEDATA, &out[i]);
-        api.easy_setopt(e, CURLOPT_HEADERFUNCTION, header_line);
-        api.easy_setopt(e, CURLOPT_HEADERDATA, &out[i]);
-        api.easy_setopt(e, CURLOPT_ERRORBUFFER, t[i].errbuf);
         api.easy_setopt(e, CURLOPT_PRIVATE, &t[i]);
         if (api.multi_add_handle(c->multi, e) != CURLM_OK) {
             snprintf(out[i].error, sizeof out[i].error, "curl_multi_add_handle failed");
@@ -145,8 +125,7 @@ int roost_h2_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_r
             finished++;
             CURLcode rc = msg->data.result;
             if (rc != CURLE_OK) {
-                const char *why = tr->errbuf[0] ? tr->errbuf : api.easy_strerror(rc);
-                snprintf(tr->out->error, sizeof tr->out->error, "%s", why);
+                snprintf(tr->out->error, sizeof tr->out->error, "%s", roost_curl_reason(rc, tr->errbuf));
             } else {
                 api.easy_getinfo(tr->easy, CURLINFO_RESPONSE_CODE, &tr->out->status);
                 long version = 0;

@@ -90,15 +90,16 @@ int roost_s3_perform(const roost_s3_request *req, roost_s3_response *out) {
         return -1;
     }
     transfer t = {curl, req, out, 0};
-    struct curl_slist *list = NULL;
-    for (size_t i = 0; i < req->header_count; i++) list = api.slist_append(list, req->headers[i]);
     // No "Expect:" override: libcurl 7.88 would sign the emptied header and
     // S3 would refuse the signature. 100-continue also spares sending a
     // large body that S3 is about to refuse.
+    struct curl_slist *list = roost_curl_header_list(req->headers, req->header_count, 0);
     char errbuf[CURL_ERROR_SIZE];
-    errbuf[0] = 0;
+    roost_curl_setup(curl, &(struct roost_curl_options){
+        .url = req->url, .protocols = "http,https", .timeout_ms = req->timeout_ms, .connect_timeout_ms = req->connect_timeout_ms,
+        .user_agent = "roostd-s3", .headers = list, .body = receive, .body_data = &t, .header = header_line, .header_data = &t,
+        .errbuf = errbuf});
     const char *method = req->method;
-    api.easy_setopt(curl, CURLOPT_URL, req->url);
     if (strcmp(method, "HEAD") == 0) {
         api.easy_setopt(curl, CURLOPT_NOBODY, 1L);
     } else if (strcmp(method, "PUT") == 0 || strcmp(method, "POST") == 0) {
@@ -110,24 +111,12 @@ int roost_s3_perform(const roost_s3_request *req, roost_s3_response *out) {
     }
     api.easy_setopt(curl, CURLOPT_AWS_SIGV4, req->sigv4);
     api.easy_setopt(curl, CURLOPT_USERPWD, req->userpwd);
-    api.easy_setopt(curl, CURLOPT_HTTPHEADER, list);
-    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, req->timeout_ms);
-    api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, req->connect_timeout_ms);
-    api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-    api.easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 0L);
-    api.easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
     api.easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, req->insecure ? 0L : 1L);
     api.easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, req->insecure ? 0L : 2L);
-    api.easy_setopt(curl, CURLOPT_USERAGENT, "roostd-s3");
-    api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, receive);
-    api.easy_setopt(curl, CURLOPT_WRITEDATA, &t);
-    api.easy_setopt(curl, CURLOPT_HEADERFUNCTION, header_line);
-    api.easy_setopt(curl, CURLOPT_HEADERDATA, &t);
-    api.easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
     CURLcode rc = api.easy_perform(curl);
     int result = 0;
     if (rc != CURLE_OK) {
-        snprintf(out->error, sizeof out->error, "%s", errbuf[0] ? errbuf : api.easy_strerror(rc));
+        snprintf(out->error, sizeof out->error, "%s", roost_curl_reason(rc, errbuf));
         out->status = 0;
         result = -1;
     } else {

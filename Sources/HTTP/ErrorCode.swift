@@ -3,8 +3,10 @@
 /// exactly these (`Tests/RoostTests/ErrorCodeSpecTests.swift` checks both
 /// directions), and the Python tests' list is checked against the spec.
 ///
-/// Codes a hook or script chooses (`ctx.refuse`) are the app's own and are
-/// not listed; they use `HTTPError(status:code:_:)`.
+/// Built-in hooks refuse with these (`HookRefusal(.forbidden, …)`). Codes a
+/// script chooses (`ctx.refuse`) may be the app's own and are not listed
+/// (`HookRefusal(status:appCode:_:)`); a script naming one of these must use
+/// its status (`HookRefusal.appCodeProblem`).
 public enum ErrorCode: String, CaseIterable, Sendable {
     // 400: the request itself is wrong.
     case badRequest = "BadRequest"

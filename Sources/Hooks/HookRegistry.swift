@@ -16,7 +16,7 @@ import Timing
 ///
 /// ```swift
 /// registry.before(.beforeCreate, collection: "messages", id: "messaging.sender", priority: 10) { ctx, next in
-///     guard ctx.entity["senderId"] == .string(ctx.actor ?? "") else { throw HookRefusal(403, "Forbidden", "…") }
+///     guard ctx.entity["senderId"] == .string(ctx.actor ?? "") else { throw HookRefusal(.forbidden, "…") }
 ///     try next()
 /// }
 /// ```

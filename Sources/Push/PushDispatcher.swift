@@ -53,10 +53,8 @@ public final class PushDispatcher: @unchecked Sendable {
     let logger: Logger
     let apns: APNsProvider?
     let fcm: FCMProvider?
-    private let condition = NSCondition()
-    private var stopped = false
-    private var woken = false
-    private let finished = DispatchGroup()
+    private let loop = OutboxLoop<(reader: any DocumentReading, client: HTTP2Client)>(name: "push")
+    private var lastSweep = Date.distantPast
     /// Connections the client opened (tests check reuse through the metrics).
     public let connections = LockedBox(0)
     /// Pushes whose attempt could not be recorded (writer error, queue full):
@@ -85,101 +83,62 @@ public final class PushDispatcher: @unchecked Sendable {
     public var platforms: [String] { (apns == nil ? [] : ["ios"]) + (fcm == nil ? [] : ["android"]) }
 
     public func start() throws {
-        let opened = DispatchSemaphore(value: 0)
-        let failure = LockedBox<(any Error)?>(nil)
-        finished.enter()
-        NamedThread.start("push") { [self] in
-            defer { finished.leave() }
-            let reader: any DocumentReading
-            let client: HTTP2Client
-            do {
-                reader = try engine.openReader(role: "push")
-                client = try HTTP2Client(caFile: settings.caFile)
-            } catch {
-                failure.set(error)
-                opened.signal()
-                return
-            }
-            opened.signal()
-            run(reader, client)
-        }
-        opened.wait()
-        if let error = failure.get() { throw error }
+        try loop.start(open: { [engine, settings] in (try engine.openReader(role: "push"), try HTTP2Client(caFile: settings.caFile)) },
+                       pass: { [self] in pass($0.reader, $0.client) })
     }
 
     /// Stops after the batch in hand; what was not sent stays in the outbox.
-    public func shutdown() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-        finished.wait()
-    }
+    public func shutdown() { loop.shutdown() }
 
     /// Looks for due pushes now (after a commit that added some).
-    public func wake() {
-        condition.lock()
-        woken = true
-        condition.signal()
-        condition.unlock()
-    }
+    public func wake() { loop.wake() }
 
-    var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
+    var isStopped: Bool { loop.isStopped }
 
-    private func run(_ reader: any DocumentReading, _ client: HTTP2Client) {
-        var lastSweep = Date.distantPast
-        while true {
-            condition.lock()
-            if stopped { condition.unlock(); return }
-            woken = false
-            condition.unlock()
-            var waitMilliseconds = Int64(settings.pollMilliseconds)
-            do {
-                // Stale devices: at start, then every minute (sooner for a short age).
-                if Date().timeIntervalSince(lastSweep) > min(60, Double(settings.staleAfterSeconds ?? 120) / 2) {
-                    lastSweep = Date()
-                    sweep(staleAfter: settings.staleAfterSeconds)
-                }
-                let now = Outbox.nowMilliseconds()
-                heldUntil = heldUntil.filter { $0.value > now }
-                let read = try reader.duePushes(now: now, limit: settings.batch)
-                let due = read.filter { heldUntil[$0.rid] == nil }
-                if !due.isEmpty {
-                    let saved = deliver(due, client)
-                    let opened = client.connections - connections.get()
-                    connections.set(client.connections)
-                    if opened > 0 { onConnectionsOpened(opened) }
-                    if saved {
-                        failedSaves = 0
-                        if due.count == settings.batch { continue }
-                    } else {
-                        // Not recorded: the rows are still pending and due. Hold them, and back off before the next read.
-                        failedSaves += 1
-                        let backoff = Self.saveBackoffMilliseconds(failures: failedSaves)
-                        for push in due { heldUntil[push.rid] = Outbox.nowMilliseconds() + backoff }
-                        logger.error("push attempts not recorded; holding the batch", metadata: ["pushes": "\(due.count)", "retry_in_ms": "\(backoff)"])
-                        waitMilliseconds = backoff
-                    }
-                }
-                if failedSaves > 0 {
-                    waitMilliseconds = max(waitMilliseconds, Self.saveBackoffMilliseconds(failures: failedSaves))
-                } else if read.count > due.count {
-                    // Only held pushes are due: wait for the earliest hold to end.
-                    let until = heldUntil.values.min() ?? now
-                    waitMilliseconds = min(waitMilliseconds, max(until - now, 5))
-                } else if let next = try reader.nextPushDue() {
-                    waitMilliseconds = next > now ? min(waitMilliseconds, next - now) : 0
-                }
-            } catch {
-                logger.error("push dispatcher cannot read the outbox", metadata: ["error": "\(error)"])
+    /// Sweeps stale devices when due, sends one batch of due pushes and
+    /// records it; returns the milliseconds to sleep (0: a full batch went, read again).
+    private func pass(_ reader: any DocumentReading, _ client: HTTP2Client) -> Int64 {
+        var waitMilliseconds = Int64(settings.pollMilliseconds)
+        do {
+            // Stale devices: at start, then every minute (sooner for a short age).
+            if Date().timeIntervalSince(lastSweep) > min(60, Double(settings.staleAfterSeconds ?? 120) / 2) {
+                lastSweep = Date()
+                sweep(staleAfter: settings.staleAfterSeconds)
             }
-            if waitMilliseconds <= 0 { continue }
-            condition.lock()
-            if !stopped && !woken {
-                _ = condition.wait(until: Date().addingTimeInterval(Double(max(waitMilliseconds, 5)) / 1000))
+            let now = Outbox.nowMilliseconds()
+            heldUntil = heldUntil.filter { $0.value > now }
+            let read = try reader.duePushes(now: now, limit: settings.batch)
+            let due = read.filter { heldUntil[$0.rid] == nil }
+            if !due.isEmpty {
+                let saved = deliver(due, client)
+                let opened = client.connections - connections.get()
+                connections.set(client.connections)
+                if opened > 0 { onConnectionsOpened(opened) }
+                if saved {
+                    failedSaves = 0
+                    if due.count == settings.batch { return 0 }
+                } else {
+                    // Not recorded: the rows are still pending and due. Hold them, and back off before the next read.
+                    failedSaves += 1
+                    let backoff = Self.saveBackoffMilliseconds(failures: failedSaves)
+                    for push in due { heldUntil[push.rid] = Outbox.nowMilliseconds() + backoff }
+                    logger.error("push attempts not recorded; holding the batch", metadata: ["pushes": "\(due.count)", "retry_in_ms": "\(backoff)"])
+                    waitMilliseconds = backoff
+                }
             }
-            condition.unlock()
+            if failedSaves > 0 {
+                waitMilliseconds = max(waitMilliseconds, Self.saveBackoffMilliseconds(failures: failedSaves))
+            } else if read.count > due.count {
+                // Only held pushes are due: wait for the earliest hold to end.
+                let until = heldUntil.values.min() ?? now
+                waitMilliseconds = min(waitMilliseconds, max(until - now, 5))
+            } else if let next = try reader.nextPushDue() {
+                waitMilliseconds = next > now ? min(waitMilliseconds, next - now) : 0
+            }
+        } catch {
+            logger.error("push dispatcher cannot read the outbox", metadata: ["error": "\(error)"])
         }
+        return waitMilliseconds
     }
 
     /// One push's way through a batch.

@@ -1,4 +1,5 @@
 import CLuaShim
+import Hooks
 import JSON
 import Logging
 
@@ -167,10 +168,9 @@ extension LuaState {
     private func refuse() throws -> Int32 {
         guard let call else { throw HostFailure("refuse is only for before hooks") }
         let status = lua_isinteger(L, 1) != 0 ? Int(lua_tointegerx(L, 1, nil)) : 0
-        guard (400...499).contains(status) else { throw HostFailure("status must be a whole number from 400 to 499") }
         let code = lua_type(L, 2) == LUA_TSTRING ? message(at: 2) : "Refused"
         let text = lua_type(L, 3) == LUA_TSTRING ? message(at: 3) : "A hook refused the write."
-        guard Self.isFunctionName(code) else { throw HostFailure("code must be letters and digits, like InvalidDocument") }
+        if let problem = HookRefusal.appCodeProblem(status: status, code: code) { throw HostFailure(problem) }
         call.refusal = HookRefusalValue(status: status, code: code, message: String(text.prefix(1000)))
         pushString("refused: \(status) \(code)")
         return -1

@@ -31,11 +31,10 @@ public final class WebhookDispatcher: @unchecked Sendable {
     let onOutcome: @Sendable (String) -> Void
     let logger: Logger
     let pool: WorkerPool<Void, DueDelivery>
-    private let condition = NSCondition()
-    private var stopped = false
-    private var woken = false
+    private let loop = OutboxLoop<any DocumentReading>(name: "webhook-sched")
+    /// Deliveries handed to the pool and not finished: not handed again meanwhile (guarded by `inFlightLock`).
     private var inFlight: Set<Int64> = []
-    private let finished = DispatchGroup()
+    private let inFlightLock = NSLock()
 
     /// - Parameter onOutcome: called with `delivered`, `failed` (will retry) or `gave_up` per attempt.
     public init(engine: any StoreEngine, settings: Settings, record: @escaping Record,
@@ -54,80 +53,43 @@ public final class WebhookDispatcher: @unchecked Sendable {
     public func start() throws {
         try pool.start()
         // The scheduler's read connection is opened on its own thread and stays there.
-        let opened = DispatchSemaphore(value: 0)
-        let failure = LockedBox<(any Error)?>(nil)
-        finished.enter()
-        NamedThread.start("webhook-sched") { [self] in
-            defer { finished.leave() }
-            let reader: any DocumentReading
-            do { reader = try engine.openReader(role: "webhooks") } catch {
-                failure.set(error)
-                opened.signal()
-                return
-            }
-            opened.signal()
-            schedule(reader)
-        }
-        opened.wait()
-        if let error = failure.get() { throw error }
+        try loop.start(open: { [engine] in try engine.openReader(role: "webhooks") }, pass: { [self] in schedule($0) })
     }
 
     /// Stops scheduling; deliveries not yet started stay in the outbox for the next start.
     public func shutdown() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-        finished.wait()
+        loop.shutdown()
         pool.shutdown()
     }
 
     /// Looks for due deliveries now (after a commit that added some).
-    public func wake() {
-        condition.lock()
-        woken = true
-        condition.signal()
-        condition.unlock()
-    }
+    public func wake() { loop.wake() }
 
-    var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
+    var isStopped: Bool { loop.isStopped }
 
-    private func schedule(_ reader: any DocumentReading) {
-        while true {
-            condition.lock()
-            if stopped { condition.unlock(); return }
-            woken = false
-            let busy = inFlight
-            condition.unlock()
-
-            var waitMilliseconds = Int64(settings.pollMilliseconds)
-            do {
-                let now = Outbox.nowMilliseconds()
-                for delivery in try reader.dueDeliveries(now: now, limit: 256) where !busy.contains(delivery.rid) {
-                    condition.lock(); inFlight.insert(delivery.rid); condition.unlock()
-                    if !pool.submit(delivery) {
-                        condition.lock(); inFlight.remove(delivery.rid); condition.unlock()
-                        break
-                    }
+    /// Hands due deliveries not in flight to the pool; returns the milliseconds until the next is due.
+    private func schedule(_ reader: any DocumentReading) -> Int64 {
+        let busy = inFlightLock.withLock { inFlight }
+        var waitMilliseconds = Int64(settings.pollMilliseconds)
+        do {
+            let now = Outbox.nowMilliseconds()
+            for delivery in try reader.dueDeliveries(now: now, limit: 256) where !busy.contains(delivery.rid) {
+                inFlightLock.withLock { _ = inFlight.insert(delivery.rid) }
+                if !pool.submit(delivery) {
+                    inFlightLock.withLock { _ = inFlight.remove(delivery.rid) }
+                    break
                 }
-                if let next = try reader.nextDeliveryDue(), next > now { waitMilliseconds = min(waitMilliseconds, next - now) }
-            } catch {
-                logger.error("webhook scheduler cannot read the outbox", metadata: ["error": "\(error)"])
             }
-            condition.lock()
-            if !stopped && !woken {
-                _ = condition.wait(until: Date().addingTimeInterval(Double(max(waitMilliseconds, 5)) / 1000))
-            }
-            condition.unlock()
+            if let next = try reader.nextDeliveryDue(), next > now { waitMilliseconds = min(waitMilliseconds, next - now) }
+        } catch {
+            logger.error("webhook scheduler cannot read the outbox", metadata: ["error": "\(error)"])
         }
+        return max(waitMilliseconds, 5)
     }
 
     private func finish(_ rid: Int64) {
-        condition.lock()
-        inFlight.remove(rid)
-        woken = true
-        condition.signal()
-        condition.unlock()
+        inFlightLock.withLock { _ = inFlight.remove(rid) }
+        loop.wake()
     }
 
     /// One attempt of one delivery, on a delivery thread.

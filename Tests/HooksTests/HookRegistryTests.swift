@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 import Hooks
 import JSON
 import Logging
@@ -49,7 +50,7 @@ final class FakeTransaction: @unchecked Sendable {
         }
         registry.before(.beforeCreate, collection: "messages", id: "refuse", priority: 2) { ctx, _ in
             ctx.work.log.append("refusing " + (ctx.entity["text"]?.stringValue ?? ""))
-            throw HookRefusal(403, "Forbidden", "not you")
+            throw HookRefusal(.forbidden, "not you")
         }
         registry.before(.beforeCreate, collection: "messages", id: "never", priority: 3) { ctx, next in
             ctx.work.log.append("never")

@@ -18,7 +18,7 @@ import Testing
         (StoreError.notFound("gone"), 404, #"{"error":"NotFound","description":"gone"}"#),
         (StoreError.forbidden("no"), 403, #"{"error":"Forbidden","description":"no"}"#),
         (StoreError.expired("old"), 410, #"{"error":"CursorExpired","description":"old"}"#),
-        (HookRefusal(422, "Nope", "refused"), 422, #"{"error":"Nope","description":"refused"}"#),
+        (HookRefusal(status: 422, appCode: "Nope", "refused"), 422, #"{"error":"Nope","description":"refused"}"#),
         (UploadError.empty(), 400, #"{"error":"EmptyBody","description":"The request body is empty; send the file's bytes."}"#),
         (AccessScope.Denial.forbidden("private"), 403, #"{"error":"Forbidden","description":"private"}"#),
         (ReferencedError(collection: "c", id: "a", count: 2), 409,

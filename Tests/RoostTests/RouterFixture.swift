@@ -46,6 +46,7 @@ final class RouterFixture: Sendable {
                                           objects: try FileHandlers.objectStore(config: config, removals: removals, logger: logger),
                                           info: ServerInfo(version: "test", listen: [], startedAt: ""), state: ServerState(),
                                           logger: logger)
+        try areas.files.start()
         router = areas.router
         jobs = areas.jobs
     }

@@ -2,13 +2,45 @@
 load, SIGHUP reload, the access log, X-Request-Id, /readyz and /metrics."""
 
 import json
+import os
 import pathlib
 import re
 import signal
 import threading
 import time
 
-from roost_harness import Roostd
+import pytest
+
+from roost_harness import Roostd, RoostdError
+
+
+# SQLite's WAL checkpoints run in a service of their own; PostgreSQL checkpoints itself.
+FIRST_SERVICES = ["database"] + ([] if os.environ.get("ROOST_TEST_ENGINE") == "postgresql" else ["checkpointer"]) + ["pools"]
+
+
+def services(log, verb):
+    """The services named by `service started` (or `stopped`) lines, in log order."""
+    return re.findall(rf"service {verb}\b[^\n]*?service=([\w-]+)", log)
+
+
+def test_a_failed_start_stops_the_started_services_in_reverse(tmp_path):
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    broken = pathlib.Path(__file__).parent / "scripts_support" / "broken.lua.txt"
+    (scripts / "10-broken.lua").write_text(broken.read_text())
+    daemon = Roostd(tmp_path, config=f"default_permission: public\nscripts_dir: {scripts}\n")
+    with pytest.raises(RoostdError):
+        daemon.start(timeout=20)
+    assert daemon.proc.wait(timeout=10) != 0
+    log = daemon.log_text()
+    assert "10-broken.lua:4" in log and "service failed to start" in log and "service=scripts" in log, log
+    assert services(log, "started") == FIRST_SERVICES + ["after-hooks"], log
+    assert services(log, "stopped") == (FIRST_SERVICES + ["after-hooks"])[::-1], log
+    assert "roostd listening" not in log and "Roost 0.2.0 is serving" not in log
+    # the data directory is released: a start with good scripts serves
+    (scripts / "10-broken.lua").unlink()
+    with Roostd(tmp_path, config=None).start() as again:
+        assert again.request("GET", "/healthz")[0] == 200
 
 
 def test_graceful_shutdown_under_load_loses_no_acknowledged_write(tmp_path):
@@ -45,6 +77,11 @@ def test_graceful_shutdown_under_load_loses_no_acknowledged_write(tmp_path):
     assert len(acknowledged) > 50, "the load never got going"
     log = daemon.log_text()
     assert "shutting down signal=SIGTERM" in log and "roostd stopped" in log
+    # every service started once, in the declared order, and stopped once in reverse, after the drain began
+    started, stopped = services(log, "started"), services(log, "stopped")
+    assert started[:len(FIRST_SERVICES)] == FIRST_SERVICES and "webhooks" in started and "live" in started, started
+    assert stopped == started[::-1], (started, stopped)
+    assert log.index("shutting down signal=SIGTERM") < log.index("service stopped"), log
 
     again = Roostd(tmp_path, config=None).start()
     try:

@@ -43,15 +43,18 @@ extension FileHandlers {
         }
     }
 
+    /// The file area on `objects`, not started yet (`start`).
+    init(config: RoostConfig, objects: any ObjectStore, jobs: CallerJobs, logger: Logger) {
+        let scheduler = ThumbnailScheduler(config: config, store: objects, pools: jobs.pools, logger: logger)
+        self.init(jobs: jobs, config: config, thumbnails: scheduler, objects: objects, logger: logger)
+    }
+
     /// Starts libvips, the upload and thumbnail pools, and the thumbnail job
     /// scan that resumes jobs a crash cut short.
-    static func start(config: RoostConfig, objects: any ObjectStore, jobs: CallerJobs, logger: Logger) throws -> FileHandlers {
-        let scheduler = ThumbnailScheduler(config: config, store: objects, pools: jobs.pools, logger: logger)
-        try scheduler.start()
-        let handlers = FileHandlers(jobs: jobs, config: config, thumbnails: scheduler, objects: objects, logger: logger)
-        try handlers.uploads.start()
-        scheduler.rescan()
-        return handlers
+    func start() throws {
+        try thumbnails.start()
+        try uploads.start()
+        thumbnails.rescan()
     }
 
     /// Stops taking uploads; queued ones are dropped, running ones finish (before the writer stops).

@@ -1,3 +1,4 @@
+import HTTP
 import Hooks
 import JSON
 import Jobs
@@ -25,7 +26,7 @@ struct MessagingHooks: Sendable {
     let settings: ReloadableSettings
     let outboxDirty: LockedBox<Bool>
     /// The hook path the thread writes take (so they fire `threads.*` hooks and webhooks too).
-    let services: LockedBox<HookServices?>
+    let services: HookServices?
     /// Direct pushes (APNs, FCM) and how their alerts read.
     let push: PushSender
     let alerts: RoostConfig.Push
@@ -54,7 +55,7 @@ struct MessagingHooks: Sendable {
         }
         registry.before(.beforeCreate, collection: messages, id: "messaging.thread", priority: -100, source: "built-in") { ctx, next in
             try next()
-            try Self.upsertThread(ctx, threads: threads, messages: messages, services: services.get())
+            try Self.upsertThread(ctx, threads: threads, messages: messages, services: services)
         }
         registry.before(.beforeCreate, collection: messages, id: "messaging.push", priority: -50, source: "built-in") { ctx, next in
             try next()
@@ -68,37 +69,37 @@ struct MessagingHooks: Sendable {
         let sender: String
         switch (ctx.actor, ctx.privileged, ctx.entity["senderId"]) {
         case (nil, false, _):
-            throw HookRefusal(401, "Unauthorized", "Sign in to send messages.")
+            throw HookRefusal(.unauthorized, "Sign in to send messages.")
         case (let me?, _, let given):
             if let given, given != .string(me) {
-                throw HookRefusal(403, "Forbidden", "senderId must be your own user id; you cannot send as someone else.")
+                throw HookRefusal(.forbidden, "senderId must be your own user id; you cannot send as someone else.")
             }
             sender = me
         case (nil, true, .string(let given)?):
             sender = given
         case (nil, true, _):
-            throw HookRefusal(400, "InvalidDocument", "An administrator sending a message must name its senderId.")
+            throw HookRefusal(.invalidDocument, "An administrator sending a message must name its senderId.")
         }
         var recipients: [String]
         switch (ctx.entity["recipients"], ctx.entity["recipientId"]) {
         case (.array(let list)?, _):
             recipients = list.compactMap(\.stringValue)
-            guard recipients.count == list.count else { throw HookRefusal(400, "InvalidDocument", "recipients must be user ids.") }
+            guard recipients.count == list.count else { throw HookRefusal(.invalidDocument, "recipients must be user ids.") }
         case (nil, .string(let one)?):
             recipients = [one]
         default:
-            throw HookRefusal(400, "InvalidDocument", "Name the recipient: recipientId (a user id) or recipients (a list of user ids).")
+            throw HookRefusal(.invalidDocument, "Name the recipient: recipientId (a user id) or recipients (a list of user ids).")
         }
         recipients = unique(recipients.filter { $0 != sender })
         guard !recipients.isEmpty, recipients.count <= maxRecipients else {
-            throw HookRefusal(400, "InvalidDocument", "A message needs 1 to \(maxRecipients) recipients other than the sender.")
+            throw HookRefusal(.invalidDocument, "A message needs 1 to \(maxRecipients) recipients other than the sender.")
         }
         for id in recipients where try ctx.work.document(in: users, id: id) == nil {
-            throw HookRefusal(400, "InvalidDocument", "No user with _id \"\(id)\" to send to.")
+            throw HookRefusal(.invalidDocument, "No user with _id \"\(id)\" to send to.")
         }
         let thread = threadID(sender, recipients)
         if let given = ctx.entity["threadId"], given != .string(thread) {
-            throw HookRefusal(400, "InvalidDocument", "threadId must be \"\(thread)\": the participants' ids, sorted and joined by ':'.")
+            throw HookRefusal(.invalidDocument, "threadId must be \"\(thread)\": the participants' ids, sorted and joined by ':'.")
         }
         ctx.entity["senderId"] = .string(sender)
         ctx.entity["recipients"] = .array(recipients.map { .string($0) })
@@ -111,19 +112,19 @@ struct MessagingHooks: Sendable {
     /// access already checked before this hook runs.
     static func checkEdit(_ ctx: WriteContext<any DocumentWriting>) throws {
         guard ctx.isPatch else {
-            throw HookRefusal(403, "Forbidden", "A sent message cannot be replaced; PATCH {\"text\": …} to edit its text.")
+            throw HookRefusal(.forbidden, "A sent message cannot be replaced; PATCH {\"text\": …} to edit its text.")
         }
         for (key, value) in ctx.entity {
             switch key {
             case "text":
-                guard case .string = value else { throw HookRefusal(400, "InvalidDocument", "text must be a string.") }
+                guard case .string = value else { throw HookRefusal(.invalidDocument, "text must be a string.") }
             case "_id" where value == ctx.id.map { .string($0) }:
                 continue
             default:
-                throw HookRefusal(400, "InvalidDocument", "Only a message's text can be edited; \"\(key)\" cannot change.")
+                throw HookRefusal(.invalidDocument, "Only a message's text can be edited; \"\(key)\" cannot change.")
             }
         }
-        guard ctx.entity["text"] != nil else { throw HookRefusal(400, "InvalidDocument", "Send {\"text\": …} to edit a message.") }
+        guard ctx.entity["text"] != nil else { throw HookRefusal(.invalidDocument, "Send {\"text\": …} to edit a message.") }
         ctx.entity["editedAt"] = .string(Timestamp.now())
     }
 
@@ -134,7 +135,7 @@ struct MessagingHooks: Sendable {
 
     static func participants(_ entity: JSONObject) throws -> (String, [String]) {
         guard let sender = entity["senderId"]?.stringValue, let list = entity["recipients"]?.arrayValue else {
-            throw HookRefusal(500, "HookFailed", "messaging.sender did not run before messaging.acl.")
+            throw HookRefusal(.hookFailed, "messaging.sender did not run before messaging.acl.")
         }
         return (sender, list.compactMap(\.stringValue))
     }

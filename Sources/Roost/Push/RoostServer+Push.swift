@@ -6,10 +6,10 @@ import Store
 import Webhooks
 
 extension RoostServer {
-    /// Starts direct push delivery when `push.apns` or `push.fcm` is set:
+    /// Direct push delivery (not started) when `push.apns` or `push.fcm` is set:
     /// reads the credentials (files or the environment, never the YAML) and
     /// fails the start when they cannot be used. Nil when no provider is set.
-    func startPushDelivery(engine: any StoreEngine, pools: StorePools) throws -> PushDispatcher? {
+    func makePushDispatcher(engine: any StoreEngine, pools: StorePools) throws -> PushDispatcher? {
         let push = config.push
         guard push.apns != nil || push.fcm != nil else { return nil }
         let environment = ProcessInfo.processInfo.environment
@@ -51,16 +51,15 @@ extension RoostServer {
             onRemoval: { reason in RoostMetrics.pushTokensRemoved(reason: reason).increment() },
             onConnectionsOpened: { opened.increment(by: Int64($0)) },
             logger: logger)
-        try dispatcher.start()
         logger.info("direct push enabled", metadata: ["apns": "\(apns != nil)", "fcm": "\(fcm != nil)"])
         return dispatcher
     }
 }
 
 extension RoostServer {
-    /// Starts silent sync pushes when a provider is set and some collection has `push_sync: true`.
-    func startPushSync(engine: any StoreEngine, pools: StorePools, hooks: HookServices, access: AccessPolicy,
-                       wakePushes: @escaping @Sendable () -> Void) throws -> PushSyncFanout? {
+    /// Silent sync pushes (not started) when a provider is set and some collection has `push_sync: true`.
+    func makePushSync(engine: any StoreEngine, pools: StorePools, hooks: HookServices, access: AccessPolicy,
+                       wakePushes: @escaping @Sendable () -> Void) -> PushSyncFanout? {
         let collections = Set(config.collections.filter { $0.value.pushSync }.keys)
         let sender = PushSender(config: config.push, outboxDirty: hooks.outboxDirty)
         guard !collections.isEmpty, sender.isEnabled else {
@@ -72,7 +71,6 @@ extension RoostServer {
                                     record: { write, done in
                                         Self.record(pools, write, { done(); wakePushes() }, logger)
                                     }, positionFile: config.dataDir + "/push-sync.position", logger: logger)
-        try fanout.start()
         return fanout
     }
 }

@@ -13,7 +13,7 @@ import Store
 /// set, one state per thread), the scripts pool that runs after hooks,
 /// `/fn/` functions and jobs (each thread with its own state and reader),
 /// and the SIGHUP reload.
-final class RoostScripts: @unchecked Sendable {
+final class RoostScripts: AfterScripts, @unchecked Sendable {
     /// A scripts thread's own: a reader connection (its Lua state is the runtime's per thread).
     final class Worker {
         let reader: any DocumentReading
@@ -25,6 +25,9 @@ final class RoostScripts: @unchecked Sendable {
     let runtime: ScriptRuntime
     let pools: StorePools
     let access: AccessPolicy
+    /// The hook path the scripts' writes take. The one binding made after
+    /// construction (`ServerComposition`, before anything starts): the hooks
+    /// run scripts and the scripts write through the hooks.
     let hooks = LockedBox<HookServices?>(nil)
     let logger: Logger
     let pool: WorkerPool<Worker, Job>
@@ -48,18 +51,11 @@ final class RoostScripts: @unchecked Sendable {
     }
 
     /// Loads `directory` (a failure stops the start, with file:line) and starts the pool.
-    func start(directory: String, hooks: HookServices, node: String) throws {
+    func start(directory: String, node: String) throws {
         let set = try runtime.reload(directory: directory)
         if !set.files.isEmpty {
             logger.info("scripts loaded", metadata: ["dir": "\(directory)", "files": "\(set.files.count)", "handlers": "\(set.registrations.count)"])
         }
-        self.hooks.set(hooks)
-        let runtime = self.runtime
-        hooks.scriptAfter.set { event, collection in
-            guard let verb = Self.verb(event) else { return false }
-            return !runtime.current.hooks(.after, verb, collection).isEmpty
-        }
-        hooks.scriptDispatch.set { [self] contexts in dispatchAfter(contexts) }
         try pool.start()
         let scheduler = ScriptScheduler(scripts: self, node: node, logger: logger)
         self.scheduler = scheduler
@@ -91,6 +87,11 @@ final class RoostScripts: @unchecked Sendable {
         case .afterLogin: return "login"
         default: return nil
         }
+    }
+
+    func hasAfterHooks(_ event: HookEvent, _ collection: String) -> Bool {
+        guard let verb = Self.verb(event) else { return false }
+        return !runtime.current.hooks(.after, verb, collection).isEmpty
     }
 
     /// Queues the scripts' after hooks of committed writes; a full queue drops them (logged).

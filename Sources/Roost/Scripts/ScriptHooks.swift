@@ -21,16 +21,16 @@ enum ScriptHooks {
     static let events: [(HookEvent, String)] = [(.beforeCreate, "create"), (.beforeUpdate, "update"), (.beforeDelete, "delete")]
 
     static func register(into registry: HookRegistry<any DocumentWriting>, runtime: ScriptRuntime, access: AccessPolicy,
-                         services: LockedBox<HookServices?>, logger: Logger) {
+                         services hooks: HookServices, logger: Logger) {
         for (event, verb) in events {
             registry.before(event, collection: nil, id: "scripts", priority: priority, source: "scripts") { ctx, next in
                 let set = runtime.current
                 let indices = set.hooks(.before, verb, ctx.collection)
-                guard !indices.isEmpty, let hooks = services.get() else { return try next() }
+                guard !indices.isEmpty else { return try next() }
                 let thread = Thread.current.threadDictionary
                 let depth = (thread[depthKey] as? Int) ?? 0
                 guard depth < maxDepth else {
-                    throw HookRefusal(508, "HookDepth", "Scripts' writes triggered hooks more than \(maxDepth) deep; nothing was written.")
+                    throw HookRefusal(.hookDepth, "Scripts' writes triggered hooks more than \(maxDepth) deep; nothing was written.")
                 }
                 thread[depthKey] = depth + 1
                 defer { thread[depthKey] = depth }
@@ -59,9 +59,9 @@ enum ScriptHooks {
     static func answer(_ failure: ScriptFailure) -> any Error {
         switch failure {
         case .refused(let status, let code, let message):
-            return HookRefusal(status, code, message)
+            return HookRefusal(status: status, appCode: code, message)
         case .timedOut:
-            return HookRefusal(503, "HookTimeout", "A script ran past its time budget; nothing was written.")
+            return HookRefusal(.hookTimeout, "A script ran past its time budget; nothing was written.")
         case .failed:
             return scriptError
         case .passed(let error):
@@ -69,11 +69,11 @@ enum ScriptHooks {
             if let store = error as? any StoreErrorInHook, store.isStoreFailure { return error }
             if let known = error as? any HTTPErrorConvertible {
                 let http = known.httpError
-                return HookRefusal(http.status, http.code, http.description)
+                return HookRefusal(passing: http)
             }
             return error
         }
     }
 
-    static let scriptError = HookRefusal(500, "ScriptError", "A script failed; nothing was written. The server's log has the details.")
+    static let scriptError = HookRefusal(.scriptError, "A script failed; nothing was written. The server's log has the details.")
 }

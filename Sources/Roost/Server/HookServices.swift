@@ -9,21 +9,26 @@ import Timing
 
 /// The hook registry as the handlers use it: runs a write through its before
 /// hooks inside the writer's savepoint, and after COMMIT queues its after
-/// hooks and wakes webhook delivery when the write added outbox events.
+/// hooks and wakes the outbox dispatchers when the write added outbox events.
+///
+/// Built on an empty registry, so the built-in hooks that write through it
+/// (messaging's threads, scripts) are registered with it in hand.
 final class HookServices: Sendable {
     let registry: HookRegistry<any DocumentWriting>
     let after: AfterHookQueue<any DocumentWriting>
     /// Set (on the writer thread) when a hook wrote outbox events in the current batch.
     let outboxDirty: LockedBox<Bool>
-    /// Wakes the webhook dispatcher; installed once it runs.
-    let wakeDeliveries = LockedBox<(@Sendable () -> Void)?>(nil)
-    /// Scripts' after hooks (`RoostScripts`): whether some apply, and where committed writes go.
-    let scriptAfter = LockedBox<(@Sendable (HookEvent, String) -> Bool)?>(nil)
-    let scriptDispatch = LockedBox<(@Sendable ([AfterContext]) -> Void)?>(nil)
+    /// Wakes the webhook and push dispatchers (safe before they start).
+    let wakeOutbox: @Sendable () -> Void
+    /// Scripts' after hooks: whether some apply, and where committed writes go.
+    let scripts: (any AfterScripts)?
 
-    init(registry: HookRegistry<any DocumentWriting>, outboxDirty: LockedBox<Bool>, logger: Logger) {
+    init(registry: HookRegistry<any DocumentWriting>, outboxDirty: LockedBox<Bool>, wakeOutbox: @escaping @Sendable () -> Void = {},
+         scripts: (any AfterScripts)? = nil, logger: Logger) {
         self.registry = registry
         self.outboxDirty = outboxDirty
+        self.wakeOutbox = wakeOutbox
+        self.scripts = scripts
         after = AfterHookQueue(registry: registry, logger: logger)
     }
 
@@ -47,7 +52,7 @@ final class HookServices: Sendable {
             text = try write(context.entity)
             context.storedText = text
         }
-        if let next = event.after, registry.hasAfterHooks(next, collection) || scriptAfter.get()?(next, collection) == true {
+        if let next = event.after, registry.hasAfterHooks(next, collection) || scripts?.hasAfterHooks(next, collection) == true {
             pending.set(pending.get() + [AfterContext(event: next, collection: collection, actor: scope.principal.userID,
                                                       requestID: requestID, entity: context.stored ?? JSONObject())])
         }
@@ -59,7 +64,7 @@ final class HookServices: Sendable {
         { [self] in
             let contexts = pending.get()
             for context in contexts { after.dispatch(context) }
-            if !contexts.isEmpty { scriptDispatch.get()?(contexts) }
+            if !contexts.isEmpty { scripts?.dispatchAfter(contexts) }
             notifyOutbox()
         }
     }
@@ -68,19 +73,32 @@ final class HookServices: Sendable {
     func notifyOutbox() {
         guard outboxDirty.get() else { return }
         outboxDirty.set(false)
-        wakeDeliveries.get()?()
+        wakeOutbox()
     }
 }
 
-/// Builds the registry with Roost's built-in hooks, then the operator's.
+/// Scripts' after hooks as the hook path sees them (`RoostScripts`).
+protocol AfterScripts: AnyObject, Sendable {
+    /// Whether a loaded script has an after hook for `event` on `collection`.
+    func hasAfterHooks(_ event: HookEvent, _ collection: String) -> Bool
+    /// Queues the scripts' after hooks of committed writes.
+    func dispatchAfter(_ contexts: [AfterContext])
+}
+
+/// Roost's built-in hooks, then the operator's, in one registry.
 enum BuiltInHooks {
-    /// - Parameter services: the `HookServices` built on this registry, for
-    ///   built-in hooks that write other entities (set once it exists).
+    /// The registry with no hooks yet, with the configured budget.
+    static func emptyRegistry(config: RoostConfig, logger: Logger) -> HookRegistry<any DocumentWriting> {
+        HookRegistry<any DocumentWriting>(defaultBudget: .milliseconds(config.hookBudgetMilliseconds), logger: logger)
+    }
+
+    /// Registers the built-in hooks, the scripts' and the operator's into `registry`.
+    /// - Parameter services: the `HookServices` built on `registry`, for
+    ///   built-in hooks that write other entities; nil only for listings.
     /// - Parameter scripts: registers the scripts' before hooks (`ScriptHooks`), when scripts run.
-    static func registry(config: RoostConfig, settings: ReloadableSettings, outboxDirty: LockedBox<Bool>,
-                         services: LockedBox<HookServices?> = LockedBox(nil),
-                         scripts: ((HookRegistry<any DocumentWriting>) -> Void)? = nil, logger: Logger) -> HookRegistry<any DocumentWriting> {
-        let registry = HookRegistry<any DocumentWriting>(defaultBudget: .milliseconds(config.hookBudgetMilliseconds), logger: logger)
+    static func register(into registry: HookRegistry<any DocumentWriting>, config: RoostConfig, settings: ReloadableSettings,
+                         outboxDirty: LockedBox<Bool>, services: HookServices?,
+                         scripts: ((HookRegistry<any DocumentWriting>) -> Void)? = nil) {
         if config.messaging.enabled {
             MessagingHooks(threads: config.messaging.threads, messages: config.messaging.messages, settings: settings,
                            outboxDirty: outboxDirty, services: services,
@@ -89,7 +107,6 @@ enum BuiltInHooks {
         WebhookOutboxHook(outboxDirty: outboxDirty).register(into: registry)
         scripts?(registry)
         OperatorHooks.register(into: registry)
-        return registry
     }
 
     /// The hooks and their order, one line each, as `roostd hooks` prints them.
@@ -117,7 +134,7 @@ enum BuiltInHooks {
 ///
 /// ```swift
 /// registry.before(.beforeCreate, collection: "orders", id: "orders.total", priority: 10) { ctx, next in
-///     guard ctx.entity["total"]?.doubleValue ?? 0 >= 0 else { throw HookRefusal(400, "InvalidDocument", "total must not be negative") }
+///     guard ctx.entity["total"]?.doubleValue ?? 0 >= 0 else { throw HookRefusal(.invalidDocument, "total must not be negative") }
 ///     try next()
 /// }
 /// ```
@@ -129,7 +146,8 @@ extension RoostServer {
     /// The hooks `config` registers and their run order, one per line, then
     /// the handlers of its scripts with their file:line: what `roostd hooks` prints.
     public static func hookListing(config: RoostConfig, logger: Logger) throws -> String {
-        let registry = BuiltInHooks.registry(config: config, settings: ReloadableSettings(config), outboxDirty: LockedBox(false), logger: logger)
+        let registry = BuiltInHooks.emptyRegistry(config: config, logger: logger)
+        BuiltInHooks.register(into: registry, config: config, settings: ReloadableSettings(config), outboxDirty: LockedBox(false), services: nil)
         let scripts = try checkScripts(config: config, logger: logger)
         return ([BuiltInHooks.listing(registry)] + scripts.map { "script \($0)" }).joined(separator: "\n")
     }

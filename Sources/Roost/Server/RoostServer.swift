@@ -68,49 +68,26 @@ public final class RoostServer {
         try writer.prepareScheduledRuns()
 
         let pools = StorePools(engine: engine, writer: writer, config: config, logger: logger)
-        try pools.start()
-        // SQLite's WAL checkpoints; PostgreSQL checkpoints itself.
-        let checkpointer = (engine as? SQLiteEngine).map { Checkpointer(path: $0.path, logger: logger) }
-        checkpointer?.mayRestart = { !backupHold.isBackupRunning }
-        checkpointer?.start()
-        let compactor = FeedCompactor(pools: pools, retention: Int64(config.changesRetention), logger: logger)
-        compactor.start()
-
+        let outbox = OutboxDispatchers(webhooks: makeWebhookDispatcher(engine: engine, pools: pools),
+                                       pushes: try makePushDispatcher(engine: engine, pools: pools))
         let loops = (0..<config.loops).map { EventLoop(index: $0) }
         let state = ServerState()
         let areas = try ServerComposition(
             config: config, settings: settings, pools: pools, removals: removals, objects: objects,
             info: ServerInfo(version: Self.version, listen: addresses, startedAt: Timestamp.now(), isPublic: config.serverInfoPublic,
-                             metricsAccess: config.metricsAccess), state: state, logger: logger)
-        let (hooks, files, backups, hub, stats, router) = (areas.hooks, areas.files, areas.backups, areas.hub, areas.stats, areas.router)
-        try hooks.after.start()
-        let scripts = areas.scripts
-        try scripts.start(directory: config.scriptsDir, hooks: hooks, node: config.configuredNodeID ?? PostgresNode.id)
-        let deliveries = try startWebhookDelivery(engine: engine, pools: pools)
-        let pushes = try startPushDelivery(engine: engine, pools: pools)
-        hooks.wakeDeliveries.set { deliveries.wake(); pushes?.wake() }
-        let mail = areas.mail
-        try mail.start(pools: pools)
-        let oidc = areas.oidc
-        try oidc.start()
-        let guests = config.accounts.anonymousAccounts
-            ? AnonymousSweeper(pools: pools, hooks: hooks, maxIdle: Int64(config.accounts.anonymousMaxIdle), logger: logger) : nil
-        guests?.start()
-        backups.start()
-        try hub.start()
-        stats.start()
-        let sync = try startPushSync(engine: engine, pools: pools, hooks: hooks, access: hub.access, wakePushes: { pushes?.wake() })
-        pools.afterCommit.set { hub.wake(); sync?.wake() }
-        // Other nodes' commits (PostgreSQL) wake the live streams too.
-        let commitWatch = try engine.watchCommits(logger: logger) { hub.wake() }
-        pools.sessionsRevoked.set { hub.sessionsChanged() }
+                             metricsAccess: config.metricsAccess), state: state, wakeOutbox: outbox.wake, logger: logger)
+        let (hub, router, scripts) = (areas.hub, areas.router, areas.scripts)
+        let trustedProxies = try config.proxies()
+        let lifecycle = ServiceList(lifecycleServices(engine: engine, writer: writer, pools: pools, backupHold: backupHold, areas: areas, outbox: outbox),
+                                    logger: logger)
+        try lifecycle.start()
         // evhttp's own cap is a backstop above ours (JSON bodies and uploads), so ours answers with JSON.
         let evhttpCap = max(config.maxBodyBytes * 2 + 65536, FileHandlers.bodyCap(config) + 65536)
         let server = HTTPServer(loops: loops, sockets: BoundListener.groups(listeners, tls: false, proxyProtocol: false),
                                 tlsSockets: BoundListener.groups(listeners, tls: true, proxyProtocol: false), tls: tls,
                                 proxySockets: BoundListener.groups(listeners, tls: false, proxyProtocol: true),
                                 maxBodyBytes: evhttpCap, logger: logger,
-                                trustedProxies: try config.proxies(), headerSeconds: config.headerTimeout,
+                                trustedProxies: trustedProxies, headerSeconds: config.headerTimeout,
                                 maxConnectionsPerAddress: config.maxConnectionsPerAddress, cors: cors, observer: Self.observer(services.accessLog)) { request, out in
             router.handle(request, out)
         }
@@ -157,23 +134,8 @@ public final class RoostServer {
         accessFlush?.cancel()
         services.accessLog?.flush()
 
-        notifier.status(checkpointer == nil ? "Stopping: finishing queued writes" : "Stopping: finishing queued writes, checkpointing SQLite")
-        commitWatch?.stop()
-        compactor.stop()
-        stats.stop()
-        files.shutdown()
-        backups.stop()
-        deliveries.shutdown()
-        mail.shutdown()
-        oidc.shutdown()
-        guests?.stop()
-        sync?.shutdown()
-        pushes?.shutdown()
-        hooks.after.shutdown()
-        scripts.shutdown()
-        pools.shutdown()
-        checkpointer?.stop()
-        writer.checkpoint()
+        notifier.status(engine.isEmbedded ? "Stopping: finishing queued writes, checkpointing SQLite" : "Stopping: finishing queued writes")
+        lifecycle.stop()
         withExtendedLifetime(lock) {}
         logger.info("roostd stopped")
     }

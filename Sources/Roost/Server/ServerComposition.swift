@@ -8,8 +8,8 @@ import Store
 
 /// What answers requests, built from a config in one place: the access
 /// policy and its job seam, the hooks, every area's handlers and the route
-/// table. `RoostServer` builds it and then starts its services (hooks, live
-/// hub, stats, backups); the in-process tests (`RouterFixture`) build the
+/// table. `RoostServer` builds it and then starts its services in order
+/// (`RoostServer+Services.swift`); the in-process tests (`RouterFixture`) build the
 /// very same, so an area wired here is routed in both.
 struct ServerComposition {
     let jobs: CallerJobs
@@ -27,11 +27,11 @@ struct ServerComposition {
     let oidc: OIDCProviders
     let scripts: RoostScripts
 
-    /// Builds every area on started `pools`; starts only the file pipeline's
-    /// own pools (uploads, thumbnails), which handlers submit to directly.
+    /// Builds every area on `pools`; starts nothing (`RoostServer.services` does).
     /// - Parameter objects: where file bytes live (`FileHandlers.objectStore`).
+    /// - Parameter wakeOutbox: wakes the webhook and push dispatchers after a commit that queued deliveries.
     init(config: RoostConfig, settings: ReloadableSettings, pools: StorePools, removals: DeferredRemovals, objects: any ObjectStore,
-         info: ServerInfo, state: ServerState, logger: Logger) throws {
+         info: ServerInfo, state: ServerState, wakeOutbox: @escaping @Sendable () -> Void = {}, logger: Logger) throws {
         let engine = pools.engine
         let lifetime = Int64(config.sessionLifetime)
         let admin = try AdminCredential(configuredToken: config.adminToken, dataDir: config.dataDir)
@@ -43,19 +43,17 @@ struct ServerComposition {
         let jobs = CallerJobs(pools: pools, access: access)
         self.jobs = jobs
         let outboxDirty = LockedBox(false)
-        let hookServices = LockedBox<HookServices?>(nil)
         let scripts = RoostScripts(config: config, pools: pools, access: access, logger: logger)
         self.scripts = scripts
-        let registerScripts: (HookRegistry<any DocumentWriting>) -> Void = { registry in
-            ScriptHooks.register(into: registry, runtime: scripts.runtime, access: access, services: hookServices, logger: logger)
+        let registry = BuiltInHooks.emptyRegistry(config: config, logger: logger)
+        let hooks = HookServices(registry: registry, outboxDirty: outboxDirty, wakeOutbox: wakeOutbox, scripts: scripts, logger: logger)
+        BuiltInHooks.register(into: registry, config: config, settings: settings, outboxDirty: outboxDirty, services: hooks) { registry in
+            ScriptHooks.register(into: registry, runtime: scripts.runtime, access: access, services: hooks, logger: logger)
         }
-        let hooks = HookServices(registry: BuiltInHooks.registry(config: config, settings: settings, outboxDirty: outboxDirty,
-                                                                 services: hookServices, scripts: registerScripts, logger: logger),
-                                 outboxDirty: outboxDirty, logger: logger)
-        hookServices.set(hooks)
+        scripts.hooks.set(hooks)
         self.hooks = hooks
         let collections = CollectionHandlers(jobs: jobs, maxBodyBytes: config.maxBodyBytes, hooks: hooks)
-        let files = try FileHandlers.start(config: config, objects: objects, jobs: jobs, logger: logger)
+        let files = FileHandlers(config: config, objects: objects, jobs: jobs, logger: logger)
         self.files = files
         let backups = BackupService(settings: config.backups, dataDir: config.dataDir, removals: removals, logger: logger)
         backups.objectStore = config.objectStoreLocation

@@ -6,9 +6,9 @@ import Store
 import Webhooks
 
 extension RoostServer {
-    /// Starts the webhook dispatcher: outcomes are recorded through the
+    /// The webhook dispatcher (not started): outcomes are recorded through the
     /// writer's group commit and counted in `roost_webhook_deliveries_total`.
-    func startWebhookDelivery(engine: any StoreEngine, pools: StorePools) throws -> WebhookDispatcher {
+    func makeWebhookDispatcher(engine: any StoreEngine, pools: StorePools) -> WebhookDispatcher {
         var settings = WebhookDispatcher.Settings()
         settings.schedule = RetrySchedule(delays: config.webhooks.retrySchedule)
         settings.timeoutMilliseconds = Int(config.webhooks.timeout * 1000)
@@ -20,7 +20,6 @@ extension RoostServer {
             record: { write, done in Self.record(pools, write, done, logger) },
             onOutcome: { outcome in counters[outcome]?.increment() },
             logger: logger)
-        try dispatcher.start()
         return dispatcher
     }
 
