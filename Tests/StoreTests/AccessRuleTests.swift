@@ -76,6 +76,7 @@ struct AccessRuleTests {
         (#"{"$where": "sleep(1)"}"#, false, "$where"),
         (#"{"n": {"$gt": []}}"#, false, "compares numbers"),
         (#"{"owner": {"$gt": "@caller.id"}}"#, false, "compares numbers"),
+        (#"{"at": {"$nearSphere": [0, 0]}}"#, false, "a rule can use $geoWithin"),
     ]
 
     @Test("a rule that cannot work is refused with its place in the config", arguments: refusals)

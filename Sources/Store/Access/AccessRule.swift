@@ -76,6 +76,9 @@ public struct AccessRule: Sendable {
             for item in items { try checkVariables(item, at: place, allowPrevious: allowPrevious, usesPrevious: &usesPrevious, usesVariables: &usesVariables) }
         case .object(let object):
             for (key, member) in object {
+                if key == "$nearSphere" || key == "$near" {
+                    throw RuleError("\(place): \(key) orders a query's results; a rule can use $geoWithin but not \(key).")
+                }
                 if key.hasPrefix("@") {
                     guard callerVariables.contains(key) else {
                         throw RuleError("\(place): \(key) is not a caller variable a rule can test (use @caller.id, @caller.roles, @caller.principals, @caller.signedIn, @caller.admin or @now).")

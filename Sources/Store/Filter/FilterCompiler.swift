@@ -97,6 +97,12 @@ public final class FilterCompiler {
     /// `PostgresKeyConditions`). Its SQL binds through the given function.
     public var keyCondition: ((String, String, JSONValue, (SQLValue) -> String) -> String?)?
 
+    /// Binds into another statement's parameters instead of `params` (a rule
+    /// rendered into a read that has its own).
+    var statementBind: ((SQLValue) -> String)?
+    /// The prefix of the aliases this compiler makes, distinct per compiler in one statement.
+    var aliasPrefix = "j"
+
     /// The SQL expression holding the document's JSON text.
     public static let documentColumn = "d.doc"
     public static let rowIDColumn = "d.rid"
@@ -123,13 +129,14 @@ public final class FilterCompiler {
     }
 
     func bind(_ value: SQLValue) -> String {
+        if let statementBind { return statementBind(value) }
         params.append(value)
         return dialect.placeholder(params.count, for: value)
     }
 
     func nextAlias() -> String {
         aliasCount += 1
-        return "j\(aliasCount)"
+        return "\(aliasPrefix)\(aliasCount)"
     }
 
     func typeOf(_ ref: ValueRef) -> String { dialect.typeOf(ref, bind: bind) }
