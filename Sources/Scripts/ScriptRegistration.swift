@@ -42,9 +42,13 @@ public final class ScriptSet: Sendable {
     let index: [String: [Int]]
     /// Calls, errors and time per registration.
     public let stats: ScriptStats
+    /// Bytes a Lua state holds with this set loaded, after a full collection
+    /// (Lua's own count, `lua_gc(LUA_GCCOUNT)`), measured on the state that compiled it.
+    public let idleStateBytes: Int
 
-    init(generation: Int, files: [ScriptFile], registrations: [ScriptRegistration]) {
+    init(generation: Int, files: [ScriptFile], registrations: [ScriptRegistration], idleStateBytes: Int = 0) {
         self.generation = generation
+        self.idleStateBytes = idleStateBytes
         self.files = files
         self.registrations = registrations
         stats = ScriptStats(count: registrations.count)

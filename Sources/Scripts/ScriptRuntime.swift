@@ -69,7 +69,8 @@ public final class ScriptRuntime: @unchecked Sendable {
     public func compile(_ files: [ScriptFile]) throws -> ScriptSet {
         let generation: Int = { lock.lock(); defer { lock.unlock() }; generations += 1; return generations }()
         let state = try LuaState(runtime: self, set: ScriptSet(generation: generation, files: files, registrations: []))
-        return ScriptSet(generation: generation, files: files, registrations: state.generationListing ?? [])
+        return ScriptSet(generation: generation, files: files, registrations: state.generationListing ?? [],
+                         idleStateBytes: roost_lua_idle_memory(state.L))
     }
 
     /// Puts `set` in force.

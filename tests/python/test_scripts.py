@@ -441,7 +441,8 @@ def hostile():
 ATTACKS = [
     ("loop", 503, "HookTimeout"), ("pcall_loop", 503, "HookTimeout"), ("tail", 503, "HookTimeout"),
     ("pcall_error", 503, "HookTimeout"), ("index_loop", 503, "HookTimeout"), ("xpcall_loop", 503, "HookTimeout"), ("memory", None, None), ("rep", 500, "ScriptError"),
-    ("recursion", 500, "ScriptError"), ("pattern", 500, "ScriptError"), ("io", 500, "ScriptError"),
+    ("recursion", 500, "ScriptError"), ("pattern", 500, "ScriptError"), ("optional_pattern", 500, "ScriptError"),
+    ("empty_rep", 500, "ScriptError"), ("move", 500, "ScriptError"), ("io", 500, "ScriptError"),
     ("execute", 500, "ScriptError"), ("load", 500, "ScriptError"), ("dump", 500, "ScriptError"), ("debug", 500, "ScriptError"),
     ("metatable", 500, "ScriptError"), ("gc", 500, "ScriptError"), ("roost_table", 500, "ScriptError"),
     ("require", 500, "ScriptError"),
