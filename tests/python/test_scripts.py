@@ -7,6 +7,7 @@ Runs on SQLite and (ROOST_TEST_ENGINE=postgresql) on PostgreSQL."""
 
 import os
 import pathlib
+import re
 import shutil
 import signal
 import subprocess
@@ -388,6 +389,9 @@ def run_check(scripts_dir, tmp_path):
 def test_check_scripts_lists_registrations_and_names_errors(tmp_path):
     ok = run_check(EXAMPLES, tmp_path)
     assert ok.returncode == 0, ok.stderr
+    # the issue's bound: an idle Lua state with the examples loaded holds at most 1 MiB (Lua's own count)
+    idle = re.search(r"an idle Lua state with them loaded holds (\d+) KiB", ok.stderr)
+    assert idle and 16 <= int(idle.group(1)) <= 1024, ok.stderr
     assert "before create products 10-products-price.lua:11" in ok.stdout
     assert "route GET /fn/nearby-summary 40-nearby-summary.lua:" in ok.stdout
     assert "cron 0 3 * * * 50-nightly-cleanup.lua:" in ok.stdout
