@@ -262,6 +262,25 @@ def test_after_hooks_run_after_commit_with_the_caller(roost):
     assert [r["caller"] for r in rows] == [me]
 
 
+def test_update_hook_sees_the_previous_version(roost):
+    made = roost.call("POST", "/probes", {"text": "first"}).body
+    patched = roost.call("PATCH", f"/probes/{made['_id']}", {"text": "second"})
+    assert patched.status == 200 and patched.body["previousText"] == "first", patched
+    again = roost.call("PATCH", f"/probes/{made['_id']}", {"text": "third"}).body
+    assert again["previousText"] == "second" and again["text"] == "third"
+
+
+def test_before_hooks_on_users(roost):
+    me, token = roost.new_user("nick")
+    r = roost.call("PATCH", f"/users/{me}", {"nickname": "refuse-me"}, token)
+    assert_error(r, 422, "NicknameTaken")
+    assert "nickname" not in roost.call("GET", f"/users/{me}", token=token).body
+    ok = roost.call("PATCH", f"/users/{me}", {"nickname": "robin"}, token)
+    assert ok.status == 200, ok
+    got = roost.call("GET", f"/users/{me}", token=token).body
+    assert got["nickname"] == "robin" and got["nicknameBy"] == me
+
+
 def test_login_after_hook(roost):
     username = "logger-" + uuid.uuid4().hex[:6]
     uid = roost.sign_up(username)["user"]["_id"]
@@ -400,6 +419,20 @@ def test_check_scripts_lists_registrations_and_names_errors(tmp_path):
     shutil.copy(SUPPORT / "broken.lua.txt", bad / "10-broken.lua")
     r = run_check(bad, tmp_path)
     assert r.returncode == 1 and "10-broken.lua:4" in r.stderr, r.stderr
+
+
+def test_hooks_subcommand_lists_script_handlers_beside_the_built_ins(tmp_path):
+    cfg = tmp_path / "hooks.yaml"
+    cfg.write_text(f"scripts_dir: {EXAMPLES}\n")
+    out = subprocess.run([str(binary()), "hooks", "--config", str(cfg)], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "script before create products 10-products-price.lua:11" in lines
+    assert any(l.startswith("script after create messages 60-message-push.lua:") for l in lines), lines
+    assert any(l.startswith("script cron 0 3 * * * 50-nightly-cleanup.lua:") for l in lines), lines
+    # the built-in hooks come first, in run order
+    assert lines.index("script before create products 10-products-price.lua:11") > 0
+    assert not lines[0].startswith("script ")
 
 
 def test_sighup_reloads_atomically_and_keeps_the_old_set_on_error(roost):
