@@ -24,6 +24,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--roostd", default=os.path.join(ROOT, ".build", "release", "roostd"))
     ap.add_argument("--scripts", default=os.path.join(ROOT, "etc", "roost", "scripts"))
+    ap.add_argument("--notes", help="a note for the record (e.g. the build type)")
     ap.add_argument("--no-record", dest="record", action="store_false")
     a = ap.parse_args()
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as cfg:
@@ -41,7 +42,7 @@ def main():
                                                            "met" if kib <= 1024 else "missed"))
     B.publish("scripts_state", text, None, a.record, {"version": ver, "handlers": handlers, "idle_kib": kib},
               [{"target": "scripts.idle_state", "measured": "%d KiB" % kib, "verdict": "met" if kib <= 1024 else "missed"}],
-              [figure("scripts.idle_state", kib, "KiB", "≤ 1 MiB")], B.loadavg())
+              [figure("scripts.idle_state", kib, "KiB", "≤ 1 MiB")], B.loadavg(), a.notes)
 
 
 if __name__ == "__main__":
