@@ -141,6 +141,31 @@ import Testing
         #expect(e["plain"] == .int(60001))
     }
 
+    /// The longest subjects docs/SCRIPTING.md's table ("String patterns: the bound") gives: allowed at n, refused at n + 1.
+    @Test func thePatternBoundIsWhatTheDocsSay() throws {
+        let (result, _) = try runBefore("""
+            local cases = {
+              {"find", "%d+x", 2235}, {"find", "%d+", 3161}, {"gmatch", "%a+", 3161}, {"match", "^%s*(.-)%s*$", 169},
+              {"match", "(.-),(.-),(.-)$", 46}, {"match", "(%w+)=(%w+)", 213}, {"match", "^(%w+)=(%w+)$", 1998},
+              {"find", "%b()%b()%b()x", 2580}, {"gsub", "[^%w%-_%.~]", 65536},
+            }
+            local bad = {}
+            for _, c in ipairs(cases) do
+              local fn, p, n = c[1], c[2], c[3]
+              local function try(len)
+                local s = string.rep(" ", len)
+                if fn == "gmatch" then return pcall(function() for _ in s:gmatch(p) do end end) end
+                if fn == "gsub" then return pcall(string.gsub, s, p, "") end
+                return pcall(string[fn], s, p)
+              end
+              if not try(n) or try(n + 1) then bad[#bad + 1] = p end
+            end
+            if pcall(string.find, "", string.rep("a?", 30) .. string.rep("a", 30)) then bad[#bad + 1] = "a?" end
+            ctx.entity.bad = table.concat(bad, " ")
+            """)
+        #expect(try result.get()["bad"] == .string(""))
+    }
+
     /// C library loops the count hook cannot reach: string.rep of nothing,
     /// table.move over a huge range, table.sort without a comparator.
     @Test func libraryLoopsInCAreBoundedOrHooked() throws {
