@@ -292,7 +292,7 @@ def in_chunks(start, end, per, threads, send, what="seeding"):
     return seconds
 
 
-def publish(name, text, out=None, keep=False, metrics=None, targets=None, figures=(), load_before=None):
+def publish(name, text, out=None, keep=False, metrics=None, targets=None, figures=(), load_before=None, notes=None):
     """A run's last step: prints its Markdown `text`, writes it to `out`, and with `keep` appends
     the run to bench/results/NAME.jsonl (benchstats.record, with its `figures`)."""
     print(text)
@@ -300,4 +300,4 @@ def publish(name, text, out=None, keep=False, metrics=None, targets=None, figure
         with open(out, "w") as f:
             f.write(text)
     if keep:
-        record(name, metrics, targets, text, figures, load_before)
+        record(name, metrics, targets, text, figures, load_before, notes)

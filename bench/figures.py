@@ -34,6 +34,10 @@ def create_ab(m, target, script="create.lua"):
     if target == "feed":
         return [figure("create_ab.feed_cost", cost, "% fewer creates/s (best rounds)", "≤ 10%", b_label,
                        b["best_rps"], round(a["best_rps"] / b["best_rps"], 3), note)]
+    if target in ("script_hook", "script_fn"):
+        goal = "≥ 85% of creates without scripts" if target == "script_hook" else "≥ 50% of GET by id"
+        return [figure("scripts." + target[len("script_"):], a["best_rps"], "req/s (best round)", goal, b_label,
+                       b["best_rps"], round(a["best_rps"] / b["best_rps"], 3), note)]
     if target == "glue":
         fid = "glue.create_cpu" if script == "create.lua" else "glue.get_cpu"
         return [figure(fid, cpu, "% CPU per request (medians)", "within ±5%", b_label + ", CPU µs/request", b[cpu_key],

@@ -77,6 +77,12 @@ TARGETS = [
      ("value", "abs<=", 5)),
     ("glue.get_cpu", 24, "GET by id: CPU/request vs the session's start", "within noise (±5%)", "create_ab",
      ("value", "abs<=", 5)),
+    ("scripts.hook", 37, "creates with a trivial Lua before hook (same-run A/B)", "≥ 85% of without scripts", "create_ab",
+     ("ratio", ">=", 0.85)),
+    ("scripts.fn", 37, "a Lua `/fn/` function answering a small JSON (same-run A/B)", "≥ 50% of GET by id", "create_ab",
+     ("ratio", ">=", 0.5)),
+    ("scripts.idle_state", 37, "an idle `lua_State` with etc/roost/scripts loaded (Lua's count)", "≤ 1 MiB (1024 KiB)",
+     "scripts_state", ("value", "<=", 1024)),
 ]
 # #22: every query shape at 10k, 100k and 1M rows: (shape, label, minimum ratio to PocketBase or None, cost target)
 SCALE = [("get", "GET by id", 3, True), ("list", "`?limit=20`", 3, True), ("sort_asc", "`sort={\"n\":1}`", 3, True),
@@ -93,7 +99,7 @@ NOT_MEASURED = []
 # a few figures a benchmark, for the history (newest run first)
 HISTORY = [("main", ["run.get", "run.list", "run.create", "run.upload", "run.thumbs", "run.original", "run.thumb"]),
            ("sync", ["sync.delta_time", "sync.delta_bytes", "sync.empty_delta"]),
-           ("create_ab", ["create_ab.feed_cost", "glue.create_cpu", "glue.get_cpu"]),
+           ("create_ab", ["create_ab.feed_cost", "glue.create_cpu", "glue.get_cpu", "scripts.hook", "scripts.fn"]),
            ("live", ["live.fanout", "live.p99", "live.idle_rss"]), ("https", ["https.tls_vs_plain"]),
            ("backup", ["backup.speed", "backup.creates_during"]), ("refs", ["refs.restrict_cost"]),
            ("scale", ["scale.get.1M", "scale.geo_box.1M", "scale.page50.100k", "scale.get.cost", "scale.geo_box.cost"]),

@@ -28,8 +28,11 @@ static roost_lua_host host_function;
 static const int hook_interval = 1000;
 const size_t roost_lua_pattern_subject_max = 64 * 1024;
 static const size_t pattern_max = 256;
-/// The most backtracking steps a pattern may be able to take (bounded from its shape and the subject).
-static const double pattern_steps_max = 2e7;
+/// The most character tests a pattern call may be able to make (pattern_work): about 0.1 s at worst.
+static const double pattern_work_max = 2e7;
+enum { pattern_find, pattern_gmatch, pattern_other };
+/// The most elements one table.move may move (it loops in C, out of the hook's reach).
+static const lua_Integer move_max = 1 << 20;
 
 static const char *template_key = "roost.sandbox";
 static const char *timeout_message = "roost: the script ran past its time budget";
@@ -157,19 +160,74 @@ void roost_lua_push_readonly(lua_State *L, int idx) {
     lua_setmetatable(L, -2);
 }
 
-/// A pattern's backtracking bound: each unbounded repetition (`*`, `+`, `-`)
-/// can multiply the work by the subject's length, and the search tries every start.
-static int pattern_allowed(size_t subject, const char *p, size_t plen, int plain) {
-    if (plain) return 1;
-    int reps = 0, in_set = 0;
-    for (size_t i = 0; i < plen; i++) {
-        char c = p[i];
-        if (c == '%') { i++; continue; }
-        if (in_set) { if (c == ']') in_set = 0; continue; }
-        if (c == '[') { in_set = 1; if (i + 1 < plen && p[i + 1] == ']') i++; continue; }
-        if ((c == '*' || c == '+' || c == '-') && i > 0) reps++;
+/// The length of the single-character class at `p` (`.`, `x`, `%a`, `[set]`), at most to `end`.
+static size_t class_length(const char *p, const char *end) {
+    if (p >= end) return 0;
+    if (*p == '%') return p + 1 < end ? 2 : 1;
+    if (*p != '[') return 1;
+    const char *q = p + 1;
+    if (q < end && *q == '^') q++;
+    do {
+        if (q >= end) return (size_t)(end - p);
+        if (*q++ == '%' && q < end) q++;
+    } while (q >= end || *q != ']');
+    return (size_t)(q + 1 - p);
+}
+
+/// True when the rest of a pattern matches anywhere (nothing but capture
+/// ends): the first choice of the item before it succeeds, so it has one way, not many.
+static int rest_matches_at_once(const char *p, const char *end) {
+    for (; p < end; p++) if (*p != ')') return 0;
+    return 1;
+}
+
+/// An upper bound on the character tests Lua's matcher can make for pattern
+/// `p` on a subject of `subject` bytes (see docs/SCRIPTING.md, "String patterns").
+/// The matcher's calls form a tree: every start position is a root, and an
+/// item with a choice (`*`, `+`, `-`: up to n + 1 ways; `?`: 2) multiplies
+/// the calls below it. `calls` counts the tree's nodes at the current item;
+/// each adds the item's own work: its class's length (a `*`/`+`/`-` item
+/// tests up to n + 1 characters, `%b` and a back-reference `%1` scan up to
+/// n + 1). Pattern positions only grow along a branch, so every node is
+/// counted once. An item followed by nothing but `)` has one way: its
+/// first try matches the (empty) rest. Lua's own MAXCCALLS (200) caps the depth. Returns at least `limit` + 1 once the bound passes `limit`.
+static double pattern_work(size_t subject, const char *p, size_t plen, int anchored_starts, double limit) {
+    const double n1 = (double)subject + 1;
+    const char *end = p + plen;
+    double calls = 1, work = 0;
+    if (plen > 0 && *p == '^' && anchored_starts) p++;
+    else calls = n1;
+    while (p < end) {
+        if (work > limit) return work;
+        char c = *p;
+        if (c == '(' || c == ')') { work += calls; p++; continue; }
+        if (c == '$' && p + 1 == end) { work += calls; p++; continue; }
+        if (c == '%' && p + 1 < end && p[1] == 'b') { work += calls * n1; p += 4; continue; }
+        if (c == '%' && p + 1 < end && p[1] >= '0' && p[1] <= '9') { work += calls * n1; p += 2; continue; }
+        if (c == '%' && p + 1 < end && p[1] == 'f') {
+            size_t len = class_length(p + 2, end);
+            work += calls * (double)(len + 2);
+            p += 2 + (len ? len : 1);
+            continue;
+        }
+        size_t len = class_length(p, end);
+        if (len == 0) len = 1;
+        const char *next = p + len;
+        char suffix = next < end ? *next : 0;
+        if (suffix == '*' || suffix == '+' || suffix == '-') {
+            work += calls * n1 * (double)len;
+            if (!rest_matches_at_once(next + 1, end)) calls *= n1;
+            p = next + 1;
+        } else if (suffix == '?') {
+            work += calls * (double)len;
+            if (!rest_matches_at_once(next + 1, end)) calls *= 2;
+            p = next + 1;
+        } else {
+            work += calls * (double)len;
+            p = next;
+        }
     }
-    return pow((double)subject + 1, (double)reps + 1) <= pattern_steps_max;
+    return work + calls;
 }
 
 /// string.find, match, gmatch, gsub with caps on subject and pattern (they run in C, out of the hook's reach).
@@ -178,12 +236,14 @@ static int capped_pattern(lua_State *L) {
     if (lua_type(L, 1) == LUA_TSTRING || lua_type(L, 1) == LUA_TNUMBER) lua_tolstring(L, 1, &slen);
     const char *p = NULL;
     if (lua_type(L, 2) == LUA_TSTRING) p = lua_tolstring(L, 2, &plen);
-    int plain = lua_toboolean(L, lua_upvalueindex(2)) && lua_toboolean(L, 4);
+    int kind = (int)lua_tointeger(L, lua_upvalueindex(2));
+    int plain = kind == pattern_find && lua_toboolean(L, 4);
+    int is_gmatch = kind == pattern_gmatch;
     if (slen > roost_lua_pattern_subject_max)
         return luaL_error(L, "roost: string patterns take subjects of at most %d bytes", (int)roost_lua_pattern_subject_max);
     if (plen > pattern_max) return luaL_error(L, "roost: string patterns are at most %d bytes", (int)pattern_max);
-    if (p && !pattern_allowed(slen, p, plen, plain))
-        return luaL_error(L, "roost: this pattern has too many repetitions for a subject of %d bytes", (int)slen);
+    if (p && !plain && pattern_work(slen, p, plen, !is_gmatch, pattern_work_max) > pattern_work_max)
+        return luaL_error(L, "roost: this pattern could backtrack too long on a subject of %d bytes (see String patterns in docs/SCRIPTING.md)", (int)slen);
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
     lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
@@ -191,11 +251,67 @@ static int capped_pattern(lua_State *L) {
 }
 
 /// Replaces `name` in the table on top with its capped form.
-static void cap_pattern_function(lua_State *L, const char *name, int is_find) {
+static void cap_pattern_function(lua_State *L, const char *name, int kind) {
     lua_getfield(L, -1, name);
-    lua_pushboolean(L, is_find);
+    lua_pushinteger(L, kind);
     lua_pushcclosure(L, capped_pattern, 2);
     lua_setfield(L, -2, name);
+}
+
+/// Calls the original function (upvalue 1) with this call's arguments.
+static int call_original(lua_State *L) {
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/// string.rep that answers "" at once for an empty piece and separator
+/// (the stock one would loop n times in C making nothing: rep("", 2^50)).
+/// Any other result is allocated whole first, so the memory cap stops it.
+static int safe_rep(lua_State *L) {
+    size_t len = 0, sep = 0;
+    luaL_checklstring(L, 1, &len);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    luaL_optlstring(L, 3, "", &sep);
+    if (n <= 0 || len + sep == 0) {
+        lua_pushliteral(L, "");
+        return 1;
+    }
+    return call_original(L);
+}
+
+/// table.move of at most move_max elements (the stock one loops over any
+/// range in C, even of nils that take no memory: move({}, 1, 1e15, 2)).
+static int safe_move(lua_State *L) {
+    lua_Integer f = luaL_checkinteger(L, 2);
+    lua_Integer e = luaL_checkinteger(L, 3);
+    if (e >= f && (lua_Unsigned)e - (lua_Unsigned)f >= (lua_Unsigned)move_max)
+        return luaL_error(L, "roost: table.move moves at most %d elements", (int)move_max);
+    return call_original(L);
+}
+
+/// table.sort always with a Lua comparator (a < b by default), so the count
+/// hook runs during the sort: the stock one compares in C, out of its reach.
+static const char sort_source[] =
+    "local sort = ...\n"
+    "local function less(a, b) return a < b end\n"
+    "return function(t, f) if f == nil then f = less end return sort(t, f) end\n";
+
+/// Puts the hook-safe table.move and table.sort into the table library on top.
+static void guard_table_library(lua_State *L) {
+    lua_getfield(L, -1, "move");
+    lua_pushcclosure(L, safe_move, 1);
+    lua_setfield(L, -2, "move");
+    if (luaL_loadbufferx(L, sort_source, sizeof sort_source - 1, "=roost.sort", "t") == LUA_OK) {
+        lua_getfield(L, -2, "sort");
+        lua_call(L, 1, 1);
+        lua_setfield(L, -2, "sort");
+    } else {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        lua_setfield(L, -2, "sort");
+    }
 }
 
 /// Copies the named fields of the library table on top into a new table, left on top.
@@ -228,12 +344,18 @@ static void build_template(lua_State *L) {
 
     // The real string library (the string metatable's __index) gets the capped pattern functions too.
     lua_getglobal(L, "string");
-    cap_pattern_function(L, "find", 1);
-    cap_pattern_function(L, "match", 0);
-    cap_pattern_function(L, "gmatch", 0);
-    cap_pattern_function(L, "gsub", 0);
+    cap_pattern_function(L, "find", pattern_find);
+    cap_pattern_function(L, "match", pattern_other);
+    cap_pattern_function(L, "gmatch", pattern_gmatch);
+    cap_pattern_function(L, "gsub", pattern_other);
+    lua_getfield(L, -1, "rep");
+    lua_pushcclosure(L, safe_rep, 1);
+    lua_setfield(L, -2, "rep");
     lua_pushnil(L);
     lua_setfield(L, -2, "dump");
+    lua_pop(L, 1);
+    lua_getglobal(L, "table");
+    guard_table_library(L);
     lua_pop(L, 1);
 
     // Lock the string metatable: getmetatable("") gives "locked", its __index stays out of reach.
@@ -322,6 +444,15 @@ void roost_lua_close(lua_State *L) {
 void roost_lua_set_user(lua_State *L, void *user) { account(L)->user = user; }
 void *roost_lua_user(lua_State *L) { return account(L)->user; }
 size_t roost_lua_memory(lua_State *L) { return account(L)->used; }
+
+size_t roost_lua_idle_memory(lua_State *L) {
+    roost_lua_account *a = account(L);
+    a->in_host++;
+    lua_gc(L, LUA_GCCOLLECT);
+    size_t bytes = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+    a->in_host--;
+    return bytes;
+}
 
 void roost_lua_begin(lua_State *L, int64_t budget_ns, size_t call_cap) {
     roost_lua_account *a = account(L);

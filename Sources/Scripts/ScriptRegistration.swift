@@ -38,18 +38,28 @@ public final class ScriptSet: Sendable {
     public let generation: Int
     public let files: [ScriptFile]
     public let registrations: [ScriptRegistration]
-    /// Handler indexes by "kind event target".
-    let index: [String: [Int]]
+    /// Handler indexes by kind, event and target (looked up on every write: no key string is built).
+    let index: [Key: [Int]]
+
+    struct Key: Hashable {
+        let kind: ScriptRegistration.Kind
+        let event: String
+        let target: String
+    }
     /// Calls, errors and time per registration.
     public let stats: ScriptStats
+    /// Bytes a Lua state holds with this set loaded, after a full collection
+    /// (Lua's own count, `lua_gc(LUA_GCCOUNT)`), measured on the state that compiled it.
+    public let idleStateBytes: Int
 
-    init(generation: Int, files: [ScriptFile], registrations: [ScriptRegistration]) {
+    init(generation: Int, files: [ScriptFile], registrations: [ScriptRegistration], idleStateBytes: Int = 0) {
         self.generation = generation
+        self.idleStateBytes = idleStateBytes
         self.files = files
         self.registrations = registrations
         stats = ScriptStats(count: registrations.count)
-        var index: [String: [Int]] = [:]
-        for (i, r) in registrations.enumerated() { index["\(r.kind.rawValue) \(r.event) \(r.target)", default: []].append(i) }
+        var index: [Key: [Int]] = [:]
+        for (i, r) in registrations.enumerated() { index[Key(kind: r.kind, event: r.event, target: r.target), default: []].append(i) }
         self.index = index
     }
 
@@ -57,13 +67,13 @@ public final class ScriptSet: Sendable {
 
     /// The hooks for `event` on `collection` (its own, then "*"), in registration order.
     public func hooks(_ kind: ScriptRegistration.Kind, _ event: String, _ collection: String) -> [Int] {
-        let own = index["\(kind.rawValue) \(event) \(collection)"] ?? []
-        let any = index["\(kind.rawValue) \(event) *"] ?? []
+        let own = index[Key(kind: kind, event: event, target: collection)] ?? []
+        let any = index[Key(kind: kind, event: event, target: "*")] ?? []
         return any.isEmpty ? own : (own + any).sorted()
     }
 
     /// The function `/fn/<name>` for `method`.
-    public func route(_ method: String, _ name: String) -> Int? { index["route \(method) \(name)"]?.first }
+    public func route(_ method: String, _ name: String) -> Int? { index[Key(kind: .route, event: method, target: name)]?.first }
 
     /// True when some function has this name (any method).
     public func hasRoute(named name: String) -> Bool {

@@ -46,8 +46,8 @@ public final class ScriptRuntime: @unchecked Sendable {
     let httpAllow: [String]
     /// Told of every call: the handler's kind, its outcome (ok, refused, error, timeout) and its time (metrics).
     public let observe: (@Sendable (String, String, UInt64) -> Void)?
-    /// A key of this runtime in each thread's dictionary.
-    private let threadKey = "roost.lua.\(UUID().uuidString)"
+    /// Each thread's state of this runtime.
+    private let threadState = ThreadSlot<LuaState>()
 
     public init(limits: ScriptLimits, environment: [String: String] = [:], httpAllow: [String] = [], logger: Logger,
                 observe: (@Sendable (String, String, UInt64) -> Void)? = nil) {
@@ -69,7 +69,8 @@ public final class ScriptRuntime: @unchecked Sendable {
     public func compile(_ files: [ScriptFile]) throws -> ScriptSet {
         let generation: Int = { lock.lock(); defer { lock.unlock() }; generations += 1; return generations }()
         let state = try LuaState(runtime: self, set: ScriptSet(generation: generation, files: files, registrations: []))
-        return ScriptSet(generation: generation, files: files, registrations: state.generationListing ?? [])
+        return ScriptSet(generation: generation, files: files, registrations: state.generationListing ?? [],
+                         idleStateBytes: roost_lua_idle_memory(state.L))
     }
 
     /// Puts `set` in force.
@@ -88,19 +89,18 @@ public final class ScriptRuntime: @unchecked Sendable {
 
     /// This thread's state for `set`, loaded on first use and after each reload.
     func state(for set: ScriptSet) throws -> LuaState {
-        let dictionary = Thread.current.threadDictionary
-        if let state = dictionary[threadKey] as? LuaState, state.generation == set.generation { return state }
-        dictionary[threadKey] = nil
+        if let state = threadState.value, state.generation == set.generation { return state }
+        threadState.value = nil
         let state = try LuaState(runtime: self, set: set)
         guard state.handlerRefs.count == set.registrations.count else {
             throw ScriptError.load("the scripts registered different handlers on a second load; register unconditionally")
         }
-        dictionary[threadKey] = state
+        threadState.value = state
         return state
     }
 
     /// Bytes this thread's state holds (nil before its first call).
     public func stateMemory() -> Int? {
-        (Thread.current.threadDictionary[threadKey] as? LuaState).map { roost_lua_memory($0.L) }
+        threadState.value.map { roost_lua_memory($0.L) }
     }
 }

@@ -164,9 +164,12 @@ struct CheckScripts: ParsableCommand {
     func run() throws {
         let config = try options.load()
         do {
-            let lines = try RoostServer.checkScripts(config: config, logger: Logger(label: "roostd"))
+            let set = try RoostServer.compileScripts(config: config, logger: Logger(label: "roostd"))
+            let lines = set.lines
             for line in lines { print(line) }
-            FileHandle.standardError.write(Data("scripts in \(config.scriptsDir): \(lines.count) handler\(lines.count == 1 ? "" : "s")\n".utf8))
+            let kib = (set.idleStateBytes + 1023) / 1024
+            FileHandle.standardError.write(Data(("scripts in \(config.scriptsDir): \(lines.count) handler\(lines.count == 1 ? "" : "s"); "
+                + "an idle Lua state with them loaded holds \(kib) KiB\n").utf8))
         } catch {
             FileHandle.standardError.write(Data("roostd check-scripts: \(error)\n".utf8))
             throw ExitCode(1)

@@ -106,6 +106,9 @@ import Testing
         "string.match(string.rep('a', 5000), '(.*)(.*)(.*)b')",
         "for w in string.gmatch(string.rep('a', 5000), 'a*a*a*b') do end",
         "string.gsub(string.rep('a', 100000), 'a', 'b')",
+        // `?` doubles the matcher's work per item: 2^30 tries without the bound
+        "string.find(string.rep('a', 30), string.rep('a?', 30) .. string.rep('a', 30))",
+        "string.find(string.rep('(', 3000), '%b()%b()%b()x')",
     ])
     func catastrophicPatternsAreRefusedQuickly(_ body: String) throws {
         let (result, elapsed) = try runBefore(body)
@@ -119,11 +122,80 @@ import Testing
             ctx.entity.trimmed = s:match('^%s*(.-)%s*$')
             ctx.entity.n = select(2, string.gsub('a,b,c', ',', ';'))
             ctx.entity.at = string.find('abc', 'b', 1, true)
+            local long = '   ' .. string.rep('word ', 30) .. '  '
+            ctx.entity.longTrim = #long:match('^%s*(.-)%s*$')
+            local text = string.rep('lorem ipsum 42 ', 150)
+            local words = 0
+            for w in text:gmatch('%a+') do words = words + 1 end
+            ctx.entity.words = words
+            ctx.entity.digits = text:match('%d+')
+            ctx.entity.plain = string.find(string.rep('a', 60000) .. 'b', 'b', 1, true)
             """)
         let e = try result.get()
         #expect(e["trimmed"] == .string("hello world"))
         #expect(e["n"] == .int(2))
         #expect(e["at"] == .int(2))
+        #expect(e["longTrim"] == .int(149))
+        #expect(e["words"] == .int(300))
+        #expect(e["digits"] == .string("42"))
+        #expect(e["plain"] == .int(60001))
+    }
+
+    /// The longest subjects docs/SCRIPTING.md's table ("String patterns: the bound") gives: allowed at n, refused at n + 1.
+    @Test func thePatternBoundIsWhatTheDocsSay() throws {
+        let (result, _) = try runBefore("""
+            local cases = {
+              {"find", "%d+x", 2235}, {"find", "%d+", 3161}, {"gmatch", "%a+", 3161}, {"match", "^%s*(.-)%s*$", 169},
+              {"match", "(.-),(.-),(.-)$", 46}, {"match", "(%w+)=(%w+)", 213}, {"match", "^(%w+)=(%w+)$", 1998},
+              {"find", "%b()%b()%b()x", 2580}, {"gsub", "[^%w%-_%.~]", 65536},
+            }
+            local bad = {}
+            for _, c in ipairs(cases) do
+              local fn, p, n = c[1], c[2], c[3]
+              local function try(len)
+                local s = string.rep(" ", len)
+                if fn == "gmatch" then return pcall(function() for _ in s:gmatch(p) do end end) end
+                if fn == "gsub" then return pcall(string.gsub, s, p, "") end
+                return pcall(string[fn], s, p)
+              end
+              if not try(n) or try(n + 1) then bad[#bad + 1] = p end
+            end
+            if pcall(string.find, "", string.rep("a?", 30) .. string.rep("a", 30)) then bad[#bad + 1] = "a?" end
+            ctx.entity.bad = table.concat(bad, " ")
+            """)
+        #expect(try result.get()["bad"] == .string(""))
+    }
+
+    /// C library loops the count hook cannot reach: string.rep of nothing,
+    /// table.move over a huge range, table.sort without a comparator.
+    @Test func libraryLoopsInCAreBoundedOrHooked() throws {
+        let (result, elapsed) = try runBefore("""
+            ctx.entity.rep = #string.rep('', math.maxinteger) + #('').rep('', 2^50, '')
+            ctx.entity.move = select(2, pcall(table.move, {}, 1, 1e12, 2))
+            local t = {5, 3, 9, 1}
+            table.sort(t)
+            ctx.entity.sorted = t
+            local u = {'b', 'c', 'a'}
+            table.sort(u, function(a, b) return a > b end)
+            ctx.entity.reversed = u
+            ctx.entity.mixed = (pcall(table.sort, {1, 'x', 2}))
+            ctx.entity.moved = table.move({1, 2, 3}, 1, 3, 2)
+            """)
+        #expect(elapsed < .milliseconds(600), "took \(elapsed)")
+        let e = try result.get()
+        #expect(e["rep"] == .int(0))
+        #expect(e["move"]?.stringValue?.contains("table.move moves at most") == true, "\(String(describing: e["move"]))")
+        #expect(e["sorted"] == .array([.int(1), .int(3), .int(5), .int(9)]))
+        #expect(e["reversed"] == .array([.string("c"), .string("b"), .string("a")]))
+        #expect(e["mixed"] == .bool(false))
+        #expect(e["moved"] == .array([.int(1), .int(1), .int(2), .int(3)]))
+        // A sort that would run past the budget in C is stopped inside it, by its Lua comparator.
+        let (sorting, took) = try runBefore("""
+            local t = {} for i = 1, 150000 do t[i] = (i * 7919) % 150001 end
+            while true do table.sort(t) end
+            """, runtime: runtime(hookMs: 50))
+        #expect(isTimeout(sorting), "\(sorting)")
+        #expect(took < .milliseconds(600), "took \(took)")
     }
 
     @Test func theStringMetatableIsLockedAndGlobalsStayPerScript() throws {

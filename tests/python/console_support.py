@@ -28,6 +28,7 @@ admin_token: {ADMIN}
 default_permission: shared
 files_permission: shared
 thumbnail_workers: 1
+scripts_dir: {pathlib.Path(__file__).resolve().parent / "scripts_support" / "console"}
 webhooks:
   retry_schedule: [0.2]
   timeout: 1

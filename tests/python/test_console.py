@@ -179,9 +179,15 @@ def test_collections_and_hooks_pages(signed_in, roost):
     go(driver, "collections")
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, 'tr[data-collection="notes"]'))
     shot(driver, "collections")
+    assert roost.call("GET", "/fn/console-ping").body == {"pong": True}
     go(driver, "hooks")
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#hooks-table tbody tr")) >= 1
          and "Loading" not in d.find_element(By.ID, "hooks-table").text)
+    # the scripts' handlers beside the built-ins: file:line, calls, errors, time
+    rows = wait(driver, lambda d: [r.text for r in d.find_elements(By.CSS_SELECTOR, "#script-hooks-table tbody tr")
+                                   if "10-console.lua:" in r.text])
+    assert any(r.startswith("before create console_probes 10-console.lua:2 0 0") for r in rows), rows
+    assert any(r.startswith("route GET console-ping 10-console.lua:3 1 0") and r.endswith(" ms") for r in rows), rows
     shot(driver, "hooks")
     assert console_errors(driver) == []
 

@@ -1,9 +1,13 @@
 """How many PostgreSQL connections one roostd holds (docs/SCALING.md,
-connections per node): readers + slow readers + scripts.workers + 4 (the
-writer, the LISTEN connection, the live fan-out, the webhook scheduler), at
-rest and while uploads run (the ANALYZE connection comes only with bulk loads). Upload and hash workers hold none. Always on PostgreSQL (the
-test process's throwaway cluster, whatever ROOST_TEST_ENGINE says)."""
+connections per node): readers + slow readers + 4 (the writer, the LISTEN
+connection, the live fan-out, the webhook scheduler), at rest and while
+uploads run (the ANALYZE connection comes only with bulk loads), plus up to
+scripts.workers once a script's function, job or after hook has run (each
+scripts thread opens its reader at its first call). Upload and hash workers
+hold none. Always on PostgreSQL (the test process's throwaway cluster,
+whatever ROOST_TEST_ENGINE says)."""
 
+import pathlib
 import subprocess
 import threading
 import time
@@ -20,7 +24,7 @@ thumbnail_workers: 1
 """
 # Each connection names its role in application_name (roostd-<role>).
 EXPECTED = {"roostd-reader": READERS, "roostd-slow-reader": SLOW_READERS, "roostd-writer": 1, "roostd-listen": 1,
-            "roostd-live": 1, "roostd-webhooks": 1, "roostd-scripts": SCRIPT_WORKERS}
+            "roostd-live": 1, "roostd-webhooks": 1}
 BOUND = sum(EXPECTED.values())
 UPLOADERS, UPLOADS_EACH = 40, 3
 
@@ -38,11 +42,11 @@ def connections(url):
                                                    "WHERE datname = current_database() AND pid <> pg_backend_pid() GROUP BY 1")}
 
 
-def settled(url, timeout=10):
+def settled(url, timeout=10, expected=EXPECTED):
     """The connections once startup's have all opened (they open before /healthz answers; give them a moment)."""
     deadline = time.monotonic() + timeout
     seen = connections(url)
-    while seen != EXPECTED and time.monotonic() < deadline:
+    while seen != expected and time.monotonic() < deadline:
         time.sleep(0.2)
         seen = connections(url)
     return seen
@@ -113,3 +117,36 @@ def test_connections_stay_bounded_at_rest_and_under_uploads():
         assert settled(url) == EXPECTED
         # The console still counts the webhook backlog, without a connection of its own.
         assert webhook_backlog(roost) == 0
+
+
+FUNCTION = """roost.route("GET", "slow-count", function(req)
+  local t = os.clock()
+  while os.clock() - t < 0.3 do end  -- hold the scripts thread a moment, so both threads get a call
+  return { ok = true }
+end)
+"""
+
+
+def test_scripts_open_their_readers_at_their_first_call_only(tmp_path):
+    """A node with scripts holds no scripts connection until a function runs; then at most scripts.workers."""
+    url = engine.cluster().database("conns_scripts")
+    scripts = pathlib.Path(tmp_path) / "scripts"
+    scripts.mkdir()
+    (scripts / "fn.lua").write_text(FUNCTION)
+    config = CONFIG + f"scripts_dir: {scripts}\nscripts:\n  workers: {SCRIPT_WORKERS}\n"
+    with running_roostd(config, env={"ROOST_DATABASE_URL": url}) as roost:
+        assert settled(url) == EXPECTED
+        time.sleep(1.5)  # the jobs' clock ticks; no job, no connection
+        assert connections(url) == EXPECTED
+        statuses = []
+        calls = [threading.Thread(target=lambda: statuses.append(roost.api().call("GET", "/fn/slow-count").status))
+                 for _ in range(2 * SCRIPT_WORKERS)]
+        for t in calls:
+            t.start()
+        for t in calls:
+            t.join(timeout=60)
+        assert statuses == [200] * (2 * SCRIPT_WORKERS)
+        seen = connections(url)
+        assert 1 <= seen.get("roostd-scripts", 0) <= SCRIPT_WORKERS, seen
+        assert sum(seen.values()) <= BOUND + SCRIPT_WORKERS, seen
+        assert {k: v for k, v in seen.items() if k != "roostd-scripts"} == EXPECTED

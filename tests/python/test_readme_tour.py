@@ -44,7 +44,7 @@ def test_every_tour_block_runs(dev_daemon, tmp_path):
     out = r.stdout
     parts = re.split(r"^=== block \d+\n", out, flags=re.M)[1:]
     assert len(parts) == len(blocks), out
-    signup, private, conditional, upload, live, delta = parts
+    signup, private, conditional, upload, live, delta, script = parts
     assert json.loads(signup)["username"] == "ada"
     note, end = DECODE(private)
     assert note["text"] == "buy milk" and note["_acl"]["creator"]
@@ -56,3 +56,4 @@ def test_every_tour_block_runs(dev_daemon, tmp_path):
     assert (tmp_path / "thumb.png").stat().st_size > 0
     assert '"lunch?"' in live and "event: create" in live and '"text":"lunch?"' in live
     assert json.loads(delta) == ["12:30?"]
+    assert script.strip() == "price must be a number >= 0", script

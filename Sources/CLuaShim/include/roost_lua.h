@@ -41,6 +41,9 @@ void *roost_lua_user(lua_State *L);
 
 /// Bytes the state holds now.
 size_t roost_lua_memory(lua_State *L);
+/// Bytes the state holds after a full garbage collection, as Lua counts
+/// them (lua_gc LUA_GCCOUNT and LUA_GCCOUNTB). Call between calls only.
+size_t roost_lua_idle_memory(lua_State *L);
 
 /// Starts a budgeted call: past `budget_ns` from now the count hook
 /// raises (and keeps raising on every instruction), and allocations past

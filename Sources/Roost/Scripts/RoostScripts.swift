@@ -6,6 +6,7 @@ import JSON
 import Jobs
 import Daemon
 import Logging
+import Metrics
 import Scripts
 import Store
 
@@ -14,10 +15,21 @@ import Store
 /// `/fn/` functions and jobs (each thread with its own state and reader),
 /// and the SIGHUP reload.
 final class RoostScripts: AfterScripts, @unchecked Sendable {
-    /// A scripts thread's own: a reader connection (its Lua state is the runtime's per thread).
+    /// A scripts thread's own: a reader connection, opened at the thread's
+    /// first call, so a node whose scripts register no function, job or
+    /// after hook holds no connection for them (its Lua state is the runtime's per thread).
     final class Worker {
-        let reader: any DocumentReading
-        init(reader: any DocumentReading) { self.reader = reader }
+        private let open: () throws -> any DocumentReading
+        private var opened: (any DocumentReading)?
+        init(open: @escaping () throws -> any DocumentReading) { self.open = open }
+
+        /// The thread's reader (opened now if this is its first use; a failure is retried at the next).
+        func reader() throws -> any DocumentReading {
+            if let opened { return opened }
+            let reader = try open()
+            opened = reader
+            return reader
+        }
     }
 
     typealias Job = @Sendable (Worker) -> Void
@@ -35,18 +47,16 @@ final class RoostScripts: AfterScripts, @unchecked Sendable {
     private(set) var scheduler: ScriptScheduler?
 
     init(config: RoostConfig, pools: StorePools, access: AccessPolicy, logger: Logger) {
+        let metrics = ScriptMetrics()
         runtime = ScriptRuntime(limits: config.scriptLimits, environment: config.scriptEnvironment,
                                 httpAllow: config.scripts.httpAllow, logger: logger,
-                                observe: { kind, outcome, nanoseconds in
-                                    RoostMetrics.scriptCalls(kind: kind, outcome: outcome).increment()
-                                    RoostMetrics.scriptTimer(kind: kind).recordNanoseconds(Int64(nanoseconds))
-                                })
+                                observe: { kind, outcome, nanoseconds in metrics.record(kind: kind, outcome: outcome, nanoseconds: nanoseconds) })
         self.pools = pools
         self.access = access
         self.logger = logger
         let engine = pools.engine
         pool = WorkerPool(name: "scripts", threads: config.scripts.workers, capacity: 1024, logger: logger,
-                          makeContext: { Worker(reader: try engine.openReader(role: "scripts")) },
+                          makeContext: { Worker(open: { try engine.openReader(role: "scripts") }) },
                           run: { worker, jobs in for job in jobs { job(worker) } })
     }
 
@@ -102,9 +112,16 @@ final class RoostScripts: AfterScripts, @unchecked Sendable {
             let indices = set.hooks(.after, verb, context.collection)
             guard !indices.isEmpty else { continue }
             let (runtime, scripts) = (self.runtime, self)
+            let logger = self.logger
             let accepted = pool.submit { worker in
+                let reader: any DocumentReading
+                do { reader = try worker.reader() } catch {
+                    logger.error("scripts cannot open a reader; after hooks dropped",
+                                 metadata: ["request_id": "\(context.requestID)", "error": "\(error)"])
+                    return
+                }
                 let principal: AccessScope.Principal = context.actor.map { .user($0) } ?? .anonymous
-                let services = WorkerScriptServices(scripts: scripts, reader: worker.reader, principal: principal, requestID: context.requestID)
+                let services = WorkerScriptServices(scripts: scripts, reader: reader, principal: principal, requestID: context.requestID)
                 let call = ScriptCall(requestID: context.requestID, caller: ScriptCaller(id: context.actor, admin: false), services: services)
                 for index in indices {
                     runtime.after(index, set: set, event: verb, collection: context.collection, entity: context.entity, call: call)
@@ -165,7 +182,8 @@ extension RoostScripts {
         let (runtime, access, logger, scripts) = (self.runtime, self.access, self.logger, self)
         pool.submit({ worker in
             out.send(ErrorResponses.catching(request, logger) {
-                let caller = try access.caller(request, worker.reader)
+                let reader = try worker.reader()
+                let caller = try access.caller(request, reader)
                 var body = JSONValue.null
                 if !request.body.isEmpty {
                     do { body = try JSONParser.parse(request.body) } catch {
@@ -179,7 +197,7 @@ extension RoostScripts {
                 req["query"] = .object(JSONObject(request.query.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) }))
                 req["request_id"] = .string(request.requestID)
                 let principal = caller.principal
-                let services = WorkerScriptServices(scripts: scripts, reader: worker.reader, principal: principal, requestID: request.requestID)
+                let services = WorkerScriptServices(scripts: scripts, reader: reader, principal: principal, requestID: request.requestID)
                 let call = ScriptCall(requestID: request.requestID, caller: ScriptCaller(id: principal.userID, admin: principal == .admin),
                                       services: services)
                 do throws(ScriptFailure) {
@@ -206,5 +224,32 @@ extension RoostScripts {
         }
         done.wait()
         return try outcome.get()!.get()
+    }
+}
+
+/// The scripts' counters and timers, made once per label set and kept: a
+/// metric made for each call costs the factory's lookup every time (measured:
+/// about a third of a trivial before hook's cost on the writer).
+final class ScriptMetrics: @unchecked Sendable {
+    private let lock = NSLock()
+    private var counters: [String: Counter] = [:]
+    private var timers: [String: Metrics.Timer] = [:]
+
+    func record(kind: String, outcome: String, nanoseconds: UInt64) {
+        let key = kind + " " + outcome
+        lock.lock()
+        let counter: Counter
+        if let made = counters[key] { counter = made } else {
+            counter = RoostMetrics.scriptCalls(kind: kind, outcome: outcome)
+            counters[key] = counter
+        }
+        let timer: Metrics.Timer
+        if let made = timers[kind] { timer = made } else {
+            timer = RoostMetrics.scriptTimer(kind: kind)
+            timers[kind] = timer
+        }
+        lock.unlock()
+        counter.increment()
+        timer.recordNanoseconds(Int64(nanoseconds))
     }
 }

@@ -16,7 +16,8 @@ enum ScriptHooks {
     static let priority = 500
     /// Hooks whose writes trigger hooks: at most this deep.
     static let maxDepth = 4
-    static let depthKey = "roost.scripts.depth"
+    /// How deep this thread is in scripts' hooks (their writes trigger hooks).
+    static let depth = ThreadSlot<ThreadCounter>()
 
     static let events: [(HookEvent, String)] = [(.beforeCreate, "create"), (.beforeUpdate, "update"), (.beforeDelete, "delete")]
 
@@ -27,13 +28,13 @@ enum ScriptHooks {
                 let set = runtime.current
                 let indices = set.hooks(.before, verb, ctx.collection)
                 guard !indices.isEmpty else { return try next() }
-                let thread = Thread.current.threadDictionary
-                let depth = (thread[depthKey] as? Int) ?? 0
-                guard depth < maxDepth else {
+                let counter: ThreadCounter
+                if let existing = depth.value { counter = existing } else { counter = ThreadCounter(); depth.value = counter }
+                guard counter.count < maxDepth else {
                     throw HookRefusal(.hookDepth, "Scripts' writes triggered hooks more than \(maxDepth) deep; nothing was written.")
                 }
-                thread[depthKey] = depth + 1
-                defer { thread[depthKey] = depth }
+                counter.count += 1
+                defer { counter.count -= 1 }
                 let principal: AccessScope.Principal = ctx.privileged ? .admin : ctx.actor.map { .user($0) } ?? .anonymous
                 let data = WriterScriptServices(writer: ctx.work, hooks: hooks, access: access, principal: principal,
                                                 requestID: ctx.requestID, logger: logger)

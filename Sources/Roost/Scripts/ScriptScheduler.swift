@@ -103,12 +103,16 @@ final class ScriptScheduler: @unchecked Sendable {
         let (scripts, node, logger) = (self.scripts, self.node, self.logger)
         let requestID = "job-\(fire)-\(UUID().uuidString.prefix(8))"
         let accepted = scripts.pool.submit { [self] worker in
-            let services = WorkerScriptServices(scripts: scripts, reader: worker.reader, principal: .admin, requestID: requestID)
-            let call = ScriptCall(requestID: requestID, caller: .system, services: services)
-            do throws(ScriptFailure) {
-                try scripts.runtime.job(index, set: set, fire: fire, call: call)
+            do {
+                let services = WorkerScriptServices(scripts: scripts, reader: try worker.reader(), principal: .admin, requestID: requestID)
+                let call = ScriptCall(requestID: requestID, caller: .system, services: services)
+                do throws(ScriptFailure) {
+                    try scripts.runtime.job(index, set: set, fire: fire, call: call)
+                } catch {
+                    logger.warning("scheduled job failed", metadata: ["job": "\(key)", "request_id": "\(requestID)"])
+                }
             } catch {
-                logger.warning("scheduled job failed", metadata: ["job": "\(key)", "request_id": "\(requestID)"])
+                logger.warning("scheduled job not run: no reader", metadata: ["job": "\(key)", "error": "\(error)"])
             }
             do { _ = try scripts.commit { writer in try writer.finishScheduledRun(job: key, node: node) } } catch {
                 logger.warning("scheduled job's run could not be recorded", metadata: ["job": "\(key)", "error": "\(error)"])

@@ -155,7 +155,13 @@ extension RoostServer {
     /// Compiles every script of `scripts_dir` and lists what each registers
     /// (`roostd check-scripts`); throws the first error with file:line.
     public static func checkScripts(config: RoostConfig, logger: Logger) throws -> [String] {
+        try compileScripts(config: config, logger: logger).lines
+    }
+
+    /// What `scripts_dir` registers (one line each) and the bytes an idle Lua state with it loaded holds.
+    public static func compileScripts(config: RoostConfig, logger: Logger) throws -> (lines: [String], idleStateBytes: Int) {
         let runtime = ScriptRuntime(limits: config.scriptLimits, environment: config.scriptEnvironment, logger: logger)
-        return try runtime.compile(try ScriptFile.all(in: config.scriptsDir)).registrations.map(\.description)
+        let set = try runtime.compile(try ScriptFile.all(in: config.scriptsDir))
+        return (set.registrations.map(\.description), set.idleStateBytes)
     }
 }

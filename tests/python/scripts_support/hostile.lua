@@ -6,6 +6,9 @@ local attacks = {
   rep = function() return string.rep("x", 1e10) end,
   recursion = function() local function f(n) return 1 + f(n + 1) end return f(1) end,
   pattern = function() return string.find(string.rep("a", 60000), ".-.-.-.-.-.-b") end,
+  optional_pattern = function() return string.find(string.rep("a", 30), string.rep("a?", 30) .. string.rep("a", 30)) end,
+  empty_rep = function() local s = string.rep("", math.maxinteger) error("an empty rep came back: " .. #s) end,
+  move = function() return table.move({}, 1, 1e12, 2) end,
   tail = function() local function f() return f() end return f() end,
   pcall_error = function() while true do local ok = pcall(error, "x") end end,
   index_loop = function()

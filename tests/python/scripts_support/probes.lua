@@ -36,6 +36,12 @@ roost.before("probes", "update", function(ctx)
   ctx.entity.previousText = ctx.previous and ctx.previous.text or roost.null
 end)
 
+-- Hooks on users: a profile update is refused or stamped like any collection's.
+roost.before("users", "update", function(ctx)
+  if ctx.entity.nickname == "refuse-me" then ctx.refuse(422, "NicknameTaken", "pick another nickname") end
+  if ctx.entity.nickname then ctx.entity.nicknameBy = ctx.caller.id end
+end)
+
 -- Recursion: each create creates another, until the depth limit refuses.
 roost.before("recurse", "create", function(ctx) roost.create("recurse", { n = (ctx.entity.n or 0) + 1 }) end)
 
