@@ -46,6 +46,8 @@ default_permission: public
 files_permission: public
 max_upload_bytes: 4194304
 admin_token: "{ADMIN_TOKEN}"
+# openapi.yaml's SignUp takes a username, an email or both; `either` accepts all three.
+signup_requires: either
 """
 
 
