@@ -125,6 +125,33 @@ def test_log_in(app, members):
     assert_error(app.call("POST", "/login", raw_body=b"{", headers={"Content-Type": "application/json"}), 400, "InvalidJSON")
 
 
+# Log-in bodies the spec's Credentials (a username or an email, not both; every member a
+# string) refuses, each with alice's right password: none signs in, none is quietly read
+# another way (a wrong-typed member once was skipped, and the other name used).
+MALFORMED_LOG_INS = [
+    ("email of the wrong type beside a username", {"username": "alice", "email": {}}),
+    ("email null beside a username", {"username": "alice", "email": None}),
+    ("username of the wrong type beside an email", {"username": 5, "email": "alice@watercooler.test"}),
+    ("username and email both", {"username": "alice", "email": "alice@watercooler.test"}),
+    ("neither", {}),
+    ("username an array", {"username": ["alice"]}),
+    ("password a number", {"username": "alice", "password": 12345678}),
+]
+
+
+@pytest.mark.parametrize("body", [b for _, b in MALFORMED_LOG_INS], ids=[name for name, _ in MALFORMED_LOG_INS])
+def test_log_in_refuses_a_malformed_body(app, members, body):
+    r = app.call("POST", "/login", {"password": PASSWORDS["alice"], **body})
+    assert_error(r, 400, "InvalidDocument")
+    assert "token" not in r.body
+    # The same name alone still signs in.
+    for name in ("username", "email"):
+        if isinstance(body.get(name), str):
+            ok = app.call("POST", "/login", {name: body[name], "password": PASSWORDS["alice"]})
+            assert ok.status == 200 and ok.body["user"]["_id"] == members["alice"]["id"], ok
+            assert app.call("POST", "/logout", token=ok.body["token"]).status == 200
+
+
 def test_me(app, members):
     r = app.call("GET", "/users/me", token=members["alice"]["token"])
     assert r.status == 200, r

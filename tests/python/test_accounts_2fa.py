@@ -152,8 +152,34 @@ def test_admin_resets_two_factor(world):
     enable(d, s["token"])
     assert d.call("POST", "/login", {"username": "xia", "password": PW}).status == 202
     assert_error(d.call("DELETE", f"/users/{s['user']['_id']}/2fa", token=s["token"]), 403)
+    assert_error(d.call("DELETE", f"/users/{s['user']['_id']}/2fa"), 401, "Unauthorized")  # no credentials: 401, not 403
     assert d.call("GET", "/auth/account", token=s["token"]).body["twoFactor"] is True
     assert d.call("DELETE", f"/users/{s['user']['_id']}/2fa", token=ADMIN_TOKEN).status == 200
     assert d.call("GET", "/auth/account", token=s["token"]).body["twoFactor"] is False
     r = d.call("POST", "/login", {"username": "xia", "password": PW})
     assert r.status == 200 and r.body["token"], r
+
+
+# Two-factor bodies with a member of the wrong type: 400 InvalidDocument, never read as
+# absent (a wrong-typed password is no "password missing" 403, a wrong-typed code no
+# "code missing" TwoFactorRequired).
+WRONG_TYPED = [
+    ("/auth/2fa/setup", {"password": 5}),
+    ("/auth/2fa/enable", {"code": 123456}),
+    ("/auth/2fa/disable", {"password": PW, "twoFactorCode": 123456}),
+    ("/auth/2fa/disable", {"password": [PW], "twoFactorCode": "123456"}),
+    ("/auth/2fa/verify", {"ticket": 5, "code": "123456"}),
+    ("/auth/2fa/verify", {"ticket": "a ticket", "code": 123456}),
+    ("/auth/2fa/verify", {"ticket": None, "code": "123456"}),
+]
+
+
+def test_wrong_typed_members_are_refused(world):
+    d, _, _ = world
+    s = d.sign_up("yan")
+    enable(d, s["token"])
+    for path, body in WRONG_TYPED:
+        assert_error(d.call("POST", path, body, token=s["token"]), 400, "InvalidDocument")
+    # Nothing changed: two-factor is still on, and the log-in still asks for a code.
+    assert d.call("GET", "/auth/account", token=s["token"]).body["twoFactor"] is True
+    assert d.call("POST", "/login", {"username": "yan", "password": PW}).status == 202

@@ -3,13 +3,16 @@ password reset and email change by a 6-digit code or a link, mailed by SMTP
 through libcurl from the durable outbox to a real SMTP server on loopback
 (aiosmtpd), whose received mail the tests read. Runs on both engines."""
 
+import re
 import tempfile
 import time
 
 import pytest
+import yaml
 
 from roost_harness import Roostd, assert_error, running_roostd
 from mail_support import MailBox, config
+from openapi_support import SPEC_PATH
 
 PW = "correct horse battery"
 
@@ -106,6 +109,71 @@ def test_sign_up_requirements_and_validation(box):
                 assert r.status == status, (requires, body, r)
             for bad in ["no-at-sign", "two@@example.org", "a@b", "sp ace@example.org", "a@example.org\r\nBcc: x@y.z", "x" * 250 + "@e.org", 42]:
                 assert_error(d.call("POST", "/users", {"username": "badmail", "email": bad, "password": PW}), 400)
+
+
+# Addresses on both sides of the rule (EmailAddress.swift), which openapi.yaml's
+# EmailAddress schema must state exactly: the fuzz drill sends what the pattern allows.
+ADDRESSES = [
+    "ann@example.org", " Ann@Example.ORG\t", "a.b+c!#$%&'*/=?^_`{|}~-@sub-1.example.co", "x" * 64 + "@e.org",
+    "a" * 64 + "@" + "b" * 180 + ".org", "1@2.3",
+    "no-at-sign", "two@@example.org", "a@b", "sp ace@example.org", "a@example.org\r\nBcc: x@y.z", "a@example.org\n",
+    "x" * 65 + "@e.org", "a@.example.org", "a@example.org.", "a@example..org", "@example.org", "\u212a@example.org",
+    "\u00e9@example.org", "a@exa_mple.org", " " * 10 + "a@" + "b" * 240 + ".org", "",
+]
+
+
+def spec_takes(address):
+    schema = yaml.safe_load(SPEC_PATH.read_text())["components"]["schemas"]["EmailAddress"]
+    return len(address) <= schema["maxLength"] and re.fullmatch(schema["pattern"], address) is not None
+
+
+def test_the_spec_states_the_address_rule_exactly(box):
+    assert sum(map(spec_takes, ADDRESSES)) == 6  # the table holds both kinds
+    with running_roostd(config(box.url)) as fresh:  # its own client counters
+        for address in ADDRESSES:
+            r = fresh.call("POST", "/auth/verify-email/request", {"email": address})
+            if spec_takes(address):
+                assert r.status == 202, (address, r)
+            else:
+                assert_error(r, 400, "InvalidDocument")
+
+
+# Proof bodies the spec's CodeProof refuses (a code with its email, or a token; never
+# both; every member a string): 400 before anything is checked or counted.
+PROOFS = [
+    ("code and token both", {"token": "t", "code": "123456", "email": "a@example.org"}, "InvalidDocument"),
+    ("token a number", {"token": 5}, "InvalidDocument"),
+    ("code a number", {"code": 123456, "email": "a@example.org"}, "InvalidDocument"),
+    ("email a number beside a token", {"token": "t", "email": 5}, "InvalidDocument"),
+    ("email no address beside a token", {"token": "t", "email": "not an address"}, "InvalidDocument"),
+    ("code without its email", {"code": "123456"}, "InvalidDocument"),
+    ("neither", {"email": "a@example.org"}, "InvalidDocument"),
+    ("code of five digits", {"code": "12345", "email": "a@example.org"}, "InvalidCode"),
+]
+
+
+@pytest.mark.parametrize("path", ["/auth/verify-email", "/auth/password-reset"])
+@pytest.mark.parametrize("body,error", [(b, e) for _, b, e in PROOFS], ids=[name for name, _, _ in PROOFS])
+def test_a_malformed_proof_is_refused(d, path, body, error):
+    extra = {"password": "a new long password"} if path.endswith("reset") else {}
+    assert_error(d.call("POST", path, {**body, **extra}), 400, error)
+
+
+def test_a_real_link_token_beside_a_malformed_member_is_not_used(d, box):
+    d.call("POST", "/users", {"email": "beside@example.org", "password": PW})
+    mail = box.wait_for("beside@example.org")[0]
+    for body in ({"token": mail.token, "code": mail.code}, {"token": mail.token, "email": 5}, {"token": mail.token, "email": []}):
+        assert_error(d.call("POST", "/auth/verify-email", body), 400, "InvalidDocument")
+    assert_error(d.call("POST", "/auth/email-change", {"token": mail.token, "code": mail.code}), 400, "InvalidDocument")
+    assert_error(d.call("POST", "/login", {"email": "beside@example.org", "password": PW}), 403, "EmailNotVerified")
+    r = d.call("POST", "/auth/verify-email", {"token": mail.token})
+    assert r.status == 200 and r.body == {"verified": True, "email": "beside@example.org"}, r
+
+
+def test_a_reset_link_without_its_token_says_so(d):
+    for path in ("/auth/password-reset", "/auth/password-reset?token=", "/auth/verify-email", "/auth/email-change?token="):
+        status, headers, page = d.request("GET", path)
+        assert status == 400 and headers["Content-Type"].startswith("text/html") and b"incomplete" in page, (path, status)
 
 
 def test_unverified_login_allowed_gives_a_session_at_sign_up(box):
@@ -258,6 +326,10 @@ def test_email_change_needs_the_password_and_a_code_to_the_new_address(d, box):
     assert_error(d.call("POST", "/auth/email-change/request", {"email": "moved@example.org"}, token=t), 403)
     assert_error(d.call("POST", "/auth/email-change/request", {"email": "moved@example.org", "password": "not the password"}, token=t), 401)
     assert_error(d.call("POST", "/auth/email-change/request", {"email": "moved@example.org", "password": PW}), 401)
+    # Members of the wrong type are refused before the password is checked, never read as absent.
+    for body in ({"email": "moved@example.org", "password": 5}, {"email": "moved@example.org", "password": PW, "twoFactorCode": 123456},
+                 {"email": ["moved@example.org"], "password": PW}):
+        assert_error(d.call("POST", "/auth/email-change/request", body, token=t), 400, "InvalidDocument")
     r = d.call("POST", "/auth/email-change/request", {"email": "Moved@example.org", "password": PW}, token=t)
     assert r.status == 202, r
     mail = box.wait_for("moved@example.org")[0]

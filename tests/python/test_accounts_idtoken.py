@@ -132,6 +132,48 @@ def test_a_token_signs_in_once(world):
         assert_error(d.call("POST", "/auth/idtoken", body), 400)
 
 
+# Bodies the spec refuses, each beside a good token: 400 `InvalidDocument` before any
+# key is fetched or the token used (it signs in afterwards).
+MALFORMED = [
+    ("nonce empty", {"nonce": ""}),
+    ("nonce of 513 characters", {"nonce": "n" * 513}),
+    ("nonce a number", {"nonce": 5}),
+    ("provider null", {"provider": None}),
+    ("id_token of 8193 characters", {"id_token": "e" * 8193}),
+]
+
+
+def test_a_malformed_body_is_refused_and_the_token_kept(world):
+    d, acme, _, _ = world
+    token = acme.token(sub="malformed-1")
+    for name, change in MALFORMED:
+        body = {"provider": "acme", "id_token": token, "nonce": "raw-nonce", **change}
+        assert_error(d.call("POST", "/auth/idtoken", body), 400, "InvalidDocument")
+    # 512 characters (not bytes: these are 3 bytes each) is the longest nonce.
+    long_nonce = "\u20ac" * 512
+    r = sign_in(d, "acme", acme.token(sub="malformed-2", nonce=long_nonce), nonce=long_nonce)
+    assert r.status == 201, r
+    assert sign_in(d, "acme", token).status == 201
+
+
+def test_no_provider_configured_answers_at_once():
+    """With no oidc_providers the verifying pool never starts: a sign-in once queued
+    there and never answered (a connection held for good). Now 400 at once."""
+    with running_roostd("") as d:
+        for path in ("/auth/idtoken", "/auth/idtoken/link"):
+            for provider in ("acme", ""):
+                t0 = time.monotonic()
+                r = d.call("POST", path, {"provider": provider, "id_token": "a.b.c", "nonce": "raw-nonce"}, timeout=5)
+                assert time.monotonic() - t0 < 2
+                if path == "/auth/idtoken":
+                    assert_error(r, 400, "InvalidDocument")
+                else:
+                    assert_error(r, 401)  # linking needs a signed-in user first
+        s = d.sign_up("nobody-linked")
+        r = d.call("POST", "/auth/idtoken/link", {"provider": "acme", "id_token": "a.b.c", "nonce": "raw-nonce"}, token=s["token"], timeout=5)
+        assert_error(r, 400, "InvalidDocument")
+
+
 def test_keys_are_cached_and_a_made_up_kid_costs_one_shared_refetch(world):
     d, acme, _, _ = world
     assert sign_in(d, "acme", acme.token(sub="cache-1")).status in (200, 201)

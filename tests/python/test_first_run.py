@@ -83,8 +83,10 @@ def test_the_setup_code_creates_the_admin_credential_once(tmp_path):
         wrong = d.call("POST", "/admin/setup", {"code": code[:-1] + ("A" if code[-1] != "A" else "B")})
         assert_error(wrong, 403, "SetupCodeRefused")
         assert "4 attempts left" in wrong.body["description"]
-        for body in ({}, {"code": 5}, {"code": ""}):
-            assert_error(d.call("POST", "/admin/setup", body), 400)
+        # Not a code (the spec: {code} alone, 1 to 64 characters): 400, and not counted as a guess.
+        for body in ({}, {"code": 5}, {"code": ""}, {"code": code, "extra": 1}, {"code": "x" * 65}, {"code": None}):
+            assert_error(d.call("POST", "/admin/setup", body), 400, "InvalidDocument")
+        assert "3 attempts left" in d.call("POST", "/admin/setup", {"code": "x" * 64}).body["description"]
         assert_error(d.call("POST", "/admin/setup", raw_body=b"{", headers={"Content-Type": "application/json"}), 400)
         made = d.call("POST", "/admin/setup", {"code": code})
         assert made.status == 201 and made.header("cache-control") == "no-store"

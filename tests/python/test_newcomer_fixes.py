@@ -13,14 +13,14 @@ import urllib.parse
 
 import pytest
 
-from roost_harness import FAST_HASHING, Roostd, assert_error, png
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, Roostd, assert_error, png
 
 BROWSER = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 
 
 @pytest.fixture(scope="module")
 def roost(tmp_path_factory):
-    cfg = FAST_HASHING + ("default_permission: shared\ncollections:\n  spots: {permission: public}\n  diary: {permission: private}\n"
+    cfg = FAST_HASHING + f"admin_token: {ADMIN_TOKEN}\n" + ("default_permission: shared\ncollections:\n  spots: {permission: public}\n  diary: {permission: private}\n"
                           "  places: {permission: public, indexes: [\"location:geo\"]}\n  pins: {permission: public}\n")
     with Roostd(tmp_path_factory.mktemp("newcomer"), cfg).start() as d:
         yield d
@@ -117,6 +117,7 @@ def test_get_files_lists_the_callers_own_uploads_in_pages(roost):
     assert roost.call("GET", f"/files?after={bens[0]}", token=ann["token"]).body == []
     assert roost.call("GET", "/files?after=ffffffffffffffffffffffff", token=ann["token"]).body == []
     assert_error(roost.call("GET", "/files"), 401)
+    assert_error(roost.call("GET", "/files", token=ADMIN_TOKEN), 403, "Forbidden")  # the admin uploads as no user
     for bad in ("limit=0", "limit=1001", "limit=x", "after=../x"):
         assert_error(roost.call("GET", f"/files?{bad}", token=ann["token"]), 400)
 

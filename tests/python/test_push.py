@@ -281,6 +281,24 @@ def test_tokens_not_registered_again_expire(world):
     assert [r["token"] for r in provider.requests] == ["phone-fresh"]
 
 
+# The admin lists' `limit`: 1 to 1000 as the spec says; anything else is 400, never clamped
+# (limit=5000 once answered a page of 1000, limit=x one of 100).
+LIMITS = [("1", 200), ("1000", 200), ("0", 400), ("1001", 400), ("-5", 400), ("x", 400), ("", 400), ("2.5", 400)]
+
+
+def test_admin_lists_check_their_limit(world):
+    _, start = world
+    roost = start()
+    for path in ("/admin/push/devices", "/admin/push/deliveries"):
+        for limit, status in LIMITS:
+            resp = roost.call("GET", f"{path}?limit={limit}", token=ADMIN)
+            assert resp.status == status, (path, limit, resp.body)
+            if status == 400:
+                assert resp.body["error"] == "InvalidQuery" and "1 to 1000" in resp.body["description"]
+        # The caller is checked first: an anonymous bad limit is 401.
+        assert roost.call("GET", f"{path}?limit=0").status == 401
+
+
 @pytest.mark.parametrize("body,who,status", [
     ({"platform": "ios", "token": "t1", "environment": "staging"}, "user", 400),
     ({"platform": "android", "token": "t1", "environment": "sandbox"}, "user", 400),

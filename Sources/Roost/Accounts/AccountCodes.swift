@@ -104,21 +104,26 @@ enum AccountCodes {
         }
     }
 
-    /// The proof in a request body: `{"code": "123456"}` or `{"token": "…"}`.
+    /// The proof in a request body: `{"code": "123456"}` or `{"token": "…"}`, never both.
     static func proof(_ fields: JSONObject) throws -> Proof {
-        if let token = fields.string("token") { return .link(token) }
-        if let code = fields.string("code") {
+        switch (try fields.string("token"), try fields.string("code")) {
+        case (let token?, nil): return .link(token)
+        case (nil, let code?):
             guard code.count == 6, code.allSatisfy(\.isASCII), code.allSatisfy(\.isNumber) else { throw invalidCode }
             return .code(code)
+        default: throw HTTPError(.invalidDocument, "Send the 6-digit code as \"code\", or the link's token as \"token\" (one of them).")
         }
-        throw HTTPError(.invalidDocument, "Send the 6-digit code as \"code\", or the link's token as \"token\".")
     }
 }
 
 extension JSONObject {
-    /// The member `key` when it is a string.
-    func string(_ key: String) -> String? {
-        if case .string(let s)? = self[key] { return s }
-        return nil
+    /// The member `key` when it is a string; nil when it is absent. Any other
+    /// type is 400 `InvalidDocument`: a field sent wrong is never taken as missing.
+    func string(_ key: String) throws -> String? {
+        switch self[key] {
+        case nil: return nil
+        case .string(let s)?: return s
+        case _?: throw HTTPError(.invalidDocument, "\(key) must be a string.")
+        }
     }
 }

@@ -23,7 +23,7 @@ extension AccountHandlers {
     }
 
     static func email(_ fields: JSONObject) throws -> String {
-        guard let text = fields.string("email"), let email = EmailAddress.normalised(text) else {
+        guard let text = try fields.string("email"), let email = EmailAddress.normalised(text) else {
             throw HTTPError(.invalidDocument, "Send {\"email\": \"name@example.org\"}.")
         }
         return email
@@ -69,9 +69,11 @@ extension AccountHandlers {
         }
     }
 
-    /// A typed code needs the address it was sent to; a link token does not.
+    /// A typed code needs the address it was sent to; a link token does not
+    /// (an `email` beside it must still be an address: nothing sent is ignored unchecked).
     static func emailForCode(_ proof: AccountCodes.Proof, _ fields: JSONObject) throws -> String? {
         if case .code = proof { return try email(fields) }
+        if fields["email"] != nil { _ = try email(fields) }
         return nil
     }
 

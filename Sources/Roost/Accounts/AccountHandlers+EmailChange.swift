@@ -23,8 +23,8 @@ extension AccountHandlers {
             guard case .user(let id) = caller.principal else { throw HTTPError(.unauthorized, "Sign in to change your email.") }
             let fields = try CollectionHandlers.object(body)
             let email = try Self.email(fields)
-            guard let password = fields.string("password") else { throw Self.passwordNeeded }
-            let twoFactorCode = fields.string("twoFactorCode")
+            guard let password = try fields.string("password") else { throw Self.passwordNeeded }
+            let twoFactorCode = try fields.string("twoFactorCode")
             let now = Authenticator.now
             counting(request, out, { writer in
                 try CallerJobs.requireLiveSession(caller, writer)
@@ -102,12 +102,13 @@ extension AccountHandlers {
         return .json(200, "{\"email\":\(JSONWriter.quoted(code.email)),\"emailVerified\":true}")
     }
 
+    /// A mail's link without its token (cut short by a mail client, or typed).
+    static let incompleteLink = Response.html(400, HTMLPages.page(title: "Link", body: "<h1>This link is incomplete</h1>"))
+
     /// `GET /auth/verify-email?token=…` and `GET /auth/email-change?token=…`:
     /// the links in mails, for a browser: used at once, answered with a page.
     func linkPage(_ request: Request, _ out: ResponseWriter, purpose: AccountCodes.Purpose) {
-        guard let token = request.query["token"], !token.isEmpty else {
-            return out.send(.html(400, HTMLPages.page(title: "Link", body: "<h1>This link is incomplete</h1>")))
-        }
+        guard let token = request.query["token"], !token.isEmpty else { return out.send(Self.incompleteLink) }
         let (pools, mail, app) = (self.pools, self.mail, settings.appName)
         pools.write(request, out, committed: { mail.wake() }) { writer in
             let answer = purpose == .emailChange ? try Self.changeEmail(writer, proof: .link(token), userID: nil, mail: mail)
@@ -123,7 +124,7 @@ extension AccountHandlers {
     /// new password to `POST /auth/password-reset` (nothing is used by
     /// opening it, so mail scanners that follow links spend nothing).
     func resetPage(_ request: Request, _ out: ResponseWriter) {
-        let token = request.query["token"] ?? ""
+        guard let token = request.query["token"], !token.isEmpty else { return out.send(Self.incompleteLink) }
         let app = HTMLEscape.escape(settings.appName)
         let body = """
             <h1>\(app)</h1><p>Choose a new password (8 characters or more).</p>

@@ -15,9 +15,12 @@ import Store
 /// email the token marks verified, and only onto an account whose own email
 /// is verified; any other match is 409, never a silent join.
 extension AccountHandlers {
+    /// The longest ID token taken (real ones are 1 to 2 kB); openapi.yaml says the same.
+    static let maxIDToken = 8192
+
     static func idTokenFields(_ fields: JSONObject) throws -> (provider: String, token: String, nonce: String) {
-        guard let provider = fields.string("provider"), let token = fields.string("id_token"), let nonce = fields.string("nonce"),
-              !nonce.isEmpty, nonce.utf8.count <= 512 else {
+        guard let provider = try fields.string("provider"), let token = try fields.string("id_token"), let nonce = try fields.string("nonce"),
+              (1...maxIDToken).contains(token.unicodeScalars.count), (1...512).contains(nonce.unicodeScalars.count) else {
             throw HTTPError(.invalidDocument, "Send {\"provider\": …, \"id_token\": …, \"nonce\": the raw nonce whose SHA-256 the token carries}.")
         }
         return (provider, token, nonce)
@@ -28,6 +31,8 @@ extension AccountHandlers {
                           then: @escaping @Sendable (OIDCProviders.Verified) -> Void) throws {
         let (provider, token, nonce) = try Self.idTokenFields(fields)
         let (oidc, logger) = (self.oidc, pools.logger)
+        // Answered here: with no provider configured the pool never starts, and a job queued there waits forever.
+        guard oidc.providers[provider] != nil else { throw OIDCProviders.unknown(provider) }
         let now = Authenticator.now
         _ = oidc.pool.submit({
             do {

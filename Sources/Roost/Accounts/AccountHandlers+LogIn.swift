@@ -25,18 +25,22 @@ extension AccountHandlers {
         }
     }
 
-    /// The name (username or email) and password of a log-in body. An
-    /// email that is not a valid address is looked up as given: it finds
-    /// nothing, like any unknown one, and costs the same.
+    /// The name (a username or an email, not both) and password of a log-in
+    /// body; each a string. An email that is not a valid address is looked
+    /// up as given: it finds nothing, like any unknown one, and costs the same.
     static func loginFields(_ body: [UInt8]) throws -> (login: LoginThrottle.LoginName, password: String) {
         let fields = try CollectionHandlers.object(body)
-        guard case .string(let password)? = fields["password"] else { throw loginShape }
-        if case .string(let username)? = fields["username"] { return (.username(username), password) }
-        if case .string(let email)? = fields["email"] { return (.email(EmailAddress.normalised(email) ?? email), password) }
-        throw loginShape
+        let (username, email) = (try fields.string("username"), try fields.string("email"))
+        guard let password = try fields.string("password") else { throw loginShape }
+        switch (username, email) {
+        case (let username?, nil): return (.username(username), password)
+        case (nil, let email?): return (.email(EmailAddress.normalised(email) ?? email), password)
+        default: throw loginShape
+        }
     }
 
-    static let loginShape = HTTPError(.invalidDocument, "Send {\"username\": …, \"password\": …} or {\"email\": …, \"password\": …}.")
+    static let loginShape = HTTPError(.invalidDocument,
+                                      "Send {\"username\": …, \"password\": …} or {\"email\": …, \"password\": …} (a username or an email, not both).")
 
     /// The throttle step of a log-in: one writer job counts the attempt, atomically with every other.
     func reserve(_ request: Request, _ out: ResponseWriter, login: LoginThrottle.LoginName, password: String) {

@@ -23,7 +23,7 @@ extension AccountHandlers {
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             var fields = try CollectionHandlers.object(body)
             // A second factor for a password change; never stored in the record.
-            let twoFactorCode = fields.string("twoFactorCode")
+            let twoFactorCode = try fields.string("twoFactorCode")
             fields["twoFactorCode"] = nil
             guard fields["password"] != nil else {
                 let fields = fields

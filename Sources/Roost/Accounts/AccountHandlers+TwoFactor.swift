@@ -50,7 +50,7 @@ extension AccountHandlers {
     func twoFactorSetup(_ request: Request, _ out: ResponseWriter) {
         let app = settings.appName
         signedInRequest(request, out) { [self] fields, id, caller in
-            guard let password = fields.string("password") else { throw HTTPError(.forbidden, "Setting up two-factor needs the password.") }
+            guard let password = try fields.string("password") else { throw HTTPError(.forbidden, "Setting up two-factor needs the password.") }
             withPassword(request, out, caller: caller, userID: id, password: password) { writer in
                 guard let account = try writer.credentials(userID: id) else { throw HTTPError.notFound("Your account no longer exists.") }
                 if account.totpEnabled { throw HTTPError(.conflict, "Two-factor is on already; disable it first.") }
@@ -71,7 +71,7 @@ extension AccountHandlers {
     func twoFactorEnable(_ request: Request, _ out: ResponseWriter) {
         let pools = self.pools
         signedInRequest(request, out) { fields, id, caller in
-            guard let code = fields.string("code") else { throw HTTPError(.invalidDocument, "Send the authenticator's 6-digit code as \"code\".") }
+            guard let code = try fields.string("code") else { throw HTTPError(.invalidDocument, "Send the authenticator's 6-digit code as \"code\".") }
             pools.write(request, out) { writer in
                 try CallerJobs.requireLiveSession(caller, writer)
                 guard let account = try writer.credentials(userID: id), account.totpSecret != nil, !account.totpEnabled else {
@@ -92,8 +92,8 @@ extension AccountHandlers {
     /// `POST /auth/2fa/disable` `{password, twoFactorCode}`.
     func twoFactorDisable(_ request: Request, _ out: ResponseWriter) {
         signedInRequest(request, out) { [self] fields, id, caller in
-            guard let password = fields.string("password") else { throw HTTPError(.forbidden, "Turning two-factor off needs the password.") }
-            let code = fields.string("twoFactorCode")
+            guard let password = try fields.string("password") else { throw HTTPError(.forbidden, "Turning two-factor off needs the password.") }
+            let code = try fields.string("twoFactorCode")
             withPassword(request, out, caller: caller, userID: id, password: password) { writer in
                 if let refusal = try TwoFactor.gate(writer, userID: id, code: code, now: Authenticator.now) { return refusal }
                 try writer.setTwoFactor(userID: id, secret: nil, enabled: false, recovery: [])
@@ -106,7 +106,7 @@ extension AccountHandlers {
     func twoFactorVerify(_ request: Request, _ out: ResponseWriter) {
         let (pools, lifetime) = (self.pools, sessionLifetime)
         parsed(request, out) { fields in
-            guard let ticket = fields.string("ticket"), let code = fields.string("code") else {
+            guard let ticket = try fields.string("ticket"), let code = try fields.string("code") else {
                 throw HTTPError(.invalidDocument, "Send {\"ticket\": from the log-in, \"code\": the 6-digit code or a recovery code}.")
             }
             pools.write(request, out) { writer in
@@ -137,7 +137,11 @@ extension AccountHandlers {
     /// `DELETE /users/:id/2fa` (admin): turns a user's two-factor off (a lost phone and lost recovery codes).
     func twoFactorReset(_ id: String, _ request: Request, _ out: ResponseWriter) {
         jobs.write(request, out) { writer, caller in
-            guard caller.principal == .admin else { throw HTTPError(.forbidden, "Only the administrator resets two-factor.") }
+            switch caller.principal {
+            case .admin: break
+            case .anonymous: throw HTTPError(.unauthorized, "Only the administrator resets two-factor; send the admin token.")
+            case .user: throw HTTPError(.forbidden, "Only the administrator resets two-factor.")
+            }
             guard try writer.credentials(userID: id) != nil else { throw HTTPError.notFound("No user with _id \"\(id)\".") }
             try writer.setTwoFactor(userID: id, secret: nil, enabled: false, recovery: [])
             try writer.deleteAccountCode(userID: id, purpose: AccountCodes.Purpose.twoFactor.rawValue, codeHash: nil)

@@ -18,6 +18,8 @@ struct AdminSetupHandlers: Sendable {
 
     /// A code is 43 characters; anything much longer is not one.
     static let maxBody = 1024
+    /// The longest `code` read (openapi.yaml's maxLength): even written as `\u` escapes it fits in `maxBody`.
+    static let maxCode = 64
 
     var routes: [RoostRoute] {
         let handlers = self
@@ -39,8 +41,9 @@ struct AdminSetupHandlers: Sendable {
         // On a hash thread: the credential's file is written and fsynced off the loop.
         pools.hashing(request, out, lane: .credentials) {
             let fields = try CollectionHandlers.object(request.body)
-            guard case .string(let code)? = fields["code"], !code.isEmpty else {
-                throw HTTPError(.invalidDocument, "Send {\"code\": …}: the code of the console link roostd printed at start-up.")
+            // Only `code`, and no longer than a code can be: anything else is not a guess (and is not counted as one).
+            guard fields.count == 1, case .string(let code)? = fields["code"], (1...Self.maxCode).contains(code.unicodeScalars.count) else {
+                throw HTTPError(.invalidDocument, "Send {\"code\": …} alone: the code of the console link roostd printed at start-up.")
             }
             switch try admin.completeSetup(code: code, logger: logger) {
             case .created(let token):

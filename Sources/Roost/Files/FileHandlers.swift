@@ -152,7 +152,7 @@ struct FileHandlers: Sendable {
         jobs.read(request, out) { reader, caller in
             switch caller.principal {
             case .anonymous: throw HTTPError(.unauthorized, "Sign in to list your files.")
-            case .admin: throw HTTPError(.badRequest, "GET /files lists a user's own uploads; the admin lists every file with GET /admin/files.")
+            case .admin: throw HTTPError(.forbidden, "GET /files lists a user's own uploads; the admin lists every file with GET /admin/files.")
             case .user(let id):
                 let documents = try reader.ownFiles(creator: id, limit: pageSize, after: after)
                 var response = Response.json(200, "[" + documents.joined(separator: ",") + "]")

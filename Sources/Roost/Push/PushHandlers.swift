@@ -88,17 +88,17 @@ struct PushHandlers: Sendable {
 
     /// Every device with its deliveries and last error (the console's push page), admin only.
     func adminDevices(_ request: Request, _ out: ResponseWriter) {
-        let limit = Self.limit(request)
-        jobs.readAsAdmin(request, out) { reader in
-            .json(200, JSONValue.array(try reader.pushDeviceReports(limit: limit).map { .object($0.json) }).jsonText)
+        jobs.readAsAdmin(request, out) { reader in  // the admin first, then what they ask
+            let limit = try Self.limit(request)
+            return .json(200, JSONValue.array(try reader.pushDeviceReports(limit: limit).map { .object($0.json) }).jsonText)
         }
     }
 
     /// Direct pushes, newest first (`?status=pending|delivered|dead|dropped`), admin only.
     func adminDeliveries(_ request: Request, _ out: ResponseWriter) {
-        let limit = Self.limit(request)
         let status = request.query["status"]
         jobs.readAsAdmin(request, out) { reader in  // the admin first, then what they ask
+            let limit = try Self.limit(request)
             if let status, !["pending", "delivered", "dead", "dropped"].contains(status) {
                 throw HTTPError(.invalidQuery, "status must be pending, delivered, dead or dropped.")
             }
@@ -115,8 +115,11 @@ struct PushHandlers: Sendable {
         }
     }
 
-    static func limit(_ request: Request) -> Int {
-        request.query["limit"].flatMap { Int($0) }.map { min(max($0, 1), 1000) } ?? 100
+    /// `limit`: 1 to 1000, 100 when absent; anything else is 400, never quietly clamped.
+    static func limit(_ request: Request) throws -> Int {
+        guard let text = request.query["limit"] else { return 100 }
+        guard let n = Int(text), (1...1000).contains(n) else { throw HTTPError(.invalidQuery, "limit must be a whole number from 1 to 1000.") }
+        return n
     }
 
     static func device(_ d: PushDevice) -> JSONObject {

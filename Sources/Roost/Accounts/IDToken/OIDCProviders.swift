@@ -27,13 +27,17 @@ final class OIDCProviders: Sendable {
         let tokenHash: String
     }
 
+    static func unknown(_ name: String) -> HTTPError {
+        HTTPError(.invalidDocument, "No sign-in provider \"\(name)\" is configured.")
+    }
+
     static func refusal(_ why: String) -> HTTPError {
         HTTPError(.invalidIDToken, "The ID token was refused: \(why).")
     }
 
     /// Verifies `token` from `provider` (on a pool thread).
     func verify(provider name: String, token: String, nonce: String, now: Int64) throws -> Verified {
-        guard let keys = providers[name] else { throw HTTPError(.invalidDocument, "No sign-in provider \"\(name)\" is configured.") }
+        guard let keys = providers[name] else { throw Self.unknown(name) }
         do {
             let parsed = try IDTokenVerifier.parse(token)
             guard let kid = parsed.kid, kid.utf8.count <= 256, let key = keys.key(kid, now: now) else { throw IDTokenVerifier.Failure.unknownKey }
