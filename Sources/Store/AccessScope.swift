@@ -114,7 +114,7 @@ public struct AccessScope: Sendable {
     }
 
     /// SQL that limits reads to visible rows, or nil when every row is visible.
-    func readPredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(readRule, bind) }
+    package func readPredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(readRule, bind) }
 
     /// The caller's id as it appears, quoted, in the JSON text of any state
     /// whose `_acl` names them: a necessary condition for
@@ -130,21 +130,21 @@ public struct AccessScope: Sendable {
     /// `readPredicate` over a stored state of an entity, the JSON text
     /// `document` (a feed row's `prev_doc`): whether the caller could read it
     /// in that state. NULL (no state: before a create) is not readable.
-    func readPredicate(state document: String, _ bind: (SQLValue) -> String) -> String? {
+    package func readPredicate(state document: String, _ bind: (SQLValue) -> String) -> String? {
         Self.sqlite(readRule, document: document, bind)
     }
 
     /// A condition that starts a private read from the caller's own rows
     /// (an index range of `aclTable` that touches no one else's), or nil
     /// when every row is visible. It narrows; `readPredicate` still guards.
-    func visibleRows(_ layout: CollectionLayout, _ bind: (SQLValue) -> String) -> String? {
+    package func visibleRows(_ layout: CollectionLayout, _ bind: (SQLValue) -> String) -> String? {
         guard level == .private, case .user(let id) = principal else { return nil }
         return "d.rid IN (SELECT rid FROM \(layout.aclTable) WHERE uid = \(bind(.text(id))))"
     }
 
     /// The users a stored document's `_acl` lets read it: its creator and
     /// everyone in `read` or `write`.
-    static func readers(of document: JSONObject) -> Set<String> {
+    package static func readers(of document: JSONObject) -> Set<String> {
         guard case .object(let acl)? = document["_acl"] else { return [] }
         var out: Set<String> = []
         if case .string(let creator)? = acl["creator"] { out.insert(creator) }
@@ -168,7 +168,7 @@ public struct AccessScope: Sendable {
     }
 
     /// SQL that limits writes to rows this caller may change, or nil for all rows.
-    func writePredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(writeRule, bind) }
+    package func writePredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(writeRule, bind) }
 
     /// True when `id` is the row's creator or appears in one of its ACL lists.
     static func listed(_ id: String, in fields: [String], document: String = "d.doc", _ bind: (SQLValue) -> String) -> String {

@@ -33,7 +33,7 @@ public final class FilterMatcher {
 
     /// Compiles `filter`, refusing exactly what `FilterCompiler` refuses.
     public init(_ filter: JSONValue) throws(QueryError) {
-        let compiler = FilterCompiler()
+        let compiler = FilterCompiler(dialect: RefusalDialect())
         compiler.useIndexes = false
         _ = try compiler.compile(filter) // the same refusals, limits and messages
         conditions = compiler.conditions

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import JSON
 import Store
+import StoreSQLite
 import Testing
 @testable import Push
 

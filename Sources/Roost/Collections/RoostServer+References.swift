@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Store
+import StoreSQLite
 
 extension RoostServer {
     /// Installs the declared references on the writer (building `_refs` for

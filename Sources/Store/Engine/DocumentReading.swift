@@ -92,5 +92,3 @@ extension DocumentReading {
         try delta(collection, since: since, filter: filter, limit: limit, scope: scope, redaction: nil)
     }
 }
-
-extension DocumentReader: DocumentReading {}
