@@ -39,7 +39,7 @@ public final class PushDispatcher: @unchecked Sendable {
     }
 
     /// Runs a write in the writer's next group commit, then calls `done` with whether it committed.
-    public typealias Record = @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable (Bool) -> Void) -> Void
+    public typealias Record = @Sendable (_ write: @escaping @Sendable (any PushWriting) throws -> Void, _ done: @escaping @Sendable (Bool) -> Void) -> Void
 
     let engine: any StoreEngine
     let settings: Settings
@@ -126,7 +126,7 @@ public final class PushDispatcher: @unchecked Sendable {
 
     var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
 
-    private func run(_ reader: any DocumentReading, _ client: HTTP2Client) {
+    private func run(_ reader: any PushReading, _ client: HTTP2Client) {
         var lastSweep = Date.distantPast
         while true {
             condition.lock()

@@ -9,7 +9,7 @@ public func checkBodyID(_ body: JSONObject, matches id: String) throws {
 
 /// A PUT's engine-neutral rules, said once for both engines on top of
 /// `existingRow` and `replace(…, existing:)`.
-extension DocumentWriting {
+extension DocumentsWriting {
     /// Replaces the document `id`, or creates it when absent and the caller may.
     /// - Returns: whether it was created, and the stored JSON text.
     public func replace(in collection: String, id: String, _ body: JSONObject, scope: AccessScope) throws -> (created: Bool, text: String) {
