@@ -103,22 +103,6 @@ public struct PushDeviceReport: Sendable {
     public let lastPushAt: String?
     public let seenAt: String
 
-    public var json: JSONObject {
-        var o = JSONObject()
-        o["token"] = .string(PushOutbox.tokenPreview(device.token))
-        o["tokenId"] = .string(PushOutbox.tokenID(device.token))
-        o["userId"] = .string(device.userID)
-        o["platform"] = .string(device.platform)
-        o["environment"] = environment.map { .string($0) } ?? .null
-        o["sync"] = .bool(sync)
-        o["deliveries"] = .int(deliveries)
-        o["failures"] = .int(failures)
-        o["lastError"] = lastError.map { .string($0) } ?? .null
-        o["lastPushAt"] = lastPushAt.map { .string($0) } ?? .null
-        o["seenAt"] = .string(seenAt)
-        return o
-    }
-
     public init(device: PushDevice, environment: String?, sync: Bool, deliveries: Int64, failures: Int64, lastError: String?,
                 lastPushAt: String?, seenAt: String) {
         self.device = device
@@ -183,36 +167,5 @@ public enum PushOutbox {
         case .dead: ("dead", 0)
         case .dropped: ("dropped", 0)
         }
-    }
-}
-
-/// A push delivery as the admin API shows it (both engines).
-public enum PushDeliveryJSON {
-    public static func attempt(_ n: Int64, at: String, status: Int64?, error: String?) -> JSONValue {
-        var o = JSONObject()
-        o["attempt"] = .int(n)
-        o["at"] = .string(at)
-        o["status"] = status.map { .int($0) } ?? .null
-        o["error"] = error.map { .string($0) } ?? .null
-        return .object(o)
-    }
-
-    public static func object(rid: Int64, token: String, userID: String, platform: String, kind: String, status: String, attempts: Int64,
-                              lastStatus: Int64?, lastError: String?, createdAt: String, updatedAt: String, collapseID: String?) -> JSONObject {
-        var o = JSONObject()
-        o["id"] = .int(rid)
-        o["token"] = .string(PushOutbox.tokenPreview(token))
-        o["tokenId"] = .string(PushOutbox.tokenID(token))
-        o["userId"] = .string(userID)
-        o["platform"] = .string(platform)
-        o["kind"] = .string(kind)
-        o["status"] = .string(status)
-        o["attempts"] = .int(attempts)
-        o["lastStatus"] = lastStatus.map { .int($0) } ?? .null
-        o["lastError"] = lastError.map { .string($0) } ?? .null
-        o["collapseId"] = collapseID.map { .string($0) } ?? .null
-        o["createdAt"] = .string(createdAt)
-        o["updatedAt"] = .string(updatedAt)
-        return o
     }
 }

@@ -44,17 +44,17 @@ extension DocumentReader {
         }
     }
 
-    /// Pushes for the admin API, newest first, as JSON objects.
-    public func pushDeliveries(status: String?, limit: Int) throws -> [JSONObject] {
+    /// Pushes for the admin API, newest first.
+    public func pushDeliveries(status: String?, limit: Int) throws -> [PushDeliveryRecord] {
         try pushDeliveries(status: status, limit: limit, rid: nil)
     }
 
-    func pushDeliveries(status: String?, limit: Int, rid: Int64?) throws -> [JSONObject] {
+    func pushDeliveries(status: String?, limit: Int, rid: Int64?) throws -> [PushDeliveryRecord] {
         try db.prepare("""
             SELECT rid, token, user_id, platform, kind, status, attempts, last_status, last_error, created_at, updated_at, collapse_id
             FROM _push_deliveries WHERE (?1 IS NULL OR status = ?1) AND (?3 IS NULL OR rid = ?3) ORDER BY rid DESC LIMIT ?2
             """).rows([status.map { .text($0) } ?? .null, .int(Int64(limit)), rid.map { .int($0) } ?? .null]) { row in
-            PushDeliveryJSON.object(rid: row.int(0), token: row.text(1), userID: row.text(2), platform: row.text(3), kind: row.text(4),
+            PushDeliveryRecord(rid: row.int(0), token: row.text(1), userID: row.text(2), platform: row.text(3), kind: row.text(4),
                                     status: row.text(5), attempts: row.int(6), lastStatus: row.isNull(7) ? nil : row.int(7),
                                     lastError: row.isNull(8) ? nil : row.text(8), createdAt: row.text(9), updatedAt: row.text(10),
                                     collapseID: row.isNull(11) ? nil : row.text(11))
@@ -64,12 +64,12 @@ extension DocumentReader {
 
 extension DocumentReader {
     /// One push with its attempts, or nil.
-    public func pushDelivery(rid: Int64) throws -> JSONObject? {
-        guard var object = try pushDeliveries(status: nil, limit: 1, rid: rid).first else { return nil }
-        object["attemptLog"] = .array(try db.prepare("SELECT attempt, at, status, error FROM _push_attempts WHERE delivery_rid = ?1 ORDER BY attempt")
+    public func pushDelivery(rid: Int64) throws -> PushDeliveryRecord? {
+        guard var push = try pushDeliveries(status: nil, limit: 1, rid: rid).first else { return nil }
+        push.attemptLog = try db.prepare("SELECT attempt, at, status, error FROM _push_attempts WHERE delivery_rid = ?1 ORDER BY attempt")
             .rows([.int(rid)]) { row in
-                PushDeliveryJSON.attempt(row.int(0), at: row.text(1), status: row.isNull(2) ? nil : row.int(2), error: row.isNull(3) ? nil : row.text(3))
-            })
-        return object
+                PushDeliveryRecord.Attempt(attempt: row.int(0), at: row.text(1), status: row.isNull(2) ? nil : row.int(2), error: row.isNull(3) ? nil : row.text(3))
+            }
+        return push
     }
 }

@@ -87,7 +87,7 @@ extension DocumentReader {
     }
 
     /// Deliveries for the admin API, newest first, as JSON objects.
-    public func deliveries(status: String?, limit: Int) throws -> [JSONObject] {
+    public func deliveries(status: String?, limit: Int) throws -> [WebhookDeliveryRecord] {
         try db.prepare("""
             SELECT d.rid, d.event_id, o.type, d.endpoint, d.status, d.attempts, d.next_attempt_at, d.last_status, d.last_error,
                    d.created_at, d.updated_at
@@ -97,28 +97,28 @@ extension DocumentReader {
     }
 
     /// One delivery with its attempts and event data, or nil.
-    public func delivery(rid: Int64) throws -> JSONObject? {
-        guard var object = try db.prepare("""
+    public func delivery(rid: Int64) throws -> WebhookDeliveryRecord? {
+        guard var delivery = try db.prepare("""
             SELECT d.rid, d.event_id, o.type, d.endpoint, d.status, d.attempts, d.next_attempt_at, d.last_status, d.last_error,
                    d.created_at, d.updated_at, o.data
             FROM _webhook_deliveries d JOIN _outbox o ON o.id = d.event_id WHERE d.rid = ?1
-            """).firstRow([.int(rid)], { row -> JSONObject in
-                var o = Self.deliveryObject(row)
-                o["data"] = (try? JSONParser.parse(row.text(11))) ?? .null
-                return o
+            """).firstRow([.int(rid)], { row -> WebhookDeliveryRecord in
+                var d = Self.deliveryObject(row)
+                d.data = (try? JSONParser.parse(row.text(11))) ?? .null
+                return d
             }) else { return nil }
         let attempts = try db.prepare("SELECT attempt, at, status, error, duration_ms FROM _webhook_attempts WHERE delivery_rid = ?1 ORDER BY attempt")
             .rows([.int(rid)]) { row in
-                DeliveryJSON.attempt(row.int(0), at: row.text(1), status: row.isNull(2) ? nil : row.int(2),
-                                     error: row.isNull(3) ? nil : row.text(3), durationMilliseconds: row.int(4))
+                WebhookDeliveryRecord.Attempt(attempt: row.int(0), at: row.text(1), status: row.isNull(2) ? nil : row.int(2),
+                                              error: row.isNull(3) ? nil : row.text(3), durationMilliseconds: row.int(4))
             }
-        object["attemptLog"] = .array(attempts)
-        return object
+        delivery.attemptLog = attempts
+        return delivery
     }
 
-    /// A delivery as the admin API shows it (`DeliveryJSON.delivery`).
-    static func deliveryObject(_ row: SQLiteStatement) -> JSONObject {
-        DeliveryJSON.delivery(rid: row.int(0), eventID: row.text(1), type: row.text(2), endpoint: row.text(3), status: row.text(4),
+    /// A delivery's row as its record.
+    static func deliveryObject(_ row: SQLiteStatement) -> WebhookDeliveryRecord {
+        WebhookDeliveryRecord(rid: row.int(0), eventID: row.text(1), type: row.text(2), endpoint: row.text(3), status: row.text(4),
                               attempts: row.int(5), nextAttemptAt: row.int(6), lastStatus: row.isNull(7) ? nil : row.int(7),
                               lastError: row.isNull(8) ? nil : row.text(8), createdAt: row.text(9), updatedAt: row.text(10))
     }

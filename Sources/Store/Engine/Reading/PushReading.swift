@@ -7,6 +7,6 @@ public protocol PushReading: AnyObject {
     func syncDevices(limit: Int) throws -> [PushDevice]
     func nextPushDue() throws -> Int64?
     func pushDeviceReports(limit: Int) throws -> [PushDeviceReport]
-    func pushDeliveries(status: String?, limit: Int) throws -> [JSONObject]
-    func pushDelivery(rid: Int64) throws -> JSONObject?
+    func pushDeliveries(status: String?, limit: Int) throws -> [PushDeliveryRecord]
+    func pushDelivery(rid: Int64) throws -> PushDeliveryRecord?
 }
