@@ -63,14 +63,17 @@ let package = Package(
         .target(name: "Jobs", dependencies: ["Timing", .product(name: "Logging", package: "swift-log")]),
         .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", "Timing", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium", "CJOSEShim", "JSON"]),
-        .target(name: "Store", dependencies: ["CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
+        // The engine seam and the engine-neutral rules (filters, cursors, access, limits).
+        .target(name: "Store", dependencies: ["CPCRE2", "CSodium", "JSON", .product(name: "Logging", package: "swift-log")]),
+        // The SQLite engine under the Store seam (the default; docs/ENGINES.md).
+        .target(name: "StoreSQLite", dependencies: ["Store", "CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
         // The PostgreSQL engine under the Store seam (database_url; docs/ENGINES.md).
         .target(name: "StorePostgres", dependencies: ["Store", "CPostgres", "CPostgresShim", "JSON", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
         .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCurlShim", "CCrypto", "CZlib", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
 
         // Online backups: database snapshot, file store, manifest, verification, restore.
-        .target(name: "Backup", dependencies: ["CCrypto", "CFileShim", "Files", "Store"]),
+        .target(name: "Backup", dependencies: ["CCrypto", "CFileShim", "Files", "Store", "StoreSQLite"]),
 
         // The business-logic hook registry (knows nothing of users or messages).
         .target(name: "Hooks", dependencies: ["HTTP", "JSON", "Jobs", "Timing", .product(name: "Logging", package: "swift-log")]),
@@ -96,7 +99,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Scripts", "Webhooks", "Push", "Backup", "Console", "Timing",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StoreSQLite", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Scripts", "Webhooks", "Push", "Backup", "Console", "Timing",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -124,18 +127,18 @@ let package = Package(
         .testTarget(name: "JobsTests", dependencies: ["Jobs", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "HTTP"]),
         // StoreTests also run the filter corpora on a throwaway PostgreSQL (StorePostgres).
-        .testTarget(name: "StoreTests", dependencies: ["Store", "StorePostgres", "JSON", "RoostTestSupport"]),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "StoreSQLite", "StorePostgres", "JSON", "RoostTestSupport"]),
         .testTarget(name: "FilesTests", dependencies: ["Files", "HTTP", "JSON", "RoostTestSupport", .product(name: "Logging", package: "swift-log")]),
         // A real roostd started for a test, shared by the test targets that need one.
         .target(name: "RoostTestSupport", path: "Tests/Support"),
         .testTarget(name: "RoostTests", dependencies: [
-            "JSON", "roostd", "Roost", "Auth", "HTTP", "EventLoop", "Store", "StorePostgres", "Jobs", "Backup", "Files", "RoostTestSupport",
+            "JSON", "roostd", "Roost", "Auth", "HTTP", "EventLoop", "Store", "StoreSQLite", "StorePostgres", "Jobs", "Backup", "Files", "RoostTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
         ]),
-        .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "Files"]),
+        .testTarget(name: "BackupTests", dependencies: ["Backup", "Store", "StoreSQLite", "Files"]),
         .testTarget(name: "ScriptsTests", dependencies: ["Scripts", "JSON", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "CCrypto", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "PushTests", dependencies: ["Push", "JSON", "Store", "StoreSQLite", "CCrypto", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "HooksTests", dependencies: ["Hooks", "HTTP", "JSON", "Webhooks", .product(name: "Logging", package: "swift-log")]),
         // RoostKit against a real roostd (its unit tests live in Clients/RoostKit/Tests).
         .testTarget(name: "RoostKitIntegrationTests", dependencies: [

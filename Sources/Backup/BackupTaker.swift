@@ -1,6 +1,7 @@
 import Files
 import Foundation
 import Store
+import StoreSQLite
 
 /// Takes one online backup of a data directory into a `BackupCatalog`.
 ///

@@ -1,6 +1,7 @@
 import Files
 import Foundation
 import Store
+import StoreSQLite
 
 /// Checks a backup directory: the manifest's seal, `PRAGMA integrity_check`
 /// on its database, every listed file present with its size and SHA-256,

@@ -1,5 +1,6 @@
 import Foundation
 import Store
+import StoreSQLite
 
 /// `PRAGMA integrity_check` of a finished database copy, run on a thread of
 /// its own at the backup's lowered priority while the backup thread links

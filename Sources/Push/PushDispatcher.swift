@@ -39,7 +39,7 @@ public final class PushDispatcher: @unchecked Sendable {
     }
 
     /// Runs a write in the writer's next group commit, then calls `done` with whether it committed.
-    public typealias Record = @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable (Bool) -> Void) -> Void
+    public typealias Record = @Sendable (_ write: @escaping @Sendable (any PushWriting) throws -> Void, _ done: @escaping @Sendable (Bool) -> Void) -> Void
 
     let engine: any StoreEngine
     let settings: Settings
@@ -97,7 +97,7 @@ public final class PushDispatcher: @unchecked Sendable {
 
     /// Sweeps stale devices when due, sends one batch of due pushes and
     /// records it; returns the milliseconds to sleep (0: a full batch went, read again).
-    private func pass(_ reader: any DocumentReading, _ client: HTTP2Client) -> Int64 {
+    private func pass(_ reader: any PushReading, _ client: HTTP2Client) -> Int64 {
         var waitMilliseconds = Int64(settings.pollMilliseconds)
         do {
             // Stale devices: at start, then every minute (sooner for a short age).

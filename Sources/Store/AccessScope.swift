@@ -1,8 +1,9 @@
 import JSON
 
-/// Who is asking, and under which collection permission level: turned into
-/// SQL so that reads never see, and writes never touch, a row the caller may
-/// not. Rows carry `_acl: {"creator": id, "read": [ids], "write": [ids]}`.
+/// Who is asking, and under which collection permission level: rules
+/// (`readRule`, `writeRule`) each engine turns into its SQL
+/// (`AccessScope+SQLite`, `PostgresAccess`) so that reads never see, and
+/// writes never touch, a row the caller may not. Rows carry `_acl: {"creator": id, "read": [ids], "write": [ids]}`.
 public struct AccessScope: Sendable {
     /// A collection's permission level.
     public enum Level: String, Sendable, CaseIterable {
@@ -103,19 +104,6 @@ public struct AccessScope: Sendable {
         }
     }
 
-    /// `rule` as SQLite SQL over the JSON text `document` (the row `d`'s
-    /// by default), or nil for every row.
-    static func sqlite(_ rule: RowRule, document: String = "d.doc", _ bind: (SQLValue) -> String) -> String? {
-        switch rule {
-        case .all: return nil
-        case .none: return "0"
-        case .listed(let id, let fields): return listed(id, in: fields, document: document, bind)
-        }
-    }
-
-    /// SQL that limits reads to visible rows, or nil when every row is visible.
-    func readPredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(readRule, bind) }
-
     /// The caller's id as it appears, quoted, in the JSON text of any state
     /// whose `_acl` names them: a necessary condition for
     /// `readPredicate(state:)` that a substring search tests without parsing
@@ -127,24 +115,9 @@ public struct AccessScope: Sendable {
         return "\"" + user + "\""
     }
 
-    /// `readPredicate` over a stored state of an entity, the JSON text
-    /// `document` (a feed row's `prev_doc`): whether the caller could read it
-    /// in that state. NULL (no state: before a create) is not readable.
-    func readPredicate(state document: String, _ bind: (SQLValue) -> String) -> String? {
-        Self.sqlite(readRule, document: document, bind)
-    }
-
-    /// A condition that starts a private read from the caller's own rows
-    /// (an index range of `aclTable` that touches no one else's), or nil
-    /// when every row is visible. It narrows; `readPredicate` still guards.
-    func visibleRows(_ layout: CollectionLayout, _ bind: (SQLValue) -> String) -> String? {
-        guard level == .private, case .user(let id) = principal else { return nil }
-        return "d.rid IN (SELECT rid FROM \(layout.aclTable) WHERE uid = \(bind(.text(id))))"
-    }
-
     /// The users a stored document's `_acl` lets read it: its creator and
     /// everyone in `read` or `write`.
-    static func readers(of document: JSONObject) -> Set<String> {
+    package static func readers(of document: JSONObject) -> Set<String> {
         guard case .object(let acl)? = document["_acl"] else { return [] }
         var out: Set<String> = []
         if case .string(let creator)? = acl["creator"] { out.insert(creator) }
@@ -165,20 +138,6 @@ public struct AccessScope: Sendable {
             if acl["creator"] == .string(id) { return true }
             return ["read", "write"].contains { acl[$0]?.arrayValue?.contains(.string(id)) ?? false }
         }
-    }
-
-    /// SQL that limits writes to rows this caller may change, or nil for all rows.
-    func writePredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(writeRule, bind) }
-
-    /// True when `id` is the row's creator or appears in one of its ACL lists.
-    static func listed(_ id: String, in fields: [String], document: String = "d.doc", _ bind: (SQLValue) -> String) -> String {
-        let user = bind(.text(id))
-        let terms = fields.map { field in
-            field == "creator"
-                ? "json_extract(\(document), '$._acl.creator') = \(user)"
-                : "EXISTS (SELECT 1 FROM json_each(\(document), '$._acl.\(field)') WHERE value = \(user))"
-        }
-        return "(" + terms.joined(separator: " OR ") + ")"
     }
 
     /// The `_acl` for a new document: the creator comes from the session,

@@ -18,19 +18,14 @@ public struct CursorSeal: Sendable {
     static let version: UInt8 = 2
     static let nonceBytes = Int(crypto_secretbox_NONCEBYTES)
     static let macBytes = Int(crypto_secretbox_MACBYTES)
-    static let keyBytes = Int(crypto_secretbox_KEYBYTES)
+    package static let keyBytes = Int(crypto_secretbox_KEYBYTES)
     /// Longer texts are not tokens (the longest level tag gives about 260).
     static let maxTokenLength = 320
-    private static let ready: Bool = sodium_init() >= 0
+    package static let ready: Bool = sodium_init() >= 0
 
     init(key: [UInt8]) {
         precondition(key.count == Self.keyBytes && Self.ready, "cursor key or libsodium unusable")
         self.key = key
-    }
-
-    /// The database's key (made by migration 10).
-    public static func load(_ db: SQLiteConnection) throws -> CursorSeal {
-        try CursorSeal(hexKey: try db.prepare("SELECT value FROM _meta WHERE key = 'cursor_key'").firstRow { $0.text(0) })
     }
 
     /// The seal of a key stored as hex text (`_meta.cursor_key`, on either engine).
@@ -39,17 +34,6 @@ public struct CursorSeal: Sendable {
             throw StoreError.invalid("The database has no cursor key; run the migrations first.")
         }
         self.init(key: key)
-    }
-
-    /// Makes and stores a new random key (in the caller's transaction).
-    static func createKey(_ db: SQLiteConnection) throws {
-        precondition(ready, "libsodium unusable")
-        var key = [UInt8](repeating: 0, count: keyBytes)
-        randombytes_buf(&key, key.count)
-        var text = [CChar](repeating: 0, count: keyBytes * 2 + 1)
-        sodium_bin2hex(&text, text.count, key, key.count)
-        let hex = String(decoding: text.prefix(keyBytes * 2).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        try db.prepare("INSERT OR REPLACE INTO _meta (key, value) VALUES ('cursor_key', ?1)").run([.text(hex)])
     }
 
     /// The text clients hold for `cursor`.

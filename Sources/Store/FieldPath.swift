@@ -29,7 +29,7 @@ public struct FieldPath: Sendable, Equatable, Hashable, CustomStringConvertible 
     public var description: String { components.joined(separator: ".") }
 
     /// True when a component is all digits: it may index an array.
-    static func isArrayIndex(_ component: String) -> Bool {
+    package static func isArrayIndex(_ component: String) -> Bool {
         !component.isEmpty && component.count <= 9 && component.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
     }
 }

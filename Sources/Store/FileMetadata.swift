@@ -54,7 +54,7 @@ public struct FileMetadata: Sendable {
     }
 
     /// A JSON path into the document, for SQL (`$.contentType`).
-    static func path(_ key: String) -> String { "$." + key }
+    package static func path(_ key: String) -> String { "$." + key }
 }
 
 /// One thumbnail size's entry in `FileMetadata.thumbnails`.

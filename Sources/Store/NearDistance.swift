@@ -14,7 +14,7 @@ public struct NearDistance: Sendable {
     public static let field = "_distance"
 
     let path: [String]
-    let centre: (Double, Double)
+    package let centre: (Double, Double)
 
     /// The `$nearSphere` of `filter`, or nil when it has none (or does not parse).
     public init?(_ filter: JSONValue) {

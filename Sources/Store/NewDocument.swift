@@ -11,7 +11,7 @@ public struct NewDocument: Sendable {
 
     public init(_ body: JSONObject, scope: AccessScope, ids: DocumentID) throws {
         try scope.checkCreate()
-        var document = try DocumentWriter.clientFields(body)
+        var document = try Self.clientFields(body)
         document["_acl"] = .object(try scope.newACL(from: body["_acl"]))
         if let given = body["_id"] {
             guard case .string(let s) = given, DocumentID.isValidClientID(s) else {
@@ -27,5 +27,31 @@ public struct NewDocument: Sendable {
         document["_createdAt"] = .string(now)
         document["_updatedAt"] = .string(now)
         self.document = document
+    }
+
+    /// The client's fields with server-owned ones removed, after checking
+    /// that no key could be mistaken for a query operator.
+    public static func clientFields(_ body: JSONObject) throws -> JSONObject {
+        try checkKeys(.object(body), depth: 0)
+        var fields = body
+        for key in ["_id", "_createdAt", "_updatedAt", "_acl"] { fields[key] = nil }
+        return fields
+    }
+
+    private static func checkKeys(_ value: JSONValue, depth: Int) throws {
+        switch value {
+        case .object(let o):
+            for (key, child) in o {
+                if key.hasPrefix("$") { throw StoreError.invalid("Field names cannot start with '$' (found \"\(key)\").") }
+                if key.utf8.contains(0) { throw StoreError.invalid(JSONValue.nulRefusal) }
+                try checkKeys(child, depth: depth + 1)
+            }
+        case .array(let a):
+            for child in a { try checkKeys(child, depth: depth + 1) }
+        case .string(let text) where text.utf8.contains(0):
+            throw StoreError.invalid(JSONValue.nulRefusal)
+        default:
+            return
+        }
     }
 }

@@ -103,22 +103,6 @@ public struct PushDeviceReport: Sendable {
     public let lastPushAt: String?
     public let seenAt: String
 
-    public var json: JSONObject {
-        var o = JSONObject()
-        o["token"] = .string(PushOutbox.tokenPreview(device.token))
-        o["tokenId"] = .string(PushOutbox.tokenID(device.token))
-        o["userId"] = .string(device.userID)
-        o["platform"] = .string(device.platform)
-        o["environment"] = environment.map { .string($0) } ?? .null
-        o["sync"] = .bool(sync)
-        o["deliveries"] = .int(deliveries)
-        o["failures"] = .int(failures)
-        o["lastError"] = lastError.map { .string($0) } ?? .null
-        o["lastPushAt"] = lastPushAt.map { .string($0) } ?? .null
-        o["seenAt"] = .string(seenAt)
-        return o
-    }
-
     public init(device: PushDevice, environment: String?, sync: Bool, deliveries: Int64, failures: Int64, lastError: String?,
                 lastPushAt: String?, seenAt: String) {
         self.device = device
@@ -172,11 +156,11 @@ public enum PushOutbox {
         return digest.prefix(8).map { String(format: "%02x", $0) }.joined()
     }
 
-    static func milliseconds(_ timestamp: String) -> Int64 {
+    package static func milliseconds(_ timestamp: String) -> Int64 {
         Timestamp.milliseconds(timestamp) ?? 0
     }
 
-    static func state(_ outcome: PushAttemptRecord.Outcome) -> (String, Int64) {
+    package static func state(_ outcome: PushAttemptRecord.Outcome) -> (String, Int64) {
         switch outcome {
         case .delivered: ("delivered", 0)
         case .retry(let at): ("pending", at)
@@ -184,75 +168,4 @@ public enum PushOutbox {
         case .dropped: ("dropped", 0)
         }
     }
-}
-
-/// A push delivery as the admin API shows it (both engines).
-public enum PushDeliveryJSON {
-    public static func attempt(_ n: Int64, at: String, status: Int64?, error: String?) -> JSONValue {
-        var o = JSONObject()
-        o["attempt"] = .int(n)
-        o["at"] = .string(at)
-        o["status"] = status.map { .int($0) } ?? .null
-        o["error"] = error.map { .string($0) } ?? .null
-        return .object(o)
-    }
-
-    public static func object(rid: Int64, token: String, userID: String, platform: String, kind: String, status: String, attempts: Int64,
-                              lastStatus: Int64?, lastError: String?, createdAt: String, updatedAt: String, collapseID: String?) -> JSONObject {
-        var o = JSONObject()
-        o["id"] = .int(rid)
-        o["token"] = .string(PushOutbox.tokenPreview(token))
-        o["tokenId"] = .string(PushOutbox.tokenID(token))
-        o["userId"] = .string(userID)
-        o["platform"] = .string(platform)
-        o["kind"] = .string(kind)
-        o["status"] = .string(status)
-        o["attempts"] = .int(attempts)
-        o["lastStatus"] = lastStatus.map { .int($0) } ?? .null
-        o["lastError"] = lastError.map { .string($0) } ?? .null
-        o["collapseId"] = collapseID.map { .string($0) } ?? .null
-        o["createdAt"] = .string(createdAt)
-        o["updatedAt"] = .string(updatedAt)
-        return o
-    }
-}
-
-extension PushOutbox {
-    /// SQLite's migration 12.
-    static let migration = """
-        ALTER TABLE _push_devices ADD COLUMN environment TEXT;
-        ALTER TABLE _push_devices ADD COLUMN sync INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE _push_devices ADD COLUMN seen_at TEXT;
-        ALTER TABLE _push_devices ADD COLUMN deliveries INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE _push_devices ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
-        ALTER TABLE _push_devices ADD COLUMN last_error TEXT;
-        ALTER TABLE _push_devices ADD COLUMN last_push_at TEXT;
-        CREATE TABLE _push_deliveries (
-            rid INTEGER PRIMARY KEY,
-            token TEXT NOT NULL,
-            user_id TEXT NOT NULL,
-            platform TEXT NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('alert', 'background')),
-            payload TEXT NOT NULL,
-            collapse_id TEXT,
-            status TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'dead', 'dropped')),
-            attempts INTEGER NOT NULL DEFAULT 0,
-            next_attempt_at INTEGER NOT NULL,
-            last_status INTEGER,
-            last_error TEXT,
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL
-        );
-        CREATE INDEX _push_deliveries_due ON _push_deliveries(status, next_attempt_at);
-        CREATE INDEX _push_deliveries_token ON _push_deliveries(token, status);
-        CREATE INDEX _push_deliveries_finished ON _push_deliveries(kind, status, updated_at);
-        CREATE TABLE _push_attempts (
-            delivery_rid INTEGER NOT NULL,
-            attempt INTEGER NOT NULL,
-            at TEXT NOT NULL,
-            status INTEGER,
-            error TEXT,
-            PRIMARY KEY (delivery_rid, attempt)
-        );
-        """
 }

@@ -1,37 +1,35 @@
 import CPCRE2
-import CSQLite
 
-/// Registers `regexp(pattern, value, flags)` so compiled filters can express
-/// MongoDB's `$regex` inside SQL, with PCRE2 (the engine MongoDB uses).
-///
-/// Compiled patterns are cached per statement through SQLite's auxiliary
-/// data. Patterns are bounded before they compile (`QueryLimits`: length,
+/// MongoDB's `$regex` with PCRE2 (the engine MongoDB uses): checked before it
+/// reaches SQL, run by the live matcher, and by SQLite's `regexp` function
+/// (`RegexFunction+SQLite`, which caches compiled patterns per statement).
+/// Patterns are bounded before they compile (`QueryLimits`: length,
 /// capture groups, and PCRE2's parenthesis nesting), and every match runs
 /// under PCRE2's match, depth and heap limits, so a catastrophic pattern
 /// fails the query with `limitMessage` (400 `RegexTooComplex` upstream)
 /// instead of pinning a worker thread or taking gigabytes of memory.
 /// Patterns and subjects are passed with their byte lengths: a NUL is data.
-enum RegexFunction {
+package enum RegexFunction {
     static let matchLimit: UInt32 = 1_000_000
     static let depthLimit: UInt32 = 10_000
     /// PCRE2 keeps its backtracking frames on the heap; each holds every
     /// capture, so this bounds memory whatever the pattern. In KiB.
     static let heapLimitKiB: UInt32 = 4_096
     static let parensNestLimit: UInt32 = 32
-    static let limitMessage = "regular expression needs too much backtracking"
+    package static let limitMessage = "regular expression needs too much backtracking"
 
     /// Why a pattern is refused before it reaches SQL.
-    enum Refusal: Error {
+    package enum Refusal: Error {
         case tooLong, tooManyGroups, invalid
     }
 
     /// A compiled pattern and its match data, freed with the statement.
-    final class Compiled {
+    package final class Compiled {
         let code: OpaquePointer
         let matchData: OpaquePointer
         let context: OpaquePointer
 
-        init(pattern: UnsafeBufferPointer<UInt8>, flags: String) throws(Refusal) {
+        package init(pattern: UnsafeBufferPointer<UInt8>, flags: String) throws(Refusal) {
             guard pattern.count <= QueryLimits.maxRegexBytes else { throw .tooLong }
             var errorCode: Int32 = 0
             var errorOffset = 0
@@ -63,7 +61,7 @@ enum RegexFunction {
         }
 
         /// 1 for a match, 0 for none, nil when a limit was hit.
-        func matches(_ subject: UnsafePointer<UInt8>, _ length: Int) -> Int32? {
+        package func matches(_ subject: UnsafePointer<UInt8>, _ length: Int) -> Int32? {
             let rc = pcre2_match_8(code, subject, length, 0, 0, matchData, context)
             if rc >= 0 { return 1 }
             if rc == PCRE2_ERROR_NOMATCH { return 0 }
@@ -72,44 +70,11 @@ enum RegexFunction {
     }
 
     /// A valid pointer for an empty pattern or subject (SQLite gives NULL for "").
-    nonisolated(unsafe) static let empty: UnsafePointer<UInt8> = {
+    nonisolated(unsafe) package static let empty: UnsafePointer<UInt8> = {
         let p = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
         p.initialize(to: 0)
         return UnsafePointer(p)
     }()
-
-    /// The bytes of a text argument, NULs included.
-    static func bytes(_ value: OpaquePointer?) -> UnsafeBufferPointer<UInt8> {
-        let start = sqlite3_value_text(value)
-        return UnsafeBufferPointer(start: start, count: start == nil ? 0 : Int(sqlite3_value_bytes(value)))
-    }
-
-    static func register(on db: OpaquePointer) {
-        sqlite3_create_function_v2(db, "regexp", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil, { ctx, argc, argv in
-            guard let ctx, let argv, argc == 3 else { return }
-            guard sqlite3_value_type(argv[1]) == SQLITE_TEXT else { sqlite3_result_int(ctx, 0); return }
-            let compiled: Compiled
-            if let aux = sqlite3_get_auxdata(ctx, 0) {
-                compiled = Unmanaged<Compiled>.fromOpaque(aux).takeUnretainedValue()
-            } else {
-                let flags = String(decoding: RegexFunction.bytes(argv[2]), as: UTF8.self)
-                guard let made = try? Compiled(pattern: RegexFunction.bytes(argv[0]), flags: flags) else {
-                    sqlite3_result_error(ctx, "invalid regular expression", -1)
-                    return
-                }
-                compiled = made
-                sqlite3_set_auxdata(ctx, 0, Unmanaged.passRetained(made).toOpaque()) { p in
-                    if let p { Unmanaged<Compiled>.fromOpaque(p).release() }
-                }
-            }
-            let subject = RegexFunction.bytes(argv[1])
-            guard let result = compiled.matches(subject.baseAddress ?? RegexFunction.empty, subject.count) else {
-                sqlite3_result_error(ctx, RegexFunction.limitMessage, -1)
-                return
-            }
-            sqlite3_result_int(ctx, result)
-        }, nil, nil, nil)
-    }
 
     /// MongoDB's `$options` letters as PCRE2 options; patterns are UTF-8.
     static func options(_ flags: String) -> UInt32 {

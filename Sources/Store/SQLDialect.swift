@@ -99,7 +99,7 @@ extension SQLDialect {
 
 extension ValueRef {
     /// The value one step further in.
-    func child(_ step: PathStep, _ dialect: any SQLDialect) -> ValueRef {
+    package func child(_ step: PathStep, _ dialect: any SQLDialect) -> ValueRef {
         switch self {
         case .path(let base, let steps): return .path(base: base, steps: steps + [step])
         case .element(let alias): return .path(base: dialect.rowJSON(alias), steps: [step])
@@ -113,7 +113,7 @@ extension ValueRef {
     /// row's type are no guard: SQLite may propagate `type = 'array'` into
     /// other terms and evaluate those first. So the text is checked itself,
     /// and anything that is not JSON reads as SQL NULL (no value).
-    static func json(ofRow alias: String) -> String {
+    package static func json(ofRow alias: String) -> String {
         "CASE WHEN json_valid(\(alias).value) THEN \(alias).value END"
     }
 }

@@ -59,8 +59,8 @@ extension PostgresDocumentReader {
             """) { $0.int(0) } ?? nil
     }
 
-    /// Deliveries for the admin API, newest first, as JSON objects.
-    public func deliveries(status: String?, limit: Int) throws -> [JSONObject] {
+    /// Deliveries for the admin API, newest first.
+    public func deliveries(status: String?, limit: Int) throws -> [WebhookDeliveryRecord] {
         try db.query("""
             SELECT \(Self.deliveryColumns) FROM _webhook_deliveries d JOIN _outbox o ON o.id = d.event_id
             WHERE $1::text IS NULL OR d.status = $1::text ORDER BY d.rid DESC LIMIT $2::bigint
@@ -68,29 +68,30 @@ extension PostgresDocumentReader {
     }
 
     /// One delivery with its attempts and event data, or nil.
-    public func delivery(rid: Int64) throws -> JSONObject? {
-        guard var object = try db.first("""
+    public func delivery(rid: Int64) throws -> WebhookDeliveryRecord? {
+        guard var delivery = try db.first("""
             SELECT \(Self.deliveryColumns), o.data FROM _webhook_deliveries d JOIN _outbox o ON o.id = d.event_id WHERE d.rid = $1::bigint
-            """, [.int(rid)], { row -> JSONObject in
-                var o = Self.deliveryObject(row)
-                o["data"] = (try? JSONParser.parse(row.text(11) ?? "")) ?? .null
-                return o
+            """, [.int(rid)], { row -> WebhookDeliveryRecord in
+                var d = Self.deliveryObject(row)
+                d.data = (try? JSONParser.parse(row.text(11) ?? "")) ?? .null
+                return d
             }) else { return nil }
         let attempts = try db.query("SELECT attempt, at, status, error, duration_ms FROM _webhook_attempts WHERE delivery_rid = $1::bigint ORDER BY attempt",
                                     [.int(rid)]) { row in
-            DeliveryJSON.attempt(row.int(0) ?? 0, at: row.text(1) ?? "", status: row.int(2), error: row.text(3), durationMilliseconds: row.int(4) ?? 0)
+            WebhookDeliveryRecord.Attempt(attempt: row.int(0) ?? 0, at: row.text(1) ?? "", status: row.int(2), error: row.text(3),
+                                          durationMilliseconds: row.int(4) ?? 0)
         }
-        object["attemptLog"] = .array(attempts)
-        return object
+        delivery.attemptLog = attempts
+        return delivery
     }
 
     static let deliveryColumns = """
         d.rid, d.event_id, o.type, d.endpoint, d.status, d.attempts, d.next_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at
         """
 
-    /// A delivery as the admin API shows it (`DeliveryJSON.delivery`, as on SQLite).
-    static func deliveryObject(_ row: PGRow) -> JSONObject {
-        DeliveryJSON.delivery(rid: row.int(0) ?? 0, eventID: row.text(1) ?? "", type: row.text(2) ?? "", endpoint: row.text(3) ?? "",
+    /// A delivery's row as its record (as on SQLite).
+    static func deliveryObject(_ row: PGRow) -> WebhookDeliveryRecord {
+        WebhookDeliveryRecord(rid: row.int(0) ?? 0, eventID: row.text(1) ?? "", type: row.text(2) ?? "", endpoint: row.text(3) ?? "",
                               status: row.text(4) ?? "", attempts: row.int(5) ?? 0, nextAttemptAt: row.int(6) ?? 0, lastStatus: row.int(7),
                               lastError: row.text(8), createdAt: row.text(9) ?? "", updatedAt: row.text(10) ?? "")
     }

@@ -172,26 +172,26 @@ extension PostgresDocumentReader {
         }
     }
 
-    public func pushDelivery(rid: Int64) throws -> JSONObject? {
-        guard var object = try pushDeliveries(status: nil, limit: 1, rid: rid).first else { return nil }
-        object["attemptLog"] = .array(try db.query("SELECT attempt, at, status, error FROM _push_attempts WHERE delivery_rid = $1::bigint ORDER BY attempt",
+    public func pushDelivery(rid: Int64) throws -> PushDeliveryRecord? {
+        guard var push = try pushDeliveries(status: nil, limit: 1, rid: rid).first else { return nil }
+        push.attemptLog = try db.query("SELECT attempt, at, status, error FROM _push_attempts WHERE delivery_rid = $1::bigint ORDER BY attempt",
                                                    [.int(rid)]) { row in
-            PushDeliveryJSON.attempt(row.int(0) ?? 0, at: row.text(1) ?? "", status: row.int(2), error: row.text(3))
-        })
-        return object
+            PushDeliveryRecord.Attempt(attempt: row.int(0) ?? 0, at: row.text(1) ?? "", status: row.int(2), error: row.text(3))
+        }
+        return push
     }
 
-    public func pushDeliveries(status: String?, limit: Int) throws -> [JSONObject] {
+    public func pushDeliveries(status: String?, limit: Int) throws -> [PushDeliveryRecord] {
         try pushDeliveries(status: status, limit: limit, rid: nil)
     }
 
-    func pushDeliveries(status: String?, limit: Int, rid: Int64?) throws -> [JSONObject] {
+    func pushDeliveries(status: String?, limit: Int, rid: Int64?) throws -> [PushDeliveryRecord] {
         try db.query("""
             SELECT rid, token, user_id, platform, kind, status, attempts, last_status, last_error, created_at, updated_at, collapse_id
             FROM _push_deliveries WHERE ($1::text IS NULL OR status = $1::text) AND ($3::bigint IS NULL OR rid = $3::bigint)
             ORDER BY rid DESC LIMIT $2::bigint
             """, [status.map { .text($0) } ?? .null, .int(Int64(limit)), rid.map { .int($0) } ?? .null]) { row in
-            PushDeliveryJSON.object(rid: row.int(0) ?? 0, token: row.text(1) ?? "", userID: row.text(2) ?? "", platform: row.text(3) ?? "",
+            PushDeliveryRecord(rid: row.int(0) ?? 0, token: row.text(1) ?? "", userID: row.text(2) ?? "", platform: row.text(3) ?? "",
                                     kind: row.text(4) ?? "", status: row.text(5) ?? "", attempts: row.int(6) ?? 0, lastStatus: row.int(7),
                                     lastError: row.text(8), createdAt: row.text(9) ?? "", updatedAt: row.text(10) ?? "", collapseID: row.text(11))
         }

@@ -19,7 +19,7 @@ extension PostgresDocumentWriter {
             withID["_id"] = .string(id)
             return (true, try insert(into: collection, withID, scope: scope))
         }
-        var document = try DocumentWriter.clientFields(body)
+        var document = try NewDocument.clientFields(body)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: body["_acl"]))
         try store(collection, existing, id: id, &document, scope: scope)
         return (false, document.jsonText)

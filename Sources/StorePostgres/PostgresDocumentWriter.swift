@@ -176,7 +176,7 @@ public final class PostgresDocumentWriter {
         guard case .object(let merged) = JSONValue.object(existing.document).mergePatched(with: .object(fields)) else {
             throw StoreError.invalid("The patch must be a JSON object.")
         }
-        var document = try DocumentWriter.clientFields(merged)
+        var document = try NewDocument.clientFields(merged)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
         try store(collection, existing, id: id, &document, scope: scope)
         return document.jsonText

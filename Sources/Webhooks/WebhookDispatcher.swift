@@ -23,7 +23,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
     }
 
     /// Runs a write in the writer's next group commit, then calls `done` (committed or not).
-    public typealias Record = @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void
+    public typealias Record = @Sendable (_ write: @escaping @Sendable (any WebhooksWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void
 
     let engine: any StoreEngine
     let settings: Settings
@@ -68,7 +68,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
     var isStopped: Bool { loop.isStopped }
 
     /// Hands due deliveries not in flight to the pool; returns the milliseconds until the next is due.
-    private func schedule(_ reader: any DocumentReading) -> Int64 {
+    private func schedule(_ reader: any WebhooksReading) -> Int64 {
         let busy = inFlightLock.withLock { inFlight }
         var waitMilliseconds = Int64(settings.pollMilliseconds)
         do {
@@ -147,7 +147,7 @@ public final class WebhookDispatcher: @unchecked Sendable {
     }
 
     private func save(_ d: DueDelivery, attempt: Int, status: Int?, error: String?, milliseconds: Int, outcome: DeliveryOutcome,
-                      also: (@Sendable (any DocumentWriting) throws -> Void)? = nil) {
+                      also: (@Sendable (any WebhooksWriting) throws -> Void)? = nil) {
         let rid = d.rid
         record({ writer in
             try writer.recordAttempt(rid: rid, attempt: attempt, status: status, error: error, durationMilliseconds: milliseconds, outcome: outcome)

@@ -1,6 +1,7 @@
 @testable import Backup
 import Foundation
 import Store
+import StoreSQLite
 import Testing
 
 @Suite struct BackupRestorerTests {

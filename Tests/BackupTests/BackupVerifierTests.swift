@@ -2,6 +2,7 @@
 import Files
 import Foundation
 import Store
+import StoreSQLite
 import Testing
 
 /// A data directory with a database of three file rows and their bytes,

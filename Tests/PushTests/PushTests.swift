@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import JSON
 import Store
+import StoreSQLite
 import Testing
 @testable import Push
 
@@ -301,8 +302,8 @@ aOGvpE0mOSoy1sKLgO7hCEX1+osCuVUjju26LZj6pK+kM4yfi1fg1z4D0UfwSws=
         #expect(try silent(since: minuteAgo) == 0)   // another node, same interval
         #expect(try silent(since: later) == 1)       // the interval passed: a new one, the old one dropped
         let reader = try engine.openReader()
-        let background = try reader.pushDeliveries(status: nil, limit: 10).filter { $0["kind"] == .string("background") }
-        #expect(background.map { $0["status"] } == [.string("pending"), .string("dropped")])
+        let background = try reader.pushDeliveries(status: nil, limit: 10).filter { $0.kind == "background" }
+        #expect(background.map(\.status) == ["pending", "dropped"])
         // alerts are never coalesced or superseded
         #expect(try writer.enqueuePush(userID: "u1", kind: "alert", payload: PushNotification(body: "x").json.jsonText, collapseID: nil,
                                        audience: PushAudience(platforms: ["ios"], coalesceSince: minuteAgo)) == 1)

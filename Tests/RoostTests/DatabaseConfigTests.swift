@@ -1,6 +1,7 @@
 import Foundation
 @testable import Roost
 import Store
+import StoreSQLite
 import StorePostgres
 import Testing
 

@@ -4,6 +4,7 @@ import Hooks
 import Jobs
 import Logging
 import Store
+import StoreSQLite
 import Testing
 @testable import Roost
 

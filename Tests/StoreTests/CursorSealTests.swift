@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 @testable import Store
+@testable import StoreSQLite
 import Testing
 
 /// Sealed feed cursors, and migration 10 (the feed without AUTOINCREMENT).

@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import RoostTestSupport
 import Store
+import StoreSQLite
 import Testing
 
 /// Long dotted paths through nested arrays and documents: the SQL grows
@@ -75,7 +76,7 @@ struct DeepPathTests {
     static func compiled(_ component: String, _ parts: Int) throws -> (length: Int, seconds: Double) {
         let path = Array(repeating: component, count: parts).joined(separator: ".")
         let start = Date()
-        let filter = try FilterCompiler().compile(json(#"{"\#(path)":{"$in":[1,"x"]},"\#(path).b":{"$exists":false}}"#))
+        let filter = try FilterCompiler(dialect: SQLiteDialect()).compile(json(#"{"\#(path)":{"$in":[1,"x"]},"\#(path).b":{"$exists":false}}"#))
         return (filter.whereSQL.utf8.count, Date().timeIntervalSince(start))
     }
 
@@ -94,7 +95,7 @@ struct DeepPathTests {
         func length(_ depth: Int) throws -> Int {
             var condition = #"{"$eq":1}"#
             for _ in 0..<depth { condition = #"{"$elemMatch":{"a.0.b":\#(condition)}}"# }
-            return try FilterCompiler().compile(json(#"{"x.0":\#(condition)}"#)).whereSQL.utf8.count
+            return try FilterCompiler(dialect: SQLiteDialect()).compile(json(#"{"x.0":\#(condition)}"#)).whereSQL.utf8.count
         }
         let (l4, l8, l16) = (try length(4), try length(8), try length(16))
         #expect(l16 - l8 <= 2 * (l8 - l4) + 200, "SQL lengths \(l4), \(l8), \(l16)")

@@ -1,6 +1,7 @@
 import JSON
 import RoostTestSupport
 import Store
+import StoreSQLite
 import Testing
 
 /// `FilterMatcher` against SQLite: the same filters run as the SQL the

@@ -1,5 +1,6 @@
 import JSON
 import Store
+import StoreSQLite
 import Testing
 
 /// Which plan a list gets (issue #22), table-driven: the answers themselves

@@ -1,4 +1,5 @@
 @testable import Store
+@testable import StoreSQLite
 @testable import StorePostgres
 import Testing
 

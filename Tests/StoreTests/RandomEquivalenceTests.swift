@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import RoostTestSupport
 import Store
+import StoreSQLite
 import Testing
 
 @Suite("Randomised equivalence with a reference matcher")

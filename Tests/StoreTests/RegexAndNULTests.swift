@@ -1,6 +1,7 @@
 import Foundation
 import JSON
 import Store
+import StoreSQLite
 import Testing
 
 /// `$regex` runs under PCRE2's limits, and text reaches SQLite and the

@@ -1,4 +1,5 @@
 import Store
+import StoreSQLite
 import Testing
 
 /// How `sqlite_cache_bytes` is shared between the writer and the readers.

@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import Logging
 import Store
+import StoreSQLite
 
 /// Parses JSON text written in a test; a typo in a test is a programming error.
 func json(_ text: String) -> JSONValue {

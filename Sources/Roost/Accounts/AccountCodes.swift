@@ -47,7 +47,7 @@ enum AccountCodes {
     }
 
     /// Counts one attempt on every counter of `keys` unless one refuses; the wait when refused.
-    static func charge(_ writer: any DocumentWriting, _ keys: [(String, LoginRule)], now: Int64) throws -> Int64? {
+    static func charge(_ writer: any LoginThrottleWriting, _ keys: [(String, LoginRule)], now: Int64) throws -> Int64? {
         let buckets = try keys.map { try LoginThrottle.bucket(writer, $0.0) }
         if let wait = zip(keys, buckets).compactMap({ $0.1.wait($1, now: now) }).max() { return wait }
         for (entry, old) in zip(keys, buckets) { try LoginThrottle.save(writer, entry.0, entry.1.reserve(old, now: now)) }
@@ -57,7 +57,7 @@ enum AccountCodes {
 
     /// A new code and link for `userID`, stored hashed (replacing the
     /// account's earlier one of this purpose); the plain code and link token.
-    static func issue(_ writer: any DocumentWriting, userID: String, purpose: Purpose, email: String, lifetime: Int64,
+    static func issue(_ writer: any AccountsWriting, userID: String, purpose: Purpose, email: String, lifetime: Int64,
                       now: Int64) throws -> (code: String, link: String) {
         let code = OneTimeCode.generate()
         let (link, linkHash) = SessionToken.generate()
@@ -78,7 +78,7 @@ enum AccountCodes {
     /// against the code, which dies after `maxAttempts`). `userID` is the
     /// account a typed code is for; nil when unknown (nothing matches).
     /// Does not consume the code.
-    static func check(_ writer: any DocumentWriting, proof: Proof, userID: String?, purpose: Purpose, now: Int64) throws -> AccountCode? {
+    static func check(_ writer: any AccountsWriting, proof: Proof, userID: String?, purpose: Purpose, now: Int64) throws -> AccountCode? {
         switch proof {
         case .link(let token):
             guard token.utf8.count <= 128, let stored = try writer.accountCode(linkHash: SessionToken.hash(token)),

@@ -69,7 +69,7 @@ extension AccountHandlers {
     }
 
     /// After linking a provider: a guest is a guest no more.
-    static func endAnonymity(_ writer: any DocumentWriting, userID: String) throws {
+    static func endAnonymity(_ writer: any DocumentsWriting & AccountsWriting, userID: String) throws {
         guard let account = try writer.credentials(userID: userID), account.anonymousSince != nil else { return }
         try writer.setAnonymous(userID: userID, since: nil)
         _ = try writer.patch(in: users, id: userID, JSONObject([("anonymous", .null)]))

@@ -78,7 +78,7 @@ extension AccountHandlers {
     }
 
     /// The verification's write: the code checked (and counted), then used.
-    static func verify(_ writer: any DocumentWriting, proof: AccountCodes.Proof, email: String?) throws -> Response {
+    static func verify(_ writer: any DocumentsWriting & AccountsWriting & LoginThrottleWriting, proof: AccountCodes.Proof, email: String?) throws -> Response {
         let now = Authenticator.now
         if let email, let wait = try AccountCodes.charge(writer, [("code:\(email)", AccountCodes.guessRule)], now: now) {
             return AccountCodes.throttled(wait: wait).response
@@ -99,7 +99,7 @@ extension AccountHandlers {
     }
 
     /// Mirrors the account's email into its user record (`email`, `emailVerified: true`).
-    static func recordEmail(_ writer: any DocumentWriting, userID: String, email: String) throws {
+    static func recordEmail(_ writer: any DocumentsWriting, userID: String, email: String) throws {
         guard try writer.document(in: users, id: userID) != nil else { return }
         _ = try writer.patch(in: users, id: userID, JSONObject([("email", .string(email)), ("emailVerified", .bool(true))]))
     }

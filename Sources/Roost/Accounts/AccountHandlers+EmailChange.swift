@@ -80,7 +80,7 @@ extension AccountHandlers {
     }
 
     /// The email change's write: the code checked (and counted), used, the address moved.
-    static func changeEmail(_ writer: any DocumentWriting, proof: AccountCodes.Proof, userID: String?, mail: MailOutbox) throws -> Response {
+    static func changeEmail(_ writer: any DocumentsWriting & AccountsWriting & LoginThrottleWriting & PushWriting & MailWriting, proof: AccountCodes.Proof, userID: String?, mail: MailOutbox) throws -> Response {
         let now = Authenticator.now
         if let userID, let wait = try AccountCodes.charge(writer, [("code:user:\(userID)", AccountCodes.guessRule)], now: now) {
             return AccountCodes.throttled(wait: wait).response

@@ -211,7 +211,7 @@ extension AccountHandlers {
     /// could: the account's address moves there unverified (409 when taken),
     /// a verification mail goes to it and the old address is told. Otherwise
     /// the address moves only by the email change (a code to the new address).
-    static func profileEmail(_ writer: any DocumentWriting, id: String, changes: inout JSONObject, existing: JSONObject,
+    static func profileEmail(_ writer: any AccountsWriting & PushWriting & MailWriting, id: String, changes: inout JSONObject, existing: JSONObject,
                              mail: MailOutbox) throws {
         if let value = changes["emailVerified"], value != existing["emailVerified"] {
             throw HTTPError(.immutableField, "emailVerified is the server's; verify with POST /auth/verify-email.")

@@ -179,7 +179,7 @@ struct AccountHandlers: Sendable {
     }
 
     /// A session for `userID`, as the sign-up and log-in responses show it.
-    static func signedIn(_ writer: any DocumentWriting, userID: String, userText: String, lifetime: Int64) throws -> String {
+    static func signedIn(_ writer: any AccountsWriting, userID: String, userText: String, lifetime: Int64) throws -> String {
         let (token, hash) = SessionToken.generate()
         let now = Authenticator.now
         try writer.createSession(userID: userID, tokenHash: hash, now: now, lifetime: lifetime)

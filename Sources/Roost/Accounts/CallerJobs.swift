@@ -99,7 +99,7 @@ struct CallerJobs: Sendable {
 
     /// 401 `InvalidToken` when the caller's session is gone (in the writer,
     /// for a write whose caller was found on another thread a while ago).
-    static func requireLiveSession(_ caller: Caller, _ writer: any DocumentWriting) throws {
+    static func requireLiveSession(_ caller: Caller, _ writer: any AccountsWriting) throws {
         guard let hash = caller.tokenHash, try writer.session(tokenHash: hash, now: Authenticator.now) == nil else { return }
         throw Authenticator.invalidToken
     }

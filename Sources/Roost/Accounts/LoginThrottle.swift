@@ -57,7 +57,7 @@ enum LoginThrottle {
 
     /// Checks every counter a log-in attempt touches and, if none refuses,
     /// counts it on all of them. On the writer: atomic with every other attempt.
-    static func reserve(_ writer: any DocumentWriting, username: String, remote: String, now: Int64) throws -> Decision {
+    static func reserve(_ writer: any AccountsWriting & LoginThrottleWriting, username: String, remote: String, now: Int64) throws -> Decision {
         try reserve(writer, login: .username(username), remote: remote, now: now)
     }
 
@@ -73,7 +73,7 @@ enum LoginThrottle {
     /// they are one account); the account counter per account.
     /// Placeholder usernames (`~…`, accounts signed up by email alone) are
     /// never found by name.
-    static func reserve(_ writer: any DocumentWriting, login: LoginName, remote: String, now: Int64) throws -> Decision {
+    static func reserve(_ writer: any AccountsWriting & LoginThrottleWriting, login: LoginName, remote: String, now: Int64) throws -> Decision {
         switch login {
         case .username(let name):
             let stored = name.hasPrefix("~") ? nil : try writer.credentials(username: name)
@@ -86,12 +86,12 @@ enum LoginThrottle {
     /// The same for a signed-in user checking their own password: counted
     /// under the account's username, as a log-in to it would be. Nil when
     /// the account has no credentials (deleted meanwhile).
-    static func reserve(_ writer: any DocumentWriting, userID: String, remote: String, now: Int64) throws -> Decision? {
+    static func reserve(_ writer: any AccountsWriting & LoginThrottleWriting, userID: String, remote: String, now: Int64) throws -> Decision? {
         guard let stored = try writer.credentials(userID: userID) else { return nil }
         return try reserve(writer, name: stored.username, stored: stored, remote: remote, now: now)
     }
 
-    private static func reserve(_ writer: any DocumentWriting, name username: String, stored: CredentialRecord?,
+    private static func reserve(_ writer: any LoginThrottleWriting, name username: String, stored: CredentialRecord?,
                                 remote: String, now: Int64) throws -> Decision {
         let name = username.lowercased(), address = addressKey(remote)
         let known = try stored.map { try writer.isKnownLoginAddress(userID: $0.userID, address: address, since: now - knownFor) } ?? false
@@ -109,24 +109,24 @@ enum LoginThrottle {
 
     /// The password was right: the pair starts afresh, the other counters get
     /// their count back, and the address becomes known to the account.
-    static func succeeded(_ writer: any DocumentWriting, _ reservation: Reservation, userID: String, now: Int64) throws {
+    static func succeeded(_ writer: any LoginThrottleWriting, _ reservation: Reservation, userID: String, now: Int64) throws {
         try refund(writer, reservation, clearingPair: true)
         try writer.rememberLoginAddress(userID: userID, address: reservation.address, now: now, forgetBefore: now - knownFor)
     }
 
     /// Gives every count of `reservation` back (its password was never checked).
-    static func refund(_ writer: any DocumentWriting, _ reservation: Reservation, clearingPair: Bool = false) throws {
+    static func refund(_ writer: any LoginThrottleWriting, _ reservation: Reservation, clearingPair: Bool = false) throws {
         for (index, entry) in reservation.keys.enumerated() {
             if index == 0 && clearingPair { try writer.deleteLoginCounter(entry.key); continue }
             if let b = try bucket(writer, entry.key) { try save(writer, entry.key, entry.rule.refund(b)) }
         }
     }
 
-    static func bucket(_ writer: any DocumentWriting, _ key: String) throws -> LoginBucket? {
+    static func bucket(_ writer: any LoginThrottleWriting, _ key: String) throws -> LoginBucket? {
         try writer.loginCounter(key).map { LoginBucket(failures: $0.failures, windowStart: $0.windowStart, blockedUntil: $0.blockedUntil) }
     }
 
-    static func save(_ writer: any DocumentWriting, _ key: String, _ b: LoginBucket) throws {
+    static func save(_ writer: any LoginThrottleWriting, _ key: String, _ b: LoginBucket) throws {
         try writer.saveLoginCounter(key, failures: b.failures, windowStart: b.windowStart, blockedUntil: b.blockedUntil)
     }
 }

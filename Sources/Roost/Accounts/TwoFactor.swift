@@ -19,7 +19,7 @@ enum TwoFactor {
     static let recoveryCount = 10
     static let required = HTTPError(.twoFactorRequired, "This needs a current two-factor code (or a recovery code) in \"twoFactorCode\".")
 
-    static func check(_ writer: any DocumentWriting, account: CredentialRecord, code: String, now: Int64) throws -> Outcome {
+    static func check(_ writer: any AccountsWriting & LoginThrottleWriting, account: CredentialRecord, code: String, now: Int64) throws -> Outcome {
         let key = "totp:\(account.userID)"
         if let wait = try AccountCodes.charge(writer, [(key, AccountCodes.guessRule)], now: now) { return .throttled(wait: wait) }
         guard code.utf8.count <= 64, let text = account.totpSecret, let secret = TOTP.fromBase32(text) else { return .wrong }
@@ -40,7 +40,7 @@ enum TwoFactor {
     }
 
     /// The answer for a change that needs a code: nil when it may go ahead.
-    static func gate(_ writer: any DocumentWriting, userID: String, code: String?, now: Int64) throws -> Response? {
+    static func gate(_ writer: any AccountsWriting & LoginThrottleWriting, userID: String, code: String?, now: Int64) throws -> Response? {
         guard let account = try writer.credentials(userID: userID), account.totpEnabled else { return nil }
         guard let code else { return required.response }
         switch try check(writer, account: account, code: code, now: now) {
@@ -64,7 +64,7 @@ enum TwoFactor {
     }
 
     /// The 202 of a log-in that needs its second factor.
-    static func ticket(_ writer: any DocumentWriting, userID: String, now: Int64) throws -> Response {
+    static func ticket(_ writer: any AccountsWriting, userID: String, now: Int64) throws -> Response {
         let (_, ticket) = try AccountCodes.issue(writer, userID: userID, purpose: .twoFactor, email: "", lifetime: ticketLifetime, now: now)
         return .json(202, "{\"twoFactorRequired\":true,\"ticket\":\(JSONWriter.quoted(ticket))}")
     }

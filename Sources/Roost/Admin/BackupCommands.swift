@@ -2,6 +2,7 @@ import Backup
 import Foundation
 import Logging
 import Store
+import StoreSQLite
 
 /// `roostd backup`, `roostd restore` and `roostd verify-backup`: each
 /// returns the lines to print and throws with the reason it failed.

@@ -40,7 +40,7 @@ struct CollectionHandlers: Sendable {
     }
 
     static func listPage(_ collection: String, _ request: Request, html: Bool, access: AccessPolicy,
-                         reader: any DocumentReading, scope: AccessScope) throws -> Response {
+                         reader: any DocumentsReading, scope: AccessScope) throws -> Response {
             let find = try ListParameters.find(request)
             try access.checkHiddenFields(collection, scope.principal, filter: find.filter, sort: find.sort.map(\.field))
             if try ListParameters.wantsExplain(request) {

@@ -21,7 +21,7 @@ struct ReferentialDelete {
     private(set) var nullify: [Key: [String: Set<String>]] = [:]
 
     /// The cascade deleting `id` from `collection` sets off; nil when nothing references it.
-    static func plan(_ collection: String, id: String, writer: any DocumentWriting) throws -> ReferentialDelete? {
+    static func plan(_ collection: String, id: String, writer: any SchemaWriting) throws -> ReferentialDelete? {
         let schema = writer.references
         guard schema.isTarget(collection) else { return nil }
         let root = Key(collection: collection, id: id)

@@ -1,12 +1,13 @@
 import Foundation
 import Logging
 import Store
+import StoreSQLite
 
 extension RoostServer {
     /// Installs the declared references on the writer (building `_refs` for
     /// new declarations) and logs the dangling references already stored: a
     /// count per collection, not a refusal to start.
-    func applyReferences(_ writer: any DocumentWriting, settings: ReloadableSettings) throws {
+    func applyReferences(_ writer: any SchemaWriting, settings: ReloadableSettings) throws {
         try writer.applyReferences(config.referenceSchema(level: Self.level(settings)))
         let dangling = try writer.danglingReferences()
         for (collection, refs) in Dictionary(grouping: dangling, by: \.collection).sorted(by: { $0.key < $1.key }) {

@@ -30,7 +30,7 @@ extension FileHandlers {
     /// files, files without rows and rows without files. With the rows in a
     /// shared database (PostgreSQL) and the bytes on this node's disk, a row
     /// without a file here may be another node's file: it is kept and named.
-    static func sweep(objects: any ObjectStore, writer: any DocumentWriting, sharedRows: Bool, logger: Logger) throws {
+    static func sweep(objects: any ObjectStore, writer: any WriterConnection & FilesWriting, sharedRows: Bool, logger: Logger) throws {
         let outcome = try objects.sweep(rows: try writer.allFileIDs())
         if sharedRows && objects is LocalObjectStore {
             if !outcome.rowsWithoutFiles.isEmpty {

@@ -7,7 +7,7 @@ extension LiveHub {
     /// for room) read their own backlog up to the hub's position, as much as
     /// fits in their buffer per round, so a client that reads keeps up and
     /// one that takes nothing is dropped.
-    func catchUp(_ reader: any DocumentReading) throws {
+    func catchUp(_ reader: any FeedReading) throws {
         behind = false
         let now = ChangeFeedClock.milliseconds
         // A round reads at most `catchUpBudget` changes for all resuming

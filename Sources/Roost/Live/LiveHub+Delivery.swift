@@ -8,7 +8,7 @@ import Store
 /// `subscribers`, `dirty`).
 extension LiveHub {
     /// Heartbeats, and the end of streams whose session expired or was revoked.
-    func beat(_ reader: any DocumentReading) throws {
+    func beat(_ reader: any AccountsReading) throws {
         lastBeat = Date()
         var valid: [String: Bool] = [:]
         for subscriber in subscribers.values {
@@ -30,7 +30,7 @@ extension LiveHub {
     /// revocation that committed since (and checked the streams before this
     /// one was here) ends it now, not at the next heartbeat.
     /// - Returns: true when the session is gone and the stream ends.
-    func sessionEndedBeforeAdmission(_ subscriber: Subscriber, _ reader: any DocumentReading) throws -> Bool {
+    func sessionEndedBeforeAdmission(_ subscriber: Subscriber, _ reader: any AccountsReading) throws -> Bool {
         guard let hash = subscriber.tokenHash, try reader.session(tokenHash: hash, now: Authenticator.now) == nil else { return false }
         let stream = subscriber.stream
         stream.loop.execute { stream.finish() }

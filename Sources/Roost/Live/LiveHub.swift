@@ -149,7 +149,7 @@ final class LiveHub: @unchecked Sendable {
 
     // MARK: - The fan-out thread
 
-    private func run(_ reader: any DocumentReading) {
+    private func run(_ reader: any FeedReading & AccountsReading) {
         while true {
             condition.lock()
             // A subscriber catching up is served again after a short pause, so its loop can send what it got.
@@ -183,7 +183,7 @@ final class LiveHub: @unchecked Sendable {
 
     /// A new stream: from its cursor when the feed still holds it, else a
     /// `reset` (resync) and live from now.
-    private func admit(_ subscriber: Subscriber, _ reader: any DocumentReading) throws {
+    private func admit(_ subscriber: Subscriber, _ reader: any FeedReading & AccountsReading) throws {
         if try sessionEndedBeforeAdmission(subscriber, reader) { return }
         subscribers[subscriber.id] = subscriber
         subscriber.topicFilters = subscriber.subscription.topics.map { ($0.collection, filter($0)) }
@@ -202,7 +202,7 @@ final class LiveHub: @unchecked Sendable {
 
     /// New changes for every subscriber that is live (at the hub's position).
     /// - Returns: true when a full batch was read (more may wait).
-    private func fanOut(_ reader: any DocumentReading) throws -> Bool {
+    private func fanOut(_ reader: any FeedReading) throws -> Bool {
         // Nobody is listening: move the position without reading the changes.
         guard !subscribers.isEmpty else {
             head = try reader.feedHead()

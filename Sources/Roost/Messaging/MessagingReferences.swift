@@ -70,7 +70,7 @@ enum References {
     /// The documents with references in `fields` expanded where the caller
     /// may read the target, within one `Budget`; `truncated` when it ran out.
     static func resolve(_ documents: [String], fields: [String], principal: AccessScope.Principal,
-                        access: AccessPolicy, reader: any DocumentReading) throws -> (documents: [String], truncated: Bool) {
+                        access: AccessPolicy, reader: any DocumentsReading) throws -> (documents: [String], truncated: Bool) {
         var cache: [String: (value: JSONValue, size: Int)?] = [:]
         var budget = Budget()
         func target(_ ref: JSONObject) throws -> JSONValue? {

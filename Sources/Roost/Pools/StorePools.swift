@@ -5,6 +5,7 @@ import HTTP
 import Jobs
 import Logging
 import Store
+import StoreSQLite
 import Timing
 
 /// The two queues behind the API: many reader threads with query-only

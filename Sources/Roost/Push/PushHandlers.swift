@@ -90,7 +90,7 @@ struct PushHandlers: Sendable {
     func adminDevices(_ request: Request, _ out: ResponseWriter) {
         jobs.readAsAdmin(request, out) { reader in  // the admin first, then what they ask
             let limit = try Self.limit(request)
-            return .json(200, JSONValue.array(try reader.pushDeviceReports(limit: limit).map { .object($0.json) }).jsonText)
+            return .json(200, JSONValue.array(try reader.pushDeviceReports(limit: limit).map { .object(PushDeliveryJSON.report($0)) }).jsonText)
         }
     }
 
@@ -102,7 +102,7 @@ struct PushHandlers: Sendable {
             if let status, !["pending", "delivered", "dead", "dropped"].contains(status) {
                 throw HTTPError(.invalidQuery, "status must be pending, delivered, dead or dropped.")
             }
-            return .json(200, JSONValue.array(try reader.pushDeliveries(status: status, limit: limit).map { .object($0) }).jsonText)
+            return .json(200, JSONValue.array(try reader.pushDeliveries(status: status, limit: limit).map { .object(PushDeliveryJSON.object($0)) }).jsonText)
         }
     }
 
@@ -111,7 +111,7 @@ struct PushHandlers: Sendable {
         let rid = Int64(id) ?? -1
         jobs.readAsAdmin(request, out) { reader in
             guard let d = try reader.pushDelivery(rid: rid) else { throw HTTPError.notFound("No push \(id).") }
-            return .json(200, d.jsonText)
+            return .json(200, PushDeliveryJSON.object(d).jsonText)
         }
     }
 

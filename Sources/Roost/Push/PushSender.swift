@@ -28,7 +28,7 @@ public struct PushSender: Sendable {
     /// for sync when `syncOnly`; only `token` when given).
     /// - Returns: how many devices it goes to.
     @discardableResult
-    public func enqueue(_ writer: any DocumentWriting, userID: String, notification: PushNotification, collapseID: String? = nil,
+    public func enqueue(_ writer: any PushWriting, userID: String, notification: PushNotification, collapseID: String? = nil,
                         syncOnly: Bool = false, token: String? = nil, coalesceSeconds: Double? = nil) throws -> Int {
         guard isEnabled else { return 0 }
         let since = coalesceSeconds.map { Timestamp.format(Date().addingTimeInterval(-$0)) }

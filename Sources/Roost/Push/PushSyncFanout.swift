@@ -27,7 +27,7 @@ final class PushSyncFanout: @unchecked Sendable {
     let collections: Set<String>
     let interval: Double
     let sender: PushSender
-    let record: @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void
+    let record: @Sendable (_ write: @escaping @Sendable (any PushWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void
     let logger: Logger
     /// Where the feed position is saved (nil: not saved).
     let positionFile: String?
@@ -49,7 +49,7 @@ final class PushSyncFanout: @unchecked Sendable {
     private var skippedOnce: Set<String> = []
 
     init(engine: any StoreEngine, access: AccessPolicy, collections: Set<String>, interval: Double, sender: PushSender,
-         record: @escaping @Sendable (_ write: @escaping @Sendable (any DocumentWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void,
+         record: @escaping @Sendable (_ write: @escaping @Sendable (any PushWriting) throws -> Void, _ done: @escaping @Sendable () -> Void) -> Void,
          positionFile: String?, logger: Logger) {
         self.positionFile = positionFile
         self.engine = engine
@@ -93,7 +93,7 @@ final class PushSyncFanout: @unchecked Sendable {
         finished.wait()
     }
 
-    private func run(_ reader: any DocumentReading) {
+    private func run(_ reader: any FeedReading & PushReading) {
         while true {
             condition.lock()
             if stopped { condition.unlock(); return }
@@ -115,7 +115,7 @@ final class PushSyncFanout: @unchecked Sendable {
 
     /// Reads new changes, marks the devices that may see them, and enqueues
     /// the pushes that are due. - Returns: true when a full batch was read.
-    private func round(_ reader: any DocumentReading) throws -> Bool {
+    private func round(_ reader: any FeedReading & PushReading) throws -> Bool {
         let (changes, _) = try reader.changes(after: position, limit: 500)
         let relevant = changes.filter { collections.contains($0.collection) }
         if !relevant.isEmpty {
@@ -146,7 +146,7 @@ final class PushSyncFanout: @unchecked Sendable {
     private var epoch = ""
 
     /// The saved position when it is from this feed and still retained, else the head.
-    private func resumePosition(_ reader: any DocumentReading) throws -> Int64 {
+    private func resumePosition(_ reader: any FeedReading) throws -> Int64 {
         let (epoch, horizon) = try reader.feedMeta()
         self.epoch = epoch
         let head = try reader.feedHead()

@@ -69,7 +69,7 @@ extension RoostServer {
         let logger = self.logger
         let fanout = PushSyncFanout(engine: engine, access: access, collections: collections, interval: config.push.syncInterval, sender: sender,
                                     record: { write, done in
-                                        Self.record(pools, write, { done(); wakePushes() }, logger)
+                                        Self.record(pools, { try write($0) }, { done(); wakePushes() }, logger)
                                     }, positionFile: config.dataDir + "/push-sync.position", logger: logger)
         return fanout
     }
@@ -78,9 +78,9 @@ extension RoostServer {
 extension RoostServer {
     /// Runs a push dispatcher's write in the writer and tells whether it
     /// committed (a failure holds the batch back instead of resending it at once).
-    static func recordPush(_ pools: StorePools, _ write: @escaping @Sendable (any DocumentWriting) throws -> Void,
+    static func recordPush(_ pools: StorePools, _ write: @escaping @Sendable (any PushWriting) throws -> Void,
                            _ done: @escaping @Sendable (Bool) -> Void, _ logger: Logger) {
-        let job = StorePools.WriteJob(operation: write) { result in
+        let job = StorePools.WriteJob(operation: { writer in try write(writer) }) { result in
             if case .failure(let error) = result { logger.error("cannot record push attempts", metadata: ["error": "\(error)"]) }
             if case .success = result { done(true) } else { done(false) }
         }

@@ -2,6 +2,7 @@ import Daemon
 import HTTP
 import Metrics
 import Store
+import StoreSQLite
 
 /// `GET /metrics`: the Prometheus text format. Queue gauges are sampled at
 /// scrape time; request, SQLite, thumbnail and webhook metrics are recorded

@@ -6,14 +6,14 @@ import Store
 /// rows it may not read are never seen, private user fields stay hidden,
 /// and filters may not name them (as for a client's list).
 enum ScriptReads {
-    static func get(_ reader: any DocumentReading, _ access: AccessPolicy, _ collection: String, _ id: String,
+    static func get(_ reader: any DocumentsReading, _ access: AccessPolicy, _ collection: String, _ id: String,
                     _ principal: AccessScope.Principal) throws -> JSONValue? {
         let scope = access.scope(principal, in: collection)
         guard let text = try reader.get(collection, id: id, scope: scope, redaction: access.redaction(collection, principal)) else { return nil }
         return try JSONParser.parse(text)
     }
 
-    static func find(_ reader: any DocumentReading, _ access: AccessPolicy, _ collection: String, filter: JSONValue,
+    static func find(_ reader: any DocumentsReading, _ access: AccessPolicy, _ collection: String, filter: JSONValue,
                      sort: JSONValue?, limit: Int, _ principal: AccessScope.Principal) throws -> [JSONValue] {
         let order = try sortSpec(sort)
         try access.checkHiddenFields(collection, principal, filter: filter, sort: order.map(\.field))
@@ -22,7 +22,7 @@ enum ScriptReads {
                                redaction: access.redaction(collection, principal)).map { try JSONParser.parse($0) }
     }
 
-    static func count(_ reader: any DocumentReading, _ access: AccessPolicy, _ collection: String, filter: JSONValue,
+    static func count(_ reader: any DocumentsReading, _ access: AccessPolicy, _ collection: String, filter: JSONValue,
                       _ principal: AccessScope.Principal) throws -> Int {
         try access.checkHiddenFields(collection, principal, filter: filter, sort: [])
         return try reader.count(collection, filter: filter, scope: access.scope(principal, in: collection))
@@ -53,7 +53,7 @@ enum ScriptReads {
 /// transaction as the writes around them (delivered after COMMIT, retried).
 enum ScriptOutbox {
     /// Script events are `script.<event>`; endpoints subscribe to that type (or `*`).
-    static func webhook(_ writer: any DocumentWriting, _ event: String, _ data: JSONValue) throws {
+    static func webhook(_ writer: any WebhooksWriting, _ event: String, _ data: JSONValue) throws {
         guard event.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == "." }) else {
             throw HTTPError(.invalidDocument, "An event name is letters, digits, '.', '_' and '-'.")
         }
@@ -62,7 +62,7 @@ enum ScriptOutbox {
 
     /// A `push.notification` event for the user's devices (the push/outbox path the
     /// built-in `message.created` events take; a push provider endpoint delivers it).
-    static func push(_ writer: any DocumentWriting, _ userID: String, _ notification: JSONObject) throws {
+    static func push(_ writer: any WebhooksWriting & PushWriting, _ userID: String, _ notification: JSONObject) throws {
         guard try writer.hasSubscribers(pushEvent) else { return }
         let devices = try writer.devices(userIDs: [userID]).map { d -> JSONValue in
             .object(JSONObject([("platform", .string(d.platform)), ("token", .string(d.token))]))

@@ -2,6 +2,7 @@ import Auth
 import Files
 import Foundation
 import Store
+import StoreSQLite
 import Yams
 
 /// Everything an operator can set. Built from defaults, then a YAML file,

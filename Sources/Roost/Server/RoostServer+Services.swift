@@ -2,6 +2,7 @@ import Backup
 import Jobs
 import Push
 import Store
+import StoreSQLite
 import StorePostgres
 import Webhooks
 

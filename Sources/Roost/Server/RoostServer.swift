@@ -8,6 +8,7 @@ import Hooks
 import Jobs
 import Logging
 import Store
+import StoreSQLite
 import StorePostgres
 import Timing
 import Webhooks

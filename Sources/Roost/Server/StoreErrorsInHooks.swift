@@ -1,5 +1,6 @@
 import Hooks
 import Store
+import StoreSQLite
 import StorePostgres
 
 // A database that failed under a before hook (busy or gone, short of

@@ -17,7 +17,7 @@ extension RoostServer {
         let logger = self.logger
         let dispatcher = WebhookDispatcher(
             engine: engine, settings: settings,
-            record: { write, done in Self.record(pools, write, done, logger) },
+            record: { write, done in Self.record(pools, { try write($0) }, done, logger) },
             onOutcome: { outcome in counters[outcome]?.increment() },
             logger: logger)
         return dispatcher

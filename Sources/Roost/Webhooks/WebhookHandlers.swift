@@ -73,7 +73,7 @@ struct WebhookHandlers: Sendable {
             if let status, !["pending", "delivered", "dead"].contains(status) {
                 throw HTTPError(.invalidQuery, "status must be pending, delivered or dead.")
             }
-            return .json(200, JSONValue.array(try reader.deliveries(status: status, limit: max(limit, 1)).map { .object($0) }).jsonText)
+            return .json(200, JSONValue.array(try reader.deliveries(status: status, limit: max(limit, 1)).map { .object(DeliveryJSON.object($0)) }).jsonText)
         }
     }
 
@@ -81,7 +81,7 @@ struct WebhookHandlers: Sendable {
         let rid = Int64(id) ?? -1
         readAsAdmin(request, out) { reader in
             guard let d = try reader.delivery(rid: rid) else { throw HTTPError.notFound("No delivery \(id).") }
-            return .json(200, d.jsonText)
+            return .json(200, DeliveryJSON.object(d).jsonText)
         }
     }
 

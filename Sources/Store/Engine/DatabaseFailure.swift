@@ -18,5 +18,3 @@ public protocol DatabaseFailure: Error, Sendable, CustomStringConvertible {
 extension DatabaseFailure {
     public var isOutOfResources: Bool { false }
 }
-
-extension SQLiteError: DatabaseFailure {}

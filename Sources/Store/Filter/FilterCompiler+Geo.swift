@@ -50,7 +50,7 @@ extension FilterCompiler {
     }
 
     /// The bounding box, in degrees, of a spherical cap of `radius` radians.
-    static func capBox(centre: (Double, Double), radius: Double) -> (Double, Double, Double, Double) {
+    package static func capBox(centre: (Double, Double), radius: Double) -> (Double, Double, Double, Double) {
         let dLat = radius * 180 / .pi
         let minY = max(-90, centre.1 - dLat), maxY = min(90, centre.1 + dLat)
         let cosLat = min(abs(cos(minY * .pi / 180)), abs(cos(maxY * .pi / 180)))

@@ -1,13 +1,13 @@
 import JSON
 
 /// The value classes a multikey index entry can hold.
-enum IndexValueClass: Int64 {
+package enum IndexValueClass: Int64 {
     case number = 2
     case string = 3
     case bool = 4
 
     /// The class and SQL value of a scalar, or nil for null, arrays and objects.
-    static func classify(_ value: JSONValue) -> (IndexValueClass, SQLValue)? {
+    package static func classify(_ value: JSONValue) -> (IndexValueClass, SQLValue)? {
         switch value {
         case .int(let i): return (.number, .int(i))
         case .double(let d): return (.number, .double(d))

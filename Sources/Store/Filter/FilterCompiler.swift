@@ -32,25 +32,25 @@ public struct CompiledFilter: Sendable {
 /// its points table, and the box as bound parameters.
 public struct GeoDriver: Sendable {
     let rtree: String
-    let points: String
+    package let points: String
     let minX: String, maxX: String, minY: String, maxY: String
     /// The box a little wider, for the points table's doubles.
     let wideMinX: String, wideMaxX: String, wideMinY: String, wideMaxY: String
 
     /// True when the points table's row `alias` lies in the (widened) box.
-    func holds(_ alias: String) -> String {
+    package func holds(_ alias: String) -> String {
         "\(alias).x BETWEEN \(wideMinX) AND \(wideMaxX) AND \(alias).y BETWEEN \(wideMinY) AND \(wideMaxY)"
     }
 
     /// The R*Tree's entries overlapping the box (entries are 32-bit boxes rounded outwards).
-    var gather: String { "SELECT id FROM \(rtree) WHERE maxX >= \(minX) AND minX <= \(maxX) AND maxY >= \(minY) AND minY <= \(maxY)" }
+    package var gather: String { "SELECT id FROM \(rtree) WHERE maxX >= \(minX) AND minX <= \(maxX) AND maxY >= \(minY) AND minY <= \(maxY)" }
 }
 
 /// A nearest-first search a list can run as widening boxes on the R*Tree.
 public struct NearestSearch: Sendable {
-    let table: String
-    let centre: (Double, Double)
-    let maxMetres: Double?
+    package let table: String
+    package let centre: (Double, Double)
+    package let maxMetres: Double?
 }
 
 /// Renders a parsed `Filter` as SQL that runs inside the database, through
@@ -63,11 +63,11 @@ public struct NearestSearch: Sendable {
 public final class FilterCompiler {
     let dialect: any SQLDialect
     let layout: CollectionLayout?
-    var params: [SQLValue] = []
+    package var params: [SQLValue] = []
     var aliasCount = 0
     var nearestFirst: String?
     /// Off while compiling inside `$elemMatch`, where the row's indexes do not apply.
-    var useIndexes = true
+    package var useIndexes = true
     /// Clauses made only of index look-ups, and their `SELECT rid` subqueries.
     var indexParts: [String: [String]] = [:]
     /// Index subqueries that yield each row at most once, in row order.
@@ -81,7 +81,7 @@ public final class FilterCompiler {
     var nearest: NearestSearch?
     /// Test a `$geoWithin` box per row (a look-up by row id in the points
     /// table) instead of gathering every point in it first.
-    var geoPerRow = false
+    package var geoPerRow = false
     /// Conditions that imply a `$geoWithin` box, and that box.
     var geoDrivers: [String: GeoDriver] = [:]
     var nearPoint: NearPoint?
@@ -108,7 +108,7 @@ public final class FilterCompiler {
     public static let rowIDColumn = "d.rid"
     public static let idColumn = "d.id"
 
-    public init(dialect: any SQLDialect = SQLiteDialect(), layout: CollectionLayout? = nil) {
+    public init(dialect: any SQLDialect, layout: CollectionLayout? = nil) {
         self.dialect = dialect
         self.layout = layout
     }
@@ -128,7 +128,7 @@ public final class FilterCompiler {
                               drivingParts: drivingParts, geoBoxes: geoBoxes, nearest: nearest, geoDriver: geoDrivers[sql], nearPoint: nearPoint)
     }
 
-    func bind(_ value: SQLValue) -> String {
+    package func bind(_ value: SQLValue) -> String {
         if let statementBind { return statementBind(value) }
         params.append(value)
         return dialect.placeholder(params.count, for: value)

@@ -7,7 +7,7 @@ import Testing
 /// (`any DocumentWriting`, `any DocumentReading`): their conformances in
 /// `PostgresConformance.swift` keep the signatures equal. The differential
 /// tests run one script through it against both engines.
-extension DocumentWriting {
+extension WriterConnection {
     /// One operation in its own group commit.
     func one<T>(_ operation: @escaping (any DocumentWriting) throws -> T) -> Result<T, any Error> { commitBatch([operation])[0] }
 

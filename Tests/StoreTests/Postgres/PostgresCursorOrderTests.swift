@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import RoostTestSupport
 import Store
+import StoreSQLite
 @testable import StorePostgres
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import JSON
 import Logging
 import Store
+import StoreSQLite
 @testable import StorePostgres
 import Testing
 

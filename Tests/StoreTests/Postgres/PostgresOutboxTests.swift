@@ -25,6 +25,37 @@ struct PostgresOutboxTests {
         due.map { "\($0.rid) \($0.type) \($0.data) \($0.attempts) \($0.endpoint.name) \($0.eventID.hasPrefix("evt_"))" }.joined(separator: "; ")
     }
 
+    /// Every field of a delivery record (and its attempts), as `text(_: JSONObject?)` prints them.
+    static func text(_ d: WebhookDeliveryRecord?) -> String {
+        guard let d else { return "nil" }
+        var o = JSONObject()
+        o["id"] = .string(String(d.rid))
+        o["webhookId"] = .string("msg_" + d.eventID)
+        o["eventId"] = .string(d.eventID)
+        o["type"] = .string(d.type)
+        o["endpoint"] = .string(d.endpoint)
+        o["status"] = .string(d.status)
+        o["attempts"] = .int(d.attempts)
+        o["nextAttemptAt"] = d.status == "pending" ? .string(Timestamp.format(Date(timeIntervalSince1970: Double(d.nextAttemptAt) / 1000))) : .null
+        o["lastStatus"] = d.lastStatus.map { .int($0) } ?? .null
+        o["lastError"] = d.lastError.map { .string($0) } ?? .null
+        o["createdAt"] = .string(d.createdAt)
+        o["updatedAt"] = .string(d.updatedAt)
+        if let data = d.data { o["data"] = data }
+        if let log = d.attemptLog {
+            o["attemptLog"] = .array(log.map { a in
+                var e = JSONObject()
+                e["attempt"] = .int(a.attempt)
+                e["at"] = .string(a.at)
+                e["status"] = a.status.map { .int($0) } ?? .null
+                e["error"] = a.error.map { .string($0) } ?? .null
+                e["durationMs"] = .int(a.durationMilliseconds)
+                return .object(e)
+            })
+        }
+        return text(o)
+    }
+
     /// A delivery as the admin API shows it, with times and random event ids replaced.
     static func text(_ object: JSONObject?) -> String {
         guard var o = object else { return "nil" }

@@ -38,7 +38,7 @@ final class MailOutbox: @unchecked Sendable {
     var baseURL: String { settings.publicURL.isEmpty ? fallbackBaseURL : settings.publicURL }
 
     /// Queues `kind` to `recipient` inside the caller's write.
-    func enqueue(_ writer: any DocumentWriting, _ kind: MailTemplates.Kind, to recipient: String, values: [String: String]) throws {
+    func enqueue(_ writer: any MailWriting, _ kind: MailTemplates.Kind, to recipient: String, values: [String: String]) throws {
         var all = values
         all["app_name"] = settings.appName
         all["email"] = all["email"] ?? recipient

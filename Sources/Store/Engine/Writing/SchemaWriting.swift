@@ -1,0 +1,11 @@
+/// The declared indexes and references, and the `_refs` rows every write keeps in step.
+public protocol SchemaWriting: AnyObject {
+    /// The declared reference fields whose `_refs` rows every write keeps in step.
+    var references: ReferenceSchema { get }
+    func applyIndexes(_ specs: Set<IndexSpec>, on collection: String) throws
+    func applyReferences(_ schema: ReferenceSchema) throws
+    func referrerCounts(to collection: String, id: String) throws -> [(collection: String, field: String, count: Int)]
+    func referrers(to collection: String, id: String, from: String, field: String) throws -> [String]
+    func deferringReferenceChecks<T>(_ body: () throws -> T) throws -> T
+    func danglingReferences() throws -> [DanglingReference]
+}

@@ -1,0 +1,47 @@
+import Store
+
+/// An `AccessScope`'s rules as SQLite SQL over the JSON text of a row's
+/// document (`PostgresAccess` renders them for PostgreSQL).
+extension AccessScope {
+    /// `rule` as SQLite SQL over the JSON text `document` (the row `d`'s
+    /// by default), or nil for every row.
+    static func sqlite(_ rule: RowRule, document: String = "d.doc", _ bind: (SQLValue) -> String) -> String? {
+        switch rule {
+        case .all: return nil
+        case .none: return "0"
+        case .listed(let id, let fields): return listed(id, in: fields, document: document, bind)
+        }
+    }
+
+    /// SQL that limits reads to visible rows, or nil when every row is visible.
+    func readPredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(readRule, bind) }
+
+    /// `readPredicate` over a stored state of an entity, the JSON text
+    /// `document` (a feed row's `prev_doc`): whether the caller could read it
+    /// in that state. NULL (no state: before a create) is not readable.
+    func readPredicate(state document: String, _ bind: (SQLValue) -> String) -> String? {
+        Self.sqlite(readRule, document: document, bind)
+    }
+
+    /// A condition that starts a private read from the caller's own rows
+    /// (an index range of `aclTable` that touches no one else's), or nil
+    /// when every row is visible. It narrows; `readPredicate` still guards.
+    func visibleRows(_ layout: CollectionLayout, _ bind: (SQLValue) -> String) -> String? {
+        guard level == .private, case .user(let id) = principal else { return nil }
+        return "d.rid IN (SELECT rid FROM \(layout.aclTable) WHERE uid = \(bind(.text(id))))"
+    }
+
+    /// SQL that limits writes to rows this caller may change, or nil for all rows.
+    func writePredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(writeRule, bind) }
+
+    /// True when `id` is the row's creator or appears in one of its ACL lists.
+    static func listed(_ id: String, in fields: [String], document: String = "d.doc", _ bind: (SQLValue) -> String) -> String {
+        let user = bind(.text(id))
+        let terms = fields.map { field in
+            field == "creator"
+                ? "json_extract(\(document), '$._acl.creator') = \(user)"
+                : "EXISTS (SELECT 1 FROM json_each(\(document), '$._acl.\(field)') WHERE value = \(user))"
+        }
+        return "(" + terms.joined(separator: " OR ") + ")"
+    }
+}

@@ -1,0 +1,26 @@
+import Logging
+import Store
+
+/// SQLite in WAL mode, one file in the data directory.
+public struct SQLiteEngine: StoreEngine {
+    public let path: String
+    /// `PRAGMA synchronous` for the writer ("NORMAL", or "FULL" for `durability: power`).
+    public let synchronous: String
+
+    public init(path: String, synchronous: String = "NORMAL") {
+        self.path = path
+        self.synchronous = synchronous
+    }
+
+    public var name: String { "sqlite" }
+    public var isEmbedded: Bool { true }
+
+    public func openReader(role: String) throws -> any DocumentReading { try DocumentReader(path: path) }
+
+    public func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting {
+        try DocumentWriter(path: path, synchronous: synchronous, ids: ids, logger: logger)
+    }
+
+    /// One process writes the file: its writer wakes the live streams itself.
+    public func watchCommits(logger: Logger, _ wake: @escaping @Sendable () -> Void) throws -> (any CommitWatch)? { nil }
+}
