@@ -38,7 +38,8 @@ def filled(tmp_path_factory):
     try:
         fill(seed, ROWS)
     finally:
-        assert seed.stop() == 0
+        code = seed.stop()
+    assert code == 0, seed.log_tail()
     return seed.data_dir
 
 
