@@ -17,10 +17,9 @@ Each returns its requests through the bounds drill's `_Tally`."""
 import json
 import random
 import socket
-import string
 import urllib.parse
 
-from roost_harness import engine, rss_kib
+from roost_harness import engine, random_letters, rss_kib
 
 from .live_paths import live_path
 from .live_stream import LiveStream
@@ -32,7 +31,7 @@ MiB = 1 << 20
 
 def _blob(n, seed):
     rng = random.Random(seed)
-    return "".join(rng.choice(string.ascii_letters) for _ in range(n))
+    return random_letters(rng, n)
 
 
 def _ref(_id):

@@ -12,7 +12,7 @@ from roost_harness import Client, Roostd, assert_error, cursors  # noqa: F401 (a
 
 
 CONFIG = f"""\
-password_cost: interactive
+password_cost: owasp
 hash_concurrency: 2
 admin_token: {ADMIN_TOKEN}
 live_heartbeat: 1

@@ -10,7 +10,6 @@ enter/leave judged on the state before), delta sync's deletions judged on the
 
 import os
 import random
-import string
 import time
 import uuid
 
@@ -18,7 +17,7 @@ import pytest
 
 from drills.common import ADMIN_TOKEN
 from drills.live import LiveStream, live_path
-from roost_harness import FAST_HASHING, cursors, engine, running_roostd
+from roost_harness import FAST_HASHING, cursors, engine, random_letters, running_roostd
 
 CONFIG = FAST_HASHING + f"""admin_token: {ADMIN_TOKEN}
 live_heartbeat: 1
@@ -31,7 +30,7 @@ _rng = random.Random(33)
 
 
 def blob(n):
-    return "".join(_rng.choice(string.ascii_letters) for _ in range(n))
+    return random_letters(_rng, n)
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,15 @@
 """Long scans move to the slow lane, clients that overran a slice start there,
 and a read past the time limit is stopped with a JSON 503."""
 
+import contextlib
+import pathlib
 import random
+import shutil
+import tempfile
 
-from roost_harness import ADMIN_TOKEN, assert_error, running_roostd
+import pytest
+
+from roost_harness import ADMIN_TOKEN, Roostd, assert_error, engine
 from query_plans_support import q
 
 
@@ -19,8 +25,37 @@ query_time_limit: 30
 """
 
 
-def slow_world(extra=""):
-    return running_roostd(SLOW_CONFIG + extra)
+ROWS = 30000
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory):
+    """A stopped daemon's data directory holding ROWS rows in /big, written once for the module:
+    each test starts its own daemon (its own config, counters and client state) on a copy."""
+    if engine.name() != "sqlite":
+        return None
+    seed = Roostd(tmp_path_factory.mktemp("slow-seed"), SLOW_CONFIG).start()
+    try:
+        fill(seed, ROWS)
+    finally:
+        code = seed.stop()
+    assert code == 0, seed.log_tail()
+    return seed.data_dir
+
+
+@contextlib.contextmanager
+def slow_world(filled, extra="", config=SLOW_CONFIG):
+    """roostd with `config` + `extra` on a copy of `filled` (or, off SQLite, on ROWS rows written now)."""
+    with tempfile.TemporaryDirectory(prefix="roost-slow-lane-") as tmp:
+        if filled is not None:
+            shutil.copytree(filled, pathlib.Path(tmp) / "data")
+        d = Roostd(tmp, config + extra).start()
+        try:
+            if filled is None:
+                fill(d, ROWS)
+            yield d
+        finally:
+            d.stop(timeout=10, strict=False)
 
 
 # Behind a trusted proxy (the test itself), each request names its client.
@@ -57,11 +92,10 @@ def slow_list(regexes):
 SLOW_LIST = slow_list(12)
 
 
-def test_long_scans_move_to_the_slow_lane_and_other_reads_go_on():
+def test_long_scans_move_to_the_slow_lane_and_other_reads_go_on(filled):
     import concurrent.futures
     import time
-    with slow_world(PROXIED) as d:
-        fill(d, 30000)
+    with slow_world(filled, PROXIED) as d:
         one = d.call("GET", "/big?limit=1").body[0]["_id"]
         # Heavy enough to take a while on this machine, however fast it is.
         regexes, alone = 12, 0.0
@@ -91,12 +125,11 @@ def test_long_scans_move_to_the_slow_lane_and_other_reads_go_on():
         assert all([x["_id"] for x in r.body] == expected for r, _ in results)
 
 
-def test_a_client_that_overran_a_slice_starts_its_next_reads_on_the_slow_lane():
+def test_a_client_that_overran_a_slice_starts_its_next_reads_on_the_slow_lane(filled):
     """One client's heavy queries, one after another, cost the readers one
     slice in all, not one each: after the first overran, its reads start on
     the slow lane (for 10 s); another client's reads do not."""
-    with slow_world(PROXIED) as d:
-        fill(d, 30000)
+    with slow_world(filled, PROXIED) as d:
         one = d.call("GET", "/big?limit=1", headers=BYSTANDER).body[0]["_id"]
         overran, listed = slow_lane_reads(d, "overran"), slow_lane_reads(d, "address")
         assert listed == 0
@@ -113,10 +146,9 @@ def test_a_client_that_overran_a_slice_starts_its_next_reads_on_the_slow_lane():
         assert slow_lane_reads(d, "address") == 4
 
 
-def test_a_read_past_the_time_limit_is_stopped_with_a_json_503(tmp_path):
+def test_a_read_past_the_time_limit_is_stopped_with_a_json_503(filled):
     config = SLOW_CONFIG.replace("query_time_limit: 30", "query_time_limit: 0.05")
-    with running_roostd(config) as d:
-        fill(d, 30000)
+    with slow_world(filled, config=config) as d:
         r = d.call("GET", SLOW_LIST)
         assert_error(r, 503, "QueryTimeout")
         assert r.header("Retry-After")

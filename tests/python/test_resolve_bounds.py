@@ -7,14 +7,13 @@ truncated`; the daemon keeps answering others meanwhile. Runs on both engines.""
 import concurrent.futures
 import json
 import random
-import string
 import time
 import urllib.parse
 import uuid
 
 import pytest
 
-from roost_harness import FAST_HASHING, running_roostd
+from roost_harness import FAST_HASHING, random_letters, running_roostd
 
 CONFIG = FAST_HASHING + """max_body_bytes: 2097152
 collections:
@@ -27,7 +26,7 @@ _rng = random.Random(7)
 
 
 def blob(n):
-    return "".join(_rng.choice(string.ascii_letters) for _ in range(n))
+    return random_letters(_rng, n)
 
 
 def ref(coll, _id):
