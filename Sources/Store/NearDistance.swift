@@ -16,10 +16,22 @@ public struct NearDistance: Sendable {
     let path: [String]
     package let centre: (Double, Double)
 
-    /// The `$nearSphere` of `filter`, or nil when it has none (or does not parse).
+    /// The `$nearSphere` of `filter`, or nil when it has none (or does not
+    /// parse). Most lists have none: they are told apart by a look at the
+    /// members that can hold one, without parsing the filter again.
     public init?(_ filter: JSONValue) {
-        guard let parsed = try? Filter(filter) else { return nil }
+        guard Self.mayOrderByDistance(filter), let parsed = try? Filter(filter) else { return nil }
         self.init(parsed)
+    }
+
+    /// Whether a top-level member (or one in a top-level `$and`) has a `$nearSphere` or `$near`.
+    static func mayOrderByDistance(_ filter: JSONValue) -> Bool {
+        guard case .object(let object) = filter else { return false }
+        for (key, value) in object {
+            if key == "$and", case .array(let parts) = value, parts.contains(where: mayOrderByDistance) { return true }
+            if case .object(let ops) = value, ops["$nearSphere"] != nil || ops["$near"] != nil { return true }
+        }
+        return false
     }
 
     /// The `$nearSphere` that orders `filter`'s list, or nil when it has none.

@@ -34,7 +34,7 @@ struct LiveHandlers: Sendable {
                 let level = topic.collection == "files" ? hub.filesLevel : access.level(of: topic.collection)
                 try AccessScope(principal: caller.principal, level: level).checkCollectionRead()
                 try access.checkHiddenFields(topic.collection, caller.principal, filter: topic.filter, sort: [])
-                conditions += try FilterMatcher(topic.filter).conditions // a bad filter is a 400 now, not a silent stream
+                conditions += try Filter(topic.filter).conditions // a bad filter is a 400 now, not a silent stream
             }
             guard conditions <= LiveBudget.maxConditionsPerStream else {
                 throw HTTPError(.invalidQuery, "A live stream's queries may have at most \(LiveBudget.maxConditionsPerStream) conditions together (operators and $all values, each counted once per part of its field path); this one has \(conditions).")
