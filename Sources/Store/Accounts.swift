@@ -5,11 +5,15 @@ public struct SessionRecord: Sendable {
     public let userID: String
     public let expiresAt: Int64
     public let lastSeen: Int64
+    /// The user's roles, sorted, read in the same query as the session, so
+    /// a membership change holds from the very next request on every node.
+    public let roles: [String]
 
-    public init(userID: String, expiresAt: Int64, lastSeen: Int64) {
+    public init(userID: String, expiresAt: Int64, lastSeen: Int64, roles: [String] = []) {
         self.userID = userID
         self.expiresAt = expiresAt
         self.lastSeen = lastSeen
+        self.roles = roles
     }
 }
 

@@ -9,9 +9,12 @@ enum PostgresAccountSQL {
     static let usernameMatches = "lower(username) = lower($1::text COLLATE \"C\")"
 
     static func session(_ db: PGConnection, tokenHash: String, now: Int64) throws -> SessionRecord? {
-        try db.first("SELECT user_id, expires_at, last_seen FROM _sessions WHERE token_hash = $1::text AND expires_at > $2::bigint",
-                     [.text(tokenHash), .int(now)]) {
-            SessionRecord(userID: $0.text(0) ?? "", expiresAt: $0.int(1) ?? 0, lastSeen: $0.int(2) ?? 0)
+        try db.first("""
+            SELECT s.user_id, s.expires_at, s.last_seen,
+                   (SELECT string_agg(m.role, ',' ORDER BY m.role) FROM _role_members m WHERE m.user_id = s.user_id)
+            FROM _sessions s WHERE s.token_hash = $1::text AND s.expires_at > $2::bigint
+            """, [.text(tokenHash), .int(now)]) {
+            SessionRecord(userID: $0.text(0) ?? "", expiresAt: $0.int(1) ?? 0, lastSeen: $0.int(2) ?? 0, roles: Roles.list($0.text(3)))
         }
     }
 

@@ -50,9 +50,11 @@ extension PostgresDocumentWriter {
                    [.text(userID), keeping.map { .text($0) } ?? .null])
     }
 
+    /// Deletes an account's credentials, sessions and role memberships.
     public func deleteCredentials(userID: String) throws {
         try db.run("DELETE FROM _credentials WHERE user_id = $1::text", [.text(userID)])
         try deleteSessions(userID: userID, keeping: nil)
+        try removeMemberships(userID: userID)
     }
 
     /// Revokes `userID`'s sessions: the one whose hash starts with `id`, or

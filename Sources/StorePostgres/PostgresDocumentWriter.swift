@@ -126,6 +126,7 @@ public final class PostgresDocumentWriter {
     /// - Returns: the stored document's JSON text.
     public func insert(into collection: String, _ body: JSONObject, scope: AccessScope = .system) throws -> String {
         let new = try NewDocument(body, scope: scope, ids: ids)
+        try checkACLPrincipals(new.document, existing: nil)
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
         let text = document.jsonText
@@ -178,6 +179,7 @@ public final class PostgresDocumentWriter {
         }
         var document = try NewDocument.clientFields(merged)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
+        try checkACLPrincipals(document, existing: existing.acl)
         try store(collection, existing, id: id, &document, scope: scope)
         return document.jsonText
     }

@@ -76,6 +76,7 @@ public final class DocumentWriter {
     /// - Returns: the stored document's JSON text.
     public func insert(into collection: String, _ body: JSONObject, scope: AccessScope = .system) throws -> String {
         let new = try NewDocument(body, scope: scope, ids: ids)
+        try checkACLPrincipals(new.document, existing: nil)
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
         let text = document.jsonText
@@ -102,6 +103,7 @@ public final class DocumentWriter {
         }
         var document = try NewDocument.clientFields(body)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: body["_acl"]))
+        try checkACLPrincipals(document, existing: existing.acl)
         try store(layout, existing, id: id, &document, scope: scope)
         return (false, document.jsonText)
     }
@@ -151,6 +153,7 @@ public final class DocumentWriter {
         }
         var document = try NewDocument.clientFields(merged)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
+        try checkACLPrincipals(document, existing: existing.acl)
         try store(layout, existing, id: id, &document, scope: scope)
         return document.jsonText
     }

@@ -249,6 +249,8 @@ public enum Migrations {
         Migration(16, PushOutbox.migration),
         // `GET /files`: a user's own uploads, newest first, without scanning every file.
         Migration(17, "CREATE INDEX _files_creator ON _files(json_extract(doc, '$._acl.creator'), rid)"),
+        // Roles and their members (`SQLiteRoles`); a user's roles by user id.
+        Migration(18, RoleSQL.migration),
     ]
 
     /// Brings the database at `connection` up to the newest version.

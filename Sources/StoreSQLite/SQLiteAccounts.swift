@@ -5,8 +5,10 @@ import Store
 /// and the writer connections. Times are Unix seconds.
 enum AccountSQL {
     static func session(_ db: SQLiteConnection, tokenHash: String, now: Int64) throws -> SessionRecord? {
-        try db.prepare("SELECT user_id, expires_at, last_seen FROM _sessions WHERE token_hash = ?1 AND expires_at > ?2")
-            .firstRow([.text(tokenHash), .int(now)]) { SessionRecord(userID: $0.text(0), expiresAt: $0.int(1), lastSeen: $0.int(2)) }
+        try db.prepare("SELECT s.user_id, s.expires_at, s.last_seen, \(RoleSQL.sessionRoles) FROM _sessions s WHERE s.token_hash = ?1 AND s.expires_at > ?2")
+            .firstRow([.text(tokenHash), .int(now)]) {
+                SessionRecord(userID: $0.text(0), expiresAt: $0.int(1), lastSeen: $0.int(2), roles: Roles.list($0.isNull(3) ? nil : $0.text(3)))
+            }
     }
 
     static let columns = "user_id, username, password_hash, email, email_verified, anonymous_since, totp_secret, totp_enabled, totp_last_step, totp_recovery"
@@ -100,8 +102,10 @@ extension DocumentWriter {
             .run([.text(userID), keeping.map { .text($0) } ?? .null])
     }
 
+    /// Deletes an account's credentials, sessions and role memberships.
     public func deleteCredentials(userID: String) throws {
         try db.prepare("DELETE FROM _credentials WHERE user_id = ?1").run([.text(userID)])
         try deleteSessions(userID: userID, keeping: nil)
+        try removeMemberships(userID: userID)
     }
 }

@@ -167,14 +167,19 @@ struct AccountHandlers: Sendable {
         }
     }
 
-    /// `GET /users/me`: the caller's own record, private fields included.
+    /// `GET /users/me`: the caller's own record, private fields included,
+    /// with `roles`: the roles read with the session (the stored record's
+    /// own `roles` field, if a client wrote one, is not shown here). The
+    /// ETag is the stored record's, as for `GET /users/:id`.
     func me(_ request: Request, _ out: ResponseWriter) {
         jobs.read(request, out) { reader, caller in
             guard case .user(let id) = caller.principal else {
                 throw HTTPError(.unauthorized, "Sign in to see your own record.")
             }
             guard let text = try reader.get(Self.users, id: id) else { throw HTTPError.notFound("Your user record no longer exists.") }
-            return Preconditions.entityResponse(200, text)
+            guard case .object(var record) = try JSONParser.parse(text) else { return Preconditions.entityResponse(200, text) }
+            record["roles"] = .array(caller.roles.map { .string($0) })
+            return Preconditions.entityResponse(200, record.jsonText, stored: text)
         }
     }
 

@@ -17,6 +17,8 @@ struct Authenticator: Sendable {
         let principal: AccessScope.Principal
         let tokenHash: String?
         let renewDue: Bool
+        /// The user's roles, sorted, read with the session (anonymous and admin: none).
+        var roles: [String] = []
     }
 
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }
@@ -47,6 +49,6 @@ struct Authenticator: Sendable {
         }
         let now = Self.now
         guard let session = try lookup(hash, now) else { throw Self.invalidToken }
-        return Caller(principal: .user(session.userID), tokenHash: hash, renewDue: now - session.lastSeen > 3600)
+        return Caller(principal: .user(session.userID), tokenHash: hash, renewDue: now - session.lastSeen > 3600, roles: session.roles)
     }
 }

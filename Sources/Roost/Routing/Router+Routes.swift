@@ -12,6 +12,7 @@ struct RouteAreas: Sendable {
     let files: FileHandlers
     let push: PushHandlers
     let admin: WebhookHandlers
+    let roles: RoleHandlers
     let backups: BackupHandlers
     let console: ConsoleAdminHandlers
     let setup: AdminSetupHandlers
@@ -56,7 +57,7 @@ extension Router {
             RoostRoute("/users/*", anyMethod: Router.noEndpoint),
         ]
         routes += areas.push.routes
-        routes += areas.setup.routes + areas.backups.routes + areas.console.routes + areas.admin.routes
+        routes += areas.setup.routes + areas.backups.routes + areas.console.routes + areas.admin.routes + areas.roles.routes
         // The scripts' functions (`roost.route`): "fn" is not a collection name.
         let tail = [RoostRoute("/admin/*", anyMethod: Router.noEndpoint)] + areas.scripts.routes(maxBodyBytes: collections.maxBodyBytes)
             + Self.collectionRoutes(collections, live)

@@ -74,6 +74,7 @@ struct ServerComposition {
                                       sessionLifetime: lifetime, mail: mail, oidc: oidc),
             files: files, push: PushHandlers(jobs: jobs, collections: collections),
             admin: WebhookHandlers(jobs: jobs, collections: collections, hooks: hooks, scripts: scripts),
+            roles: RoleHandlers(jobs: jobs, collections: collections),
             backups: BackupHandlers(service: backups, jobs: jobs),
             console: ConsoleAdminHandlers(jobs: jobs, stats: stats, logs: .shared),
             setup: AdminSetupHandlers(admin: admin, pools: pools, logger: logger),
