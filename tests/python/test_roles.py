@@ -1,0 +1,285 @@
+"""Roles (#35): the admin API (`/admin/roles`), members, `GET /users/me`'s
+roles, `_acl` entries that must name an existing user or role, and the
+internal `_roles` feed collection no client can reach. Both engines."""
+import json
+import urllib.parse
+import uuid
+
+import pytest
+
+from drills.live_paths import live_path, metric
+from drills.live_stream import LiveStream
+from roost_harness import ADMIN_TOKEN, FAST_HASHING, assert_error, running_roostd
+
+CONFIG = FAST_HASHING + f"""\
+admin_token: {ADMIN_TOKEN}
+default_permission: public
+collections:
+  notes:
+    permission: private
+  boards:
+    permission: shared
+"""
+
+
+@pytest.fixture(scope="module")
+def roost():
+    with running_roostd(CONFIG) as d:
+        yield d
+
+
+def admin(roost, method, path, body=None):
+    return roost.call(method, path, body, token=ADMIN_TOKEN)
+
+
+def new_role(roost, prefix="r"):
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    r = admin(roost, "POST", "/admin/roles", {"name": name})
+    assert r.status == 201 and r.body == {"name": name}, r
+    return name
+
+
+def role_listing(roost, name):
+    r = admin(roost, "GET", "/admin/roles")
+    assert r.status == 200 and r.header("Cache-Control") == "no-store", r
+    found = [x for x in r.body["roles"] if x["name"] == name]
+    return found[0] if found else None
+
+
+def me_roles(roost, token):
+    r = roost.call("GET", "/users/me", token=token)
+    assert r.status == 200, r
+    return r.body["roles"]
+
+
+# ---------------------------------------------------------------------------
+# Role CRUD and names.
+
+@pytest.mark.parametrize("body,status,code", [
+    ({"name": "editors.v2_x-1"}, 201, None),
+    ({"name": "a"}, 201, None),
+    ({"name": "x" * 64}, 201, None),
+    ({"name": "x" * 65}, 400, "InvalidDocument"),
+    ({"name": ""}, 400, "InvalidDocument"),
+    ({"name": "has space"}, 400, "InvalidDocument"),
+    ({"name": "role:mod"}, 400, "InvalidDocument"),
+    ({"name": "ünï"}, 400, "InvalidDocument"),
+    ({"name": "a/b"}, 400, "InvalidDocument"),
+    ({"name": 7}, 400, "InvalidDocument"),
+    ({}, 400, "InvalidDocument"),
+    ({"name": "ok", "members": []}, 400, "InvalidDocument"),
+    ([], 400, "InvalidJSON"),
+])
+def test_create_role_names(roost, body, status, code):
+    r = admin(roost, "POST", "/admin/roles", body)
+    if status == 201:
+        assert r.status == 201 and r.body == body, r
+        listed = role_listing(roost, body["name"])
+        assert listed["members"] == 0 and listed["createdAt"].endswith("Z"), listed
+        assert_error(admin(roost, "POST", "/admin/roles", body), 409, "Conflict")
+        assert admin(roost, "DELETE", f"/admin/roles/{body['name']}").status == 200
+        assert role_listing(roost, body["name"]) is None
+    else:
+        assert_error(r, status, code)
+
+
+def test_role_delete_and_unknown_names(roost):
+    name = new_role(roost)
+    assert admin(roost, "DELETE", f"/admin/roles/{name}").body == {"deleted": True}
+    for path in (f"/admin/roles/{name}", "/admin/roles/no%20such", "/admin/roles/" + "y" * 70):
+        assert_error(admin(roost, "DELETE", path), 404, "NotFound")
+        assert_error(admin(roost, "GET", path + "/members"), 404, "NotFound")
+
+
+def test_non_admin_callers_are_refused(roost):
+    name = new_role(roost)
+    uid, token = roost.new_user("outsider")
+    routes = [("GET", "/admin/roles", None), ("POST", "/admin/roles", {"name": "sneaky"}),
+              ("DELETE", f"/admin/roles/{name}", None), ("GET", f"/admin/roles/{name}/members", None),
+              ("PUT", f"/admin/roles/{name}/members/{uid}", None), ("DELETE", f"/admin/roles/{name}/members/{uid}", None)]
+    writes = metric(roost.port, "roost_write_operations_total")
+    for caller, status, code in ((None, 401, "Unauthorized"), (token, 403, "Forbidden"), ("not-a-token", 401, "InvalidToken")):
+        for method, path, body in routes:
+            assert_error(roost.call(method, path, body, token=caller), status, code)
+    assert metric(roost.port, "roost_write_operations_total") == writes
+    assert role_listing(roost, "sneaky") is None and role_listing(roost, name)["members"] == 0
+    assert me_roles(roost, token) == []
+
+
+# ---------------------------------------------------------------------------
+# Members.
+
+def test_members_add_remove_page_and_me(roost):
+    team, other = new_role(roost, "team"), new_role(roost, "aaa")
+    users = sorted((roost.new_user("member") for _ in range(3)), key=lambda u: u[0])
+    for uid, _ in users:
+        r = admin(roost, "PUT", f"/admin/roles/{team}/members/{uid}")
+        assert r.status == 200 and r.body == {"member": True, "changed": True}, r
+    again = admin(roost, "PUT", f"/admin/roles/{team}/members/{users[0][0]}")
+    assert again.status == 200 and again.body["changed"] is False, again
+    assert admin(roost, "PUT", f"/admin/roles/{other}/members/{users[0][0]}").status == 200
+    assert role_listing(roost, team)["members"] == 3
+
+    # Paged by user id, with usernames.
+    first = admin(roost, "GET", f"/admin/roles/{team}/members?limit=2")
+    assert first.status == 200 and [m["userID"] for m in first.body["members"]] == [users[0][0], users[1][0]], first
+    assert first.body["members"][0]["username"] == roost.usernames[users[0][0]]
+    rest = admin(roost, "GET", f"/admin/roles/{team}/members?limit=2&after={urllib.parse.quote(first.body['next'])}")
+    assert [m["userID"] for m in rest.body["members"]] == [users[2][0]] and rest.body["next"] is None, rest
+    for bad in ("0", "1001", "x"):
+        assert_error(admin(roost, "GET", f"/admin/roles/{team}/members?limit={bad}"), 400, "InvalidQuery")
+
+    # The member sees their roles, sorted; nobody else sees them on the user's record.
+    assert me_roles(roost, users[0][1]) == sorted([team, other])
+    assert me_roles(roost, users[1][1]) == [team]
+    for token in (users[1][1], ADMIN_TOKEN):
+        r = roost.call("GET", f"/users/{users[0][0]}", token=token)
+        assert r.status == 200 and "roles" not in r.body, r
+    listing = roost.call("GET", "/users", token=users[1][1])
+    assert listing.status == 200 and all("roles" not in u for u in listing.body), listing
+
+    # Removing: 200 once, then 404; unknown role or user: 404.
+    assert admin(roost, "DELETE", f"/admin/roles/{team}/members/{users[0][0]}").body == {"member": False, "changed": True}
+    assert_error(admin(roost, "DELETE", f"/admin/roles/{team}/members/{users[0][0]}"), 404, "NotFound")
+    assert me_roles(roost, users[0][1]) == [other]
+    assert_error(admin(roost, "PUT", f"/admin/roles/{team}/members/no-such-user"), 404, "NotFound")
+    assert_error(admin(roost, "PUT", f"/admin/roles/nope-{team}/members/{users[0][0]}"), 404, "NotFound")
+    assert_error(admin(roost, "PUT", f"/admin/roles/bad%20name/members/{users[0][0]}"), 404, "NotFound")
+    assert role_listing(roost, team)["members"] == 2
+
+    # Deleting the role ends every membership, at once.
+    assert admin(roost, "DELETE", f"/admin/roles/{team}").status == 200
+    assert me_roles(roost, users[1][1]) == [] and me_roles(roost, users[0][1]) == [other]
+
+
+def test_deleting_an_account_ends_its_memberships(roost):
+    team = new_role(roost)
+    uid, token = roost.new_user("leaver")
+    assert admin(roost, "PUT", f"/admin/roles/{team}/members/{uid}").status == 200
+    assert role_listing(roost, team)["members"] == 1
+    r = roost.call("DELETE", f"/users/{uid}", {"password": "correct horse battery"}, token=token)
+    assert r.status in (200, 204), r
+    assert role_listing(roost, team)["members"] == 0
+    assert admin(roost, "GET", f"/admin/roles/{team}/members").body["members"] == []
+
+
+# ---------------------------------------------------------------------------
+# _acl entries must name an existing user id or role:<existing role>.
+
+def test_acl_entries_must_name_users_or_roles(roost):
+    team = new_role(roost, "team")
+    owner, owner_token = roost.new_user("owner")
+    friend, _ = roost.new_user("friend")
+    username = roost.usernames[friend]
+    cases = [  # (collection, _acl, status, named in the message)
+        ("notes", {"read": [username]}, 400, username),
+        ("notes", {"read": [friend, "role:nope"]}, 400, "role:nope"),
+        ("notes", {"write": ["role:" + team.upper()]}, 400, "role:" + team.upper()),
+        ("boards", {"write": [team]}, 400, team),
+        ("notes", {"read": ["role:" + team]}, 201, None),
+        ("notes", {"read": [friend], "write": ["role:" + team, friend]}, 201, None),
+        ("boards", {"write": [owner]}, 201, None),
+    ]
+    for collection, acl, status, named in cases:
+        for token in (owner_token, ADMIN_TOKEN):   # the admin's typo locks people out too
+            r = roost.call("POST", f"/{collection}", {"t": 1, "_acl": acl}, token=token)
+            if status == 201:
+                assert r.status == 201 and {k: r.body["_acl"][k] for k in acl} == acl, r
+            else:
+                assert_error(r, 400, "InvalidDocument")
+                assert json.dumps(named) in r.body["description"] and f"_acl.{next(iter(acl))}" in r.body["description"], r
+
+
+def test_acl_check_on_replace_and_patch_only_for_new_entries(roost):
+    team = new_role(roost, "team")
+    gone_role = new_role(roost, "gone")
+    owner, token = roost.new_user("owner")
+    leaver, leaver_token = roost.new_user("leaver")
+    friend, _ = roost.new_user("friend")
+    r = roost.call("POST", "/notes", {"t": 1, "_acl": {"read": [leaver, "role:" + gone_role], "write": ["role:" + team]}}, token=token)
+    assert r.status == 201, r
+    doc = r.body["_id"]
+    # The user and the role named in the stored _acl go away.
+    assert roost.call("DELETE", f"/users/{leaver}", {"password": "correct horse battery"}, token=leaver_token).status in (200, 204)
+    assert admin(roost, "DELETE", f"/admin/roles/{gone_role}").status == 200
+    # Edits that keep the stale entries pass: none of them is new.
+    r = roost.call("PATCH", f"/notes/{doc}", {"t": 2}, token=token)
+    assert r.status == 200 and r.body["_acl"]["read"] == [leaver, "role:" + gone_role], r
+    r = roost.call("PATCH", f"/notes/{doc}", {"_acl": {"read": [leaver, "role:" + gone_role, friend]}}, token=token)
+    assert r.status == 200, r
+    r = roost.call("PUT", f"/notes/{doc}", {"t": 3, "_acl": {"read": [friend], "write": ["role:" + team, leaver]}}, token=token)
+    assert r.status == 200, r   # leaver moved from read to write: still not new
+    # A new bad entry is refused, on both verbs; the stored document is unchanged.
+    for method, body in (("PATCH", {"_acl": {"write": ["role:" + gone_role]}}),
+                         ("PUT", {"t": 4, "_acl": {"read": [friend, "nobody"]}}),
+                         ("PATCH", {"t": 5, "_acl": {"read": [roost.usernames[friend]]}})):
+        assert_error(roost.call(method, f"/notes/{doc}", body, token=token), 400, "InvalidDocument")
+    stored = roost.call("GET", f"/notes/{doc}", token=token).body
+    assert stored["t"] == 3 and stored["_acl"]["read"] == [friend], stored
+    # PUT to a new id creates: checked like a create.
+    assert_error(roost.call("PUT", f"/notes/{owner}:fresh-{uuid.uuid4().hex[:6]}", {"_acl": {"read": ["nobody"]}}, token=token), 400, "InvalidDocument")
+
+
+def test_acl_check_in_a_batch(roost):
+    owner, token = roost.new_user("batcher")
+    r = roost.call("POST", "/_batch", {"operations": [
+        {"method": "POST", "path": "/notes", "body": {"t": 1, "_acl": {"read": [owner]}}},
+        {"method": "POST", "path": "/notes", "body": {"t": 2, "_acl": {"read": ["nobody"]}}},
+    ]}, token=token)
+    assert r.status == 400 and r.body["error"] == "InvalidDocument" and r.body["operation"] == 1, r
+    assert '"nobody"' in r.body["description"], r
+    assert roost.call("GET", "/notes/_count", token=token).body["count"] == 0   # all or nothing
+
+
+# ---------------------------------------------------------------------------
+# The `_roles` feed entries never reach a client.
+
+@pytest.mark.parametrize("path", [
+    "/_roles", "/_roles/_count", "/_roles/_deltaset", "/_roles/_live", "/_roles/anything",
+    "/events?subscribe=" + urllib.parse.quote(json.dumps([{"collection": "_roles"}])),
+])
+def test_roles_feed_collection_is_unreachable(roost, path):
+    _, token = roost.new_user("prober")
+    for caller in (None, token, ADMIN_TOKEN):
+        r = roost.call("GET", path, token=caller)
+        assert r.status == 400 and r.body["error"] in ("ReservedCollectionName", "InvalidCollectionName"), (caller, r)
+
+
+def test_membership_changes_send_no_event_to_streams(roost):
+    team = new_role(roost)
+    uid, token = roost.new_user("streamer")
+    stream = LiveStream(roost.port, live_path("boards"), token=token)
+    try:
+        assert stream.status == 200 and stream.wait_ready(10)
+        assert admin(roost, "PUT", f"/admin/roles/{team}/members/{uid}").status == 200
+        assert admin(roost, "DELETE", f"/admin/roles/{team}/members/{uid}").status == 200
+        r = roost.call("POST", "/boards", {"marker": team}, token=token)
+        assert r.status == 201
+        assert stream.wait_events(1, 10)
+        events = stream.snapshot()
+        assert len(events) == 1 and events[0].entity["marker"] == team, events
+    finally:
+        stream.close()
+    # A delta sync of another collection does not carry them either.
+    d = roost.call("GET", "/boards/_deltaset", token=token)
+    assert d.status == 200 and all("_roles" not in json.dumps(x) for x in d.body.get("changes", d.body.get("items", []))), d
+
+
+# ---------------------------------------------------------------------------
+# NEEDS THE LEAD'S WIRING (#35 access rules): roles in `_acl` checks. Until
+# AccessScope reads the caller's roles this test is expected to fail; the
+# lead removes the xfail mark when merging (strict: it fails once it passes).
+
+@pytest.mark.xfail(strict=True, reason="needs the lead's wiring of caller roles into _acl checks (AccessScope, #35)")
+def test_membership_change_holds_on_the_next_request(roost):
+    team = new_role(roost, "team")
+    owner, owner_token = roost.new_user("owner")
+    member, member_token = roost.new_user("member")
+    doc = roost.call("POST", "/notes", {"secret": 1, "_acl": {"read": ["role:" + team]}}, token=owner_token)
+    assert doc.status == 201, doc
+    path = f"/notes/{doc.body['_id']}"
+    assert roost.call("GET", path, token=member_token).status == 404
+    assert admin(roost, "PUT", f"/admin/roles/{team}/members/{member}").status == 200
+    assert roost.call("GET", path, token=member_token).status == 200   # the very next request
+    assert admin(roost, "DELETE", f"/admin/roles/{team}/members/{member}").status == 200
+    assert roost.call("GET", path, token=member_token).status == 404
