@@ -12,7 +12,11 @@ WRITES = [("POST", "/admin/webhooks/endpoints", {"name": "x", "url": "http://127
           ("POST", "/admin/webhooks/endpoints/x/enable", None),
           ("POST", "/admin/webhooks/deliveries/1/retry", None),
           ("POST", "/admin/webhooks/endpoints/x/disable", None),
-          ("DELETE", "/admin/users/u1/sessions", None)]
+          ("DELETE", "/admin/users/u1/sessions", None),
+          ("POST", "/admin/roles", {"name": "x"}),
+          ("DELETE", "/admin/roles/x", None),
+          ("PUT", "/admin/roles/x/members/u1", None),
+          ("DELETE", "/admin/roles/x/members/u1", None)]
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +36,7 @@ def test_admin_writes_by_others_are_refused_before_the_writer(roost, who):
 
 
 def test_admin_answers_are_not_cached(roost):
-    for path in ("/admin/webhooks/endpoints", "/admin/hooks", "/admin/stats", "/admin/backups"):
+    for path in ("/admin/webhooks/endpoints", "/admin/hooks", "/admin/stats", "/admin/backups", "/admin/roles"):
         r = roost.call("GET", path, token=ADMIN_TOKEN)
         assert r.status in (200, 409), (path, r)
         if r.status == 200:

@@ -6,6 +6,7 @@ import * as collections from './page-collections.js';
 import * as records from './page-records.js';
 import * as files from './page-files.js';
 import * as users from './page-users.js';
+import * as roles from './page-roles.js';
 import * as webhooks from './page-webhooks.js';
 import * as push from './page-push.js';
 import * as hooks from './page-hooks.js';
@@ -17,6 +18,7 @@ const PAGES = [
   ['records', 'Records', records],
   ['files', 'Files', files],
   ['users', 'Users', users],
+  ['roles', 'Roles', roles],
   ['webhooks', 'Webhooks', webhooks],
   ['push', 'Push', push],
   ['hooks', 'Hooks', hooks],
