@@ -10,6 +10,7 @@ struct ListPlanTests {
     func store() throws -> TestStore {
         let store = try TestStore()
         try store.index("c", ["n", "g"])
+        try store.users(["u0", "u1"])
         try store.insert("c", (0..<300).map { i in
             #"{"n":\#(i % 17),"g":"\#(i % 3)","s":\#(i),"_acl":{"read":["u\#(i % 2)"]}}"#
         })

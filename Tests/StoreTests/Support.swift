@@ -37,6 +37,14 @@ final class TestStore {
         try insert(collection, documents.map(object))
     }
 
+    /// Accounts with these ids (username = id): `_acl` entries must name existing users.
+    func users(_ ids: [String]) throws {
+        let operations: [(DocumentWriter) throws -> Void] = ids.map { id in
+            { writer in try writer.addCredentials(userID: id, username: id, passwordHash: "") }
+        }
+        for result in writer.commitBatch(operations) { _ = try result.get() }
+    }
+
     func insert(_ collection: String, _ documents: [JSONObject]) throws {
         let operations: [(DocumentWriter) throws -> String] = documents.map { document in
             { writer in try writer.insert(into: collection, document) }

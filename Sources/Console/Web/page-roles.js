@@ -24,7 +24,7 @@ export function mount(main, parts) {
     h('h2', { class: 'spaced' }, 'Create a role'), form);
 
   async function act(method, path, message) {
-    try { await api(method, path); say(status, message, 'ok'); say(error, ''); return true; } catch (e) { say(error, e.message); return false; }
+    try { await api(method, path); say(status, message, 'ok'); say(error, ''); return true; } catch (e) { say(status, ''); say(error, e.message); return false; }
   }
 
   async function loadRoles() {
@@ -96,6 +96,7 @@ export function mount(main, parts) {
         showMembers(role);
         loadRoles();
       } catch (e) {
+        say(status, '');
         say(error, 'Cannot add the member: ' + e.message);
       } finally { addMember.disabled = false; }
     });
@@ -112,6 +113,7 @@ export function mount(main, parts) {
       form.reset();
       loadRoles();
     } catch (e) {
+      say(status, '');
       say(error, 'Cannot create the role: ' + e.message);
     } finally { add.disabled = false; }
   });

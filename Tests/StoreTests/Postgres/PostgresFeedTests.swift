@@ -98,6 +98,8 @@ struct PostgresFeedTests {
     func deltaAndChangesAgree() throws {
         let lite = try TestStore()
         let pg = try PGTestStore()
+        try lite.users(["bob"])
+        try pg.users(["bob"])
         // A second node: its own reader on the same database opens the first node's tokens.
         let nodeB = try PostgresDocumentReader(url: pg.url)
         var liteCursors = [FeedCursor?](repeating: nil, count: Self.syncers.count)

@@ -95,6 +95,8 @@ struct PostgresListTests {
     func privateScope() throws {
         let docs = (0..<60).map { i in object(#"{"_id":"p\#(i)","n":\#(i % 7),"s":\#(i),"_acl":{"read":["u\#(i % 3)"]}}"#) }
         let sqlite = try TestStore(), pg = try PGTestStore()
+        try sqlite.users(["u0", "u1", "u2"])
+        try pg.users(["u0", "u1", "u2"])
         try sqlite.insert("c", docs)
         try pg.insert("c", docs)
         for user in ["u0", "u1", "nobody"] {
