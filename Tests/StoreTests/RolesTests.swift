@@ -94,8 +94,10 @@ struct RolesTests {
         try run(writer) { try $0.deleteCredentials(userID: "bob") }
         let patched = try run(writer) { try $0.patch(in: "notes", id: "alice:1", object(#"{"n":1}"#), scope: scope) }
         #expect(patched.contains("role:blue"))
+        // Moving a stale entry from read to write is not new either; adding one is refused.
+        _ = try run(writer) { try $0.patch(in: "notes", id: "alice:1", object(#"{"_acl":{"read":["role:blue"],"write":["bob"]}}"#), scope: scope) }
         #expect(throws: (any Error).self) {
-            try run(writer) { try $0.patch(in: "notes", id: "alice:1", object(#"{"_acl":{"read":["role:blue"],"write":["bob"]}}"#), scope: scope) }
+            try run(writer) { try $0.patch(in: "notes", id: "alice:1", object(#"{"_acl":{"write":["bob","carol"]}}"#), scope: scope) }
         }
         #expect(try reader.session(tokenHash: "t-alice", now: 200)?.roles == ["mods"])
         #expect(try run(writer) { try $0.removeMember(mods, userID: "alice") } == true)
