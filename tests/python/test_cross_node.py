@@ -124,6 +124,43 @@ def test_a_write_on_one_node_is_read_on_every_other(nodes):
     assert_error(a.call("GET", f"/notes/{mine[2]['_id']}"), 404)
 
 
+def admin(node, method, path):
+    return node.call(method, path, token=ADMIN_TOKEN)
+
+
+def me_roles(node, token):
+    r = node.call("GET", "/users/me", token=token)
+    assert r.status == 200, (node.name, r)
+    return r.body["roles"]
+
+
+def test_role_changes_hold_on_every_node_at_the_next_request(nodes):
+    a, b, c = nodes
+    uid, token = a.new_user("roled")
+    role = "cross-" + uuid.uuid4().hex[:8]
+    assert b.call("POST", "/admin/roles", {"name": role}, token=ADMIN_TOKEN).status == 201
+    assert_error(c.call("POST", "/admin/roles", {"name": role}, token=ADMIN_TOKEN), 409)
+    assert admin(c, "PUT", f"/admin/roles/{role}/members/{uid}").status == 200
+    assert [me_roles(n, token) for n in nodes] == [[role]] * 3
+    assert admin(a, "DELETE", f"/admin/roles/{role}/members/{uid}").status == 200
+    assert [me_roles(n, token) for n in nodes] == [[]] * 3
+    # A role deleted on A while B and C add members: no member outlives its role.
+    doomed = "doomed-" + uuid.uuid4().hex[:8]
+    assert a.call("POST", "/admin/roles", {"name": doomed}, token=ADMIN_TOKEN).status == 201
+    users = [a.new_user(f"joiner{i}") for i in range(6)]
+    statuses = collections.Counter()
+
+    def add(i):
+        statuses[admin((b, c)[i % 2], "PUT", f"/admin/roles/{doomed}/members/{users[i][0]}").status] += 1
+
+    in_threads(lambda i: add(i) if i < len(users) else statuses.update([admin(a, "DELETE", f"/admin/roles/{doomed}").status]),
+               range(len(users) + 1))
+    assert set(statuses) <= {200, 404}, statuses
+    assert_error(admin(b, "GET", f"/admin/roles/{doomed}/members"), 404)
+    for i, (_, t) in enumerate(users):
+        assert me_roles(nodes[i % 3], t) == [], users[i]
+
+
 def test_a_subscriber_on_c_receives_a_s_writes_in_order(nodes):
     a, b, c = nodes
     _, token = a.new_user("watcher")
