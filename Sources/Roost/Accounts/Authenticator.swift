@@ -17,6 +17,8 @@ struct Authenticator: Sendable {
         let principal: AccessScope.Principal
         let tokenHash: String?
         let renewDue: Bool
+        /// The user's role names, read with the session (a membership change counts from the next request).
+        var roles: [String] = []
     }
 
     static var now: Int64 { Int64(Date().timeIntervalSince1970) }

@@ -79,6 +79,9 @@ public struct AccessRule: Sendable {
                 if key == "$nearSphere" || key == "$near" {
                     throw RuleError("\(place): \(key) orders a query's results; a rule can use $geoWithin but not \(key).")
                 }
+                if key == "$geoWithin", case .object(let shape) = member, let name = shape.keys.first(where: { $0 != "$box" && $0 != "$centerSphere" }) {
+                    throw RuleError("\(place): a rule's $geoWithin takes $box or $centerSphere (not \(name)), so it means the same on SQLite and PostgreSQL.")
+                }
                 if key.hasPrefix("@") {
                     guard callerVariables.contains(key) else {
                         throw RuleError("\(place): \(key) is not a caller variable a rule can test (use @caller.id, @caller.roles, @caller.principals, @caller.signedIn, @caller.admin or @now).")
