@@ -27,6 +27,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case invalidCredentials = "InvalidCredentials"
     case invalidIDToken = "InvalidIDToken"
     case forbidden = "Forbidden"
+    case accessRuleDenied = "AccessRuleDenied"
     case originNotAllowed = "OriginNotAllowed"
     case setupCodeRefused = "SetupCodeRefused"
     case emailNotVerified = "EmailNotVerified"
@@ -76,7 +77,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .badRequest, .invalidJSON, .invalidDocument, .invalidQuery, .unsupportedOperator, .regexTooComplex,
              .invalidCollectionName, .reservedCollectionName, .invalidCursor, .emptyBody, .invalidMultipart, .invalidCode: return 400
         case .unauthorized, .invalidToken, .invalidCredentials, .invalidIDToken: return 401
-        case .forbidden, .originNotAllowed, .setupCodeRefused, .emailNotVerified, .twoFactorRequired: return 403
+        case .forbidden, .accessRuleDenied, .originNotAllowed, .setupCodeRefused, .emailNotVerified, .twoFactorRequired: return 403
         case .notFound: return 404
         case .methodNotAllowed: return 405
         case .conflict, .immutableField, .referenced, .cascadeTooLarge, .backupRunning, .backupsNotConfigured,

@@ -13,6 +13,8 @@ public final class WriteContext<Work> {
     public let id: String?
     /// Who is writing: an opaque principal id, nil when anonymous.
     public let actor: String?
+    /// The actor's role names, for work done with their rights.
+    public let actorRoles: [String]
     /// True for an operator credential that bypasses access rules.
     public let privileged: Bool
     public let requestID: String
@@ -42,9 +44,10 @@ public final class WriteContext<Work> {
     /// The stored entity as JSON text, without parsing it when no hook did.
     public var storedJSON: String? { storedCache.map(\.jsonText) ?? storedText }
 
-    public init(event: HookEvent, collection: String, id: String?, actor: String?, privileged: Bool,
+    public init(event: HookEvent, collection: String, id: String?, actor: String?, actorRoles: [String] = [], privileged: Bool,
                 requestID: String, work: Work, entity: JSONObject, isPatch: Bool = false, previous: JSONObject? = nil) {
         self.previous = previous
+        self.actorRoles = actorRoles
         self.event = event
         self.collection = collection
         self.id = id
@@ -63,14 +66,17 @@ public struct AfterContext: Sendable {
     public let event: HookEvent
     public let collection: String
     public let actor: String?
+    /// The actor's role names, for work done with their rights.
+    public let actorRoles: [String]
     public let requestID: String
     /// The stored entity (for a delete: the entity as it was).
     public let entity: JSONObject
 
-    public init(event: HookEvent, collection: String, actor: String?, requestID: String, entity: JSONObject) {
+    public init(event: HookEvent, collection: String, actor: String?, actorRoles: [String] = [], requestID: String, entity: JSONObject) {
         self.event = event
         self.collection = collection
         self.actor = actor
+        self.actorRoles = actorRoles
         self.requestID = requestID
         self.entity = entity
     }

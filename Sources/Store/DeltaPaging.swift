@@ -40,7 +40,7 @@ public enum DeltaPaging {
         for (id, text) in states where !judged.contains(id) {
             if since.base == nil { judged.insert(id) } // only the state at the cursor counts
             guard let text, case .object(let old)? = try? JSONParser.parse(text) else { continue }
-            if scope.canRead(acl: old["_acl"]?.objectValue) { known.insert(id); judged.insert(id) }
+            if scope.canRead(old) { known.insert(id); judged.insert(id) }
         }
         return hidden.filter(known.contains)
     }

@@ -26,6 +26,7 @@ public struct NewDocument: Sendable {
         document.prepend("_id", .string(id))
         document["_createdAt"] = .string(now)
         document["_updatedAt"] = .string(now)
+        try scope.checkCreate(document: document)
         self.document = document
     }
 

@@ -42,18 +42,19 @@ public struct ReferenceSchema: Sendable {
     public let byCollection: [String: [Field]]
     /// Most entities one delete may cascade to or nullify (`references_max_cascade`).
     public let maxCascade: Int
-    /// The permission level of a collection, to decide whether a writer may
-    /// see the target it names (a target it may not read is "missing").
-    public let level: @Sendable (String) -> AccessScope.Level
+    /// A caller's scope (principal, roles) in a collection, to decide
+    /// whether a writer may see the target it names (a target it may not
+    /// read is "missing"): its level and read rule, as for any read.
+    public let scope: @Sendable (AccessScope.Principal, [String], String) -> AccessScope
 
     /// The default of `references_max_cascade`.
     public static let defaultMaxCascade = 1000
 
     public init(_ fields: [Field], maxCascade: Int = defaultMaxCascade,
-                level: @escaping @Sendable (String) -> AccessScope.Level = { _ in .public }) {
+                scope: @escaping @Sendable (AccessScope.Principal, [String], String) -> AccessScope = { p, _, _ in AccessScope(principal: p, level: .public) }) {
         byCollection = Dictionary(grouping: fields, by: \.collection)
         self.maxCascade = maxCascade
-        self.level = level
+        self.scope = scope
     }
 
     /// No reference is declared: writes keep no `_refs` rows.

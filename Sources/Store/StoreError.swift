@@ -5,6 +5,8 @@ public enum StoreError: Error, Sendable {
     case unauthorized(String)
     /// The caller is signed in but may not do this (403).
     case forbidden(String)
+    /// A configured access rule refuses the write (403 `AccessRuleDenied`).
+    case ruleDenied(String)
     case conflict(String)
     /// A change-feed cursor that can no longer be served (410).
     case expired(String)
@@ -21,6 +23,7 @@ public enum StoreError: Error, Sendable {
             switch e {
             case .signInRequired: return .unauthorized("Sign in to use this collection.")
             case .forbidden(let why): return .forbidden(why)
+            case .ruleDenied(let why): return .ruleDenied(why)
             }
         default: return .invalid("\(error)")
         }

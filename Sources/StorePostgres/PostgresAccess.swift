@@ -11,15 +11,22 @@ enum PostgresAccess {
         switch rule {
         case .all: return nil
         case .none: return "FALSE"
-        case .listed(let user, let fields):
+        case .listed(let user, let principals, let fields):
             let id = bind(.text(user))
+            let names = principals == [user] ? id : principals.map { bind(.text($0)) }.joined(separator: ", ")
             let terms = fields.map { field -> String in
                 if field == "creator" { return "(\(body) #>> '{_acl,creator}') = \(id)" }
                 // Fixed field names (creator, read, write) from AccessScope, never client text.
                 let list = "\(body) #> '{_acl,\(field)}'"
-                return "EXISTS (SELECT 1 FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(\(list)) = 'array' THEN \(list) END) AS u(v) WHERE u.v = \(id))"
+                return "EXISTS (SELECT 1 FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(\(list)) = 'array' THEN \(list) END) AS u(v) WHERE u.v IN (\(names)))"
             }
             return "(" + terms.joined(separator: " OR ") + ")"
+        case .matching(let rule):
+            // Rendered from the tree the in-memory matcher evaluates; one that
+            // cannot be (refused at start-up, so never expected) shows nothing.
+            return withoutActuallyEscaping(bind) { bind in
+                (try? FilterCompiler.ruleSQL(rule.filter, dialect: PostgresDialect(), document: body, bind: bind)) ?? "FALSE"
+            }
         }
     }
 

@@ -15,7 +15,7 @@ extension PostgresDocumentReader {
     public func delta(_ collection: String, since: FeedCursor?, filter: JSONValue, limit: Int,
                       scope: AccessScope, redaction: Redaction? = nil) throws -> DeltaPage {
         try scope.checkCollectionRead()
-        let tag = scope.level.rawValue + "@" + collection
+        let tag = scope.syncTag(collection)
         // The common case, nothing new since the cursor: one statement (one
         // snapshot), after the filter's check (a bad filter is still a 400).
         if let since, since.afterRowID == nil, let head = try emptyDeltaHead(collection, since: since, level: tag) {

@@ -111,7 +111,8 @@ extension PostgresDocumentReader {
             keyset = " AND " + (try Self.after(columns, cursor.values, params.bind, rowWise: near == nil))
         }
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
-        let caller: String? = if case .listed(let user, _) = scope.readRule { user } else { nil }
+        // Where rows are hidden, each caller's lists are counted by their own history.
+        let caller: String? = scope.hidesRows ? "\(scope.principal.userID ?? "")\u{1}\(scope.roles.joined(separator: ","))" : nil
         let shape = PostgresListTotals.shape(table: layout.table, condition: PostgresAccess.visibleFirst(visible, compiled.whereSQL), caller: caller)
         let gates = keyed.sorted().map { PostgresKeyConditions.gate(table: layout.table, field: $0) + " AND " }.joined()
         var condition = gates + PostgresAccess.visibleFirst(visible, "(\(compiled.whereSQL))\(keyset)")

@@ -16,7 +16,7 @@ extension PostgresDocumentWriter {
     func updateReferenceEntries(_ collection: String, id: String, from old: JSONObject?, to new: JSONObject?,
                                 scope: AccessScope) throws {
         try references.moveEntries(of: collection, from: old, to: new, isVisible: { field, target in
-            try referenceTargetVisible(field.target, id: target, principal: scope.principal)
+            try referenceTargetVisible(field.target, id: target, as: scope)
         }, remove: { field, target in
             try db.run("DELETE FROM _refs WHERE to_coll = $1::text AND to_id = $2::text AND from_coll = $3::text AND field = $4::text AND from_id = $5::text",
                        [.text(field.target), .text(target), .text(collection), .text(field.field), .text(id)])
@@ -32,8 +32,8 @@ extension PostgresDocumentWriter {
 
     /// Whether `id` exists in `collection` and `principal` may read it; the
     /// row stays key-share locked to the end of the transaction.
-    func referenceTargetVisible(_ collection: String, id: String, principal: AccessScope.Principal) throws -> Bool {
-        let scope = AccessScope(principal: principal, level: references.level(collection))
+    func referenceTargetVisible(_ collection: String, id: String, as writer: AccessScope) throws -> Bool {
+        let scope = references.scope(writer.principal, writer.roles, collection)
         guard (try? scope.checkCollectionRead()) != nil, let layout = try catalog.layout(collection) else { return false }
         let params = ParameterList([.text(id)])
         let visible = PostgresAccess.sql(scope.readRule, params.bind) ?? "TRUE"

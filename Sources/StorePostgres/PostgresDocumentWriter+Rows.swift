@@ -33,7 +33,7 @@ extension PostgresDocumentWriter {
 
     /// Deletes the document `id`.
     public func delete(from collection: String, id: String, scope: AccessScope) throws {
-        try delete(from: collection, id: id, existing: try existingRow(in: collection, id: id, scope: scope))
+        try delete(from: collection, id: id, existing: try existingRow(in: collection, id: id, scope: scope), scope: scope)
     }
 
     /// The stored JSON text of `id`, ignoring access rules (internal use).

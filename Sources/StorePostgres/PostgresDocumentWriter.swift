@@ -186,10 +186,11 @@ public final class PostgresDocumentWriter {
 
     /// Deletes a row already read with `existingRow` (nil: 404); the access
     /// check was that read's. It fails with a conflict if the row changed since.
-    public func delete(from collection: String, id: String, existing: StoredRow?) throws {
+    public func delete(from collection: String, id: String, existing: StoredRow?, scope: AccessScope) throws {
         guard let existing, let layout = try catalog.layout(collection) else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
+        try scope.checkDelete(stored: existing.document)
         let deleted = try db.query("DELETE FROM \(layout.table) AS d WHERE d.rid = $1::bigint AND d.updated_at = $2::text RETURNING 1",
                                    [.int(existing.rowID), .text(existing.updatedAt)]) { _ in () }
         guard !deleted.isEmpty else { throw Self.changedMeanwhile(id) }
@@ -205,6 +206,7 @@ public final class PostgresDocumentWriter {
         document.prepend("_id", .string(id))
         document["_createdAt"] = .string(existing.createdAt)
         document["_updatedAt"] = .string(now)
+        try scope.checkUpdate(stored: existing.document, updated: document)
         let params = ParameterList([.text(now), .text(document.jsonText), .int(existing.rowID), .text(existing.updatedAt)])
         let canWrite = PostgresAccess.sql(scope.writeRule, params.bind).map { " AND \($0)" } ?? ""
         let updated = try db.query("UPDATE \(layout.table) AS d SET updated_at = $1::text, doc = $2::json WHERE d.rid = $3::bigint AND d.updated_at = $4::text\(canWrite) RETURNING 1",

@@ -4,12 +4,19 @@ import Store
 /// document (`PostgresAccess` renders them for PostgreSQL).
 extension AccessScope {
     /// `rule` as SQLite SQL over the JSON text `document` (the row `d`'s
-    /// by default), or nil for every row.
+    /// by default), or nil for every row. A read rule's filter is rendered
+    /// by `FilterCompiler.ruleSQL`, from the same tree the in-memory
+    /// matcher evaluates.
     static func sqlite(_ rule: RowRule, document: String = "d.doc", _ bind: (SQLValue) -> String) -> String? {
         switch rule {
         case .all: return nil
         case .none: return "0"
-        case .listed(let id, let fields): return listed(id, in: fields, document: document, bind)
+        case .listed(let id, let principals, let fields): return listed(id, principals, in: fields, document: document, bind)
+        case .matching(let rule):
+            // A rule that cannot be rendered (checked at start-up, so never expected) shows nothing.
+            return withoutActuallyEscaping(bind) { bind in
+                (try? FilterCompiler.ruleSQL(rule.filter, dialect: SQLiteDialect(), document: document, bind: bind)) ?? "0"
+            }
         }
     }
 
@@ -23,24 +30,29 @@ extension AccessScope {
         Self.sqlite(readRule, document: document, bind)
     }
 
-    /// A condition that starts a private read from the caller's own rows
-    /// (an index range of `aclTable` that touches no one else's), or nil
-    /// when every row is visible. It narrows; `readPredicate` still guards.
+    /// A condition that starts a private read from the rows that name the
+    /// caller or their roles (an index range of `aclTable` that touches no
+    /// one else's), or nil when the read is not an `_acl` listing. It
+    /// narrows; `readPredicate` still guards.
     func visibleRows(_ layout: CollectionLayout, _ bind: (SQLValue) -> String) -> String? {
-        guard level == .private, case .user(let id) = principal else { return nil }
-        return "d.rid IN (SELECT rid FROM \(layout.aclTable) WHERE uid = \(bind(.text(id))))"
+        guard case .listed(_, let principals, _) = readRule else { return nil }
+        let names = principals.map { bind(.text($0)) }.joined(separator: ", ")
+        return "d.rid IN (SELECT rid FROM \(layout.aclTable) WHERE uid IN (\(names)))"
     }
 
     /// SQL that limits writes to rows this caller may change, or nil for all rows.
     func writePredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(writeRule, bind) }
 
-    /// True when `id` is the row's creator or appears in one of its ACL lists.
-    static func listed(_ id: String, in fields: [String], document: String = "d.doc", _ bind: (SQLValue) -> String) -> String {
+    /// True when `id` is the row's creator or one of `principals` appears
+    /// in one of its ACL lists.
+    static func listed(_ id: String, _ principals: [String], in fields: [String], document: String = "d.doc",
+                       _ bind: (SQLValue) -> String) -> String {
         let user = bind(.text(id))
+        let names = principals == [id] ? user : principals.map { bind(.text($0)) }.joined(separator: ", ")
         let terms = fields.map { field in
             field == "creator"
                 ? "json_extract(\(document), '$._acl.creator') = \(user)"
-                : "EXISTS (SELECT 1 FROM json_each(\(document), '$._acl.\(field)') WHERE value = \(user))"
+                : "EXISTS (SELECT 1 FROM json_each(\(document), '$._acl.\(field)') WHERE value IN (\(names)))"
         }
         return "(" + terms.joined(separator: " OR ") + ")"
     }

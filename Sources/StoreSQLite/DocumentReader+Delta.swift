@@ -16,21 +16,21 @@ extension DocumentReader {
         // snapshot) checks the cursor and probes the feed's index, without a
         // transaction, compiling the filter beyond its check or touching the table.
         if let since, since.afterRowID == nil,
-           let head = try emptyDeltaHead(collection, since: since, level: scope.level.rawValue + "@" + collection) {
+           let head = try emptyDeltaHead(collection, since: since, level: scope.syncTag(collection)) {
             _ = try FilterCompiler(dialect: dialect).compile(filter) // a bad filter is still a 400
             return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: since.epoch, level: since.level, seq: head, afterRowID: nil), more: false)
         }
         return try db.readTransaction {
             let (epoch, horizon) = try feedMeta()
             let head = try feedHead()
-            let tag = scope.level.rawValue + "@" + collection
+            let tag = scope.syncTag(collection)
             if let since {
                 guard since.epoch == epoch, since.level == tag, since.seq >= horizon, since.seq <= head else {
                     throw StoreError.expired("The cursor is older than the retained changes, or from another database or permission level; sync again from the start.")
                 }
             }
             let table = try tableName(collection)
-            let guarded = scope.readPredicate { _ in "" } != nil
+            let guarded = scope.hidesRows
             let compiler = try table.layout.map { makeCompiler($0, guarded: guarded) } ?? FilterCompiler(dialect: dialect)
             compiler.useIndexes = compiler.useIndexes && table.layout != nil
             let compiled = try compiler.compile(filter)

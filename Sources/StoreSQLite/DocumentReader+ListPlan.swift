@@ -12,7 +12,7 @@ extension DocumentReader {
     /// which it would meet rows the caller cannot read would show in its
     /// timing. Its filter runs only on visible rows (`visibleFirst`).
     func listPlan(_ layout: CollectionLayout, _ query: FindQuery, scope: AccessScope, redaction: Redaction?) throws -> ListPlan {
-        let guarded = scope.readPredicate({ _ in "" }) != nil
+        let guarded = scope.hidesRows
         let probe = makeCompiler(layout, guarded: guarded)
         let probed = try probe.compile(query.filter)
         let walk = guarded || probed.nearestFirst != nil ? nil : try chooseWalk(layout, query, probed)

@@ -132,7 +132,7 @@ public final class DocumentReader {
             _ = try FilterCompiler(dialect: dialect).compile(filter)
             return 0
         }
-        let guarded = scope.readPredicate({ _ in "" }) != nil
+        let guarded = scope.hidesRows
         let compiler = makeCompiler(layout, guarded: guarded)
         let compiled = try compiler.compile(filter)
         let sql: String

@@ -26,7 +26,7 @@ extension DocumentWriter {
     func updateReferenceEntries(_ collection: String, id: String, from old: JSONObject?, to new: JSONObject?,
                                 scope: AccessScope) throws {
         try references.moveEntries(of: collection, from: old, to: new, isVisible: { field, target in
-            try referenceTargetVisible(field.target, id: target, principal: scope.principal)
+            try referenceTargetVisible(field.target, id: target, as: scope)
         }, remove: { field, target in
             try db.prepare(ReferenceSQL.delete).run([.text(field.target), .text(target), .text(collection), .text(field.field), .text(id)])
         }, add: { field, target in
@@ -34,9 +34,9 @@ extension DocumentWriter {
         })
     }
 
-    /// Whether `id` exists in `collection` and `principal` may read it.
-    func referenceTargetVisible(_ collection: String, id: String, principal: AccessScope.Principal) throws -> Bool {
-        let scope = AccessScope(principal: principal, level: references.level(collection))
+    /// Whether `id` exists in `collection` and the writer of `writer` may read it.
+    func referenceTargetVisible(_ collection: String, id: String, as writer: AccessScope) throws -> Bool {
+        let scope = references.scope(writer.principal, writer.roles, collection)
         guard (try? scope.checkCollectionRead()) != nil, let layout = try catalog.layout(collection) else { return false }
         var params: [SQLValue] = [.text(id)]
         let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }

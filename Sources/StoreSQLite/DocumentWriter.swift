@@ -160,14 +160,15 @@ public final class DocumentWriter {
 
     /// Deletes the document `id` and its index entries.
     public func delete(from collection: String, id: String, scope: AccessScope = .system) throws {
-        try delete(from: collection, id: id, existing: try existingRow(in: collection, id: id, scope: scope))
+        try delete(from: collection, id: id, existing: try existingRow(in: collection, id: id, scope: scope), scope: scope)
     }
 
     /// Deletes a row already read with `existingRow` (nil: 404).
-    public func delete(from collection: String, id: String, existing: StoredRow?) throws {
+    public func delete(from collection: String, id: String, existing: StoredRow?, scope: AccessScope) throws {
         guard let existing, let layout = try catalog.layout(collection) else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
+        try scope.checkDelete(stored: existing.document)
         try db.prepare("DELETE FROM \(layout.table) WHERE rid = ?1").run([.int(existing.rowID)])
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: nil)
         try updateReferenceEntries(collection, id: id, from: existing.document, to: nil, scope: .system)
@@ -181,6 +182,7 @@ public final class DocumentWriter {
         document.prepend("_id", .string(id))
         document["_createdAt"] = .string(existing.createdAt)
         document["_updatedAt"] = .string(now)
+        try scope.checkUpdate(stored: existing.document, updated: document)
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2 WHERE rid = ?3")
             .run([.text(now), .text(document.jsonText), .int(existing.rowID)])
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: document)

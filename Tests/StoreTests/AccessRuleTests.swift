@@ -112,17 +112,19 @@ struct AccessRuleTests {
             for (caller, principal) in callers {
                 let scope = AccessScope(principal: principal, level: level)
                 let read = try FilterMatcher(try #require(rules.read?.resolve(for: caller))).matches(document)
-                #expect(read == scope.canRead(acl: document.objectValue?["_acl"]?.objectValue), "\(level) read \(acl ?? "none") by \(principal)")
+                #expect(read == scope.canRead(document.objectValue), "\(level) read \(acl ?? "none") by \(principal)")
                 let write = try FilterMatcher(try #require(rules.update?.resolve(for: caller))).matches(document)
                 let mayWrite: Bool
                 switch scope.writeRule {
                 case .all: mayWrite = true
                 case .none: mayWrite = false
-                case .listed(let user, let lists):
+                case .listed(let user, let principals, let lists):
                     let aclObject = document.objectValue?["_acl"]?.objectValue
                     mayWrite = lists.contains { list in
-                        list == "creator" ? aclObject?["creator"] == .string(user) : aclObject?[list]?.arrayValue?.contains(.string(user)) ?? false
+                        list == "creator" ? aclObject?["creator"] == .string(user)
+                            : aclObject?[list]?.arrayValue?.contains { principals.map(JSONValue.string).contains($0) } ?? false
                     }
+                case .matching: Issue.record("a level's write rule is never a filter"); mayWrite = false
                 }
                 #expect(write == mayWrite, "\(level) update \(acl ?? "none") by \(principal)")
             }

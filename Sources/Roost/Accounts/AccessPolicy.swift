@@ -18,6 +18,11 @@ struct AccessPolicy: Sendable {
         collection == Self.usersCollection ? .shared : settings.permission(of: collection)
     }
 
+    /// The collection's configured access rules (docs/RULES.md); nil: its level alone.
+    func rules(of collection: String) -> CollectionRules? {
+        collection == Self.usersCollection ? nil : settings.rules(of: collection)
+    }
+
     /// Refuses a client's write to a collection only the server writes (the
     /// messaging threads), before any row is looked up: the answer is the
     /// same whatever the id, so it reveals nothing about who talks to whom.
@@ -72,9 +77,13 @@ struct AccessPolicy: Sendable {
         return caller
     }
 
-    /// The caller's scope in `collection`.
-    func scope(_ principal: AccessScope.Principal, in collection: String) -> AccessScope {
-        AccessScope(principal: principal, level: level(of: collection))
+    /// The caller's scope in `collection`: its level, its rules resolved for the caller and their roles.
+    func scope(_ caller: Authenticator.Caller, in collection: String) -> AccessScope {
+        scope(caller.principal, roles: caller.roles, in: collection)
+    }
+
+    func scope(_ principal: AccessScope.Principal, roles: [String], in collection: String) -> AccessScope {
+        AccessScope(principal: principal, level: level(of: collection), roles: roles, rules: rules(of: collection))
     }
 
     /// Nothing for the admin; else 401 (no token) or 403 (a user's).

@@ -160,7 +160,7 @@ extension AccountHandlers {
         _ = try hooks.run(.beforeDelete, users, id: id, entity: existing.document, previous: existing.document,
                           requestID: requestID, scope: scope, writer: writer, pending: pending) { _ in
             try ReferentialDelete.run(cascade, hooks: hooks, writer: writer, pending: pending, requestID: requestID) {
-                try writer.delete(from: users, id: id, existing: existing)
+                try writer.delete(from: users, id: id, existing: existing, scope: scope)
             }
             return existing.document.jsonText
         }

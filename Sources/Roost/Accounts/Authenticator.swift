@@ -17,7 +17,8 @@ struct Authenticator: Sendable {
         let principal: AccessScope.Principal
         let tokenHash: String?
         let renewDue: Bool
-        /// The user's roles, sorted, read with the session (anonymous and admin: none).
+        /// The user's roles, sorted, read with the session (anonymous and admin: none);
+        /// a membership change counts from the next request.
         var roles: [String] = []
     }
 

@@ -61,7 +61,9 @@ struct CallerJobs: Sendable {
               _ body: @escaping @Sendable (any DocumentReading, AccessScope) throws -> Response?) {
         let access = self.access
         pools.readStep(request, out, authenticate: authenticate) { reader, caller in
-            try body(reader, AccessScope(principal: caller.principal, level: level ?? access.level(of: collection)))
+            // An area with its own level (files) has no rules; collections have their level and rules.
+            try body(reader, level.map { AccessScope(principal: caller.principal, level: $0, roles: caller.roles) }
+                ?? access.scope(caller, in: collection))
         }
     }
 

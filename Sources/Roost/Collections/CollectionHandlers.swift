@@ -54,7 +54,7 @@ struct CollectionHandlers: Sendable {
             if let near = NearDistance(find.filter) { documents = documents.map(near.annotate) }
             var truncated = false
             if let fields = try References.fields(request) {
-                (documents, truncated) = try References.resolve(documents, fields: fields, principal: scope.principal, access: access, reader: reader)
+                (documents, truncated) = try References.resolve(documents, fields: fields, as: scope, access: access, reader: reader)
             }
             var response: Response = html
                 ? .html(200, HTMLPages.table(collection: collection, documents: documents, request: request, next: page.next))
@@ -82,7 +82,7 @@ struct CollectionHandlers: Sendable {
                 throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
             }
             if let fields = try References.fields(request) {
-                let resolved = try References.resolve([text], fields: fields, principal: scope.principal, access: access, reader: reader)
+                let resolved = try References.resolve([text], fields: fields, as: scope, access: access, reader: reader)
                 var response = Preconditions.entityResponse(200, resolved.documents[0], stored: text)
                 References.mark(&response, truncated: resolved.truncated)
                 return response
@@ -118,7 +118,7 @@ struct CollectionHandlers: Sendable {
         // reader hop; access is still settled before the body is parsed or a
         // writer slot is taken.
         if let caller = CallerJobs.callerWithoutLookup(write.request), (write.body?.count ?? 0) <= CollectionWrite.inlineBodyLimit {
-            let scope = access.scope(caller.principal, in: write.collection)
+            let scope = access.scope(caller, in: write.collection)
             do {
                 try write.checkAccess(scope, access)
             } catch {

@@ -44,7 +44,7 @@ struct CollectionWrite: Sendable {
     static let inlineBodyLimit = 64 * 1024
 
     func prepare(_ caller: Authenticator.Caller, _ access: AccessPolicy) throws -> Prepared {
-        let scope = access.scope(caller.principal, in: collection)
+        let scope = access.scope(caller, in: collection)
         try checkAccess(scope, access)
         return try prepared(scope)
     }
@@ -99,7 +99,7 @@ struct CollectionWrite: Sendable {
             _ = try hooks.run(.beforeDelete, collection, id: id, entity: existing.document, previous: existing.document,
                               requestID: request.requestID, scope: scope, writer: writer, pending: pending) { _ in
                 try ReferentialDelete.run(cascade, hooks: hooks, writer: writer, pending: pending, requestID: request.requestID) {
-                    try writer.delete(from: collection, id: id, existing: existing)
+                    try writer.delete(from: collection, id: id, existing: existing, scope: scope)
                 }
                 return existing.document.jsonText
             }

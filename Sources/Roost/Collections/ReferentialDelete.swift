@@ -84,7 +84,7 @@ struct ReferentialDelete {
                 guard let row = try writer.existingRow(in: key.collection, id: key.id, scope: .system) else { continue }
                 _ = try hooks.run(.beforeDelete, key.collection, id: key.id, entity: row.document, previous: row.document,
                                   requestID: requestID, scope: .system, writer: writer, pending: pending) { _ in
-                    try writer.delete(from: key.collection, id: key.id, existing: row)
+                    try writer.delete(from: key.collection, id: key.id, existing: row, scope: .system)
                     return row.document.jsonText
                 }
             }

@@ -2,9 +2,9 @@ import Store
 
 extension RoostConfig {
     /// Every reference field the collections declare, as the writer keeps them.
-    /// - Parameter level: the permission level of a collection (reloadable).
-    func referenceSchema(level: @escaping @Sendable (String) -> AccessScope.Level) -> ReferenceSchema {
-        ReferenceSchema(collections.values.flatMap(\.references), maxCascade: referencesMaxCascade, level: level)
+    /// - Parameter scope: a caller's scope in a collection (reloadable level and rules).
+    func referenceSchema(scope: @escaping @Sendable (AccessScope.Principal, [String], String) -> AccessScope) -> ReferenceSchema {
+        ReferenceSchema(collections.values.flatMap(\.references), maxCascade: referencesMaxCascade, scope: scope)
     }
 
     /// Parses `collections.<name>.references`:

@@ -8,7 +8,7 @@ extension RoostServer {
     /// new declarations) and logs the dangling references already stored: a
     /// count per collection, not a refusal to start.
     func applyReferences(_ writer: any SchemaWriting, settings: ReloadableSettings) throws {
-        try writer.applyReferences(config.referenceSchema(level: Self.level(settings)))
+        try writer.applyReferences(config.referenceSchema(scope: Self.scope(settings)))
         let dangling = try writer.danglingReferences()
         for (collection, refs) in Dictionary(grouping: dangling, by: \.collection).sorted(by: { $0.key < $1.key }) {
             logger.warning("dangling references", metadata: [
@@ -19,9 +19,13 @@ extension RoostServer {
         }
     }
 
-    /// The permission level of a collection as `AccessPolicy` decides it (reloadable).
-    static func level(_ settings: ReloadableSettings) -> @Sendable (String) -> AccessScope.Level {
-        { collection in collection == AccessPolicy.usersCollection ? .shared : settings.permission(of: collection) }
+    /// A caller's scope in a collection as `AccessPolicy` decides it (reloadable level and rules).
+    static func scope(_ settings: ReloadableSettings) -> @Sendable (AccessScope.Principal, [String], String) -> AccessScope {
+        { principal, roles, collection in
+            let users = collection == AccessPolicy.usersCollection
+            return AccessScope(principal: principal, level: users ? .shared : settings.permission(of: collection), roles: roles,
+                               rules: users ? nil : settings.rules(of: collection))
+        }
     }
 
     /// `roostd check-references`: every dangling reference of the declared
@@ -31,7 +35,7 @@ extension RoostServer {
         let engine = try config.storeEngine()
         if let sqlite = engine as? SQLiteEngine, !FileManager.default.fileExists(atPath: sqlite.path) { return [] }
         let reader = try engine.openReader(role: "check-references")
-        let schema = config.referenceSchema(level: { _ in .public })
+        let schema = config.referenceSchema(scope: { principal, _, _ in AccessScope(principal: principal, level: .public) })
         return try reader.danglingReferences(schema).map { "\($0.collection)/\($0.id) \($0.field) -> \($0.target)/\($0.targetID)" }
     }
 }

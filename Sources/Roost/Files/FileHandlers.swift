@@ -94,7 +94,7 @@ struct FileHandlers: Sendable {
 
     /// On an upload worker: inspect, write durably, then record in the group commit.
     private func store(_ request: Request, _ out: ResponseWriter, _ caller: CallerJobs.Caller) throws {
-        let scope = AccessScope(principal: caller.principal, level: level)
+        let scope = AccessScope(principal: caller.principal, level: level, roles: caller.roles)
         try scope.checkCreate()
         let upload: InspectedUpload
         do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
@@ -185,7 +185,7 @@ struct FileHandlers: Sendable {
             let remove: @Sendable () -> Void = { objects.remove(id) }
             if !uploads.submit(remove) { remove() }
         }) { writer, caller in
-            try writer.deleteFile(id: id, scope: AccessScope(principal: caller.principal, level: level))
+            try writer.deleteFile(id: id, scope: AccessScope(principal: caller.principal, level: level, roles: caller.roles))
             return .json(200, "{\"count\":1}")
         }
     }

@@ -11,29 +11,29 @@ final class ParsedChange {
     let before: JSONValue?
     let afterValue: JSONValue?
     let level: AccessScope.Level
-    let beforeACL: JSONObject?
-    let afterACL: JSONObject?
+    /// The collection's configured access rules when the change was read (nil: its level alone).
+    let rules: CollectionRules?
     var after: JSONObject? { afterValue?.objectValue }
     /// Encoded events by kind and view (plain, redacted), shared by every subscriber that gets one.
     private var events: [(ServerSentEvent.Kind, Bool, SharedBytes)] = []
     /// Filter steps this change may still take, for all subscribers (`LiveBudget.stepsPerChange`).
     var stepsLeft = LiveBudget.stepsPerChange
 
-    init(_ change: FeedChange, level: AccessScope.Level) {
+    init(_ change: FeedChange, level: AccessScope.Level, rules: CollectionRules?) {
         self.change = change
         self.level = level
+        self.rules = rules
         before = change.before.flatMap { try? JSONParser.parse($0) }
         afterValue = change.after.flatMap { try? JSONParser.parse($0) }
-        beforeACL = before?.objectValue?["_acl"]?.objectValue
-        afterACL = afterValue?.objectValue?["_acl"]?.objectValue
     }
 
     /// Whether a caller with `scope` may read the change's entity before
-    /// (`after: false`) or after it: the entity exists then and its `_acl`
-    /// and the collection's level let the caller read it. The one rule for
-    /// who learns of a change: live streams and silent sync pushes both ask it.
+    /// (`after: false`) or after it: the entity exists then and the
+    /// collection's read rule or level (with its `_acl`) lets the caller
+    /// read it. The one rule for who learns of a change: live streams and
+    /// silent sync pushes both ask it.
     func readable(by scope: AccessScope, after: Bool) -> Bool {
-        (after ? change.after : change.before) != nil && scope.canRead(acl: after ? afterACL : beforeACL)
+        scope.canRead(after ? self.after : before?.objectValue)
     }
 
     func encoded(_ kind: ServerSentEvent.Kind, redacted: Bool, _ make: () -> [UInt8]) -> SharedBytes {

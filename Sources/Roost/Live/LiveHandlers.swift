@@ -31,8 +31,9 @@ struct LiveHandlers: Sendable {
             let subscription = try make()
             var conditions = 0
             for topic in subscription.topics {
-                let level = topic.collection == "files" ? hub.filesLevel : access.level(of: topic.collection)
-                try AccessScope(principal: caller.principal, level: level).checkCollectionRead()
+                let scope = topic.collection == "files" ? AccessScope(principal: caller.principal, level: hub.filesLevel, roles: caller.roles)
+                    : access.scope(caller, in: topic.collection)
+                try scope.checkCollectionRead()
                 try access.checkHiddenFields(topic.collection, caller.principal, filter: topic.filter, sort: [])
                 conditions += try Filter(topic.filter).conditions // a bad filter is a 400 now, not a silent stream
             }
@@ -45,7 +46,7 @@ struct LiveHandlers: Sendable {
             let headers = Headers([("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
                                    ("X-Accel-Buffering", "no")])
             out.stream(headers: headers, timeoutSeconds: Int32(hub.heartbeat * 2 + 30)) { stream in
-                hub.add(stream: stream, principal: caller.principal, tokenHash: caller.tokenHash,
+                hub.add(stream: stream, principal: caller.principal, roles: caller.roles, tokenHash: caller.tokenHash,
                         subscription: subscription, since: since, address: address)
             }
             return nil

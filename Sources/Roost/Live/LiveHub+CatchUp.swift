@@ -41,7 +41,7 @@ extension LiveHub {
             budget -= max(changes.count, 1)
             var full: Int?   // the size of the event that did not fit
             for change in changes where change.seq <= head {
-                let parsed = ParsedChange(change, level: level(of: change.collection))
+                let parsed = parsed(change)
                 switch event(change, parsed, for: subscriber) {
                 case .none: break
                 case .overBudget:

@@ -21,7 +21,7 @@ extension LiveHub {
     func event(_ change: FeedChange, _ parsed: ParsedChange, for subscriber: Subscriber) -> Outcome {
         let topics = subscriber.topicFilters
         guard topics.contains(where: { $0.collection == change.collection }) else { return .none }
-        let scope = AccessScope(principal: subscriber.principal, level: parsed.level)
+        let scope = subscriber.scope(in: change.collection, level: parsed.level, rules: parsed.rules)
         func sees(after: Bool) -> LiveFilter.Verdict {
             guard parsed.readable(by: scope, after: after) else { return .noMatch }
             var verdict = LiveFilter.Verdict.noMatch
@@ -86,8 +86,11 @@ extension LiveHub {
         return made
     }
 
-    /// The access level of `collection` (a settings lookup: once per change, not per subscriber).
-    func level(of collection: String) -> AccessScope.Level {
-        collection == "files" ? filesLevel : access.level(of: collection)
+    /// A change parsed once for every subscriber, with its collection's
+    /// level and rules (settings lookups: once per change, not per subscriber).
+    func parsed(_ change: FeedChange) -> ParsedChange {
+        let files = change.collection == "files"
+        return ParsedChange(change, level: files ? filesLevel : access.level(of: change.collection),
+                            rules: files ? nil : access.rules(of: change.collection))
     }
 }

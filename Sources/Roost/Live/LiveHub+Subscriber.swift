@@ -8,6 +8,8 @@ extension LiveHub {
         /// Loop-confined, but for its byte accounting (`backlog`, `promise`), which the hub reads.
         let stream: ResponseStream
         let principal: AccessScope.Principal
+        /// The user's role names when the stream opened; a membership change ends the stream with `reset`.
+        let roles: [String]
         let tokenHash: String?
         let subscription: LiveSubscription
         let since: FeedCursor?
@@ -26,17 +28,30 @@ extension LiveHub {
         var lastEventBytes = 0
         /// Told to resync: its stream ends after its bytes are flushed, and it gets nothing more.
         var ending = false
+        /// Its scope per collection, with the rules it was resolved from:
+        /// a read rule is resolved once per stream, not once per change.
+        private var scopes: [String: (level: AccessScope.Level, rules: String?, scope: AccessScope)] = [:]
 
-        init(id: Int, stream: ResponseStream, principal: AccessScope.Principal, tokenHash: String?,
+        init(id: Int, stream: ResponseStream, principal: AccessScope.Principal, roles: [String], tokenHash: String?,
              subscription: LiveSubscription, since: FeedCursor?, address: String, account: String?) {
             self.id = id
             self.stream = stream
             self.principal = principal
+            self.roles = roles
             self.tokenHash = tokenHash
             self.subscription = subscription
             self.since = since
             self.address = address
             self.account = account
+        }
+
+        /// Its scope in `collection` under the collection's current level and
+        /// rules (made again only when a reload changed them).
+        func scope(in collection: String, level: AccessScope.Level, rules: CollectionRules?) -> AccessScope {
+            if let known = scopes[collection], known.level == level, known.rules == rules?.fingerprint { return known.scope }
+            let scope = AccessScope(principal: principal, level: level, roles: roles, rules: rules)
+            scopes[collection] = (level, rules?.fingerprint, scope)
+            return scope
         }
 
         /// Bytes held for the client: this round's and those handed to its loop but not yet sent.

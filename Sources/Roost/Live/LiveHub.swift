@@ -107,11 +107,11 @@ final class LiveHub: @unchecked Sendable {
     }
 
     /// Adds a started stream (on its loop); it is removed when it closes.
-    func add(stream: ResponseStream, principal: AccessScope.Principal, tokenHash: String?,
+    func add(stream: ResponseStream, principal: AccessScope.Principal, roles: [String], tokenHash: String?,
              subscription: LiveSubscription, since: FeedCursor?, address: String) {
         condition.lock()
         nextID += 1
-        let subscriber = Subscriber(id: nextID, stream: stream, principal: principal, tokenHash: tokenHash,
+        let subscriber = Subscriber(id: nextID, stream: stream, principal: principal, roles: roles, tokenHash: tokenHash,
                                     subscription: subscription, since: since, address: address, account: principal.userID)
         added.append(subscriber)
         condition.signal()
@@ -245,7 +245,7 @@ final class LiveHub: @unchecked Sendable {
         var paused: Set<Int> = []
         var previous = start
         for change in changes {
-            let parsed = ParsedChange(change, level: level(of: change.collection))
+            let parsed = parsed(change)
             let before = sent
             for subscriber in subscribers where !subscriber.ending && !paused.contains(subscriber.id) {
                 switch event(change, parsed, for: subscriber) {

@@ -69,8 +69,9 @@ enum References {
 
     /// The documents with references in `fields` expanded where the caller
     /// may read the target, within one `Budget`; `truncated` when it ran out.
-    static func resolve(_ documents: [String], fields: [String], principal: AccessScope.Principal,
+    static func resolve(_ documents: [String], fields: [String], as caller: AccessScope,
                         access: AccessPolicy, reader: any DocumentsReading) throws -> (documents: [String], truncated: Bool) {
+        let principal = caller.principal
         var cache: [String: (value: JSONValue, size: Int)?] = [:]
         var budget = Budget()
         func target(_ ref: JSONObject) throws -> JSONValue? {
@@ -82,7 +83,7 @@ enum References {
                 found = hit
             } else {
                 guard budget.takeRead() else { return nil }
-                let scope = AccessScope(principal: principal, level: access.level(of: collection))
+                let scope = access.scope(principal, roles: caller.roles, in: collection)
                 var read: (JSONValue, Int)?
                 if (try? scope.checkCollectionRead()) != nil,
                    let text = try reader.get(collection, id: id, scope: scope, redaction: access.redaction(collection, principal)) {

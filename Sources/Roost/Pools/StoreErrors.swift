@@ -9,6 +9,7 @@ extension StoreError: HTTPErrorConvertible {
         case .unauthorized(let d):
             return HTTPError(.unauthorized, d, headers: Headers([("WWW-Authenticate", "Bearer realm=\"roost\"")]))
         case .forbidden(let d): return HTTPError(.forbidden, d)
+        case .ruleDenied(let d): return HTTPError(.accessRuleDenied, d)
         case .conflict(let d): return .conflict(d)
         case .expired(let d): return HTTPError(.cursorExpired, d)
         case .invalid(let d): return HTTPError(.invalidDocument, d)

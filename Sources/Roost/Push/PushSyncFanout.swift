@@ -40,6 +40,8 @@ final class PushSyncFanout: @unchecked Sendable {
     // The thread's own state.
     private var position: Int64 = 0
     private var devices: [String: [PushDevice]] = [:]
+    /// The role names of the devices' users, read with the devices.
+    private var roles: [String: [String]] = [:]
     private var devicesRead = Date.distantPast
     /// Per device token: when its last sync push was enqueued, and the collections waiting for the next.
     private var lastSent: [String: Date] = [:]
@@ -124,9 +126,9 @@ final class PushSyncFanout: @unchecked Sendable {
                 devicesRead = Date()
             }
             for change in relevant {
-                let parsed = ParsedChange(change, level: access.level(of: change.collection))
+                let parsed = ParsedChange(change, level: access.level(of: change.collection), rules: access.rules(of: change.collection))
                 for (user, owned) in devices {
-                    let scope = AccessScope(principal: .user(user), level: parsed.level)
+                    let scope = AccessScope(principal: .user(user), level: parsed.level, roles: roles[user] ?? [], rules: parsed.rules)
                     guard parsed.readable(by: scope, after: true) || parsed.readable(by: scope, after: false) else { continue }
                     for device in owned {
                         waiting[device.token, default: (user, [])].collections.insert(change.collection)

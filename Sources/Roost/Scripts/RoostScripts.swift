@@ -121,7 +121,8 @@ final class RoostScripts: AfterScripts, @unchecked Sendable {
                     return
                 }
                 let principal: AccessScope.Principal = context.actor.map { .user($0) } ?? .anonymous
-                let services = WorkerScriptServices(scripts: scripts, reader: reader, principal: principal, requestID: context.requestID)
+                let services = WorkerScriptServices(scripts: scripts, reader: reader, principal: principal, roles: context.actorRoles,
+                                                    requestID: context.requestID)
                 let call = ScriptCall(requestID: context.requestID, caller: ScriptCaller(id: context.actor, admin: false), services: services)
                 for index in indices {
                     runtime.after(index, set: set, event: verb, collection: context.collection, entity: context.entity, call: call)
@@ -197,7 +198,8 @@ extension RoostScripts {
                 req["query"] = .object(JSONObject(request.query.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) }))
                 req["request_id"] = .string(request.requestID)
                 let principal = caller.principal
-                let services = WorkerScriptServices(scripts: scripts, reader: reader, principal: principal, requestID: request.requestID)
+                let services = WorkerScriptServices(scripts: scripts, reader: reader, principal: principal, roles: caller.roles,
+                                                    requestID: request.requestID)
                 let call = ScriptCall(requestID: request.requestID, caller: ScriptCaller(id: principal.userID, admin: principal == .admin),
                                       services: services)
                 do throws(ScriptFailure) {

@@ -36,7 +36,7 @@ enum ScriptHooks {
                 counter.count += 1
                 defer { counter.count -= 1 }
                 let principal: AccessScope.Principal = ctx.privileged ? .admin : ctx.actor.map { .user($0) } ?? .anonymous
-                let data = WriterScriptServices(writer: ctx.work, hooks: hooks, access: access, principal: principal,
+                let data = WriterScriptServices(writer: ctx.work, hooks: hooks, access: access, principal: principal, roles: ctx.actorRoles,
                                                 requestID: ctx.requestID, logger: logger)
                 let call = ScriptCall(requestID: ctx.requestID, caller: ScriptCaller(id: ctx.actor, admin: ctx.privileged), services: data)
                 var entity = ctx.entity

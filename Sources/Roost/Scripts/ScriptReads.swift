@@ -7,25 +7,25 @@ import Store
 /// and filters may not name them (as for a client's list).
 enum ScriptReads {
     static func get(_ reader: any DocumentsReading, _ access: AccessPolicy, _ collection: String, _ id: String,
-                    _ principal: AccessScope.Principal) throws -> JSONValue? {
-        let scope = access.scope(principal, in: collection)
+                    _ principal: AccessScope.Principal, _ roles: [String]) throws -> JSONValue? {
+        let scope = access.scope(principal, roles: roles, in: collection)
         guard let text = try reader.get(collection, id: id, scope: scope, redaction: access.redaction(collection, principal)) else { return nil }
         return try JSONParser.parse(text)
     }
 
     static func find(_ reader: any DocumentsReading, _ access: AccessPolicy, _ collection: String, filter: JSONValue,
-                     sort: JSONValue?, limit: Int, _ principal: AccessScope.Principal) throws -> [JSONValue] {
+                     sort: JSONValue?, limit: Int, _ principal: AccessScope.Principal, _ roles: [String]) throws -> [JSONValue] {
         let order = try sortSpec(sort)
         try access.checkHiddenFields(collection, principal, filter: filter, sort: order.map(\.field))
         let query = FindQuery(filter: filter, sort: order, limit: limit)
-        return try reader.find(collection, query, scope: access.scope(principal, in: collection),
+        return try reader.find(collection, query, scope: access.scope(principal, roles: roles, in: collection),
                                redaction: access.redaction(collection, principal)).map { try JSONParser.parse($0) }
     }
 
     static func count(_ reader: any DocumentsReading, _ access: AccessPolicy, _ collection: String, filter: JSONValue,
-                      _ principal: AccessScope.Principal) throws -> Int {
+                      _ principal: AccessScope.Principal, _ roles: [String]) throws -> Int {
         try access.checkHiddenFields(collection, principal, filter: filter, sort: [])
-        return try reader.count(collection, filter: filter, scope: access.scope(principal, in: collection))
+        return try reader.count(collection, filter: filter, scope: access.scope(principal, roles: roles, in: collection))
     }
 
     /// `{field = 1}` (one field: a Lua table has no order) or `{{"price", -1}, {"name", 1}}`.

@@ -104,7 +104,7 @@ final class ScriptScheduler: @unchecked Sendable {
         let requestID = "job-\(fire)-\(UUID().uuidString.prefix(8))"
         let accepted = scripts.pool.submit { [self] worker in
             do {
-                let services = WorkerScriptServices(scripts: scripts, reader: try worker.reader(), principal: .admin, requestID: requestID)
+                let services = WorkerScriptServices(scripts: scripts, reader: try worker.reader(), principal: .admin, roles: [], requestID: requestID)
                 let call = ScriptCall(requestID: requestID, caller: .system, services: services)
                 do throws(ScriptFailure) {
                     try scripts.runtime.job(index, set: set, fire: fire, call: call)

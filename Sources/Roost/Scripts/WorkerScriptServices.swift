@@ -15,11 +15,14 @@ final class WorkerScriptServices: ScriptServices {
     let scripts: RoostScripts
     let reader: any DocumentReading
     let principal: AccessScope.Principal
+    /// The principal's role names.
+    let roles: [String]
     let requestID: String
     /// Set while roost.transaction's function runs in the writer.
     private var inTransaction: WriterScriptServices?
 
-    init(scripts: RoostScripts, reader: any DocumentReading, principal: AccessScope.Principal, requestID: String) {
+    init(scripts: RoostScripts, reader: any DocumentReading, principal: AccessScope.Principal, roles: [String], requestID: String) {
+        self.roles = roles
         self.scripts = scripts
         self.reader = reader
         self.principal = principal
@@ -32,17 +35,17 @@ final class WorkerScriptServices: ScriptServices {
 
     func get(_ collection: String, _ id: String, system: Bool) throws -> JSONValue? {
         if let inTransaction { return try inTransaction.get(collection, id, system: system) }
-        return try answering { try ScriptReads.get(reader, scripts.access, collection, id, who(system)) }
+        return try answering { try ScriptReads.get(reader, scripts.access, collection, id, who(system), system ? [] : roles) }
     }
 
     func find(_ collection: String, filter: JSONValue, sort: JSONValue?, limit: Int, system: Bool) throws -> [JSONValue] {
         if let inTransaction { return try inTransaction.find(collection, filter: filter, sort: sort, limit: limit, system: system) }
-        return try answering { try ScriptReads.find(reader, scripts.access, collection, filter: filter, sort: sort, limit: limit, who(system)) }
+        return try answering { try ScriptReads.find(reader, scripts.access, collection, filter: filter, sort: sort, limit: limit, who(system), system ? [] : roles) }
     }
 
     func count(_ collection: String, filter: JSONValue, system: Bool) throws -> Int {
         if let inTransaction { return try inTransaction.count(collection, filter: filter, system: system) }
-        return try answering { try ScriptReads.count(reader, scripts.access, collection, filter: filter, who(system)) }
+        return try answering { try ScriptReads.count(reader, scripts.access, collection, filter: filter, who(system), system ? [] : roles) }
     }
 
     func create(_ collection: String, _ entity: JSONObject, system: Bool) throws -> JSONValue {
@@ -90,14 +93,14 @@ final class WorkerScriptServices: ScriptServices {
 
     /// Runs `operation` in the writer's next group commit and waits for COMMIT (its after hooks then queue).
     private func commit<T: Sendable>(_ operation: @escaping (WriterScriptServices) throws -> T) throws -> T {
-        let (scripts, principal, requestID) = (self.scripts, self.principal, self.requestID)
+        let (scripts, principal, roles, requestID) = (self.scripts, self.principal, self.roles, self.requestID)
         guard let hooks = scripts.hooks.get() else { throw HTTPError(.overloaded, "The server is starting; retry shortly.", headers: Headers([("Retry-After", "1")])) }
         let pending = HookServices.Pending([])
         let done = DispatchSemaphore(value: 0)
         let outcome = LockedBox<Result<T, any Error>?>(nil)
         let unchecked = UncheckedBox(operation)
         let job = StorePools.WriteJob(operation: { writer in
-            try unchecked.value(WriterScriptServices(writer: writer, hooks: hooks, access: scripts.access, principal: principal,
+            try unchecked.value(WriterScriptServices(writer: writer, hooks: hooks, access: scripts.access, principal: principal, roles: roles,
                                                      requestID: requestID, pending: pending, logger: scripts.logger))
         }, completion: { result in
             if case .success = result { hooks.committed(pending)() }

@@ -14,19 +14,22 @@ final class WriterScriptServices: ScriptServices {
     let hooks: HookServices
     let access: AccessPolicy
     let principal: AccessScope.Principal
+    /// The principal's role names.
+    let roles: [String]
     let requestID: String
     let logger: Logger
     /// Where the writes' after hooks wait for COMMIT (a nested write's are dropped, as for built-in hooks' writes).
     let pending: HookServices.Pending
     private var reader: (any DocumentReading)?
 
-    init(writer: any DocumentWriting, hooks: HookServices, access: AccessPolicy, principal: AccessScope.Principal,
+    init(writer: any DocumentWriting, hooks: HookServices, access: AccessPolicy, principal: AccessScope.Principal, roles: [String],
          requestID: String, pending: HookServices.Pending = HookServices.Pending([]), logger: Logger) {
         self.pending = pending
         self.writer = writer
         self.hooks = hooks
         self.access = access
         self.principal = principal
+        self.roles = roles
         self.requestID = requestID
         self.logger = logger
     }
@@ -35,7 +38,7 @@ final class WriterScriptServices: ScriptServices {
     var allowsHTTP: Bool { false }
 
     func scope(_ collection: String, _ system: Bool) -> AccessScope {
-        system ? .system : access.scope(principal, in: collection)
+        system ? .system : access.scope(principal, roles: roles, in: collection)
     }
 
     private func transactionReader() throws -> any DocumentReading {
@@ -47,19 +50,19 @@ final class WriterScriptServices: ScriptServices {
 
     func get(_ collection: String, _ id: String, system: Bool) throws -> JSONValue? {
         try answering {
-            try ScriptReads.get(try transactionReader(), access, collection, id, system ? .admin : principal)
+            try ScriptReads.get(try transactionReader(), access, collection, id, system ? .admin : principal, system ? [] : roles)
         }
     }
 
     func find(_ collection: String, filter: JSONValue, sort: JSONValue?, limit: Int, system: Bool) throws -> [JSONValue] {
         try answering {
             try ScriptReads.find(try transactionReader(), access, collection, filter: filter, sort: sort, limit: limit,
-                                 system ? .admin : principal)
+                                 system ? .admin : principal, system ? [] : roles)
         }
     }
 
     func count(_ collection: String, filter: JSONValue, system: Bool) throws -> Int {
-        try answering { try ScriptReads.count(try transactionReader(), access, collection, filter: filter, system ? .admin : principal) }
+        try answering { try ScriptReads.count(try transactionReader(), access, collection, filter: filter, system ? .admin : principal, system ? [] : roles) }
     }
 
     func create(_ collection: String, _ entity: JSONObject, system: Bool) throws -> JSONValue {

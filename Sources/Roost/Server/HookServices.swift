@@ -44,7 +44,7 @@ final class HookServices: Sendable {
              previous: JSONObject? = nil, requestID: String, scope: AccessScope, writer: any DocumentWriting,
              pending: Pending, write: (JSONObject) throws -> String) throws -> String {
         let context = WriteContext(event: event, collection: collection, id: id, actor: scope.principal.userID,
-                                   privileged: scope.principal == .admin, requestID: requestID, work: writer,
+                                   actorRoles: scope.roles, privileged: scope.principal == .admin, requestID: requestID, work: writer,
                                    entity: entity, isPatch: isPatch, previous: previous)
         var text = ""
         // A `HookRefusal` propagates: it is an `HTTPErrorConvertible`.
@@ -53,7 +53,7 @@ final class HookServices: Sendable {
             context.storedText = text
         }
         if let next = event.after, registry.hasAfterHooks(next, collection) || scripts?.hasAfterHooks(next, collection) == true {
-            pending.set(pending.get() + [AfterContext(event: next, collection: collection, actor: scope.principal.userID,
+            pending.set(pending.get() + [AfterContext(event: next, collection: collection, actor: scope.principal.userID, actorRoles: scope.roles,
                                                       requestID: requestID, entity: context.stored ?? JSONObject())])
         }
         return text

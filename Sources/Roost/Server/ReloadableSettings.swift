@@ -7,6 +7,8 @@ import Store
 final class ReloadableSettings: @unchecked Sendable {
     struct Snapshot: Sendable {
         var permissions: [String: RoostConfig.Permission]
+        /// Configured access rules by collection (docs/RULES.md).
+        var rules: [String: CollectionRules]
         var defaultPermission: RoostConfig.Permission
         var privateUserFields: [String]
         /// Collections only the server (its hooks) and admins write: the messaging threads.
@@ -14,6 +16,7 @@ final class ReloadableSettings: @unchecked Sendable {
 
         init(_ config: RoostConfig) {
             permissions = config.collections.compactMapValues(\.permission)
+            rules = config.collections.compactMapValues(\.rules)
             // Threads and messages are private unless the config says otherwise:
             // only the participants (their ACL) may read them.
             if config.messaging.enabled {
@@ -47,6 +50,8 @@ final class ReloadableSettings: @unchecked Sendable {
 
     func permission(of collection: String) -> RoostConfig.Permission { snapshot.permission(of: collection) }
 
+    func rules(of collection: String) -> CollectionRules? { snapshot.rules[collection] }
+
     var privateUserFields: [String] { snapshot.privateUserFields }
 
     func isServerWritten(_ collection: String) -> Bool { snapshot.serverWritten.contains(collection) }
@@ -66,6 +71,10 @@ final class ReloadableSettings: @unchecked Sendable {
         for name in Set(old.permissions.keys).union(new.permissions.keys).sorted()
         where old.permission(of: name) != new.permission(of: name) {
             changes.append("collections.\(name).permission: \(old.permission(of: name).rawValue) → \(new.permission(of: name).rawValue)")
+        }
+        for name in Set(old.rules.keys).union(new.rules.keys).sorted()
+        where old.rules[name]?.fingerprint != new.rules[name]?.fingerprint {
+            changes.append("collections.\(name).rules: \(new.rules[name] == nil ? "removed" : "changed")")
         }
         if old.privateUserFields != new.privateUserFields {
             changes.append("users.private_fields: \(old.privateUserFields) → \(new.privateUserFields)")

@@ -26,6 +26,8 @@ public struct RoostConfig: Sendable {
         public var references: [ReferenceSchema.Field] = []
         /// `push_sync: true`: a committed change wakes the devices of users who may read it (silent push).
         public var pushSync = false
+        /// Who may read, create, update and delete, as filters (`rules:`, docs/RULES.md); nil: the level alone.
+        public var rules: CollectionRules?
     }
 
     /// `host:port` (plain HTTP) or `https://host:port` (TLS, with `tls`).
@@ -259,6 +261,8 @@ public struct RoostConfig: Sendable {
             case "push_sync":
                 guard let b = value as? Bool else { throw Invalid("collections.\(name).push_sync must be true or false") }
                 c.pushSync = b
+            case "rules":
+                c.rules = try rules(name, value)
             default:
                 throw Invalid("collections.\(name): unknown setting \"\(key)\"")
             }

@@ -14,9 +14,11 @@ import JSON
 ///
 /// A caller variable may also be a field of the filter, to test the caller
 /// rather than the document: `{"@caller.signedIn": true}`,
-/// `{"@caller.roles": "moderator"}`. Such a condition is decided when the
-/// rule is resolved (it is true or false for the whole request), so the SQL
-/// and the in-memory matcher only ever see conditions on documents.
+/// `{"@caller.roles": "moderator"}`, and in `update` rules
+/// `{"@previous.owner": "@caller.id"}` (the stored document). Such a
+/// condition is decided when the rule is resolved (it is true or false for
+/// the whole request), so the SQL and the in-memory matcher only ever see
+/// conditions on documents.
 ///
 /// ```yaml
 /// rules:
@@ -79,7 +81,14 @@ public struct AccessRule: Sendable {
                 if key == "$nearSphere" || key == "$near" {
                     throw RuleError("\(place): \(key) orders a query's results; a rule can use $geoWithin but not \(key).")
                 }
-                if key.hasPrefix("@") {
+                if key == "$geoWithin", case .object(let shape) = member, let name = shape.keys.first(where: { $0 != "$box" && $0 != "$centerSphere" }) {
+                    throw RuleError("\(place): a rule's $geoWithin takes $box or $centerSphere (not \(name)), so it means the same on SQLite and PostgreSQL.")
+                }
+                if key.hasPrefix("@previous.") && allowPrevious {
+                    do { _ = try FieldPath(String(key.dropFirst("@previous.".count))) } catch { throw RuleError("\(place): \(key): \(error.message)") }
+                    usesPrevious = true
+                    usesVariables = true
+                } else if key.hasPrefix("@") {
                     guard callerVariables.contains(key) else {
                         throw RuleError("\(place): \(key) is not a caller variable a rule can test (use @caller.id, @caller.roles, @caller.principals, @caller.signedIn, @caller.admin or @now).")
                     }
@@ -119,7 +128,7 @@ public struct AccessRule: Sendable {
                 let resolved = substitute(member, caller: caller, previous: previous, now: now)
                 guard key.hasPrefix("@") else { out[key] = resolved; continue }
                 // A condition on the caller: true drops out of the AND, false makes it false.
-                if !holds(key, resolved, caller: caller, now: now) { return never }
+                if !holds(key, resolved, caller: caller, previous: previous, now: now) { return never }
             }
             return .object(out)
         default:
@@ -132,7 +141,7 @@ public struct AccessRule: Sendable {
 
     /// Whether the caller condition `{key: condition}` holds, evaluated by the
     /// filter matcher on a document that describes the caller.
-    static func holds(_ key: String, _ condition: JSONValue, caller: RuleCaller, now: String) -> Bool {
+    static func holds(_ key: String, _ condition: JSONValue, caller: RuleCaller, previous: JSONValue?, now: String) -> Bool {
         let about = JSONObject([
             ("id", caller.id.map { .string($0) } ?? .null),
             ("roles", .array(caller.id == nil ? [] : caller.roles.map { .string($0) })),
@@ -140,7 +149,7 @@ public struct AccessRule: Sendable {
             ("signedIn", .bool(caller.id != nil || caller.admin)),
             ("admin", .bool(caller.admin)),
         ])
-        let document = JSONValue.object(JSONObject([("@caller", .object(about)), ("@now", .string(now))]))
+        let document = JSONValue.object(JSONObject([("@caller", .object(about)), ("@now", .string(now)), ("@previous", previous ?? .null)]))
         guard let matcher = try? FilterMatcher(.object(JSONObject([(key, condition)]))) else { return false }
         return matcher.matches(document)
     }

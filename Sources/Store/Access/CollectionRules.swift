@@ -7,20 +7,29 @@ import JSON
 public struct CollectionRules: Sendable {
     /// Which documents a caller may see, in lists, counts, reads by id,
     /// delta sync, live streams, references and pushes.
-    public var read: AccessRule?
+    public let read: AccessRule?
     /// What a new document may be, as it would be stored.
-    public var create: AccessRule?
+    public let create: AccessRule?
     /// Which stored documents a caller may change, and what they may become
     /// (the rule must hold before and after; `@previous.*` reads the stored one).
-    public var update: AccessRule?
+    public let update: AccessRule?
     /// Which stored documents a caller may delete.
-    public var delete: AccessRule?
+    public let delete: AccessRule?
+    /// A short, stable digest of the rules as written: the same on every
+    /// node for the same config, different when a rule changes (sync
+    /// cursors carry it, so a changed rule makes older cursors 410).
+    public let fingerprint: String
 
     public init(read: AccessRule? = nil, create: AccessRule? = nil, update: AccessRule? = nil, delete: AccessRule? = nil) {
         self.read = read
         self.create = create
         self.update = update
         self.delete = delete
+        var text = ""
+        for (name, rule) in [("read", read), ("create", create), ("update", update), ("delete", delete)] {
+            if let rule { text += name + "=" + rule.source.jsonText + "\n" }
+        }
+        fingerprint = Digest.fnv1a(text)
     }
 
     /// The operations, by their config names.
@@ -30,19 +39,15 @@ public struct CollectionRules: Sendable {
     /// (for messages), each rule a filter object.
     public init(_ json: JSONValue, at place: String) throws(RuleError) {
         guard case .object(let object) = json else { throw RuleError("\(place) must be a mapping of read, create, update and delete to filters.") }
+        var rules: [String: AccessRule] = [:]
         for (key, value) in object {
             guard Self.operations.contains(key) else {
                 throw RuleError("\(place): unknown operation \"\(key)\" (use read, create, update or delete).")
             }
             guard case .object = value else { throw RuleError("\(place).\(key) must be a filter object, such as {\"owner\": \"@caller.id\"}.") }
-            let rule = try AccessRule(value, at: "\(place).\(key)", allowPrevious: key == "update")
-            switch key {
-            case "read": read = rule
-            case "create": create = rule
-            case "update": update = rule
-            default: delete = rule
-            }
+            rules[key] = try AccessRule(value, at: "\(place).\(key)", allowPrevious: key == "update")
         }
+        self.init(read: rules["read"], create: rules["create"], update: rules["update"], delete: rules["delete"])
     }
 
     /// What `level` means, written as rules (the daemon enforces levels

@@ -57,7 +57,7 @@ struct PostgresBasicsTests {
         let refused = store.writer.commitBatch([
             { w in try w.patch(in: "c", id: "a", object(#"{"n":3}"#), existing: stale, scope: .system) },
             { w in try w.replace(in: "c", id: "a", object(#"{"n":3}"#), existing: stale, scope: .system).text },
-            { w in try w.delete(from: "c", id: "b", existing: staleB); return "" },
+            { w in try w.delete(from: "c", id: "b", existing: staleB, scope: .system); return "" },
         ])
         for (i, result) in refused.enumerated() {
             guard case .failure(StoreError.conflict(let why)) = result else { Issue.record("write \(i): expected a conflict, got \(result)"); continue }

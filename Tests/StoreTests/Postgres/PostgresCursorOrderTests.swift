@@ -32,7 +32,7 @@ struct PostgresCursorOrderTests {
         let rowOrder = Self.order.filter { $0 >= 10 }.map { "d\($0)" }
         #expect(withArray.documents.map { object($0)["_id"]!.stringValue! } == Array(rowOrder.prefix(5)))
         let existing = try store.writer.existingRow(in: "c", id: "arr", scope: .system)
-        for result in store.writer.commitBatch([{ w in try w.delete(from: "c", id: "arr", existing: existing) }]) { try result.get() }
+        for result in store.writer.commitBatch([{ w in try w.delete(from: "c", id: "arr", existing: existing, scope: .system) }]) { try result.get() }
         // No array any more: n's order on the connection that remembers the array and on the one that never saw it.
         let first = try store.ids("c", FindQuery(filter: Self.range, limit: 5))
         let second = try other.find("c", FindQuery(filter: Self.range, limit: 5)).map { object($0)["_id"]!.stringValue! }

@@ -14,7 +14,7 @@ struct PostgresReferencesTests {
         .init(collection: "catches", field: "spot", target: "spots", onDelete: .restrict),
         .init(collection: "catches", field: "also", target: "spots", onDelete: .nullify),
         .init(collection: "notes", field: "about", target: "secrets", onDelete: .cascade),
-    ], level: { $0 == "secrets" ? .private : .public })
+    ], scope: { principal, roles, collection in AccessScope(principal: principal, level: collection == "secrets" ? .private : .public, roles: roles) })
 
     static func ref(_ id: String, _ collection: String = "spots") -> String {
         #"{"_type":"ref","_collection":"\#(collection)","_id":"\#(id)"}"#
@@ -63,8 +63,8 @@ struct PostgresReferencesTests {
         step("bob replaces s1 as read", w.one { w in try w.replace(in: "secrets", id: "bob:s1", object(#"{"y":2}"#), existing: try w.existingRow(in: "secrets", id: "bob:s1", scope: bob), scope: bob) })
         step("bob patches s1 as read", w.one { w in try w.patch(in: "secrets", id: "bob:s1", object(#"{"z":3}"#), existing: try w.existingRow(in: "secrets", id: "bob:s1", scope: bob), scope: bob) })
         step("alice patches s1", w.one { try $0.patch(in: "secrets", id: "bob:s1", object(#"{"z":4}"#), scope: alice) })
-        step("bob deletes s1 (referenced)", w.one { w in try w.delete(from: "secrets", id: "bob:s1", existing: try w.existingRow(in: "secrets", id: "bob:s1", scope: bob)) })
-        step("delete nothing", w.one { try $0.delete(from: "secrets", id: "nope", existing: nil) })
+        step("bob deletes s1 (referenced)", w.one { w in try w.delete(from: "secrets", id: "bob:s1", existing: try w.existingRow(in: "secrets", id: "bob:s1", scope: bob), scope: bob) })
+        step("delete nothing", w.one { try $0.delete(from: "secrets", id: "nope", existing: nil, scope: .system) })
         step("patch nothing", w.one { try $0.patch(in: "catches", id: "nope", object("{}"), existing: nil, scope: .system) })
         step("put over nothing", w.one { try $0.replace(in: "fresh", id: "f1", object(#"{"q":1}"#), existing: nil, scope: .system) })
         step("s1 now", Result { try w.document(in: "secrets", id: "bob:s1") })

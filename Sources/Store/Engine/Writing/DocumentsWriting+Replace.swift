@@ -28,7 +28,7 @@ extension DocumentsWriting {
             hidden = true
         }
         guard !hidden && scope.mayChoose(id: id) else {
-            let rule = scope.level == .private ? " " + scope.idNamespaceRule : ""
+            let rule = scope.hidesRows ? " " + scope.idNamespaceRule : ""
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).\(rule)")
         }
         return nil

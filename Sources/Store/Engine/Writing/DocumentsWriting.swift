@@ -11,7 +11,7 @@ public protocol DocumentsWriting: AnyObject {
     func patch(in collection: String, id: String, _ patch: JSONObject, scope: AccessScope) throws -> String
     func patch(in collection: String, id: String, _ patch: JSONObject, existing: StoredRow?, scope: AccessScope) throws -> String
     func delete(from collection: String, id: String, scope: AccessScope) throws
-    func delete(from collection: String, id: String, existing: StoredRow?) throws
+    func delete(from collection: String, id: String, existing: StoredRow?, scope: AccessScope) throws
     func document(in collection: String, id: String) throws -> String?
 }
 
