@@ -266,20 +266,40 @@ def test_membership_changes_send_no_event_to_streams(roost):
 
 
 # ---------------------------------------------------------------------------
-# NEEDS THE LEAD'S WIRING (#35 access rules): roles in `_acl` checks. Until
-# AccessScope reads the caller's roles this test is expected to fail; the
-# lead removes the xfail mark when merging (strict: it fails once it passes).
+# Roles in `_acl` (with the access-rule wiring of #35): a membership change
+# holds on the very next request, for reads, lists, counts and writes.
 
-@pytest.mark.xfail(strict=True, reason="needs the lead's wiring of caller roles into _acl checks (AccessScope, #35)")
-def test_membership_change_holds_on_the_next_request(roost):
+def member_view(roost, token, path, tag):
+    """(GET status, rows listed, count, PATCH status) of a member for the doc at `path`."""
+    got = roost.call("GET", path, token=token).status
+    query = urllib.parse.quote(json.dumps({"tag": tag}))
+    listed = roost.call("GET", f"/notes?query={query}", token=token)
+    count = roost.call("GET", f"/notes/_count?query={query}", token=token)
+    assert listed.status == 200 and count.status == 200, (listed, count)
+    patched = roost.call("PATCH", path, {"touched": True}, token=token).status
+    return got, len(listed.body), count.body["count"], patched
+
+
+@pytest.mark.parametrize("acl_list,granted", [
+    ("read", (200, 1, 1, 403)),    # may read, not write
+    ("write", (200, 1, 1, 200)),   # write implies read
+])
+def test_membership_change_holds_on_the_next_request(roost, acl_list, granted):
     team = new_role(roost, "team")
-    owner, owner_token = roost.new_user("owner")
+    _, owner_token = roost.new_user("owner")
     member, member_token = roost.new_user("member")
-    doc = roost.call("POST", "/notes", {"secret": 1, "_acl": {"read": ["role:" + team]}}, token=owner_token)
+    tag = uuid.uuid4().hex
+    doc = roost.call("POST", "/notes", {"tag": tag, "_acl": {acl_list: ["role:" + team]}}, token=owner_token)
     assert doc.status == 201, doc
     path = f"/notes/{doc.body['_id']}"
-    assert roost.call("GET", path, token=member_token).status == 404
+    hidden = (404, 0, 0, 404)
+    assert member_view(roost, member_token, path, tag) == hidden
     assert admin(roost, "PUT", f"/admin/roles/{team}/members/{member}").status == 200
-    assert roost.call("GET", path, token=member_token).status == 200   # the very next request
+    assert member_view(roost, member_token, path, tag) == granted   # the very next request
     assert admin(roost, "DELETE", f"/admin/roles/{team}/members/{member}").status == 200
-    assert roost.call("GET", path, token=member_token).status == 404
+    assert member_view(roost, member_token, path, tag) == hidden
+    # Deleting the role ends the grant too; the stale entry grants nobody.
+    assert admin(roost, "PUT", f"/admin/roles/{team}/members/{member}").status == 200
+    assert member_view(roost, member_token, path, tag) == granted
+    assert admin(roost, "DELETE", f"/admin/roles/{team}").status == 200
+    assert member_view(roost, member_token, path, tag) == hidden
