@@ -72,6 +72,9 @@ extension DocumentWriter {
     /// Makes `_refs` hold exactly the references of `schema`'s fields:
     /// drops the rows of fields no longer declared, fills those of newly
     /// declared ones from every stored document. Runs at start-up, before serving.
+    /// Whether `collection`'s table exists.
+    public func collectionExists(_ collection: String) throws -> Bool { try catalog.layout(collection) != nil }
+
     public func applyReferences(_ schema: ReferenceSchema) throws {
         try db.transaction {
             try db.exec(ReferenceSQL.tables)

@@ -39,9 +39,10 @@ OTHER = {
     "public_url": "https://app.example.org", "smtp_url": "smtp://127.0.0.1:2525", "smtp_from": "app@example.org",
     "smtp_username": "mailer", "smtp_password_file": "/run/credentials/roost/smtp", "smtp_tls": "try", "smtp_timeout": 30,
     "mail_templates_dir": "/etc/roost/mail", "anonymous_accounts": "true", "anonymous_max_idle": 86400,
+    "auto_create_collections": "false",
 }
 MAPPINGS = ("tls_", "cors_")  # scalar settings written as a mapping's members in YAML
-APPLIED = {"log_level", "default_permission", "tls_certificate", "tls_key", "scripts_dir"}
+APPLIED = {"log_level", "default_permission", "auto_create_collections", "tls_certificate", "tls_key", "scripts_dir"}
 
 
 def check_config(path):

@@ -31,6 +31,14 @@ struct AccessPolicy: Sendable {
         throw HTTPError(.forbidden, "\(collection) are written by the server when messages are sent; clients cannot change them.")
     }
 
+    /// Refuses a write that would create a collection the config does not
+    /// name when `auto_create_collections` is false (404, as for any
+    /// collection that does not exist). Runs in the writer's transaction.
+    func checkMayCreate(_ collection: String, _ writer: any SchemaWriting) throws {
+        guard !settings.mayCreate(collection), try !writer.collectionExists(collection) else { return }
+        throw HTTPError.notFound("No collection \(collection): this server creates only the collections its config names (auto_create_collections is false).")
+    }
+
     /// Fields others may not see: a user's private profile fields.
     func redaction(_ collection: String, _ principal: AccessScope.Principal) -> Redaction? {
         guard collection == Self.usersCollection, principal != .admin else { return nil }

@@ -50,7 +50,7 @@ struct BatchHandler: Sendable {
             for (index, (write, step)) in prepared.enumerated() {
                 let response: Response
                 do {
-                    response = try write.apply(step, hooks: hooks, writer: writer, pending: pending)
+                    response = try write.apply(step, hooks: hooks, access: access, writer: writer, pending: pending)
                     try writer.settleHeldWrite()  // a create's refusal is this operation's, not a later one's
                 } catch {
                     throw Failure(index: index, inner: ErrorResponses.httpError(for: error, request, logger))

@@ -125,13 +125,13 @@ struct CollectionHandlers: Sendable {
                 return out.send(ErrorResponses.response(for: error, write.request, pools.logger))
             }
             return pools.write(write.request, out, committed: hooks.committed(pending)) { writer in
-                try write.apply(try write.prepared(scope), hooks: hooks, writer: writer, pending: pending)
+                try write.apply(try write.prepared(scope), hooks: hooks, access: access, writer: writer, pending: pending)
             }
         }
         jobs.write(write.request, out, committed: hooks.committed(pending), prepare: { caller in
             try write.prepare(caller, access)
         }) { writer, prepared in
-            try write.apply(prepared, hooks: hooks, writer: writer, pending: pending)
+            try write.apply(prepared, hooks: hooks, access: access, writer: writer, pending: pending)
         }
     }
 

@@ -59,10 +59,12 @@ struct CollectionWrite: Sendable {
         Prepared(scope: scope, entity: try entity ?? body.map(CollectionHandlers.object) ?? JSONObject())
     }
 
-    func apply(_ prepared: Prepared, hooks: HookServices, writer: any DocumentWriting, pending: HookServices.Pending) throws -> Response {
+    func apply(_ prepared: Prepared, hooks: HookServices, access: AccessPolicy, writer: any DocumentWriting,
+               pending: HookServices.Pending) throws -> Response {
         let (scope, entity) = (prepared.scope, prepared.entity)
         switch kind {
         case .create:
+            try access.checkMayCreate(collection, writer)
             try Preconditions.check(request, current: nil)
             let text = try hooks.run(.beforeCreate, collection, id: nil, entity: entity, requestID: request.requestID,
                                      scope: scope, writer: writer, pending: pending) { entity in
@@ -72,6 +74,7 @@ struct CollectionWrite: Sendable {
         case .replace:
             let id = self.id!
             let existing = try writer.replaceableRow(in: collection, id: id, scope: scope)
+            if existing == nil { try access.checkMayCreate(collection, writer) }
             try Preconditions.check(request, current: existing?.document)
             var created = false
             let text = try hooks.run(existing == nil ? .beforeCreate : .beforeUpdate, collection, id: id, entity: entity,

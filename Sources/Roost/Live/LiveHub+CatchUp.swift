@@ -46,6 +46,8 @@ extension LiveHub {
                 case .none: break
                 case .overBudget:
                     resync(subscriber, at: change.seq)
+                case .rolesChanged:
+                    resync(subscriber, at: change.seq, rolesChanged: true)
                 case .event(let bytes):
                     subscriber.lastEventBytes = bytes.count
                     guard fits(subscriber, bytes.count) else { full = bytes.count; break }

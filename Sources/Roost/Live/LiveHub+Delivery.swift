@@ -80,11 +80,11 @@ extension LiveHub {
 
     /// Ends a stream whose filter ran past its budget on change `seq`: a
     /// `reset` with that change's id, then the end of the stream.
-    func resync(_ subscriber: Subscriber, at seq: Int64) {
-        send(subscriber, overBudgetReset(seq))
+    func resync(_ subscriber: Subscriber, at seq: Int64, rolesChanged: Bool = false) {
+        send(subscriber, rolesChanged ? rolesChangedReset(seq) : overBudgetReset(seq))
         subscriber.ending = true
         subscribers[subscriber.id] = nil
-        metrics.overBudget.increment()
+        if !rolesChanged { metrics.overBudget.increment() }
     }
 
     /// Hands each loop its bytes: one `execute` per loop per flush. The bytes

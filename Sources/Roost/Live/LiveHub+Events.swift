@@ -15,10 +15,20 @@ extension LiveHub {
         case event(SharedBytes)
         /// Its filter ran past its budget on this change: it is told to resync.
         case overBudget
+        /// The subscriber's roles changed (a `_roles` feed entry for its user):
+        /// what it may read changed, so it is told to resync.
+        case rolesChanged
     }
+
+    /// The change-feed name of role membership changes (an entry per user
+    /// whose roles changed, id = the user's id; never a client collection).
+    static let roleChanges = "_roles"
 
     /// The event `change` makes for `subscriber`, if any.
     func event(_ change: FeedChange, _ parsed: ParsedChange, for subscriber: Subscriber) -> Outcome {
+        if change.collection == Self.roleChanges {
+            return subscriber.account != nil && subscriber.account == change.id ? .rolesChanged : .none
+        }
         let topics = subscriber.topicFilters
         guard topics.contains(where: { $0.collection == change.collection }) else { return .none }
         let scope = subscriber.scope(in: change.collection, level: parsed.level, rules: parsed.rules)
@@ -63,6 +73,13 @@ extension LiveHub {
     func overBudgetReset(_ seq: Int64) -> SharedBytes {
         SharedBytes(ServerSentEvent.encode(id: token(seq), kind: .reset, data: """
             {"reason":"Matching a change against this stream's query took more than its budget (\(LiveBudget.stepsPerFilter) steps, \(LiveBudget.stepsPerChange) per change for all streams); sync again."}
+            """))
+    }
+
+    /// The `reset` that ends a stream whose user's roles changed at change `seq`.
+    func rolesChangedReset(_ seq: Int64) -> SharedBytes {
+        SharedBytes(ServerSentEvent.encode(id: token(seq), kind: .reset, data: """
+            {"reason":"Your roles changed, so what you may read may have changed; sync again (an older _deltaset cursor answers 410)."}
             """))
     }
 

@@ -251,6 +251,7 @@ final class LiveHub: @unchecked Sendable {
                 switch event(change, parsed, for: subscriber) {
                 case .none: continue
                 case .overBudget: resync(subscriber, at: change.seq)
+                case .rolesChanged: resync(subscriber, at: change.seq, rolesChanged: true)
                 case .event(let bytes):
                     subscriber.lastEventBytes = bytes.count
                     guard fits(subscriber, bytes.count) else {

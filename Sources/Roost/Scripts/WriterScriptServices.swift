@@ -109,7 +109,7 @@ final class WriterScriptServices: ScriptServices {
                                         entity: kind == .delete ? nil : entity)
             let scope = self.scope(collection, system)
             try write.checkAccess(scope, access)
-            let response = try write.apply(write.prepared(scope), hooks: hooks, writer: writer, pending: pending)
+            let response = try write.apply(write.prepared(scope), hooks: hooks, access: access, writer: writer, pending: pending)
             reader = nil
             return (try? JSONParser.parse(response.body)) ?? .null
         }

@@ -13,6 +13,10 @@ final class ReloadableSettings: @unchecked Sendable {
         var privateUserFields: [String]
         /// Collections only the server (its hooks) and admins write: the messaging threads.
         var serverWritten: Set<String> = []
+        /// Collections the config names (messaging's included).
+        var declared: Set<String> = []
+        /// `auto_create_collections`.
+        var autoCreate = true
 
         init(_ config: RoostConfig) {
             permissions = config.collections.compactMapValues(\.permission)
@@ -26,6 +30,9 @@ final class ReloadableSettings: @unchecked Sendable {
                 serverWritten.insert(config.messaging.threads)
             }
             defaultPermission = config.defaultPermission
+            declared = Set(config.collections.keys)
+            if config.messaging.enabled { declared.formUnion([config.messaging.threads, config.messaging.messages]) }
+            autoCreate = config.autoCreateCollections
             privateUserFields = config.privateUserFields
         }
 
@@ -55,6 +62,12 @@ final class ReloadableSettings: @unchecked Sendable {
     var privateUserFields: [String] { snapshot.privateUserFields }
 
     func isServerWritten(_ collection: String) -> Bool { snapshot.serverWritten.contains(collection) }
+
+    /// Whether a first write may create `collection` (declared, or `auto_create_collections`).
+    func mayCreate(_ collection: String) -> Bool {
+        let s = snapshot
+        return s.autoCreate || s.declared.contains(collection)
+    }
 
     /// Installs `config`'s reloadable settings; returns what changed, one
     /// human-readable line per change.

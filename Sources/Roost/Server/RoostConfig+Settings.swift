@@ -39,6 +39,10 @@ extension RoostConfig {
             c.logTarget = "\(value)"
         }, value: { $0.logTarget }),
         .choice("default_permission", \.defaultPermission, "level of collections the config does not name", .applied),
+        .custom("auto_create_collections", "whether a client's first write to a collection the config does not name creates it (false: 404)", .applied,
+                parse: { c, value, source in
+            c.autoCreateCollections = try Setting.bool(value, key: "auto_create_collections", source: source)
+        }, value: { "\($0.autoCreateCollections)" }),
         .int("session_lifetime", \.sessionLifetime, 1...(10 * 365 * 24 * 3600), "seconds a session lives after its last use"),
         .int("changes_retention", \.changesRetention, 60...(10 * 365 * 24 * 3600), "seconds the change feed keeps each change"),
         .int("live_heartbeat", \.liveHeartbeat, 1...3600, "seconds between live-stream heartbeats"),

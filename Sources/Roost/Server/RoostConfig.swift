@@ -66,6 +66,10 @@ public struct RoostConfig: Sendable {
     public var collections: [String: Collection] = [:]
     /// The level of collections the config does not name.
     public var defaultPermission: Permission = .shared
+    /// Whether a client's first write to a collection the config does not
+    /// name creates it (`auto_create_collections`); false: only declared and
+    /// already existing collections take writes, so a typo cannot make one.
+    public var autoCreateCollections = true
     /// Session lifetime in seconds; each use renews it (sliding expiry).
     public var sessionLifetime = 30 * 24 * 3600
     /// Seconds the change feed keeps each change (delta sync and live resume reach this far back).

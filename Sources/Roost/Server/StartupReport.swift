@@ -25,6 +25,9 @@ struct StartupReport {
         lines.append("  data           \(Self.absolute(config.dataDir))")
         lines.append("  engine         " + (config.databaseURL == nil ? "SQLite (\(Self.absolute(config.dataDir))/roost.db)"
                                                                : "PostgreSQL (\(config.databaseDescription))"))
+        lines.append("  collections    " + (config.autoCreateCollections
+            ? "undeclared ones are \(config.defaultPermission.rawValue) and created on first write (auto_create_collections)"
+            : "only those the config names (\(config.collections.count)) take writes; undeclared ones are \(config.defaultPermission.rawValue)"))
         if let adminSource {
             lines.append("  admin          \(adminSource)")
         } else {

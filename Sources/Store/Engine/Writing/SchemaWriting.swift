@@ -4,6 +4,8 @@ public protocol SchemaWriting: AnyObject {
     var references: ReferenceSchema { get }
     func applyIndexes(_ specs: Set<IndexSpec>, on collection: String) throws
     func applyReferences(_ schema: ReferenceSchema) throws
+    /// Whether `collection` holds or has held documents (its table exists).
+    func collectionExists(_ collection: String) throws -> Bool
     func referrerCounts(to collection: String, id: String) throws -> [(collection: String, field: String, count: Int)]
     func referrers(to collection: String, id: String, from: String, field: String) throws -> [String]
     func deferringReferenceChecks<T>(_ body: () throws -> T) throws -> T

@@ -1,0 +1,75 @@
+import JSON
+import RoostTestSupport
+import Store
+import StoreSQLite
+import Testing
+
+/// The read rule's three forms cannot drift: for random rules, callers and
+/// documents, the rows SQLite's lists, counts and reads by id return under a
+/// scope are exactly those `AccessScope.canRead` (the live streams' and
+/// tombstones' in-memory matcher) admits. `PostgresRuleDifferentialTests`
+/// runs the same cases on PostgreSQL.
+@Suite("Access rules: SQL lists and the in-memory matcher agree on random rules")
+struct RuleDifferentialTests {
+    @Test("random rules × callers × documents", arguments: [UInt64(35), 3_500, 350_000])
+    func agree(seed: UInt64) throws {
+        let store = try TestStore()
+        var generator = RuleCaseGenerator(rng: SeededGenerator(seed: seed))
+        let compared = try RuleDifferential.run(&generator, insert: { creator, body in
+            let scope = creator.map { AccessScope(principal: .user($0), level: .public) } ?? .system
+            _ = try store.writer.commitBatch([{ w in try w.insert(into: "c", body, scope: scope) }])[0].get()
+        }, reader: store.reader)
+        #expect(compared >= 40)
+    }
+}
+
+/// The comparison both engines' tests run.
+enum RuleDifferential {
+    /// Inserts 120 documents, then for 40 random rules × 4 callers checks a
+    /// list (with and without a filter of the caller's), a count and reads by
+    /// id against the matcher. - Returns: how many (rule, caller) pairs admitted some rows and hid others.
+    static func run(_ generator: inout RuleCaseGenerator, insert: (String?, JSONObject) throws -> Void,
+                    reader: any DocumentsReading) throws -> Int {
+        for index in 0..<120 {
+            let (creator, body) = generator.document(index)
+            try insert(creator, body)
+        }
+        let stored = try reader.find("c", FindQuery(filter: .object(JSONObject()), limit: FindQuery.maxLimit), scope: .system, redaction: nil)
+            .compactMap { text -> JSONObject? in if case .object(let o)? = try? JSONParser.parse(text) { return o }; return nil }
+        #expect(stored.count == 120)
+        var compared = 0
+        for _ in 0..<40 {
+            let text = generator.rule()
+            let rule = try AccessRule(try JSONParser.parse(#"{"read": \#(text)}"#).objectValue!["read"]!, at: "test", allowPrevious: false)
+            let rules = CollectionRules(read: rule)
+            for _ in 0..<4 {
+                let (principal, roles) = generator.caller()
+                let level = generator.pick(AccessScope.Level.allCases)
+                let scope = AccessScope(principal: principal, level: level, roles: roles, rules: rules)
+                let filter = generator.callerFilter()
+                let matcher = try FilterMatcher(filter)
+                let expected = Set(stored.filter { scope.canRead($0) && matcher.matches(.object($0)) }.map { $0["_id"]!.stringValue! })
+                let found = try reader.find("c", FindQuery(filter: filter, limit: FindQuery.maxLimit), scope: scope, redaction: nil)
+                    .map { JSONParser.parseObjectID($0) }
+                let context = "rule \(text), caller \(principal) roles \(roles), filter \(filter.jsonText)"
+                #expect(Set(found) == expected, "\(context)")
+                #expect(found.count == Set(found).count, "no duplicates: \(context)")
+                #expect(try reader.count("c", filter: filter, scope: scope) == expected.count, "count: \(context)")
+                for document in stored.prefix(12) {
+                    let id = document["_id"]!.stringValue!
+                    let got = try reader.get("c", id: id, scope: scope, redaction: nil) != nil
+                    #expect(got == scope.canRead(document), "get \(id): \(context)")
+                }
+                // Only a rule that admits some rows and hides others tells the forms apart.
+                if !expected.isEmpty && expected.count < stored.count { compared += 1 }
+            }
+        }
+        return compared
+    }
+}
+
+private extension JSONParser {
+    static func parseObjectID(_ text: String) -> String {
+        (try? parse(text))?.objectValue?["_id"]?.stringValue ?? "?"
+    }
+}
