@@ -245,24 +245,32 @@ def test_roles_feed_collection_is_unreachable(roost, path):
         assert r.status == 400 and r.body["error"] in ("ReservedCollectionName", "InvalidCollectionName"), (caller, r)
 
 
-def test_membership_changes_send_no_event_to_streams(roost):
+def test_membership_changes_reset_only_the_member_s_streams(roost):
+    """A `_roles` feed entry is never an event: the member's own streams end
+    with `reset` (what they may read changed), everyone else's carry on."""
     team = new_role(roost)
     uid, token = roost.new_user("streamer")
-    stream = LiveStream(roost.port, live_path("boards"), token=token)
+    _, other_token = roost.new_user("bystander")
+    mine = LiveStream(roost.port, live_path("boards"), token=token)
+    theirs = LiveStream(roost.port, live_path("boards"), token=other_token)
     try:
-        assert stream.status == 200 and stream.wait_ready(10)
+        assert mine.status == 200 and mine.wait_ready(10) and theirs.status == 200 and theirs.wait_ready(10)
         assert admin(roost, "PUT", f"/admin/roles/{team}/members/{uid}").status == 200
-        assert admin(roost, "DELETE", f"/admin/roles/{team}/members/{uid}").status == 200
-        r = roost.call("POST", "/boards", {"marker": team}, token=token)
+        assert mine.wait(lambda s: any(e.kind == "reset" for e in s.events), 10), mine.snapshot()
+        reset = [e for e in mine.snapshot() if e.kind == "reset"][0]
+        assert "roles" in reset.data["reason"] and uid not in json.dumps(reset.data) and team not in json.dumps(reset.data), reset.data
+        assert all(e.kind == "reset" for e in mine.snapshot()), mine.snapshot()
+        r = roost.call("POST", "/boards", {"marker": team}, token=other_token)
         assert r.status == 201
-        assert stream.wait_events(1, 10)
-        events = stream.snapshot()
-        assert len(events) == 1 and events[0].entity["marker"] == team, events
+        assert theirs.wait_events(1, 10)
+        events = theirs.snapshot()
+        assert len(events) == 1 and events[0].kind != "reset" and events[0].entity["marker"] == team, events
     finally:
-        stream.close()
+        mine.close()
+        theirs.close()
     # A delta sync of another collection does not carry them either.
     d = roost.call("GET", "/boards/_deltaset", token=token)
-    assert d.status == 200 and all("_roles" not in json.dumps(x) for x in d.body.get("changes", d.body.get("items", []))), d
+    assert d.status == 200 and "_roles" not in json.dumps(d.body), d
 
 
 # ---------------------------------------------------------------------------
@@ -329,12 +337,10 @@ def test_a_delta_cursor_from_before_a_role_change_is_expired(roost, change):
     assert again.status == 200 and len(again.body["changed"]) == (1 if change == "add" else 0), again
 
 
-@pytest.mark.xfail(strict=True, reason="LEAK in the live hub (lead's area, #35): an open stream keeps the roles it was "
-                   "admitted with; a removed member still receives the rows only the role granted. Remove this mark once fixed.")
 def test_a_removed_member_s_open_stream_gets_nothing_more(roost):
     """An open live stream of a member removed from a role must not deliver
     later changes of rows only the role granted: it ends with a `reset`
-    (then the client syncs again), or at least carries none of them."""
+    (then the client syncs again) and carries none of them."""
     team = new_role(roost, "team")
     _, owner_token = roost.new_user("owner")
     member, member_token = roost.new_user("member")
@@ -348,7 +354,7 @@ def test_a_removed_member_s_open_stream_gets_nothing_more(roost):
         assert stream.wait(lambda s: any(e.entity and e.entity.get("n") == 1 for e in s.events), 10), stream.snapshot()
         assert admin(roost, "DELETE", f"/admin/roles/{team}/members/{member}").status == 200
         assert roost.call("PATCH", f"/notes/{doc['_id']}", {"n": 2, "secret": "after removal"}, token=owner_token).status == 200
-        stream.wait(lambda s: any(e.kind == "reset" for e in s.events) or s.end is not None, 3)
+        assert stream.wait(lambda s: any(e.kind == "reset" for e in s.events), 10), stream.snapshot()
         leaked = [e for e in stream.snapshot() if e.entity and e.entity.get("n") == 2]
         assert leaked == [], stream.snapshot()
     finally:
