@@ -65,13 +65,13 @@ extension PostgresDocumentWriter {
         try referenceChecks.deferring(body, references: references) { try referrerCounts(to: $0, id: $1) }
     }
 
+    /// Whether `collection`'s table exists.
+    public func collectionExists(_ collection: String) throws -> Bool { try catalog.layout(collection) != nil }
+
     /// Makes `_refs` hold exactly the references of `schema`'s fields: drops
     /// the rows of fields no longer declared, fills those of newly declared
     /// ones from every stored document. Runs at start-up, one node at a time
     /// (an advisory lock): nodes starting together do the work once.
-    /// Whether `collection`'s table exists.
-    public func collectionExists(_ collection: String) throws -> Bool { try catalog.layout(collection) != nil }
-
     public func applyReferences(_ schema: ReferenceSchema) throws {
         try transaction {
             try db.run("SELECT pg_advisory_xact_lock($1::bigint)", [.int(Self.referencesLockKey)])

@@ -69,12 +69,12 @@ extension DocumentWriter {
         try referenceChecks.deferring(body, references: references) { try referrerCounts(to: $0, id: $1) }
     }
 
-    /// Makes `_refs` hold exactly the references of `schema`'s fields:
-    /// drops the rows of fields no longer declared, fills those of newly
-    /// declared ones from every stored document. Runs at start-up, before serving.
     /// Whether `collection`'s table exists.
     public func collectionExists(_ collection: String) throws -> Bool { try catalog.layout(collection) != nil }
 
+    /// Makes `_refs` hold exactly the references of `schema`'s fields:
+    /// drops the rows of fields no longer declared, fills those of newly
+    /// declared ones from every stored document. Runs at start-up, before serving.
     public func applyReferences(_ schema: ReferenceSchema) throws {
         try db.transaction {
             try db.exec(ReferenceSQL.tables)

@@ -156,7 +156,7 @@ extension AccountHandlers {
     /// and the sweep of idle guest accounts (`AnonymousSweeper`) both use it.
     static func removeAccount(_ writer: any DocumentWriting, id: String, existing: StoredRow, scope: AccessScope, hooks: HookServices,
                               pending: HookServices.Pending, requestID: String) throws {
-        let cascade = try ReferentialDelete.plan(users, id: id, writer: writer)
+        let cascade = try ReferentialDelete.plan(users, id: id, writer: writer, revealCounts: scope.principal == .admin)
         _ = try hooks.run(.beforeDelete, users, id: id, entity: existing.document, previous: existing.document,
                           requestID: requestID, scope: scope, writer: writer, pending: pending) { _ in
             try ReferentialDelete.run(cascade, hooks: hooks, writer: writer, pending: pending, requestID: requestID) {

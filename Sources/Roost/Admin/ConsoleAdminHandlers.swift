@@ -47,6 +47,14 @@ struct ConsoleAdminHandlers: Sendable {
                 o["count"] = .int(Int64(c.count))
                 o["permission"] = .string(access.level(of: c.name).rawValue)
                 o["indexes"] = .array(c.indexes.map { .string($0.kind == "geo" ? "\($0.path):geo" : $0.path) })
+                // The configured access rules as written (docs/RULES.md); an operation without one follows the permission.
+                if let rules = access.rules(of: c.name) {
+                    var r = JSONObject()
+                    for (name, rule) in [("read", rules.read), ("create", rules.create), ("update", rules.update), ("delete", rules.delete)] {
+                        if let rule { r[name] = rule.source }
+                    }
+                    o["rules"] = .object(r)
+                }
                 return .object(o)
             }).jsonText)
         }

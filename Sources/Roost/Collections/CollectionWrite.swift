@@ -98,7 +98,7 @@ struct CollectionWrite: Sendable {
             let id = self.id!
             guard let existing = try writer.existingRow(in: collection, id: id, scope: scope) else { throw notFound(id) }
             try Preconditions.check(request, current: existing.document)
-            let cascade = try ReferentialDelete.plan(collection, id: id, writer: writer)
+            let cascade = try ReferentialDelete.plan(collection, id: id, writer: writer, revealCounts: scope.principal == .admin)
             _ = try hooks.run(.beforeDelete, collection, id: id, entity: existing.document, previous: existing.document,
                               requestID: request.requestID, scope: scope, writer: writer, pending: pending) { _ in
                 try ReferentialDelete.run(cascade, hooks: hooks, writer: writer, pending: pending, requestID: request.requestID) {

@@ -21,7 +21,10 @@ struct ReferentialDelete {
     private(set) var nullify: [Key: [String: Set<String>]] = [:]
 
     /// The cascade deleting `id` from `collection` sets off; nil when nothing references it.
-    static func plan(_ collection: String, id: String, writer: any SchemaWriting) throws -> ReferentialDelete? {
+    /// - Parameter revealCounts: whether a refusal may say how many entities
+    ///   are involved (the admin's); others may not see all of them, so a
+    ///   count would tell them about rows they cannot read.
+    static func plan(_ collection: String, id: String, writer: any SchemaWriting, revealCounts: Bool) throws -> ReferentialDelete? {
         let schema = writer.references
         guard schema.isTarget(collection) else { return nil }
         let root = Key(collection: collection, id: id)
@@ -40,7 +43,7 @@ struct ReferentialDelete {
                     continue
                 }
                 guard plan.deletes.count + plan.nullify.count + count <= 2 * schema.maxCascade else {
-                    throw Self.tooMany(collection, id, atLeast: plan.deletes.count + plan.nullify.count + count, schema.maxCascade)
+                    throw Self.tooMany(collection, id, atLeast: plan.deletes.count + plan.nullify.count + count, schema.maxCascade, revealCounts)
                 }
                 for referrer in try writer.referrers(to: target.collection, id: target.id, from: from, field: field) {
                     let key = Key(collection: from, id: referrer)
@@ -59,9 +62,9 @@ struct ReferentialDelete {
             return sum + (try writer.referrers(to: r.target.collection, id: r.target.id, from: r.from, field: r.field)
                 .filter { !deleting.contains(Key(collection: r.from, id: $0)) }.count)
         }
-        if blocking > 0 { throw ReferencedError(collection: collection, id: id, count: blocking) }
+        if blocking > 0 { throw ReferencedError(collection: collection, id: id, count: blocking, reveal: revealCounts) }
         let touched = plan.deletes.count + plan.nullify.count
-        if touched > schema.maxCascade { throw Self.tooMany(collection, id, atLeast: touched, schema.maxCascade) }
+        if touched > schema.maxCascade { throw Self.tooMany(collection, id, atLeast: touched, schema.maxCascade, revealCounts) }
         return plan
     }
 
@@ -102,8 +105,8 @@ struct ReferentialDelete {
         })
     }
 
-    static func tooMany(_ collection: String, _ id: String, atLeast count: Int, _ limit: Int) -> ReferencedError {
-        ReferencedError(code: .cascadeTooLarge, collection: collection, id: id, count: count, limit: limit)
+    static func tooMany(_ collection: String, _ id: String, atLeast count: Int, _ limit: Int, _ reveal: Bool) -> ReferencedError {
+        ReferencedError(code: .cascadeTooLarge, collection: collection, id: id, count: count, limit: limit, reveal: reveal)
     }
 }
 
@@ -117,15 +120,19 @@ struct ReferencedError: HTTPErrorConvertible {
     let id: String
     let count: Int
     var limit: Int? = nil
+    /// Whether the caller may learn `count` (the admin); for others it is
+    /// left out, since it may count rows they cannot read.
+    var reveal = true
 
     var httpError: HTTPError {
         let noun = count == 1 ? "entity" : "entities"
         var fields = JSONObject()
         if let limit { fields["limit"] = .int(Int64(limit)) }
-        fields["count"] = .int(Int64(count))
+        if reveal { fields["count"] = .int(Int64(count)) }
+        let many = reveal ? "\(count) \(noun)" : "entities"
         let description = limit.map { limit in
-            "Deleting \"\(id)\" from \(collection) would delete or change \(count) \(noun) through references, more than references_max_cascade (\(limit)); nothing was changed."
-        } ?? "\"\(id)\" in \(collection) is referenced by \(count) \(noun) whose reference restricts deletes; remove those references first."
+            "Deleting \"\(id)\" from \(collection) would delete or change \(reveal ? many : "more entities") through references than references_max_cascade (\(limit)) allows; nothing was changed."
+        } ?? "\"\(id)\" in \(collection) is referenced by \(many) whose reference restricts deletes; remove those references first."
         return HTTPError(code, description, fields: fields)
     }
 }
