@@ -21,7 +21,6 @@ extension PostgresDocumentWriter {
         }
         var document = try NewDocument.clientFields(body)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: body["_acl"]))
-        try checkACLPrincipals(document, existing: existing.acl)
         try store(collection, existing, id: id, &document, scope: scope)
         return (false, document.jsonText)
     }

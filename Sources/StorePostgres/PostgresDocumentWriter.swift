@@ -179,7 +179,6 @@ public final class PostgresDocumentWriter {
         }
         var document = try NewDocument.clientFields(merged)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
-        try checkACLPrincipals(document, existing: existing.acl)
         try store(collection, existing, id: id, &document, scope: scope)
         return document.jsonText
     }
@@ -207,6 +206,8 @@ public final class PostgresDocumentWriter {
         document["_createdAt"] = .string(existing.createdAt)
         document["_updatedAt"] = .string(now)
         try scope.checkUpdate(stored: existing.document, updated: document)
+        // After the rule: a caller it refuses hears 403, not which principals exist.
+        try checkACLPrincipals(document, existing: existing.acl)
         let params = ParameterList([.text(now), .text(document.jsonText), .int(existing.rowID), .text(existing.updatedAt)])
         let canWrite = PostgresAccess.sql(scope.writeRule, params.bind).map { " AND \($0)" } ?? ""
         let updated = try db.query("UPDATE \(layout.table) AS d SET updated_at = $1::text, doc = $2::json WHERE d.rid = $3::bigint AND d.updated_at = $4::text\(canWrite) RETURNING 1",

@@ -103,7 +103,6 @@ public final class DocumentWriter {
         }
         var document = try NewDocument.clientFields(body)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: body["_acl"]))
-        try checkACLPrincipals(document, existing: existing.acl)
         try store(layout, existing, id: id, &document, scope: scope)
         return (false, document.jsonText)
     }
@@ -153,7 +152,6 @@ public final class DocumentWriter {
         }
         var document = try NewDocument.clientFields(merged)
         document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
-        try checkACLPrincipals(document, existing: existing.acl)
         try store(layout, existing, id: id, &document, scope: scope)
         return document.jsonText
     }
@@ -183,6 +181,8 @@ public final class DocumentWriter {
         document["_createdAt"] = .string(existing.createdAt)
         document["_updatedAt"] = .string(now)
         try scope.checkUpdate(stored: existing.document, updated: document)
+        // After the rule: a caller it refuses hears 403, not which principals exist.
+        try checkACLPrincipals(document, existing: existing.acl)
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2 WHERE rid = ?3")
             .run([.text(now), .text(document.jsonText), .int(existing.rowID)])
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: document)

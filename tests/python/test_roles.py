@@ -19,6 +19,10 @@ collections:
     permission: private
   boards:
     permission: shared
+  posts:
+    permission: public
+    rules:
+      update: '{{"owner": "@caller.id"}}'
 """
 
 
@@ -218,6 +222,18 @@ def test_acl_check_on_replace_and_patch_only_for_new_entries(roost):
     assert stored["t"] == 3 and stored["_acl"]["read"] == [friend], stored
     # PUT to a new id creates: checked like a create.
     assert_error(roost.call("PUT", f"/notes/{owner}:fresh-{uuid.uuid4().hex[:6]}", {"_acl": {"read": ["nobody"]}}, token=token), 400, "InvalidDocument")
+
+
+def test_a_caller_the_update_rule_refuses_hears_403_not_which_principals_exist(roost):
+    owner, owner_token = roost.new_user("poster")
+    _, other_token = roost.new_user("editor")
+    r = roost.call("POST", "/posts", {"owner": owner, "t": 1}, token=owner_token)
+    assert r.status == 201, r
+    path = f"/posts/{r.body['_id']}"
+    for method, body in (("PATCH", {"_acl": {"read": ["nobody"]}}), ("PUT", {"owner": owner, "_acl": {"write": ["role:nope"]}})):
+        assert_error(roost.call(method, path, body, token=other_token), 403, "AccessRuleDenied")
+        assert_error(roost.call(method, path, body, token=owner_token), 400, "InvalidDocument")
+    assert roost.call("PATCH", path, {"_acl": {"read": [owner]}}, token=owner_token).status == 200
 
 
 def test_acl_check_in_a_batch(roost):
