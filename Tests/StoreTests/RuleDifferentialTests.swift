@@ -14,6 +14,8 @@ struct RuleDifferentialTests {
     @Test("random rules × callers × documents", arguments: [UInt64(35), 3_500, 350_000])
     func agree(seed: UInt64) throws {
         let store = try TestStore()
+        try store.users(RuleCaseGenerator.users)
+        try store.roles(RuleCaseGenerator.roles)
         var generator = RuleCaseGenerator(rng: SeededGenerator(seed: seed))
         let compared = try RuleDifferential.run(&generator, insert: { creator, body in
             let scope = creator.map { AccessScope(principal: .user($0), level: .public) } ?? .system

@@ -31,6 +31,15 @@ final class PGTestStore {
         for result in writer.commitBatch(operations) { _ = try result.get() }
     }
 
+    /// Roles with these names: `_acl` entries `role:<name>` must name existing roles.
+    func roles(_ names: [String]) throws {
+        let operations: [(PostgresDocumentWriter) throws -> Bool] = try names.map { name in
+            let role = try RoleName.parse(name)
+            return { writer in try writer.createRole(role) }
+        }
+        for result in writer.commitBatch(operations) { _ = try result.get() }
+    }
+
     func insert(_ collection: String, _ documents: [JSONObject], scope: AccessScope = .system) throws {
         let operations: [(PostgresDocumentWriter) throws -> String] = documents.map { document in
             { writer in try writer.insert(into: collection, document, scope: scope) }
