@@ -56,7 +56,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-scale drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-rules bench-scale drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -173,6 +173,11 @@ clean:
 
 bench:
 	bench/run.sh
+
+# Access rules (#35): a list under a read rule vs shared, live fan-out with a per-subscriber rule vs none.
+bench-rules: release
+	.venv/bin/python bench/rules.py
+	.venv/bin/python bench/rules_live.py
 
 # Query shapes at growing sizes on both engines, PocketBase in the same run (#22, #42; BENCHMARKS.md).
 bench-scale: release
