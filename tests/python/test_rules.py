@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from drills.live import live_path
+from drills.live import events_path, live_path
 from live_support import Node
 from roost_harness import ADMIN_TOKEN, binary, clean_env, json_query as q
 from rules_reference import matches, may_create, merge_patch, refused, replaced, visible, write_status
@@ -157,7 +157,8 @@ def test_a_write_to_a_hidden_row_answers_like_a_missing_id(world):
     missing = hidden[:-4] + "zzzz"
     for method, body, headers in [("PATCH", {"n": 1}, None), ("PUT", {"n": 1}, None), ("DELETE", None, None),
                                   ("PATCH", {"n": 1}, {"If-Match": '"x"'}), ("DELETE", None, {"If-Match": '"x"'}),
-                                  ("GET", None, None)]:
+                                  ("GET", None, None), ("GET", None, {"If-None-Match": "*"}),
+                                  ("PUT", {"n": 1}, {"If-None-Match": "*"}), ("PUT", {"n": 1}, {"If-Match": "*"})]:
         for who in ("bob", "anon"):
             rh = w.call(who, method, f"/posts/{qid(hidden)}", body, headers=headers)
             rm = w.call(who, method, f"/posts/{qid(missing)}", body, headers=headers)
@@ -202,6 +203,23 @@ def test_creates_follow_the_create_rule(world, who, coll):
             wrong.append((label, r.status, r.raw[:160], want, len(made)))
         elif want == 403 and r.body["error"] != "AccessRuleDenied":
             wrong.append((label, r.body))
+    assert not wrong, "\n".join(map(str, wrong))
+
+
+@pytest.mark.parametrize("coll", ["posts", "timed", "acled", "members"])
+@pytest.mark.parametrize("who", ["alice", "bob", "admin"])
+def test_a_put_that_creates_follows_the_create_rule(world, who, coll):
+    """PUT of a free id in the caller's own namespace creates, judged by the create rule."""
+    w = world
+    caller, rules = w.callers[who], RULE_SETS[coll]
+    wrong = []
+    for label, body in create_bodies(w, caller):
+        for headers in (None, {"If-None-Match": "*"}):
+            i = f"{caller.id}:{uniq('put-')}" if caller.id else uniq("admin-put-")
+            ok = may_create(rules, caller, {**body, "_acl": {"creator": caller.id}}, now_text())
+            r = w.call(who, "PUT", f"/{coll}/{qid(i)}", body, headers=headers)
+            if r.status != (201 if ok else refused(caller)) or (w.stored(coll, i) is not None) != ok:
+                wrong.append((label, headers, r.status, r.raw[:160], ok))
     assert not wrong, "\n".join(map(str, wrong))
 
 
@@ -348,12 +366,20 @@ def live_node(tmp_path_factory):
     n.close()
 
 
+LIVE_PATHS = {
+    "_live": live_path("posts"),
+    "_live with a query": live_path("posts", query={"v": {"$gte": 0}}),
+    "/events": events_path([{"collection": "posts"}]),
+}
+
+
+@pytest.mark.parametrize("path", LIVE_PATHS)
 @pytest.mark.parametrize("who", ["bob", "anon"])
-def test_live_streams_follow_the_read_rule(live_node, who):
+def test_live_streams_follow_the_read_rule(live_node, who, path):
     n = live_node
     (a, ta), (b, tb) = n.people["alice"], n.people["bob"]
     token = tb if who == "bob" else None
-    stream = n.stream(live_path("posts"), token=token)
+    stream = n.stream(LIVE_PATHS[path], token=token)
     assert stream.status == 200, stream.status
     alice = n.api(ta)
     post = lambda body: alice.request("POST", "/posts", body).json()["_id"]  # noqa: E731
@@ -374,14 +400,36 @@ def test_live_streams_follow_the_read_rule(live_node, who):
             want.append((event, i))
     assert alice.request("DELETE", f"/posts/{qid(draft)}").status == 200
     want.append(("delete", draft))
-    hidden = post({"owner": a, "published": False})
+    hidden = post({"owner": a, "published": False, "v": 5})
+    assert patch(hidden, {"v": 6}).status == 200
     assert alice.request("DELETE", f"/posts/{qid(hidden)}").status == 200  # never visible: no event
-    sentinel = post({"owner": a, "published": True, "sentinel": True})
+    sentinel = post({"owner": a, "published": True, "v": 9})
     want.append(("create", sentinel))
     assert stream.wait(lambda s: any(e.entity_id == sentinel for e in s.events) or s.end, 10), stream.snapshot()
     time.sleep(0.2)
     stream.close()
-    assert [(e.kind, e.entity_id) for e in stream.events] == want, (who, stream.events)
+    assert [(e.kind, e.entity_id) for e in stream.events] == want, (who, path, stream.events)
+    for e in stream.events:
+        if e.kind in ("enter", "update", "create"):
+            assert e.entity["published"] is True, e
+
+
+def test_live_streams_resolve_now_when_they_open(live_node):
+    """timed: a row whose publishAt has passed arrives; one in the future does not (bob)."""
+    n = live_node
+    (a, ta), (b, tb) = n.people["alice"], n.people["bob"]
+    stream = n.stream(live_path("timed"), token=tb)
+    alice = n.api(ta)
+    future = alice.request("POST", "/timed", {"owner": a, "publishAt": "2999-01-01T00:00:00.000Z"}).json()["_id"]
+    past = alice.request("POST", "/timed", {"owner": a, "publishAt": "2001-01-01T00:00:00.000Z"}).json()["_id"]
+    assert alice.request("PATCH", f"/timed/{qid(future)}", {"v": 1}).status == 200
+    assert alice.request("PATCH", f"/timed/{qid(past)}", {"publishAt": "2999-01-01T00:00:00.000Z"}).status == 200
+    sentinel = alice.request("POST", "/timed", {"owner": a, "publishAt": "2002-01-01T00:00:00.000Z"}).json()["_id"]
+    assert stream.wait(lambda s: any(e.entity_id == sentinel for e in s.events) or s.end, 10), stream.snapshot()
+    time.sleep(0.2)
+    stream.close()
+    assert [(e.kind, e.entity_id) for e in stream.events] == [("create", past), ("leave", past), ("create", sentinel)], \
+        stream.events
 
 
 # ---------------------------------------------------------------------------------------------
@@ -451,6 +499,19 @@ def test_restrict_on_delete_reveals_no_hidden_row(world):
     assert set(r.body) == {"error", "description", "count"}, r.body
     assert held.body["_id"].encode() not in r.raw and b"bob-secret" not in r.raw and b.encode() not in r.raw, r
     assert w.stored("posts", pub) is not None
+
+
+def test_acl_entries_must_name_existing_users(world):
+    """docs/RULES.md: an _acl entry that names no existing user or role is refused with 400."""
+    w = world
+    for body in ({"_acl": {"read": ["no-such-user"]}}, {"_acl": {"write": ["role:no-such-role"]}}):
+        r = w.call("alice", "POST", "/acled", {**body, "n": 1})
+        assert r.status == 400, (body, r)
+    ok = w.call("alice", "POST", "/acled", {"_acl": {"read": [w.users["bob"][0]]}, "n": 1})
+    assert ok.status == 201, ok
+    r = w.call("alice", "PATCH", f"/acled/{qid(ok.body['_id'])}", {"_acl": {"read": ["no-such-user"]}})
+    assert r.status == 400, r
+    assert w.stored("acled", ok.body["_id"])["_acl"]["read"] == [w.users["bob"][0]]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -532,6 +593,7 @@ def test_sighup_changes_a_read_rule_and_expires_cursors(tmp_path):
         draft = alice.request("POST", "/posts", {"owner": a, "published": False}).json()["_id"]
         cursor = bob.request("GET", "/posts/_deltaset").json()["cursor"]
         assert bob.request("GET", f"/posts/{qid(pub)}").status == 200
+        stream = n.stream(live_path("posts"), token=tb)
         # The new rule turns the old one around: drafts are readable, published rows not.
         strict["posts"] = RuleSet(level="shared", read={"published": False}, create=RULE_SETS["posts"].create,
                                   update=RULE_SETS["posts"].update, delete=RULE_SETS["posts"].delete)
@@ -547,6 +609,15 @@ def test_sighup_changes_a_read_rule_and_expires_cursors(tmp_path):
         assert (r.status, r.json().get("error")) == (410, "CursorExpired"), r
         fresh = bob.request("GET", "/posts/_deltaset").json()
         assert [d["_id"] for d in fresh["changed"]] == [draft], fresh
+        # A stream opened under the old rule: ends with reset, or follows the new rule.
+        published = alice.request("POST", "/posts", {"owner": a, "published": True}).json()["_id"]
+        draft2 = alice.request("POST", "/posts", {"owner": a, "published": False}).json()["_id"]
+        stream.wait(lambda s: any(e.entity_id == draft2 or e.kind == "reset" for e in s.events) or s.end, 5)
+        time.sleep(0.3)
+        stream.close()
+        got = [(e.kind, e.entity_id) for e in stream.events]
+        assert got in ([("create", draft2)], [("reset", None)]) or (got and got[0][0] == "reset"), \
+            f"a stream opened before the rule changed still follows the old rule: {got}"
         # A config with a bad rule is refused on SIGHUP: the daemon keeps the last good rules.
         n.config_path.write_text(config_yaml(strict).replace('"published": false', '"published": "@caller.name"'))
         n.signal(signal.SIGHUP)

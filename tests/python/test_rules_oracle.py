@@ -119,7 +119,7 @@ def list_params(rng, pool):
 def probes(coll, rng, pool, hidden_ids, missing_ids, token):
     """(label, request function) pairs; every function returns what a caller can compare."""
     out = []
-    for _ in range(30):
+    for _ in range(24):
         params = list_params(rng, pool)
         if rng.random() < 0.3:
             params += "&fields=" + ",".join(rng.sample(["secret", "n", "tags", "ref", "published"], 2))
