@@ -10,6 +10,7 @@ refusals (check-config) and a SIGHUP that changes a rule.
 Runs on both engines (ROOST_TEST_ENGINE=postgresql, Makefile ENGINE_SUITE)."""
 
 import json
+import pathlib
 import signal
 import subprocess
 import time
@@ -19,7 +20,7 @@ import pytest
 from drills.live import events_path, live_path
 from live_support import Node
 from roost_harness import ADMIN_TOKEN, binary, clean_env, json_query as q
-from rules_reference import matches, may_create, merge_patch, refused, replaced, visible, write_status
+from rules_reference import RuleSet, matches, may_create, merge_patch, refused, replaced, visible, write_status
 from rules_world import (ANONYMOUS_REFUSED, CALLERS, RULE_SETS, TEMPLATES, config_yaml, list_names, now_text, qid,
                          uniq, world)  # noqa: F401 (world: the fixture)
 
@@ -515,6 +516,71 @@ def test_acl_entries_must_name_existing_users(world):
 
 
 # ---------------------------------------------------------------------------------------------
+# Scripts: hooks run before the rule; /fn/ calls with the caller's rights meet the caller's rules.
+
+SCRIPT_RULES = {**RULE_SETS, "stamped": RuleSet(level="shared", create={"owner": "@caller.id"}, update={"owner": "@caller.id"})}
+
+
+@pytest.fixture(scope="module")
+def script_node(tmp_path_factory):
+    scripts = pathlib.Path(__file__).parent / "rules_scripts"
+    n = Node(tmp_path_factory.mktemp("rules-scripts"), config_yaml(SCRIPT_RULES) + f"scripts_dir: {scripts}\n")
+    n.start()
+    n.people = {name: n.new_user(name) for name in ("alice", "bob")}
+    yield n
+    n.stop()
+    n.close()
+
+
+def test_hooks_run_before_the_create_and_update_rules(script_node):
+    n = script_node
+    (a, ta), (b, tb) = n.people["alice"], n.people["bob"]
+    alice = n.api(ta)
+    # No owner sent: the hook stamps it, and the create rule sees the stamped document.
+    r = alice.request("POST", "/stamped", {"v": 1})
+    assert r.status == 201 and r.json()["owner"] == a, r
+    # An owner sent for someone else: the hook overwrites it with the caller's id.
+    r2 = alice.request("POST", "/stamped", {"v": 2, "owner": b})
+    assert r2.status == 201 and r2.json()["owner"] == a, r2
+    # A hook that hands the row over: the update rule judges the document after the hook.
+    i = r.json()["_id"]
+    refused_ = alice.request("PATCH", f"/stamped/{qid(i)}", {"handOver": b})
+    assert refused_.status == 403 and refused_.json()["error"] == "AccessRuleDenied", refused_
+    assert n.api(ADMIN_TOKEN).request("GET", f"/stamped/{qid(i)}").json()["owner"] == a
+    assert alice.request("PATCH", f"/stamped/{qid(i)}", {"v": 3}).status == 200
+    # Anonymous: no id to stamp, refused with 401.
+    assert n.api().request("POST", "/stamped", {"v": 4}).status == 401
+
+
+def test_script_calls_with_the_callers_rights_meet_the_read_rule(script_node):
+    n = script_node
+    (a, ta), (b, tb) = n.people["alice"], n.people["bob"]
+    alice, bob, anon = n.api(ta), n.api(tb), n.api()
+    seed = uniq("s-")
+    pub = alice.request("POST", "/posts", {"owner": a, "published": True, "n": 1, "seed": seed}).json()["_id"]
+    draft = alice.request("POST", "/posts", {"owner": a, "published": False, "n": 2, "seed": seed}).json()["_id"]
+    mine = bob.request("POST", "/posts", {"owner": b, "published": False, "n": 3, "seed": seed}).json()["_id"]
+    for who, api, want in (("bob", bob, [pub, mine]), ("anon", anon, [pub]), ("alice", alice, [pub, draft])):
+        r = api.request("GET", f"/fn/peek?seed={seed}&id={qid(draft)}")
+        assert r.status == 200, (who, r)
+        got = r.json()
+        assert (got["ids"] or []) == want and got["count"] == len(want), (who, got)
+        assert got["got"] == (draft in want), (who, got)
+        assert got["system"] == 3, (who, got)
+    # Writes through a function: a hidden row is missing, a visible one meets the rules.
+    r = bob.request("POST", "/fn/poke", {"id": draft}).json()
+    assert not r["updated"] and not r["deleted"], r
+    missing = draft[:-4] + "abcd"
+    m = bob.request("POST", "/fn/poke", {"id": missing}).json()
+    assert json.dumps(r).replace(draft, "ID") == json.dumps(m).replace(missing, "ID"), (r, m)
+    assert n.api(ADMIN_TOKEN).request("GET", f"/posts/{qid(draft)}").json()["n"] == 2
+    r = bob.request("POST", "/fn/poke", {"id": pub}).json()
+    assert not r["updated"] and not r["deleted"], r
+    r = bob.request("POST", "/fn/poke", {"id": mine}).json()
+    assert r["updated"] and r["deleted"], r
+
+
+# ---------------------------------------------------------------------------------------------
 # Roles: needs the roles branch (/admin/roles); asserts, does not skip.
 
 def test_moderators_delete_through_a_role_needs_the_roles_branch(world):
@@ -582,7 +648,6 @@ def test_check_config_accepts_the_worlds_rules(tmp_path):
 # SIGHUP: a changed read rule holds from the next request; older delta cursors are 410.
 
 def test_sighup_changes_a_read_rule_and_expires_cursors(tmp_path):
-    from rules_reference import RuleSet
     strict = dict(RULE_SETS)
     n = Node(tmp_path, config_yaml())
     n.start()
