@@ -415,6 +415,39 @@ def test_live_streams_follow_the_read_rule(live_node, who, path):
             assert e.entity["published"] is True, e
 
 
+@pytest.mark.parametrize("who", ["bob", "anon"])
+def test_a_resumed_stream_replays_only_what_the_rule_shows(live_node, who):
+    """Reconnecting with Last-Event-ID replays the missed events through the read rule."""
+    n = live_node
+    (a, ta), (b, tb) = n.people["alice"], n.people["bob"]
+    token = tb if who == "bob" else None
+    alice = n.api(ta)
+    first = n.stream(live_path("posts"), token=token)
+    opener = alice.request("POST", "/posts", {"owner": a, "published": True, "v": 0}).json()["_id"]
+    assert first.wait(lambda s: any(e.entity_id == opener for e in s.events), 10), first.snapshot()
+    first.close()
+    last = first.events[-1].id
+    # While disconnected: hidden rows come and go, one shown row leaves, another enters.
+    want = []
+    draft = alice.request("POST", "/posts", {"owner": a, "published": False, "v": 1}).json()["_id"]
+    assert alice.request("PATCH", f"/posts/{qid(draft)}", {"v": 2}).status == 200
+    assert alice.request("PATCH", f"/posts/{qid(opener)}", {"published": False}).status == 200
+    want.append(("leave", opener))
+    assert alice.request("PATCH", f"/posts/{qid(opener)}", {"v": 3}).status == 200
+    assert alice.request("DELETE", f"/posts/{qid(draft)}").status == 200
+    shown = alice.request("POST", "/posts", {"owner": a, "published": False, "v": 4}).json()["_id"]
+    assert alice.request("PATCH", f"/posts/{qid(shown)}", {"published": True}).status == 200
+    want.append(("enter", shown))
+    sentinel = alice.request("POST", "/posts", {"owner": a, "published": True, "v": 5}).json()["_id"]
+    want.append(("create", sentinel))
+    again = n.stream(live_path("posts"), token=token, last_event_id=last)
+    assert again.wait(lambda s: any(e.entity_id == sentinel for e in s.events) or s.end, 10), again.snapshot()
+    time.sleep(0.2)
+    again.close()
+    got = [(e.kind, e.entity_id) for e in again.events]
+    assert got == want, (who, got, want)
+
+
 def test_live_streams_resolve_now_when_they_open(live_node):
     """timed: a row whose publishAt has passed arrives; one in the future does not (bob)."""
     n = live_node

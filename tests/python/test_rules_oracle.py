@@ -233,3 +233,51 @@ def test_worlds_that_differ_in_hidden_rows_answer_the_same(node, case):
     for body in shown:
         got = call(d, ADMIN_TOKEN, "GET", f"/{coll}/{qid(body['_id'])}")
         assert got.status == 200 and all(got.body.get(k) == v for k, v in body.items() if k != "_acl"), got
+
+
+# ---------------------------------------------------------------------------------------------
+# Delta pages: limit=1 pages the same whether or not others changed rows the rule hides.
+
+def delta_pages(d, token, coll, cursor):
+    out = []
+    for _ in range(100):
+        r = call(d, token, "GET", f"/{coll}/_deltaset?limit=1&since={qid(cursor)}")
+        assert r.status == 200, r
+        b = r.body
+        out.append(([{k: v for k, v in x.items() if k not in ("_createdAt", "_updatedAt")} for x in b["changed"]],
+                    b["deleted"], b["more"]))
+        cursor = b["cursor"]
+        if not b["more"]:
+            return out
+    raise AssertionError("paging never ended")
+
+
+def head(d, token, coll):
+    r = call(d, token, "GET", f"/{coll}/_deltaset?limit=1000")
+    while r.body["more"]:
+        r = call(d, token, "GET", f"/{coll}/_deltaset?limit=1000&since={qid(r.body['cursor'])}")
+    return r.body["cursor"]
+
+
+@pytest.mark.parametrize("who", ["bob", "anon"])
+def test_delta_pages_do_not_count_hidden_changes(node, who):
+    d = node
+    (a, ta), (b, tb) = d.people["alice"], d.people["bob"]
+    token = tb if who == "bob" else None
+    coll = "orPosts"
+    visible_row = call(d, ta, "POST", f"/{coll}", {"owner": a, "published": True, "v": 0}).body["_id"]
+    runs = []
+    for noisy in (False, True, False):
+        start = head(d, token, coll)
+        for step in range(2):
+            if noisy:
+                made = [call(d, ta, "POST", f"/{coll}", {"owner": a, "published": False, "v": k}).body["_id"] for k in range(3)]
+                assert call(d, ta, "PATCH", f"/{coll}/{qid(made[0])}", {"v": 9}).status == 200
+                assert call(d, ta, "DELETE", f"/{coll}/{qid(made[1])}").status == 200
+            assert call(d, ta, "PATCH", f"/{coll}/{qid(visible_row)}", {"v": step + 1}).status == 200
+            assert call(d, ta, "POST", f"/{coll}", {"owner": a, "published": True, "v": 10 + step}).status == 201
+        pages = delta_pages(d, token, coll, start)
+        runs.append([(c[:1] and [{k: v for k, v in c[0].items() if k != "_id"}], dl, m) for c, dl, m in pages])
+    assert runs[0] == runs[2], "the same actions page the same"
+    assert runs[1] == runs[0], (who, runs[1], runs[0])
+    assert len(runs[0]) >= 3, runs[0]
