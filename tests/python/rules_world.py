@@ -30,6 +30,15 @@ RULE_SETS = {
     "acled": RuleSet(level="shared", read={"_acl.read": {"$in": "@caller.principals"}}),
     # A caller condition: only signed-in callers, and only published rows.
     "members": RuleSet(level="public", read={"@caller.signedIn": True, "published": True}),
+    # Nested paths, $and, $in, $lt, arrays that contain: team rows.
+    "teams": RuleSet(
+        level="shared",
+        read={"$and": [{"meta.visibility": {"$in": ["team", "all"]}},
+                       {"$or": [{"meta.visibility": "all"}, {"meta.members": "@caller.id"}]}]},
+        create={"meta.owner": "@caller.id"},
+        update={"meta.owner": "@caller.id", "meta.level": {"$lt": 9}},
+        delete={"meta.owner": "@caller.id", "meta.level": {"$lt": 3}},
+    ),
     # Reference holders: one every caller reads, one only the holder's owner reads.
     "holders": RuleSet(level="public"),
     "hiddenHolders": RuleSet(level="shared", read={"owner": "@caller.id"}),
@@ -110,6 +119,15 @@ TEMPLATES = {
         "for_none": ("alice", {"n": 2}),
         "for_both": ("alice", {"_acl": {"read": ["A", "B"]}, "n": 3}),
         "b_writes": ("alice", {"_acl": {"write": ["B"]}, "n": 4}),
+    },
+    "teams": {
+        "all_open": ("admin", {"meta": {"visibility": "all", "owner": "A", "level": 1}, "n": 1}),
+        "team_ab": ("admin", {"meta": {"visibility": "team", "members": ["A", "B"], "owner": "A", "level": 2}, "n": 2}),
+        "team_a": ("admin", {"meta": {"visibility": "team", "members": ["A"], "owner": "A", "level": 5}, "n": 3}),
+        "team_b": ("admin", {"meta": {"visibility": "team", "members": ["B"], "owner": "B", "level": 2}, "n": 4}),
+        "b_high": ("admin", {"meta": {"visibility": "team", "members": ["B"], "owner": "B", "level": 9}, "n": 5}),
+        "none": ("admin", {"meta": {"visibility": "none", "members": ["A", "B"], "owner": "A"}, "n": 6}),
+        "no_meta": ("admin", {"n": 7}),
     },
     "members": {
         "pub": ("alice", {"published": True, "n": 1}),

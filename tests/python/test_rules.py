@@ -99,15 +99,19 @@ def post_ops(w, caller):
 
 
 def plain_ops(w, caller):
+    other = w.users["bob"][0] if caller.name != "bob" else w.users["alice"][0]
     return [
+        ("patch meta owner", "PATCH", {"meta": {"owner": other}}, None),
+        ("patch meta level", "PATCH", {"meta": {"level": 10}}, None),
         ("patch n", "PATCH", {"n": 70}, None),
-        ("put", "PUT", lambda d: {"name": d["name"], "seed": d["seed"], "n": 71, **({"owner": d["owner"]} if "owner" in d else {})}, None),
+        ("put same fields", "PUT", lambda d: {**{k: v for k, v in d.items() if not k.startswith("_")}, "n": 71}, None),
+        ("put bare", "PUT", lambda d: {"name": d["name"], "seed": d["seed"], "n": 74}, None),
         ("delete", "DELETE", None, None),
         ("patch If-Match stale", "PATCH", {"n": 72}, '"stale-etag"'),
     ]
 
 
-@pytest.mark.parametrize("coll", ["posts", "timed", "literal", "acled", "members"])
+@pytest.mark.parametrize("coll", ["posts", "timed", "literal", "acled", "members", "teams"])
 @pytest.mark.parametrize("who", CALLERS)
 def test_writes_to_stored_rows_follow_the_rules(world, who, coll):
     w = world
@@ -183,10 +187,12 @@ def create_bodies(w, caller):
         ("mine, verified null", {**own, "verified": None}),
         ("no owner", {"published": True}),
         ("owner in a list", {"owner": [me or "x", other]}),
+        ("meta owner mine", {"meta": {"owner": me, "visibility": "all", "level": 1}}),
+        ("meta owner another's", {"meta": {"owner": other, "visibility": "all"}}),
     ]
 
 
-@pytest.mark.parametrize("coll", ["posts", "timed", "literal", "acled", "members"])
+@pytest.mark.parametrize("coll", ["posts", "timed", "literal", "acled", "members", "teams"])
 @pytest.mark.parametrize("who", CALLERS)
 def test_creates_follow_the_create_rule(world, who, coll):
     w = world
@@ -207,7 +213,7 @@ def test_creates_follow_the_create_rule(world, who, coll):
     assert not wrong, "\n".join(map(str, wrong))
 
 
-@pytest.mark.parametrize("coll", ["posts", "timed", "acled", "members"])
+@pytest.mark.parametrize("coll", ["posts", "timed", "acled", "members", "teams"])
 @pytest.mark.parametrize("who", ["alice", "bob", "admin"])
 def test_a_put_that_creates_follows_the_create_rule(world, who, coll):
     """PUT of a free id in the caller's own namespace creates, judged by the create rule."""

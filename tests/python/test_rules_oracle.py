@@ -129,6 +129,9 @@ def probes(coll, rng, pool, hidden_ids, missing_ids, token):
         flt = random_filter(rng, pool, FIELDS) if rng.random() < 0.5 else {}
         sort = {rng.choice(SORTS): rng.choice([1, -1])}
         out.append((f"after= {flt} {sort}", ("PAGES", f"/{coll}?limit=2&count=true&query={q(flt)}&sort={q(sort)}", None, None)))
+    for _ in range(6):
+        flt = random_filter(rng, pool, FIELDS)
+        out.append((f"_deltaset {flt}", ("DELTA", f"/{coll}/_deltaset?limit={rng.choice([1, 2, 1000])}&query={q(flt)}", None, None)))
     out.append(("explain", ("GET", f"/{coll}?explain=true&query={q({'secret': {'$regex': '^hunt'}})}", None, None)))
     out.append(("resolve list", ("GET", f"/{coll}?resolve=ref&sort={q({'_id': 1})}", None, None)))
     for i in hidden_ids + missing_ids:
@@ -158,6 +161,11 @@ def run(d, token, plan):
             nxt = first.header("X-Roost-Next")
             second = call(d, token, "GET", path + f"&after={qid(nxt)}") if nxt else None
             answers.append((label, (observed(first), bool(nxt), observed(second) if second else None)))
+        elif method == "DELTA":
+            # A first sync: its rows (the cursor names the feed's head, which hidden writes move).
+            r = call(d, token, "GET", path)
+            seen = json.dumps({k: v for k, v in r.body.items() if k != "cursor"}).encode() if r.status == 200 else r.raw
+            answers.append((label, (r.status, seen, None)))
         else:
             answers.append((label, observed(call(d, token, method, path, body, headers))))
     return answers
