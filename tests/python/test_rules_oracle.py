@@ -149,6 +149,9 @@ def probes(coll, rng, pool, hidden_ids, missing_ids, token):
             (f"POST _id {i}", ("POST", f"/{coll}", {"_id": i, "x": 1}, None)),
             (f"batch {i}", ("POST", "/_batch", {"operations": [
                 {"method": "PATCH", "path": p, "body": {"x": 2}}, {"method": "DELETE", "path": p}]}, None)),
+            (f"batch {i} If-Match", ("POST", "/_batch", {"operations": [
+                {"method": "PUT", "path": p, "body": {"x": 2}, "headers": {"If-Match": '"abc"'}},
+                {"method": "PUT", "path": p, "body": {"x": 3}, "headers": {"If-None-Match": "*"}}]}, None)),
         ]
     return out
 
