@@ -29,7 +29,12 @@ RULE_SETS = {
     # _acl lists through @caller.principals (the creator alone does not read).
     "acled": RuleSet(level="shared", read={"_acl.read": {"$in": "@caller.principals"}}),
     # A caller condition: only signed-in callers, and only published rows.
-    "members": RuleSet(level="public", read={"@caller.signedIn": True, "published": True}),
+    "members": RuleSet(level="public", read={"@caller.signedIn": True, "published": True},
+                       create={"@caller.signedIn": True}),
+    # An owner may hand a row over: the update rule tests the stored document only (@previous as a key).
+    "transfer": RuleSet(level="shared", read={"$or": [{"published": True}, {"owner": "@caller.id"}]},
+                        create={"owner": "@caller.id"}, update={"@previous.owner": "@caller.id"},
+                        delete={"owner": "@caller.id"}),
     # Nested paths, $and, $in, $lt, arrays that contain: team rows.
     "teams": RuleSet(
         level="shared",
@@ -119,6 +124,12 @@ TEMPLATES = {
         "for_none": ("alice", {"n": 2}),
         "for_both": ("alice", {"_acl": {"read": ["A", "B"]}, "n": 3}),
         "b_writes": ("alice", {"_acl": {"write": ["B"]}, "n": 4}),
+    },
+    "transfer": {
+        "a_pub": ("admin", {"owner": "A", "published": True, "n": 1}),
+        "a_draft": ("admin", {"owner": "A", "published": False, "n": 2}),
+        "b_pub": ("admin", {"owner": "B", "published": True, "n": 3}),
+        "nobody": ("admin", {"published": True, "n": 4}),
     },
     "teams": {
         "all_open": ("admin", {"meta": {"visibility": "all", "owner": "A", "level": 1}, "n": 1}),

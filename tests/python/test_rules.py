@@ -111,12 +111,12 @@ def plain_ops(w, caller):
     ]
 
 
-@pytest.mark.parametrize("coll", ["posts", "timed", "literal", "acled", "members", "teams"])
+@pytest.mark.parametrize("coll", ["posts", "timed", "literal", "acled", "members", "teams", "transfer"])
 @pytest.mark.parametrize("who", CALLERS)
 def test_writes_to_stored_rows_follow_the_rules(world, who, coll):
     w = world
     caller, rules = w.callers[who], RULE_SETS[coll]
-    ops = post_ops(w, caller) if coll == "posts" else plain_ops(w, caller)
+    ops = post_ops(w, caller) if coll in ("posts", "transfer") else plain_ops(w, caller)
     wrong = []
     for template in TEMPLATES[coll]:
         for label, method, body, if_match in ops:
@@ -192,7 +192,7 @@ def create_bodies(w, caller):
     ]
 
 
-@pytest.mark.parametrize("coll", ["posts", "timed", "literal", "acled", "members", "teams"])
+@pytest.mark.parametrize("coll", ["posts", "timed", "literal", "acled", "members", "teams", "transfer"])
 @pytest.mark.parametrize("who", CALLERS)
 def test_creates_follow_the_create_rule(world, who, coll):
     w = world
@@ -213,7 +213,7 @@ def test_creates_follow_the_create_rule(world, who, coll):
     assert not wrong, "\n".join(map(str, wrong))
 
 
-@pytest.mark.parametrize("coll", ["posts", "timed", "acled", "members", "teams"])
+@pytest.mark.parametrize("coll", ["posts", "timed", "acled", "members", "teams", "transfer"])
 @pytest.mark.parametrize("who", ["alice", "bob", "admin"])
 def test_a_put_that_creates_follows_the_create_rule(world, who, coll):
     """PUT of a free id in the caller's own namespace creates, judged by the create rule."""
