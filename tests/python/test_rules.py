@@ -20,9 +20,9 @@ import pytest
 from drills.live import events_path, live_path
 from live_support import Node
 from roost_harness import ADMIN_TOKEN, binary, clean_env, json_query as q
-from rules_reference import RuleSet, matches, may_create, merge_patch, refused, replaced, visible, write_status
-from rules_world import (ANONYMOUS_REFUSED, CALLERS, RULE_SETS, TEMPLATES, config_yaml, list_names, now_text, qid,
-                         uniq, world)  # noqa: F401 (world: the fixture)
+from rules_reference import Caller, RuleSet, matches, may_create, merge_patch, refused, replaced, visible, write_status
+from rules_world import (ANONYMOUS_REFUSED, CALLERS, FUTURE, PAST, RULE_SETS, TEMPLATES, config_yaml, list_names,
+                         now_text, qid, uniq, world)  # noqa: F401 (world: the fixture)
 
 
 def expected_names(w, who, coll, pred=lambda d: True):
@@ -74,6 +74,22 @@ def test_lists_counts_and_gets_follow_the_read_rule(world, who, coll):
             assert (g.status, g.body) == (200, doc), (who, coll, name, g)
         else:
             assert g.status == 404 and g.body["error"] == "NotFound", (who, coll, name, g)
+
+
+def test_now_is_the_time_of_each_request(world):
+    """A row scheduled two seconds ahead is hidden now and shown once its time has passed."""
+    import datetime
+    w = world
+    at = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=2)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    marker = uniq("now-")
+    i = w.call("alice", "POST", "/timed", {"owner": w.users["alice"][0], "publishAt": at, "seed": marker}).body["_id"]
+    for who in ("bob", "anon"):
+        assert w.call(who, "GET", f"/timed/{qid(i)}").status == 404
+        assert w.call(who, "GET", f"/timed/_count?query={q({'seed': marker})}").body == {"count": 0}
+    time.sleep(2.5)
+    for who in ("bob", "anon"):
+        assert w.call(who, "GET", f"/timed/{qid(i)}").status == 200
+        assert w.call(who, "GET", f"/timed/_count?query={q({'seed': marker})}").body == {"count": 1}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -452,6 +468,82 @@ def test_a_resumed_stream_replays_only_what_the_rule_shows(live_node, who):
     again.close()
     got = [(e.kind, e.entity_id) for e in again.events]
     assert got == want, (who, got, want)
+
+
+# Random rows of odd shapes: the SQL (a list) and the in-memory matcher (a live stream)
+# must agree with each other and with the reference, row by row.
+
+ODD = [True, False, "true", 1, 0, None, [True], [False, True], [], {"x": 1}, "A", ["A"], ["A", "B"], "B", "A-ish",
+       PAST, FUTURE, [PAST], [FUTURE, PAST], 5, "team", "all", ["team"], "none", "2001", "3", "", PAST[:10],
+       "2026-11-28T00:00:00Z", {"date": PAST}, 1.5, -0.0]
+ODD_FIELDS = {
+    "posts": ["published", "owner"],
+    "timed": ["publishAt", "owner"],
+    "teams": ["meta.visibility", "meta.members", "meta.owner"],
+    "literal": ["tag", "owner"],
+    "transfer": ["published", "owner"],
+}
+
+
+FAVOURITES = {"visibility": ["team", "all", ["team"], "none"], "members": ["A", ["A", "B"], ["B"], "B"],
+              "published": [True], "owner": ["A", "B"], "publishAt": [PAST, FUTURE], "tag": ["@home"]}
+
+
+def odd_row(rng, fields, marker):
+    doc = {"seed": marker}
+    for f in fields:
+        if rng.random() < 0.2:
+            continue  # missing
+        likely = FAVOURITES.get(f.split(".")[-1], [])
+        value = rng.choice(likely if likely and rng.random() < 0.5 else ODD + (["@home", "@@home", "home"] if f == "tag" else []))
+        if "." in f:
+            head, tail = f.split(".")
+            doc.setdefault(head, {})[tail] = value
+        else:
+            doc[f] = value
+    return doc
+
+
+@pytest.mark.parametrize("coll", list(ODD_FIELDS))
+def test_lists_live_streams_and_the_reference_agree_on_odd_rows(live_node, coll):
+    import random
+    n = live_node
+    rng = random.Random("odd-" + coll)
+    (a, ta), (b, tb) = n.people["alice"], n.people["bob"]
+    callers = {"alice": Caller("alice", id=a), "bob": Caller("bob", id=b), "anon": Caller("anon")}
+    tokens = {"alice": ta, "bob": tb, "anon": None}
+    streams = {who: n.stream(live_path(coll), token=tokens[who]) for who in callers}
+    marker = uniq("odd-")
+    admin = n.api(ADMIN_TOKEN)
+    names = {"A": a, "B": b}
+    made = {}
+    for k in range(60):
+        doc = odd_row(rng, ODD_FIELDS[coll], marker)
+        fix = lambda v: names.get(v, v) if isinstance(v, str) else [fix(x) for x in v] if isinstance(v, list) else \
+            {kk: fix(vv) for kk, vv in v.items()} if isinstance(v, dict) else v  # noqa: E731
+        doc = {kk: fix(vv) for kk, vv in doc.items()}
+        r = admin.request("POST", f"/{coll}", doc)
+        assert r.status == 201, r
+        made[r.json()["_id"]] = r.json()
+    sentinel = admin.request("POST", f"/{coll}", {"seed": "sentinel", "published": True, "publishAt": PAST, "tag": "@home",
+                                                   "meta": {"visibility": "all"}}).json()["_id"]
+    wrong, counts = [], []
+    for who, caller in callers.items():
+        s = streams[who]
+        assert s.wait(lambda st: any(e.entity_id == sentinel for e in st.events) or st.end, 10), (who, s.snapshot())
+        s.close()
+        live = sorted(e.entity_id for e in s.events if e.entity_id in made)
+        r = n.api(tokens[who]).request("GET", f"/{coll}?limit=1000&query={q({'seed': marker})}")
+        listed = sorted(d["_id"] for d in r.json()) if r.status == 200 else r.status
+        want = sorted(i for i, d in made.items() if visible(RULE_SETS[coll], caller, d, now_text()))
+        counts.append(len(want))
+        if not (live == listed == want):
+            rows = lambda ids: [made[i] for i in ids]  # noqa: E731
+            wrong.append((who, "live-only", rows(set(live) - set(listed or [])), "list-only",
+                          rows(set(listed or []) - set(live)), "reference-only", rows(set(want) - set(listed or [])),
+                          "not in reference", rows(set(listed or []) - set(want))))
+    assert not wrong, "\n".join(map(str, wrong))
+    assert max(counts) > 0 and min(counts) < len(made), counts  # the rows are not all or nothing
 
 
 def test_live_streams_resolve_now_when_they_open(live_node):
