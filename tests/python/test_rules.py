@@ -814,6 +814,18 @@ def test_sighup_changes_a_read_rule_and_expires_cursors(tmp_path):
         got = [(e.kind, e.entity_id) for e in stream.events]
         assert got in ([("create", draft2)], [("reset", None)]) or (got and got[0][0] == "reset"), \
             f"a stream opened before the rule changed still follows the old rule: {got}"
+        # Changing another operation's rule (delete) keeps sync cursors: only the read rule is in them.
+        kept = fresh["cursor"]
+        strict["posts"] = RuleSet(level="shared", read={"published": False}, create=RULE_SETS["posts"].create,
+                                  update=RULE_SETS["posts"].update, delete={"owner": "@caller.id"})
+        n.config_path.write_text(config_yaml(strict))
+        n.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while n.log_text().count("collections.posts.rules: changed") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert n.log_text().count("collections.posts.rules: changed") == 2, n.log_tail()
+        r = bob.request("GET", f"/posts/_deltaset?since={qid(kept)}")
+        assert r.status == 200, r
         # A config with a bad rule is refused on SIGHUP: the daemon keeps the last good rules.
         n.config_path.write_text(config_yaml(strict).replace('"published": false', '"published": "@caller.name"'))
         n.signal(signal.SIGHUP)
