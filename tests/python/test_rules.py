@@ -438,6 +438,26 @@ def test_live_streams_follow_the_read_rule(live_node, who, path):
             assert e.entity["published"] is True, e
 
 
+def test_a_live_filter_is_never_evaluated_on_hidden_rows(live_node):
+    """A stream's own filter with a limit-hitting regex: a hidden row with a long string
+    neither ends the stream nor shows; the sentinel arrives."""
+    from hostile_world import CATASTROPHIC
+    n = live_node
+    (a, ta), (b, tb) = n.people["alice"], n.people["bob"]
+    alice = n.api(ta)
+    for pattern in CATASTROPHIC[:2]:
+        flt = {"$or": [{"sentinel": True}, {"secret": {"$regex": pattern}}]}
+        stream = n.stream(live_path("posts", query=flt), token=tb)
+        assert stream.status == 200, (pattern, stream.status, stream.body)
+        hidden = alice.request("POST", "/posts", {"owner": a, "published": False, "secret": "a" * 60})
+        assert hidden.status == 201
+        sentinel = alice.request("POST", "/posts", {"owner": a, "published": True, "secret": "b", "sentinel": True}).json()["_id"]
+        assert stream.wait(lambda s: any(e.entity_id == sentinel for e in s.events) or s.end, 10), stream.snapshot()
+        time.sleep(0.2)
+        stream.close()
+        assert [(e.kind, e.entity_id) for e in stream.events] == [("create", sentinel)], (pattern, stream.events)
+
+
 @pytest.mark.parametrize("who", ["bob", "anon"])
 def test_a_resumed_stream_replays_only_what_the_rule_shows(live_node, who):
     """Reconnecting with Last-Event-ID replays the missed events through the read rule."""
