@@ -700,6 +700,15 @@ def test_hooks_run_before_the_create_and_update_rules(script_node):
     assert refused_.status == 403 and refused_.json()["error"] == "AccessRuleDenied", refused_
     assert n.api(ADMIN_TOKEN).request("GET", f"/stamped/{qid(i)}").json()["owner"] == a
     assert alice.request("PATCH", f"/stamped/{qid(i)}", {"v": 3}).status == 200
+    # A refused write undoes the hooks' own writes (one transaction); an allowed one keeps them.
+    marker = uniq("audit-")
+    r = alice.request("PATCH", f"/stamped/{qid(i)}", {"handOver": b, "audit": marker})
+    assert r.status == 403, r
+    audits = lambda m: n.api(ADMIN_TOKEN).request("GET", f"/audits?query={q({'marker': m})}").json()  # noqa: E731
+    assert audits(marker) == [], "a refused write kept its hook's write"
+    kept = uniq("audit-")
+    assert alice.request("PATCH", f"/stamped/{qid(i)}", {"audit": kept}).status == 200
+    assert len(audits(kept)) == 1
     # Anonymous: no id to stamp, refused with 401.
     assert n.api().request("POST", "/stamped", {"v": 4}).status == 401
 

@@ -6,6 +6,7 @@ roost.before("stamped", "create", function(ctx)
 end)
 roost.before("stamped", "update", function(ctx)
   if ctx.entity.handOver then ctx.entity.owner = ctx.entity.handOver end
+  if ctx.entity.audit then roost.as_system(function() roost.create("audits", { marker = ctx.entity.audit }) end) end
 end)
 
 local function ids(rows)
