@@ -44,6 +44,9 @@ RULE_SETS = {
         update={"meta.owner": "@caller.id", "meta.level": {"$lt": 9}},
         delete={"meta.owner": "@caller.id", "meta.level": {"$lt": 3}},
     ),
+    # A create rule on the system fields a document is stored with.
+    "sysfields": RuleSet(level="shared", create={"_acl.creator": "@caller.id", "_id": {"$exists": True},
+                                                 "_createdAt": {"$exists": True}, "_updatedAt": {"$exists": True}}),
     # Reference holders: one every caller reads, one only the holder's owner reads.
     "holders": RuleSet(level="public"),
     "hiddenHolders": RuleSet(level="shared", read={"owner": "@caller.id"}),

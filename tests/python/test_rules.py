@@ -209,7 +209,7 @@ def create_bodies(w, caller):
     ]
 
 
-@pytest.mark.parametrize("coll", ["posts", "timed", "literal", "acled", "members", "teams", "transfer"])
+@pytest.mark.parametrize("coll", ["posts", "timed", "literal", "acled", "members", "teams", "transfer", "sysfields"])
 @pytest.mark.parametrize("who", CALLERS)
 def test_creates_follow_the_create_rule(world, who, coll):
     w = world
@@ -218,8 +218,9 @@ def test_creates_follow_the_create_rule(world, who, coll):
     for label, body in create_bodies(w, caller):
         marker = uniq("c-")
         body = {**body, "seed": marker}
-        stored_would_be = {**body, "_acl": {"creator": caller.id}}
-        ok = may_create(rules, caller, stored_would_be, now_text())
+        stamp = now_text()
+        stored_would_be = {**body, "_id": marker, "_createdAt": stamp, "_updatedAt": stamp, "_acl": {"creator": caller.id}}
+        ok = may_create(rules, caller, stored_would_be, stamp)
         want = 201 if ok else refused(caller)
         r = w.call(who, "POST", f"/{coll}", body)
         made = w.call("admin", "GET", f"/{coll}?query={q({'seed': marker})}").body
