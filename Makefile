@@ -56,7 +56,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-scale drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-rules bench-scale drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -114,7 +114,7 @@ ENGINE_SUITE = $(addprefix tests/python/,test_accounts.py test_access_matrix.py 
 	test_hostile_engine.py test_postgres_outage.py test_held_creates.py test_feed_cost.py test_resolve_bounds.py \
 	test_accounts_password_throttle.py test_accounts_signup_flood.py test_accounts_email.py test_accounts_idtoken.py test_accounts_anonymous.py test_accounts_2fa.py \
 	test_private_counting.py test_query_plans.py test_list_index_plans.py test_newcomer_fixes.py test_first_run.py test_scripts.py test_script_jobs.py test_script_refusals.py \
-	test_push.py test_push_sync.py test_roles.py)
+	test_push.py test_push_sync.py test_rules.py test_rules_oracle.py test_rules_push.py test_roles.py)
 
 test-python-postgresql: build $(VENV)/.ready
 	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q $(PYTEST_SPLIT) $(ENGINE_SUITE)
@@ -173,6 +173,11 @@ clean:
 
 bench:
 	bench/run.sh
+
+# Access rules (#35): a list under a read rule vs shared, live fan-out with a per-subscriber rule vs none.
+bench-rules: release
+	.venv/bin/python bench/rules.py
+	.venv/bin/python bench/rules_live.py
 
 # Query shapes at growing sizes on both engines, PocketBase in the same run (#22, #42; BENCHMARKS.md).
 bench-scale: release

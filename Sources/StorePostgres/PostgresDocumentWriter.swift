@@ -160,7 +160,7 @@ public final class PostgresDocumentWriter {
             return nil
         }
         guard row.4 else { throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).") }
-        guard row.5 else { throw StoreError.forbidden("You may read this document but not change it.") }
+        guard row.5 else { throw scope.principal == .anonymous ? StoreError.unauthorized("Sign in to change documents in this collection.") : StoreError.forbidden("You may read this document but not change it.") }
         guard case .object(let document) = try JSONParser.parse(row.3) else { throw StoreError.invalid("stored document is not an object") }
         return StoredRow(rowID: row.0, createdAt: row.1, updatedAt: row.2, document: document, text: row.3)
     }

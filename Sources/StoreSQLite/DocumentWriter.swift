@@ -129,7 +129,7 @@ public final class DocumentWriter {
             return nil
         }
         guard row.3 else { throw StoreError.notFound("No document with _id \"\(id)\" in \(layout.name).") }
-        guard row.4 else { throw StoreError.forbidden("You may read this document but not change it.") }
+        guard row.4 else { throw scope.principal == .anonymous ? StoreError.unauthorized("Sign in to change documents in this collection.") : StoreError.forbidden("You may read this document but not change it.") }
         guard case .object(let document) = try JSONParser.parse(row.2) else { throw StoreError.invalid("stored document is not an object") }
         return StoredRow(rowID: row.0, createdAt: row.1, updatedAt: row.5, document: document, text: row.2)
     }
