@@ -25,7 +25,7 @@ import Testing
         (ReferencedError(collection: "c", id: "a", count: 2), 409,
          #"{"error":"Referenced","description":"\"a\" in c is referenced by 2 entities whose reference restricts deletes; remove those references first.","count":2}"#),
         (ReferencedError(code: .cascadeTooLarge, collection: "c", id: "a", count: 5, limit: 3), 409,
-         #"{"error":"CascadeTooLarge","description":"Deleting \"a\" from c would delete or change 5 entities through references, more than references_max_cascade (3); nothing was changed.","limit":3,"count":5}"#),
+         #"{"error":"CascadeTooLarge","description":"Deleting \"a\" from c would delete or change 5 entities through references than references_max_cascade (3) allows; nothing was changed.","limit":3,"count":5}"#),
         (BatchHandler.Failure(index: 2, inner: HTTPError.conflict("taken")), 409,
          #"{"error":"Conflict","description":"Operation 2 failed, so nothing in the batch was applied: taken","operation":2}"#),
     ] as [(any Error & Sendable, Int, String)])

@@ -95,7 +95,7 @@ final class PushSyncFanout: @unchecked Sendable {
         finished.wait()
     }
 
-    private func run(_ reader: any FeedReading & PushReading) {
+    private func run(_ reader: any FeedReading & PushReading & RolesReading) {
         while true {
             condition.lock()
             if stopped { condition.unlock(); return }
@@ -117,12 +117,15 @@ final class PushSyncFanout: @unchecked Sendable {
 
     /// Reads new changes, marks the devices that may see them, and enqueues
     /// the pushes that are due. - Returns: true when a full batch was read.
-    private func round(_ reader: any FeedReading & PushReading) throws -> Bool {
+    private func round(_ reader: any FeedReading & PushReading & RolesReading) throws -> Bool {
         let (changes, _) = try reader.changes(after: position, limit: 500)
         let relevant = changes.filter { collections.contains($0.collection) }
         if !relevant.isEmpty {
             if Date().timeIntervalSince(devicesRead) > 1 {
                 devices = Dictionary(grouping: try reader.syncDevices(limit: 100_000).filter { sender.platforms.contains($0.platform) }, by: \.userID)
+                // Roles decide who reads a row only where rows are private or ruled: read them only then.
+                let rolesMatter = collections.contains { access.rules(of: $0) != nil || access.level(of: $0) == .private }
+                roles = rolesMatter ? try Dictionary(uniqueKeysWithValues: devices.keys.map { ($0, try reader.roles(userID: $0)) }) : [:]
                 devicesRead = Date()
             }
             for change in relevant {
