@@ -7,7 +7,8 @@ extension AccessScope {
     /// by default), or nil for every row. A read rule's filter is rendered
     /// by `FilterCompiler.ruleSQL`, from the same tree the in-memory
     /// matcher evaluates.
-    static func sqlite(_ rule: RowRule, document: String = "d.doc", _ bind: (SQLValue) -> String) -> String? {
+    static func sqlite(_ rule: RowRule, document: String = "d.doc", layout: CollectionLayout? = nil,
+                       _ bind: (SQLValue) -> String) -> String? {
         switch rule {
         case .all: return nil
         case .none: return "0"
@@ -15,13 +16,17 @@ extension AccessScope {
         case .matching(let rule):
             // A rule that cannot be rendered (checked at start-up, so never expected) shows nothing.
             return withoutActuallyEscaping(bind) { bind in
-                (try? FilterCompiler.ruleSQL(rule.filter, dialect: SQLiteDialect(), document: document, bind: bind)) ?? "0"
+                (try? FilterCompiler.ruleSQL(rule.filter, dialect: SQLiteDialect(), document: document, layout: layout, bind: bind)) ?? "0"
             }
         }
     }
 
     /// SQL that limits reads to visible rows, or nil when every row is visible.
-    func readPredicate(_ bind: (SQLValue) -> String) -> String? { Self.sqlite(readRule, bind) }
+    /// With the rows' `layout`, a read rule tests indexed fields through the
+    /// index (`FilterCompiler.rowProbes`) instead of reading each document.
+    func readPredicate(_ bind: (SQLValue) -> String, layout: CollectionLayout? = nil) -> String? {
+        Self.sqlite(readRule, layout: layout, bind)
+    }
 
     /// `readPredicate` over a stored state of an entity, the JSON text
     /// `document` (a feed row's `prev_doc`): whether the caller could read it

@@ -38,7 +38,7 @@ extension DocumentReader {
                 return DeltaPage(changed: [], deleted: [], cursor: FeedCursor(epoch: epoch, level: tag, seq: since?.seq ?? head, afterRowID: nil), more: false)
             }
             let own = table.layout.flatMap { scope.visibleRows($0, compiler.bind) }.map { "\($0) AND " } ?? ""
-            let matching = own + Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL)
+            let matching = own + Self.visibleFirst(scope.readPredicate(compiler.bind, layout: table.layout), compiled.whereSQL)
             let document = redaction?.selectSQL(compiler.bind) ?? "d.doc"
             if since == nil || since?.afterRowID != nil {
                 // The first full listing, in row order, pinned to the feed position it started at.

@@ -47,7 +47,7 @@ extension DocumentReader {
         let cursor = try query.after.map { token throws(QueryError) in try KeysetCursor(token: token, order: order, count: flat.count, seal: seal) }
         let marks = cursor?.values.map { bind($0) }
 
-        let visible = scope.readPredicate(bind)
+        let visible = scope.readPredicate(bind, layout: layout)
         let document = redaction?.selectSQL(bind) ?? "d.doc"
         var select = document
         if let fields = query.fields {

@@ -40,7 +40,7 @@ public final class DocumentReader {
         guard let layout = try catalog.layout(collection) else { return nil }
         var params: [SQLValue] = [.text(id)]
         let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
-        let visible = scope.readPredicate(bind).map { " AND \($0)" } ?? ""
+        let visible = scope.readPredicate(bind, layout: layout).map { " AND \($0)" } ?? ""
         let select = redaction?.selectSQL(bind) ?? "d.doc"
         return try db.prepare("SELECT \(select) FROM \(layout.table) AS d WHERE d.id = ?1\(visible)").firstRow(params) { $0.text(0) }
     }
@@ -146,7 +146,7 @@ public final class DocumentReader {
             sql = "SELECT count(\(unique ? "*" : "DISTINCT rid")) FROM (" + parts.joined(separator: " INTERSECT ") + ")"
         } else {
             let own = scope.visibleRows(layout, compiler.bind).map { "\($0) AND " } ?? ""
-            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(own)\(Self.visibleFirst(scope.readPredicate(compiler.bind), compiled.whereSQL))"
+            sql = "SELECT count(*) FROM \(layout.table) AS d WHERE \(own)\(Self.visibleFirst(scope.readPredicate(compiler.bind, layout: layout), compiled.whereSQL))"
         }
         return Int(try db.withTimeLimit(timeLimit) { try db.prepare(sql).firstRow(compiler.params) { $0.int(0) } } ?? 0)
     }

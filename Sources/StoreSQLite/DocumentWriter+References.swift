@@ -40,7 +40,7 @@ extension DocumentWriter {
         guard (try? scope.checkCollectionRead()) != nil, let layout = try catalog.layout(collection) else { return false }
         var params: [SQLValue] = [.text(id)]
         let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
-        let visible = scope.readPredicate(bind) ?? "1"
+        let visible = scope.readPredicate(bind, layout: layout) ?? "1"
         return try db.prepare("SELECT \(visible) FROM \(layout.table) AS d WHERE d.id = ?1").firstRow(params) { $0.int(0) != 0 } ?? false
     }
 

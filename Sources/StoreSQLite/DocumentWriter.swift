@@ -122,7 +122,7 @@ public final class DocumentWriter {
         try scope.checkCollectionRead()
         var params: [SQLValue] = [.text(id)]
         let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
-        let visible = scope.readPredicate(bind) ?? "1"
+        let visible = scope.readPredicate(bind, layout: layout) ?? "1"
         let canWrite = scope.writePredicate(bind) ?? "1"
         let sql = "SELECT rid, created_at, doc, \(visible), \(canWrite), updated_at FROM \(layout.table) AS d WHERE d.id = ?1"
         guard let row = try db.prepare(sql).firstRow(params, { ($0.int(0), $0.text(1), $0.text(2), $0.int(3) != 0, $0.int(4) != 0, $0.text(5)) }) else {

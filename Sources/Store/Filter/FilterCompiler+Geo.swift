@@ -29,8 +29,8 @@ extension FilterCompiler {
     /// index (`geoCandidates`) is asked for the cap, when the shape is one, else the box.
     func geoPrefilter(_ path: FieldPath, minX: Double, maxX: Double, minY: Double, maxY: Double,
                       cap: ((Double, Double), Double)? = nil, driver: ((GeoDriver) -> Void)? = nil) -> String? {
-        guard useIndexes, let table = layout?.geoTables[path.description] else {
-            guard useIndexes, let geoCandidates else { return nil }
+        guard useIndexes, !rowProbes, let table = layout?.geoTables[path.description] else {
+            guard useIndexes, !rowProbes, let geoCandidates else { return nil }
             let region = cap.map { GeoRegion.cap(centre: $0.0, radians: $0.1) } ?? .box(minX: minX, maxX: maxX, minY: minY, maxY: maxY)
             return geoCandidates(path, region, bind)
         }
@@ -117,7 +117,7 @@ extension FilterCompiler {
         }
         nearestFirst = distance
         nearPoint = NearPoint(path: path.description, lng: centre.0, lat: centre.1)
-        if useIndexes, let table = layout?.geoTables[path.description] {
+        if useIndexes, !rowProbes, let table = layout?.geoTables[path.description] {
             nearest = NearestSearch(table: table, centre: centre, maxMetres: near.maxMetres)
         }
         var clauses = ["\(distance) IS NOT NULL"]

@@ -34,6 +34,11 @@ extension FilterCompiler {
             byClass[cls, default: []].append(sql)
         }
         let pathParam = bind(.text(path.description))
+        if rowProbes {
+            guard byClass.count == 1, let (cls, sqlValues) = byClass.first.map({ ($0.key, $0.value) }) else { return nil }
+            let value = sqlValues.count == 1 ? "= \(bind(sqlValues[0]))" : "IN (" + sqlValues.map { bind($0) }.joined(separator: ",") + ")"
+            return "EXISTS (SELECT 1 FROM \(table) WHERE path = \(pathParam) AND k = \(cls.rawValue) AND v \(value) AND rid = \(Self.rowIDColumn))"
+        }
         if values.count == 1, let (cls, sql) = byClass.first.map({ ($0.key, $0.value[0]) }) {
             // (path, k, v) fixed: the primary key yields each rid once, in rid order.
             let subquery = "SELECT rid FROM \(table) WHERE path = \(pathParam) AND k = \(cls.rawValue) AND v = \(bind(sql))"
@@ -48,7 +53,7 @@ extension FilterCompiler {
 
     /// A range condition through the multikey index, for numbers and strings.
     func indexedComparison(_ path: FieldPath, _ comparison: Filter.Comparison, _ value: JSONValue) -> String? {
-        guard let table = indexTable(for: path), let (cls, sql) = IndexValueClass.classify(value), cls != .bool else { return nil }
+        guard !rowProbes, let table = indexTable(for: path), let (cls, sql) = IndexValueClass.classify(value), cls != .bool else { return nil }
         return indexClause("SELECT rid FROM \(table) WHERE path = \(bind(.text(path.description))) AND k = \(cls.rawValue) AND v \(comparison.sqlOperator) \(bind(sql))")
     }
 
@@ -57,7 +62,7 @@ extension FilterCompiler {
     /// bound match a different element, so the bounds must stay apart.)
     /// - Returns: the clause and the positions of the operators it covers.
     func indexedRange(_ path: FieldPath, _ ops: [Filter.Operator]) -> (String, Set<Int>)? {
-        guard let table = indexTable(for: path) else { return nil }
+        guard !rowProbes, let table = indexTable(for: path) else { return nil }
         func bound(lower: Bool) -> (position: Int, comparison: Filter.Comparison, value: JSONValue)? {
             for (position, op) in ops.enumerated() {
                 if case .compare(let comparison, let value) = op, comparison.isLower == lower { return (position, comparison, value) }

@@ -68,6 +68,11 @@ public final class FilterCompiler {
     var nearestFirst: String?
     /// Off while compiling inside `$elemMatch`, where the row's indexes do not apply.
     package var useIndexes = true
+    /// For access rules: an equality on an indexed field is tested for the
+    /// row at hand with one lookup of the index's primary key (path, class,
+    /// value, rid) instead of reading the document, and no index drives the
+    /// statement (a rule guards each row; it never chooses which rows are read).
+    package var rowProbes = false
     /// Clauses made only of index look-ups, and their `SELECT rid` subqueries.
     var indexParts: [String: [String]] = [:]
     /// Index subqueries that yield each row at most once, in row order.
