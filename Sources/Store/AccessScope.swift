@@ -151,7 +151,7 @@ public struct AccessScope: Sendable {
         if principal == .admin { return .all }
         if let read = rules?.read {
             let caller = RuleCaller(id: principal.userID, roles: roles)
-            guard let filter = read.resolve(for: caller), let rule = try? RuleFilter(filter) else { return .none }
+            guard let rule = read.ruleFilter(for: caller) else { return .none }
             return rule.rowRule
         }
         switch (principal, level) {

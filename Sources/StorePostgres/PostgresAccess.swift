@@ -24,9 +24,11 @@ enum PostgresAccess {
         case .matching(let rule):
             // Rendered from the tree the in-memory matcher evaluates; one that
             // cannot be (refused at start-up, so never expected) shows nothing.
-            return withoutActuallyEscaping(bind) { bind in
-                (try? FilterCompiler.ruleSQL(rule.filter, dialect: PostgresDialect(), document: body, bind: bind)) ?? "FALSE"
-            }
+            return (try? rule.sql(key: "postgresql\u{0}" + body, bind: bind) { record in
+                try withoutActuallyEscaping(record) { record in
+                    try FilterCompiler.ruleSQL(rule.filter, dialect: PostgresDialect(), document: body, bind: record)
+                }
+            }) ?? "FALSE"
         }
     }
 

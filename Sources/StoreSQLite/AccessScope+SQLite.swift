@@ -15,9 +15,12 @@ extension AccessScope {
         case .listed(let id, let principals, let fields): return listed(id, principals, in: fields, document: document, bind)
         case .matching(let rule):
             // A rule that cannot be rendered (checked at start-up, so never expected) shows nothing.
-            return withoutActuallyEscaping(bind) { bind in
-                (try? FilterCompiler.ruleSQL(rule.filter, dialect: SQLiteDialect(), document: document, layout: layout, bind: bind)) ?? "0"
-            }
+            let key = "sqlite\u{0}\(document)\u{0}" + (layout.map { $0.indexTable + ":" + $0.indexedPaths.sorted().joined(separator: ",") } ?? "")
+            return (try? rule.sql(key: key, bind: bind) { record in
+                try withoutActuallyEscaping(record) { record in
+                    try FilterCompiler.ruleSQL(rule.filter, dialect: SQLiteDialect(), document: document, layout: layout, bind: record)
+                }
+            }) ?? "0"
         }
     }
 

@@ -1,4 +1,5 @@
 import JSON
+import Synchronization
 
 /// An access rule as an operator writes it: a filter in Roost's query
 /// language whose values may be variables, resolved for each caller into a
@@ -33,6 +34,10 @@ public struct AccessRule: Sendable {
     /// Whether it depends on the caller or the time at all; a rule that does
     /// not is resolved once.
     let constant: Filter?
+    /// Whether it reads `@now` (then it is resolved for every request).
+    let usesNow: Bool
+    /// Read rules resolved per caller (`ruleFilter(for:)`).
+    private let resolved = ResolvedRules()
 
     /// Reads `source`, refusing it with `where` (the rule's place in the
     /// config, such as `collections.posts.rules.read`) in the message.
@@ -42,6 +47,7 @@ public struct AccessRule: Sendable {
         var variables = false
         try Self.checkVariables(source, at: place, allowPrevious: allowPrevious, usesPrevious: &previous, usesVariables: &variables)
         usesPrevious = previous
+        usesNow = source.jsonText.contains("\"@now\"")
         // Resolve for both kinds of caller so every refusal is met now, not at a request.
         for sample in [RuleCaller.anonymous, RuleCaller(id: "u", roles: ["r"], admin: false)] {
             do { _ = try Filter(Self.substitute(source, caller: sample, previous: nil, now: Timestamp.now())) } catch {
@@ -57,6 +63,21 @@ public struct AccessRule: Sendable {
     public func resolve(for caller: RuleCaller, previous: JSONValue? = nil) -> Filter? {
         if let constant { return constant }
         return try? Filter(Self.substitute(source, caller: caller, previous: previous, now: Timestamp.now()))
+    }
+
+    /// The rule for `caller` as a `RuleFilter`, made once per caller (id and
+    /// roles) and kept, unless the rule reads `@now` or `@previous`. nil when
+    /// it cannot be made: the caller is refused.
+    public func ruleFilter(for caller: RuleCaller) -> RuleFilter? {
+        guard !usesNow && !usesPrevious else { return resolve(for: caller).flatMap { try? RuleFilter($0) } }
+        let key = (caller.id ?? "") + "\u{0}" + (caller.admin ? "a" : "") + "\u{0}" + caller.roles.joined(separator: "\u{0}")
+        if let known = resolved.cache.withLock({ $0[key] }) { return known }
+        guard let made = resolve(for: caller).flatMap({ try? RuleFilter($0) }) else { return nil }
+        resolved.cache.withLock { cache in
+            if cache.count >= ResolvedRules.limit { cache.removeAll() }
+            cache[key] = made
+        }
+        return made
     }
 
     static let callerVariables: Set<String> = ["@caller.id", "@caller.roles", "@caller.principals", "@caller.signedIn", "@caller.admin", "@now"]
@@ -153,6 +174,13 @@ public struct AccessRule: Sendable {
         guard let matcher = try? FilterMatcher(.object(JSONObject([(key, condition)]))) else { return false }
         return matcher.matches(document)
     }
+}
+
+/// A rule's resolutions by caller: a bounded memo, shared by the copies of
+/// one `AccessRule` (so by every request under the same config).
+final class ResolvedRules: Sendable {
+    static let limit = 10_000
+    let cache: Mutex<[String: RuleFilter]> = Mutex([:])
 }
 
 /// A rule Roost cannot read, with its place in the config.
