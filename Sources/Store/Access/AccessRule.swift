@@ -179,7 +179,7 @@ public struct AccessRule: Sendable {
 /// A rule's resolutions by caller: a bounded memo, shared by the copies of
 /// one `AccessRule` (so by every request under the same config).
 final class ResolvedRules: Sendable {
-    static let limit = 10_000
+    static let limit = 1024
     let cache: Mutex<[String: RuleFilter]> = Mutex([:])
 }
 

@@ -47,7 +47,7 @@ public final class RuleFilter: Sendable {
             // Text and marker numbers alternate: text, 0, text, 1, text…
             template = (text.split(separator: "\u{1}", omittingEmptySubsequences: false), values)
             rendered.withLock { cache in
-                if cache.count >= 16 { cache.removeAll() }
+                if cache.count >= 4 { cache.removeAll() }
                 cache[key] = template
             }
         }
