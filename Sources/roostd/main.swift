@@ -98,6 +98,11 @@ struct CheckConfig: ParsableCommand {
             let refs = collection.references.map { "\($0.field)->\($0.target)(\($0.onDelete.rawValue))" }
             print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description)) references=\(refs)"
                   + (collection.pushSync ? " push_sync" : ""))
+            if let rules = collection.rules {
+                for (operation, rule) in [("read", rules.read), ("create", rules.create), ("update", rules.update), ("delete", rules.delete)] {
+                    if let rule { print("collection \(name): rules.\(operation)=\(rule.source.jsonText)") }
+                }
+            }
         }
     }
 }

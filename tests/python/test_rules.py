@@ -789,6 +789,17 @@ def check_config(tmp_path, text):
                           timeout=30, env=clean_env())
 
 
+def test_check_config_prints_each_rule_as_read(tmp_path):
+    """A YAML mapping and a JSON string read alike; check-config shows each operation's rule as JSON."""
+    out = check_config(tmp_path, "collections:\n  posts:\n    rules:\n      read: {published: true}\n"
+                                 "      delete: '{\"@caller.roles\": \"moderator\"}'\n")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert 'collection posts: rules.read={"published":true}' in lines, out.stdout
+    assert 'collection posts: rules.delete={"@caller.roles":"moderator"}' in lines, out.stdout
+    assert not any(line.startswith("collection posts: rules.create") for line in lines), out.stdout
+
+
 @pytest.mark.parametrize("case", BAD_RULES)
 def test_check_config_refuses_a_bad_read_rule_with_its_place(tmp_path, case):
     out = check_config(tmp_path, f"collections:\n  posts:\n    rules:\n      read: '{BAD_RULES[case]}'\n")
