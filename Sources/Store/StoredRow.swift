@@ -23,3 +23,34 @@ public struct StoredRow: Sendable {
         self.text = text
     }
 }
+
+extension StoredRow {
+    /// The row a write read (`existingRow`), from what both engines' one
+    /// SELECT says of it: 404 when the caller may not read it, 401 or 403
+    /// when they may read but not change it, else the row itself.
+    public static func forWrite(id: String, in collection: String, visible: Bool, writable: Bool, scope: AccessScope,
+                                rowID: Int64, createdAt: String, updatedAt: String, text: String) throws -> StoredRow {
+        guard visible else { throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).") }
+        guard writable else {
+            throw scope.principal == .anonymous ? StoreError.unauthorized("Sign in to change documents in this collection.")
+                : StoreError.forbidden("You may read this document but not change it.")
+        }
+        guard case .object(let document) = try JSONParser.parse(text) else { throw StoreError.invalid("stored document is not an object") }
+        return StoredRow(rowID: rowID, createdAt: createdAt, updatedAt: updatedAt, document: document, text: text)
+    }
+
+    /// This row after the RFC 7396 merge `patch`, as both engines store it:
+    /// the client's fields (the `_id` may not change) and the `_acl` the
+    /// caller may set; `_id` and timestamps are the engine's `store` step.
+    public func patched(with patch: JSONObject, id: String, scope: AccessScope) throws -> JSONObject {
+        if let given = patch["_id"], given != .string(id) { throw StoreError.invalid("_id cannot be changed.") }
+        var fields = patch
+        fields["_acl"] = nil
+        guard case .object(let merged) = JSONValue.object(document).mergePatched(with: .object(fields)) else {
+            throw StoreError.invalid("The patch must be a JSON object.")
+        }
+        var patched = try NewDocument.clientFields(merged)
+        patched["_acl"] = .object(try scope.updatedACL(existing: acl, client: patch["_acl"]))
+        return patched
+    }
+}

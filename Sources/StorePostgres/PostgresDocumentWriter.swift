@@ -159,10 +159,8 @@ public final class PostgresDocumentWriter {
         guard let row = try db.first(sql, params.values, { ($0.int(0) ?? 0, $0.text(1) ?? "", $0.text(2) ?? "", $0.text(3) ?? "", $0.bool(4) ?? false, $0.bool(5) ?? false) }) else {
             return nil
         }
-        guard row.4 else { throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).") }
-        guard row.5 else { throw scope.principal == .anonymous ? StoreError.unauthorized("Sign in to change documents in this collection.") : StoreError.forbidden("You may read this document but not change it.") }
-        guard case .object(let document) = try JSONParser.parse(row.3) else { throw StoreError.invalid("stored document is not an object") }
-        return StoredRow(rowID: row.0, createdAt: row.1, updatedAt: row.2, document: document, text: row.3)
+        return try StoredRow.forWrite(id: id, in: collection, visible: row.4, writable: row.5, scope: scope,
+                                      rowID: row.0, createdAt: row.1, updatedAt: row.2, text: row.3)
     }
 
     /// `patch` for a row already read with `existingRow` (nil: 404); it
@@ -171,14 +169,7 @@ public final class PostgresDocumentWriter {
         guard let existing else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
-        if let given = patch["_id"], given != .string(id) { throw StoreError.invalid("_id cannot be changed.") }
-        var fields = patch
-        fields["_acl"] = nil
-        guard case .object(let merged) = JSONValue.object(existing.document).mergePatched(with: .object(fields)) else {
-            throw StoreError.invalid("The patch must be a JSON object.")
-        }
-        var document = try NewDocument.clientFields(merged)
-        document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
+        var document = try existing.patched(with: patch, id: id, scope: scope)
         try store(collection, existing, id: id, &document, scope: scope)
         return document.jsonText
     }

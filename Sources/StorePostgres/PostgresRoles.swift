@@ -34,6 +34,11 @@ extension PostgresDocumentReader {
     }
 
     public func roles(userID: String) throws -> [String] { try PostgresRoleSQL.roles(db, userID: userID) }
+
+    public func rolesByUser() throws -> [String: [String]] {
+        let pairs = try db.query("SELECT user_id, role FROM _role_members ORDER BY user_id, role") { ($0.text(0) ?? "", $0.text(1) ?? "") }
+        return Dictionary(grouping: pairs, by: \.0).mapValues { $0.map(\.1) }
+    }
 }
 
 extension PostgresDocumentWriter {

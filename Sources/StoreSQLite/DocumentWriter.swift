@@ -128,10 +128,8 @@ public final class DocumentWriter {
         guard let row = try db.prepare(sql).firstRow(params, { ($0.int(0), $0.text(1), $0.text(2), $0.int(3) != 0, $0.int(4) != 0, $0.text(5)) }) else {
             return nil
         }
-        guard row.3 else { throw StoreError.notFound("No document with _id \"\(id)\" in \(layout.name).") }
-        guard row.4 else { throw scope.principal == .anonymous ? StoreError.unauthorized("Sign in to change documents in this collection.") : StoreError.forbidden("You may read this document but not change it.") }
-        guard case .object(let document) = try JSONParser.parse(row.2) else { throw StoreError.invalid("stored document is not an object") }
-        return StoredRow(rowID: row.0, createdAt: row.1, updatedAt: row.5, document: document, text: row.2)
+        return try StoredRow.forWrite(id: id, in: layout.name, visible: row.3, writable: row.4, scope: scope,
+                                      rowID: row.0, createdAt: row.1, updatedAt: row.5, text: row.2)
     }
 
     /// Applies an RFC 7396 merge patch to the document `id`.
@@ -144,14 +142,7 @@ public final class DocumentWriter {
         guard let existing, let layout = try catalog.layout(collection) else {
             throw StoreError.notFound("No document with _id \"\(id)\" in \(collection).")
         }
-        if let given = patch["_id"], given != .string(id) { throw StoreError.invalid("_id cannot be changed.") }
-        var patchFields = patch
-        patchFields["_acl"] = nil
-        guard case .object(let merged) = JSONValue.object(existing.document).mergePatched(with: .object(patchFields)) else {
-            throw StoreError.invalid("The patch must be a JSON object.")
-        }
-        var document = try NewDocument.clientFields(merged)
-        document["_acl"] = .object(try scope.updatedACL(existing: existing.acl, client: patch["_acl"]))
+        var document = try existing.patched(with: patch, id: id, scope: scope)
         try store(layout, existing, id: id, &document, scope: scope)
         return document.jsonText
     }

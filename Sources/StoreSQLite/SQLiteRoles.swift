@@ -52,6 +52,11 @@ extension DocumentReader {
     }
 
     public func roles(userID: String) throws -> [String] { try RoleSQL.roles(db, userID: userID) }
+
+    public func rolesByUser() throws -> [String: [String]] {
+        let pairs = try db.prepare("SELECT user_id, role FROM _role_members ORDER BY user_id, role").rows { ($0.text(0), $0.text(1)) }
+        return Dictionary(grouping: pairs, by: \.0).mapValues { $0.map(\.1) }
+    }
 }
 
 extension DocumentWriter {

@@ -15,12 +15,15 @@ aud, scope, iat/exp) and the jwt-bearer grant; messages:send requires the
 issued bearer token and a `message.token`; a token's prefix picks the answer.
 """
 
-import hashlib
 import asyncio
+import contextlib
+import hashlib
 import json
+import tempfile
 import threading
 import time
 import urllib.parse
+from pathlib import Path
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -28,7 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
-from roost_harness import ADMIN_TOKEN as ADMIN, free_port
+from roost_harness import ADMIN_TOKEN as ADMIN, Roostd, free_port
 from roost_harness.pki import make_pki
 
 KEY_ID = "KEY1234567"
@@ -367,6 +370,20 @@ push:
 def env(provider):
     """systemd's LoadCredential= directory, as roostd finds its relative key_file."""
     return {"CREDENTIALS_DIRECTORY": str(provider.creds.credentials_dir)}
+
+
+@contextlib.contextmanager
+def push_world(collections, sync_interval):
+    """The stand-in providers and a roostd with `collections` and `push.sync_interval`, stopped after."""
+    with tempfile.TemporaryDirectory() as tmp:
+        provider = Provider(Path(tmp)).start()
+        roost = Roostd(str(Path(tmp) / "data"), config(provider, extra=collections, push_extra=f"  sync_interval: {sync_interval}\n"),
+                       env=env(provider)).start()
+        try:
+            yield provider, roost
+        finally:
+            roost.stop(strict=False)
+            provider.stop()
 
 
 def user(roost, username):

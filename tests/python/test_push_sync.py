@@ -5,14 +5,11 @@ rule: ACLs and the collection's level), as an APNs background push
 coalesced per device to `push.sync_interval`."""
 
 import json
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
-from push_support import Provider, config, env, register, user
-from roost_harness import Roostd
+from push_support import push_world, register, user
 
 COLLECTIONS = """collections:
   notes:
@@ -28,15 +25,8 @@ COLLECTIONS = """collections:
 
 @pytest.fixture
 def world():
-    with tempfile.TemporaryDirectory() as tmp:
-        provider = Provider(Path(tmp)).start()
-        roost = Roostd(str(Path(tmp) / "data"), config(provider, extra=COLLECTIONS, push_extra="  sync_interval: 2\n"),
-                       env=env(provider)).start()
-        try:
-            yield provider, roost
-        finally:
-            roost.stop(strict=False)
-            provider.stop()
+    with push_world(COLLECTIONS, sync_interval=2) as w:
+        yield w
 
 
 def background(provider, token):

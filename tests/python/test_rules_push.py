@@ -2,14 +2,11 @@
 for "silent sync pushes"): a change wakes the sync devices of exactly the users whose
 read rule shows the row, before or after the change."""
 
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
-from push_support import Provider, config, env, register, user
-from roost_harness import Roostd
+from push_support import push_world, register, user
 
 COLLECTIONS = """collections:
   posts:
@@ -22,15 +19,8 @@ COLLECTIONS = """collections:
 
 @pytest.fixture
 def world():
-    with tempfile.TemporaryDirectory() as tmp:
-        provider = Provider(Path(tmp)).start()
-        roost = Roostd(str(Path(tmp) / "data"), config(provider, extra=COLLECTIONS, push_extra="  sync_interval: 1\n"),
-                       env=env(provider)).start()
-        try:
-            yield provider, roost
-        finally:
-            roost.stop(strict=False)
-            provider.stop()
+    with push_world(COLLECTIONS, sync_interval=1) as w:
+        yield w
 
 
 def woken(provider, device):

@@ -125,7 +125,7 @@ final class PushSyncFanout: @unchecked Sendable {
                 devices = Dictionary(grouping: try reader.syncDevices(limit: 100_000).filter { sender.platforms.contains($0.platform) }, by: \.userID)
                 // Roles decide who reads a row only where rows are private or ruled: read them only then.
                 let rolesMatter = collections.contains { access.rules(of: $0) != nil || access.level(of: $0) == .private }
-                roles = rolesMatter ? try Dictionary(uniqueKeysWithValues: devices.keys.map { ($0, try reader.roles(userID: $0)) }) : [:]
+                roles = rolesMatter ? try reader.rolesByUser() : [:]
                 devicesRead = Date()
             }
             for change in relevant {

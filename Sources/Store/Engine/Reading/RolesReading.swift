@@ -6,4 +6,6 @@ public protocol RolesReading: AnyObject {
     func members(of name: RoleName, after: String?, limit: Int) throws -> [RoleMember]?
     /// The roles of a user, sorted.
     func roles(userID: String) throws -> [String]
+    /// Every user's roles, sorted, in one read (silent sync pushes judge all device users at once).
+    func rolesByUser() throws -> [String: [String]]
 }
