@@ -98,7 +98,7 @@ public struct AccessScope: Sendable {
     public func checkCreate() throws(Denial) {
         if principal == .admin { return }
         if let create = rules?.create {
-            guard let filter = create.resolve(for: caller), !filter.matchesNothing else { throw refusal("create") }
+            guard let rule = create.ruleFilter(for: caller), !rule.filter.matchesNothing else { throw refusal("create") }
             return
         }
         switch (principal, level) {

@@ -11,7 +11,7 @@ extension AccessScope {
     /// before-hooks' changes included), against the `create` rule.
     public func checkCreate(document: JSONObject) throws(Denial) {
         guard principal != .admin, let create = rules?.create else { return }
-        guard let filter = create.resolve(for: caller), Self.matches(filter, document) else { throw refusal("create") }
+        guard let rule = create.ruleFilter(for: caller), rule.matches(document) else { throw refusal("create") }
     }
 
     /// A change of the stored document `stored` into `updated`. The
@@ -21,8 +21,9 @@ extension AccessScope {
     public func checkUpdate(stored: JSONObject, updated: JSONObject) throws(Denial) {
         guard principal != .admin else { return }
         if let update = rules?.update {
-            guard let filter = update.resolve(for: caller, previous: .object(stored)),
-                  Self.matches(filter, stored), Self.matches(filter, updated) else { throw refusal("update") }
+            // Resolved for this change (`@previous.*`), so not from the per-caller memo.
+            guard let filter = update.resolve(for: caller, previous: .object(stored)), let matcher = try? FilterMatcher(filter),
+                  matcher.matches(.object(stored)), matcher.matches(.object(updated)) else { throw refusal("update") }
         } else if writesByRule {
             try checkLevelWrite(stored)
         }
@@ -32,7 +33,7 @@ extension AccessScope {
     public func checkDelete(stored: JSONObject) throws(Denial) {
         guard principal != .admin else { return }
         if let delete = rules?.delete {
-            guard let filter = delete.resolve(for: caller), Self.matches(filter, stored) else { throw refusal("delete") }
+            guard let rule = delete.ruleFilter(for: caller), rule.matches(stored) else { throw refusal("delete") }
         } else if writesByRule {
             try checkLevelWrite(stored)
         }
@@ -46,11 +47,5 @@ extension AccessScope {
             if principal == .anonymous { throw .signInRequired }
             throw .forbidden("You may read this document but not change it.")
         }
-    }
-
-    private static func matches(_ filter: Filter, _ document: JSONObject) -> Bool {
-        if filter.matchesAll { return true }
-        guard let matcher = try? FilterMatcher(filter) else { return false }
-        return matcher.matches(.object(document))
     }
 }

@@ -1,7 +1,7 @@
 import JSON
 import Synchronization
 
-/// A read rule resolved for one caller: the `Filter` the engines compile
+/// A rule resolved for one caller: the `Filter` the engines compile
 /// into their SQL, and its `FilterMatcher` for the in-memory paths (live
 /// streams, tombstones, silent pushes), made from the same tree so the SQL
 /// and the matcher cannot drift. Made once per caller and rule
@@ -9,24 +9,20 @@ import Synchronization
 /// resolution nor the SQL rendering again.
 public final class RuleFilter: Sendable {
     public let filter: Filter
-    /// A matcher holds PCRE2 match data and is not thread-safe: one caller at
-    /// a time; made on first use (lists and counts never need it).
-    private let matcher: Mutex<FilterMatcher?> = Mutex(nil)
+    /// A matcher holds PCRE2 match data and is not thread-safe: one caller at a time.
+    private let matcher: Mutex<FilterMatcher>
     /// Rendered SQL by engine and document: text split at its value markers,
     /// and the values by marker number (`sql(key:bind:render:)`).
     private let rendered: Mutex<[String: (text: [Substring], values: [SQLValue])]> = Mutex([:])
 
     public init(_ filter: Filter) throws(QueryError) {
         self.filter = filter
-        _ = try FilterMatcher(filter)  // every refusal now, not on first use
+        matcher = Mutex(try FilterMatcher(filter))
     }
 
     /// Whether the stored document `document` passes the rule.
     public func matches(_ document: JSONObject) -> Bool {
-        matcher.withLock { cached in
-            if cached == nil { cached = try? FilterMatcher(filter) }
-            return cached?.matches(.object(document)) ?? false
-        }
+        matcher.withLock { $0.matches(.object(document)) }
     }
 
     /// The rule's SQL for the statement being built: rendered once per `key`
