@@ -54,3 +54,18 @@ extension StoredRow {
         return patched
     }
 }
+
+extension StoredRow {
+    /// `document` made ready to replace this row, as both engines store an
+    /// update: its `_id`, the row's `_createdAt` and a later `_updatedAt`;
+    /// then the caller's `update` rule (or level) judges the change.
+    /// - Returns: the new `_updatedAt`.
+    public func prepareUpdate(_ document: inout JSONObject, id: String, scope: AccessScope) throws -> String {
+        let now = Timestamp.after(self.document["_updatedAt"]?.stringValue)
+        document.prepend("_id", .string(id))
+        document["_createdAt"] = .string(createdAt)
+        document["_updatedAt"] = .string(now)
+        try scope.checkUpdate(stored: self.document, updated: document)
+        return now
+    }
+}

@@ -192,11 +192,7 @@ public final class PostgresDocumentWriter {
     /// Overwrites `existing` with `document` if the row still holds what was read.
     func store(_ collection: String, _ existing: StoredRow, id: String, _ document: inout JSONObject, scope: AccessScope) throws {
         guard let layout = try catalog.layout(collection) else { throw StoreError.notFound("No collection \(collection).") }
-        let now = Timestamp.after(existing.document["_updatedAt"]?.stringValue)
-        document.prepend("_id", .string(id))
-        document["_createdAt"] = .string(existing.createdAt)
-        document["_updatedAt"] = .string(now)
-        try scope.checkUpdate(stored: existing.document, updated: document)
+        let now = try existing.prepareUpdate(&document, id: id, scope: scope)
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
         let params = ParameterList([.text(now), .text(document.jsonText), .int(existing.rowID), .text(existing.updatedAt)])

@@ -167,11 +167,7 @@ public final class DocumentWriter {
 
     /// Overwrites the stored row of `existing` with `document`, and moves its index entries.
     private func store(_ layout: CollectionLayout, _ existing: StoredRow, id: String, _ document: inout JSONObject, scope: AccessScope) throws {
-        let now = Timestamp.after(existing.document["_updatedAt"]?.stringValue)
-        document.prepend("_id", .string(id))
-        document["_createdAt"] = .string(existing.createdAt)
-        document["_updatedAt"] = .string(now)
-        try scope.checkUpdate(stored: existing.document, updated: document)
+        let now = try existing.prepareUpdate(&document, id: id, scope: scope)
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2 WHERE rid = ?3")
