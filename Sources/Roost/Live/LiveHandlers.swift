@@ -41,13 +41,16 @@ struct LiveHandlers: Sendable {
                 throw HTTPError(.invalidQuery, "A live stream's queries may have at most \(LiveBudget.maxConditionsPerStream) conditions together (operators and $all values, each counted once per part of its field path); this one has \(conditions).")
             }
             let since = try Self.cursor(request, try reader.cursorSeal())
+            // Read before the headers go out: a change committed once the
+            // client sees the stream open is after this and reaches it.
+            let openedAt = since == nil ? try reader.feedHead() : nil
             // Last, once nothing else can refuse the stream: a bad token, query or cursor took no slot.
             if let refusal = hub.reserve(address: address, account: caller.principal.userID) { throw answer(refusal) }
             let headers = Headers([("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-store"),
                                    ("X-Accel-Buffering", "no")])
             out.stream(headers: headers, timeoutSeconds: Int32(hub.heartbeat * 2 + 30)) { stream in
                 hub.add(stream: stream, principal: caller.principal, roles: caller.roles, tokenHash: caller.tokenHash,
-                        subscription: subscription, since: since, address: address)
+                        subscription: subscription, since: since, openedAt: openedAt, address: address)
             }
             return nil
         }

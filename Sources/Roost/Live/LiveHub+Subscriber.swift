@@ -13,6 +13,8 @@ extension LiveHub {
         let tokenHash: String?
         let subscription: LiveSubscription
         let since: FeedCursor?
+        /// The feed's head when the stream was accepted (without a cursor): it starts there.
+        let openedAt: Int64?
         /// The client's address as the throttles key it; counts against `maxPerAddress`.
         let address: String
         /// The signed-in user's id; counts against `maxPerAccount` (nil: anonymous or admin).
@@ -33,7 +35,7 @@ extension LiveHub {
         private var scopes: [String: (level: AccessScope.Level, rules: String?, scope: AccessScope)] = [:]
 
         init(id: Int, stream: ResponseStream, principal: AccessScope.Principal, roles: [String], tokenHash: String?,
-             subscription: LiveSubscription, since: FeedCursor?, address: String, account: String?) {
+             subscription: LiveSubscription, since: FeedCursor?, openedAt: Int64?, address: String, account: String?) {
             self.id = id
             self.stream = stream
             self.principal = principal
@@ -41,6 +43,7 @@ extension LiveHub {
             self.tokenHash = tokenHash
             self.subscription = subscription
             self.since = since
+            self.openedAt = openedAt
             self.address = address
             self.account = account
         }

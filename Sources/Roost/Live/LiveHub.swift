@@ -108,11 +108,12 @@ final class LiveHub: @unchecked Sendable {
 
     /// Adds a started stream (on its loop); it is removed when it closes.
     func add(stream: ResponseStream, principal: AccessScope.Principal, roles: [String], tokenHash: String?,
-             subscription: LiveSubscription, since: FeedCursor?, address: String) {
+             subscription: LiveSubscription, since: FeedCursor?, openedAt: Int64?, address: String) {
         condition.lock()
         nextID += 1
         let subscriber = Subscriber(id: nextID, stream: stream, principal: principal, roles: roles, tokenHash: tokenHash,
-                                    subscription: subscription, since: since, address: address, account: principal.userID)
+                                    subscription: subscription, since: since, openedAt: openedAt, address: address,
+                                    account: principal.userID)
         added.append(subscriber)
         condition.signal()
         condition.unlock()
@@ -196,6 +197,13 @@ final class LiveHub: @unchecked Sendable {
             }
             send(subscriber, ServerSentEvent.encode(id: token(head), kind: .reset,
                                                     data: "{\"reason\":\"The cursor is older than the retained changes or from another database; sync again.\"}"))
+        }
+        // No cursor: live from the feed's head when the stream was accepted
+        // (its headers had not gone out yet), so nothing committed after the
+        // client saw it open is missed; the catch-up sends what came between.
+        if let openedAt = subscriber.openedAt, openedAt >= horizon, openedAt <= head {
+            subscriber.position = openedAt
+            return
         }
         subscriber.position = head
     }
