@@ -65,6 +65,10 @@ extension PostgresDocumentWriter {
         try referenceChecks.deferring(body, references: references) { try referrerCounts(to: $0, id: $1) }
     }
 
+    /// PostgreSQL keeps no read-rule stamps: its reads judge each row by the whole rule.
+    public func useRuleStamps(_ stamps: @escaping @Sendable (String) -> RuleStamp?) {}
+    public func restampRows(limit: Int) throws -> Bool { false }
+
     /// Whether `collection`'s table exists.
     public func collectionExists(_ collection: String) throws -> Bool { try catalog.layout(collection) != nil }
 

@@ -18,10 +18,28 @@ extension AccessScope {
             let key = "sqlite\u{0}\(document)\u{0}" + (layout.map { $0.indexTable + ":" + $0.indexedPaths.sorted().joined(separator: ",") } ?? "")
             return (try? rule.sql(key: key, bind: bind) { record in
                 try withoutActuallyEscaping(record) { record in
-                    try FilterCompiler.ruleSQL(rule.filter, dialect: SQLiteDialect(), document: document, layout: layout, bind: record)
+                    let whole = try FilterCompiler.ruleSQL(rule.filter, dialect: SQLiteDialect(), document: document, layout: layout, bind: record)
+                    // A collection's own rows carry stamps; a feed state or a bound document does not.
+                    guard let stamped = rule.stamped, layout != nil, document == "d.doc" else { return whole }
+                    return "CASE WHEN d.rs = \(record(.int(stamped.fingerprint))) THEN \(try stampedSQL(stamped, layout: layout, record)) ELSE \(whole) END"
                 }
             }) ?? "0"
         }
+    }
+
+    /// A stamped rule over the row `d`'s bits (`rb`): for some branch, one
+    /// of its bits is set and its rest holds.
+    private static func stampedSQL(_ stamped: StampedRule, layout: CollectionLayout?, _ bind: (SQLValue) -> String) throws -> String {
+        guard !stamped.branches.isEmpty else { return "0" }
+        let terms = try stamped.branches.map { branch in
+            let bit = "(d.rb & \(branch.mask)) <> 0"
+            guard let rest = branch.rest else { return bit }
+            let restSQL = try withoutActuallyEscaping(bind) { bind in
+                try FilterCompiler.ruleSQL(rest, dialect: SQLiteDialect(), document: "d.doc", layout: layout, bind: bind)
+            }
+            return "(\(bit) AND (\(restSQL)))"
+        }
+        return "(" + terms.joined(separator: " OR ") + ")"
     }
 
     /// SQL that limits reads to visible rows, or nil when every row is visible.

@@ -41,7 +41,9 @@ final class Catalog {
                 id TEXT NOT NULL UNIQUE,
                 created_at TEXT NOT NULL,
                 updated_at TEXT NOT NULL,
-                doc TEXT NOT NULL
+                doc TEXT NOT NULL,
+                rs INTEGER,
+                rb INTEGER
             );
             CREATE INDEX c_\(id)_created ON c_\(id)(created_at);
             \(Self.updatedIndexSQL(tableID: id));

@@ -17,6 +17,10 @@ public final class DocumentWriter {
     public internal(set) var references = ReferenceSchema.none
     /// The "no reference left" guard of deletes, deferred through a cascade.
     let referenceChecks = ReferenceChecks()
+    /// Each collection's read-rule stamp (`useRuleStamps`), worked out for every row written.
+    var ruleStamps: @Sendable (String) -> RuleStamp? = { _ in nil }
+    /// How far `restampRows` got in each collection, and under which fingerprint.
+    var restampCursors: [String: (fingerprint: Int64, after: Int64)] = [:]
 
     public init(path: String, synchronous: String = "NORMAL", ids: DocumentID, logger: Logger) throws {
         db = try SQLiteConnection(path: path, synchronous: synchronous)
@@ -81,8 +85,9 @@ public final class DocumentWriter {
         let layout = try catalog.ensure(collection)
         let text = document.jsonText
         do {
-            try db.prepare("INSERT INTO \(layout.table) (id, created_at, updated_at, doc) VALUES (?1, ?2, ?2, ?3)")
-                .run([.text(id), .text(now), .text(text)])
+            let (stamp, bits) = stampValues(collection, document)
+            try db.prepare("INSERT INTO \(layout.table) (id, created_at, updated_at, doc, rs, rb) VALUES (?1, ?2, ?2, ?3, ?4, ?5)")
+                .run([.text(id), .text(now), .text(text), stamp, bits])
         } catch let error as SQLiteError where error.isUniqueViolation {
             throw StoreError.conflict("A document with _id \"\(id)\" already exists in \(collection).")
         }
@@ -170,8 +175,9 @@ public final class DocumentWriter {
         let now = try existing.prepareUpdate(&document, id: id, scope: scope)
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
-        try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2 WHERE rid = ?3")
-            .run([.text(now), .text(document.jsonText), .int(existing.rowID)])
+        let (stamp, bits) = stampValues(layout.name, document)
+        try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2, rs = ?4, rb = ?5 WHERE rid = ?3")
+            .run([.text(now), .text(document.jsonText), .int(existing.rowID), stamp, bits])
         try updateIndexEntries(layout, rowID: existing.rowID, from: existing.document, to: document)
         try updateReferenceEntries(layout.name, id: id, from: existing.document, to: document, scope: scope)
         try recordChange(layout.name, id: id, .update, previousText: FeedPrevious.stored(before: existing, after: document))

@@ -251,6 +251,14 @@ public enum Migrations {
         Migration(17, "CREATE INDEX _files_creator ON _files(json_extract(doc, '$._acl.creator'), rid)"),
         // Roles and their members (`SQLiteRoles`); a user's roles by user id.
         Migration(18, RoleSQL.migration),
+        // Read rules' stamps (`RuleStamp`): which fixed part a row's bits were
+        // worked out for, and the bits. NULL until the writer stamps the row.
+        Migration(19, "", code: { db in
+            let ids = try db.prepare("SELECT id FROM _collections").rows { $0.int(0) }
+            for id in ids {
+                try db.exec("ALTER TABLE c_\(id) ADD COLUMN rs INTEGER; ALTER TABLE c_\(id) ADD COLUMN rb INTEGER")
+            }
+        }),
     ]
 
     /// Brings the database at `connection` up to the newest version.

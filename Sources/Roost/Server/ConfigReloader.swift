@@ -19,6 +19,8 @@ final class ConfigReloader: @unchecked Sendable {
     /// The scripts, loaded again from the new `scripts_dir` on every reload.
     private let scripts: RoostScripts?
     private let logger: Logger
+    /// Runs after each reload that read the new configuration (set before the first SIGHUP).
+    var afterReload: @Sendable () -> Void = {}
 
     init(config: RoostConfig, load: @escaping @Sendable () throws -> RoostConfig, settings: ReloadableSettings,
          level: LogLevelBox?, notifier: SystemdNotifier, tls: TLSContext? = nil, scripts: RoostScripts? = nil, logger: Logger) {
@@ -65,6 +67,7 @@ final class ConfigReloader: @unchecked Sendable {
             logger.warning("changed settings take effect only after a restart", metadata: ["settings": "\(restart.joined(separator: ","))"])
         }
         if let level, let newLevel { level.set(newLevel) }
+        afterReload()
         return changes
     }
 

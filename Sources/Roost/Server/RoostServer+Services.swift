@@ -38,6 +38,7 @@ extension RoostServer {
         let guests = config.accounts.anonymousAccounts
             ? AnonymousSweeper(pools: pools, hooks: hooks, maxIdle: Int64(config.accounts.anonymousMaxIdle), logger: logger) : nil
         let compactor = FeedCompactor(pools: pools, retention: Int64(config.changesRetention), logger: logger)
+        let restamper = areas.restamper
         // Other nodes' commits (PostgreSQL) wake the live streams too.
         let commitWatch = LockedBox<(any CommitWatch)?>(nil)
         let node = config.configuredNodeID ?? PostgresNode.id
@@ -63,6 +64,7 @@ extension RoostServer {
                 pools.sessionsRevoked.set { hub.sessionsChanged() }
             }),
             ServiceStep("feed-compactor", start: { compactor.start() }, stop: { compactor.stop() }),
+            ServiceStep("rule-restamper", start: { restamper.start() }, stop: { restamper.stop() }),
             engine.isEmbedded ? nil : ServiceStep("commit-watch", start: { commitWatch.set(try engine.watchCommits(logger: logger) { hub.wake() }) },
                                                   stop: { commitWatch.get()?.stop() }),
         ]

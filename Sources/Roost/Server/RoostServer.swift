@@ -58,6 +58,9 @@ public final class RoostServer {
         }
         let settings = ReloadableSettings(config)
         try applyReferences(writer, settings: settings)
+        writer.useRuleStamps { collection in
+            collection == AccessPolicy.usersCollection ? nil : settings.rules(of: collection)?.read?.stamp
+        }
         let objects = try FileHandlers.objectStore(config: config, removals: removals, logger: logger)
         if !engine.isEmbedded && config.filesStore == .local {
             logger.notice("files are kept on this node's disk (files_store: local) while the data are in a shared database: run one node, or use files_store: s3 for many (docs/SCALING.md)")
@@ -107,6 +110,7 @@ public final class RoostServer {
         if let load = services.reloadConfig {
             let reloader = ConfigReloader(config: config, load: load, settings: settings, level: services.logLevel,
                                           notifier: notifier, tls: tls, scripts: scripts, logger: logger)
+            reloader.afterReload = { [restamper = areas.restamper] in restamper.kick() }
             loops[0].onSignal(SIGHUP) { reloader.begin() }
         }
         let watchdog = startWatchdog(loops)

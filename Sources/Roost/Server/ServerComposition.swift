@@ -26,6 +26,8 @@ struct ServerComposition {
     /// Sign-in providers (`POST /auth/idtoken`) and their verification pool.
     let oidc: OIDCProviders
     let scripts: RoostScripts
+    /// Keeps rows' read-rule stamps current after start-up and reloads.
+    let restamper: RuleRestamper
 
     /// Builds every area on `pools`; starts nothing (`RoostServer.services` does).
     /// - Parameter objects: where file bytes live (`FileHandlers.objectStore`).
@@ -67,6 +69,7 @@ struct ServerComposition {
         self.oidc = oidc
         let stats = ConsoleStats(pools: pools, files: files, liveStreams: { hub.openStreams }, logger: logger)
         self.stats = stats
+        restamper = RuleRestamper(pools: pools, logger: logger)
         router = Router(RouteAreas(
             collections: collections, batch: BatchHandler(collections: collections, logger: logger),
             live: LiveHandlers(jobs: jobs, hub: hub),

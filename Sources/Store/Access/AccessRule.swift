@@ -38,6 +38,9 @@ public struct AccessRule: Sendable {
     let usesNow: Bool
     /// Read rules resolved per caller (`ruleFilter(for:)`).
     private let resolved = ResolvedRules()
+    /// The parts that depend on the document alone, stamped on rows as
+    /// they are written (nil for update rules and rules without such parts).
+    public let stamp: RuleStamp?
 
     /// Reads `source`, refusing it with `where` (the rule's place in the
     /// config, such as `collections.posts.rules.read`) in the message.
@@ -55,6 +58,7 @@ public struct AccessRule: Sendable {
             }
         }
         constant = variables ? nil : try? Filter(Self.substitute(source, caller: .anonymous, previous: nil, now: ""))
+        stamp = allowPrevious ? nil : RuleStamp(source)
     }
 
     /// The filter this rule is for `caller` (and, for an update, the stored
@@ -69,15 +73,22 @@ public struct AccessRule: Sendable {
     /// roles) and kept, unless the rule reads `@now` or `@previous`. nil when
     /// it cannot be made: the caller is refused.
     public func ruleFilter(for caller: RuleCaller) -> RuleFilter? {
-        guard !usesNow && !usesPrevious else { return resolve(for: caller).flatMap { try? RuleFilter($0) } }
+        guard !usesNow && !usesPrevious else { return made(for: caller) }
         let key = (caller.id ?? "") + "\u{0}" + (caller.admin ? "a" : "") + "\u{0}" + caller.roles.joined(separator: "\u{0}")
         if let known = resolved.cache.withLock({ $0[key] }) { return known }
-        guard let made = resolve(for: caller).flatMap({ try? RuleFilter($0) }) else { return nil }
+        guard let made = made(for: caller) else { return nil }
         resolved.cache.withLock { cache in
             if cache.count >= ResolvedRules.limit { cache.removeAll() }
             cache[key] = made
         }
         return made
+    }
+
+    /// The rule for `caller` with its stamped form (`RuleStamp`), one `@now` for both.
+    private func made(for caller: RuleCaller) -> RuleFilter? {
+        let now = Timestamp.now()
+        let filter = constant ?? (try? Filter(Self.substitute(source, caller: caller, previous: nil, now: now)))
+        return filter.flatMap { try? RuleFilter($0, stamped: stamp?.resolve(for: caller, now: now)) }
     }
 
     static let callerVariables: Set<String> = ["@caller.id", "@caller.roles", "@caller.principals", "@caller.signedIn", "@caller.admin", "@now"]

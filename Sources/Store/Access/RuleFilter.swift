@@ -9,14 +9,17 @@ import Synchronization
 /// resolution nor the SQL rendering again.
 public final class RuleFilter: Sendable {
     public let filter: Filter
+    /// The same rule over rows' stamps (`RuleStamp`), for engines that keep them.
+    public let stamped: StampedRule?
     /// A matcher holds PCRE2 match data and is not thread-safe: one caller at a time.
     private let matcher: Mutex<FilterMatcher>
     /// Rendered SQL by engine and document: text split at its value markers,
     /// and the values by marker number (`sql(key:bind:render:)`).
     private let rendered: Mutex<[String: (text: [Substring], values: [SQLValue])]> = Mutex([:])
 
-    public init(_ filter: Filter) throws(QueryError) {
+    public init(_ filter: Filter, stamped: StampedRule? = nil) throws(QueryError) {
         self.filter = filter
+        self.stamped = stamped
         matcher = Mutex(try FilterMatcher(filter))
     }
 

@@ -18,6 +18,6 @@ struct PostgresRuleDifferentialTests {
             let scope = creator.map { AccessScope(principal: .user($0), level: .public) } ?? .system
             try store.insert("c", [body], scope: scope)
         }, reader: store.reader)
-        #expect(compared >= 40)
+        #expect(compared.pairs >= 40)
     }
 }

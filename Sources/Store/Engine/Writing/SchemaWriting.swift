@@ -10,4 +10,9 @@ public protocol SchemaWriting: AnyObject {
     func referrers(to collection: String, id: String, from: String, field: String) throws -> [String]
     func deferringReferenceChecks<T>(_ body: () throws -> T) throws -> T
     func danglingReferences() throws -> [DanglingReference]
+    /// Each collection's read-rule stamp, for every row written from now on
+    /// (`RuleStamp`; engines that do not keep stamps ignore it).
+    func useRuleStamps(_ stamps: @escaping @Sendable (String) -> RuleStamp?)
+    /// Stamps up to `limit` rows written under another stamp. - Returns: true when more may remain.
+    func restampRows(limit: Int) throws -> Bool
 }
