@@ -21,7 +21,9 @@ extension AccessScope {
                     let whole = try FilterCompiler.ruleSQL(rule.filter, dialect: SQLiteDialect(), document: document, layout: layout, bind: record)
                     // A collection's own rows carry stamps; a feed state or a bound document does not.
                     guard let stamped = rule.stamped, layout != nil, document == "d.doc" else { return whole }
-                    return "CASE WHEN d.rs = \(record(.int(stamped.fingerprint))) THEN \(try stampedSQL(stamped, layout: layout, record)) ELSE \(whole) END"
+                    // Each side in a WHEN, where SQLite stops an OR at its first true term.
+                    return "CASE WHEN d.rs = \(record(.int(stamped.fingerprint))) THEN CASE WHEN \(try stampedSQL(stamped, layout: layout, record)) THEN 1 ELSE 0 END "
+                        + "ELSE CASE WHEN \(whole) THEN 1 ELSE 0 END END"
                 }
             }) ?? "0"
         }

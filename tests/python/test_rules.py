@@ -883,3 +883,75 @@ def test_sighup_changes_a_read_rule_and_expires_cursors(tmp_path):
     finally:
         n.stop()
         n.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Read-rule stamps (docs/RULES.md, "How a read rule is checked"): every row carries the bits of
+# its rule's fixed parts; after a rule changes (SIGHUP) or a restart without it, the stamps are
+# brought up to date in the background, and lists are right throughout.
+
+def stamps(n, collection):
+    import sqlite3
+    db = sqlite3.connect(f"file:{n.data_dir}/roost.db?mode=ro", uri=True)
+    try:
+        (table,) = db.execute("SELECT id FROM _collections WHERE name = ?", (collection,)).fetchone()
+        return db.execute(f"SELECT rs, rb FROM c_{table} ORDER BY rid").fetchall()
+    finally:
+        db.close()
+
+
+def test_rows_are_stamped_and_restamped_when_the_read_rule_changes(tmp_path):
+    sets = dict(RULE_SETS)
+    n = Node(tmp_path, config_yaml(sets))
+    n.start()
+    try:
+        (a, ta), (b, tb) = n.new_user("alice"), n.new_user("bob")
+        alice, bob = n.api(ta), n.api(tb)
+        ids = {}
+        for i in range(30):
+            doc = alice.request("POST", "/posts", {"owner": a, "published": i % 3 == 0, "n": i}).json()
+            ids[doc["_id"]] = i
+        first = stamps(n, "posts")
+        assert len(first) == 30 and len({rs for rs, _ in first}) == 1 and first[0][0] is not None, first
+        # published rows have the published branch's bit; every row the owner branch's (no fixed part).
+        assert sorted({rb for _, rb in first}) == [2, 3], first
+
+        def bob_sees():
+            return sorted(ids[d["_id"]] for d in bob.request("GET", "/posts?limit=100").json())
+        assert bob_sees() == [i for i in range(30) if i % 3 == 0]
+        # A new rule with another fixed part: lists follow it at once, stamps catch up.
+        sets["posts"] = RuleSet(level="shared", read={"$or": [{"n": {"$gte": 20}}, {"owner": "@caller.id"}]},
+                                create=RULE_SETS["posts"].create, update=RULE_SETS["posts"].update, delete=RULE_SETS["posts"].delete)
+        n.config_path.write_text(config_yaml(sets))
+        n.signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while bob_sees() != list(range(20, 30)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert bob_sees() == list(range(20, 30))
+        while len({rs for rs, _ in stamps(n, "posts")} - {first[0][0]}) != 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        second = stamps(n, "posts")
+        assert len({rs for rs, _ in second}) == 1 and second[0][0] != first[0][0], second
+        assert bob_sees() == list(range(20, 30))
+        # The rule goes: rows written meanwhile carry no stamp; the rule comes back: the old rows'
+        # stamps are right again (a stamp depends on the document and the fixed parts only).
+        del sets["posts"]
+        n.stop()
+        n.config_path.write_text(config_yaml(sets))
+        n.start()
+        alice = n.api(ta)
+        extra = alice.request("POST", "/posts", {"owner": a, "published": False, "n": 99}).json()["_id"]
+        assert stamps(n, "posts")[-1] == (None, None)
+        sets["posts"] = RULE_SETS["posts"]
+        n.stop()
+        n.config_path.write_text(config_yaml(sets))
+        n.start()
+        bob = n.api(tb)
+        assert sorted(ids.get(d["_id"], 99) for d in bob.request("GET", "/posts?limit=100").json()) == [i for i in range(30) if i % 3 == 0]
+        deadline = time.monotonic() + 10
+        while stamps(n, "posts")[-1][0] is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert stamps(n, "posts")[-1] == (first[0][0], 2), extra
+    finally:
+        n.stop()
+        n.close()
