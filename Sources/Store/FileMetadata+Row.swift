@@ -16,6 +16,8 @@ extension FileMetadata {
         document.prepend("_id", .string(id))
         document["_createdAt"] = .string(now)
         document["_updatedAt"] = .string(now)
+        // `collections.files.rules.create`, on the metadata as it would be stored.
+        try scope.checkCreate(document: document)
         return (document, now)
     }
 

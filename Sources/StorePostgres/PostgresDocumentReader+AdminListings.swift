@@ -34,15 +34,13 @@ extension PostgresDocumentReader {
     }
 
     /// `creator`'s own files, newest first (`GET /files`); only their rows are read, `after` included.
-    public func ownFiles(creator: String, limit: Int, after: String?) throws -> [String] {
-        var params: [SQLValue] = [.text(creator), .int(Int64(limit))]
-        var position = ""
-        if let after {
-            params.append(.text(after))
-            position = " AND rid < (SELECT rid FROM _files WHERE id = $3::text AND doc->'_acl'->>'creator' = $1::text)"
-        }
-        return try db.query("SELECT doc::text FROM _files WHERE doc->'_acl'->>'creator' = $1::text\(position) ORDER BY rid DESC LIMIT $2::bigint",
-                            params) { $0.text(0) ?? "" }
+    /// A read rule on files (`scope`) hides those it does not admit.
+    public func ownFiles(creator: String, limit: Int, after: String?, scope: AccessScope) throws -> [String] {
+        let params = ParameterList([.text(creator), .int(Int64(limit))] + (after.map { [.text($0)] } ?? []))
+        let position = after == nil ? "" : " AND d.rid < (SELECT rid FROM _files WHERE id = $3::text AND doc->'_acl'->>'creator' = $1::text)"
+        let visible = PostgresAccess.sql(scope.readRule, params.bind).map { " AND \($0)" } ?? ""
+        return try db.query("SELECT d.doc::text FROM _files AS d WHERE d.doc->'_acl'->>'creator' = $1::text\(position)\(visible) ORDER BY d.rid DESC LIMIT $2::bigint",
+                            params.values) { $0.text(0) ?? "" }
     }
 
     /// `userID`'s live sessions, most recently used first (at most 200).

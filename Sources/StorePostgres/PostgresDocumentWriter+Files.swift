@@ -36,11 +36,11 @@ extension PostgresDocumentWriter {
         let params = ParameterList([.text(id)])
         let visible = PostgresAccess.sql(scope.readRule, params.bind) ?? "TRUE"
         let canWrite = PostgresAccess.sql(scope.writeRule, params.bind) ?? "TRUE"
-        guard let row = try db.first("SELECT \(visible), \(canWrite) FROM _files AS d WHERE d.id = $1::text",
-                                     params.values, { ($0.bool(0) ?? false, $0.bool(1) ?? false) }), row.0 else {
+        guard let row = try db.first("SELECT \(visible), \(canWrite), d.doc::text FROM _files AS d WHERE d.id = $1::text",
+                                     params.values, { ($0.bool(0) ?? false, $0.bool(1) ?? false, $0.text(2) ?? "") }) else {
             throw StoreError.notFound("No file with _id \"\(id)\".")
         }
-        guard row.1 else { throw StoreError.forbidden("You may read this file but not delete it.") }
+        try scope.checkFileDelete(id: id, visible: row.0, writable: row.1, document: row.2)
         try removeFileRows([id])
     }
 

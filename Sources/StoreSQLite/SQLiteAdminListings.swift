@@ -27,14 +27,13 @@ extension DocumentReader {
     }
 
     /// `creator`'s own files, newest first (`GET /files`); only their rows are read, `after` included.
-    public func ownFiles(creator: String, limit: Int, after: String?) throws -> [String] {
-        var params: [SQLValue] = [.text(creator), .int(Int64(limit))]
-        var position = ""
-        if let after {
-            params.append(.text(after))
-            position = " AND rid < (SELECT rid FROM _files WHERE id = ?3 AND json_extract(doc, '$._acl.creator') = ?1)"
-        }
-        return try db.prepare("SELECT doc FROM _files WHERE json_extract(doc, '$._acl.creator') = ?1\(position) ORDER BY rid DESC LIMIT ?2")
+    /// A read rule on files (`scope`) hides those it does not admit.
+    public func ownFiles(creator: String, limit: Int, after: String?, scope: AccessScope) throws -> [String] {
+        var params: [SQLValue] = [.text(creator), .int(Int64(limit))] + (after.map { [.text($0)] } ?? [])
+        let position = after == nil ? "" : " AND d.rid < (SELECT rid FROM _files WHERE id = ?3 AND json_extract(doc, '$._acl.creator') = ?1)"
+        let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
+        let visible = scope.readPredicate(bind).map { " AND \($0)" } ?? ""
+        return try db.prepare("SELECT d.doc FROM _files AS d WHERE json_extract(d.doc, '$._acl.creator') = ?1\(position)\(visible) ORDER BY d.rid DESC LIMIT ?2")
             .rows(params) { $0.text(0) }
     }
 

@@ -84,11 +84,11 @@ extension DocumentWriter {
         let bind = { (v: SQLValue) -> String in params.append(v); return "?\(params.count)" }
         let visible = scope.readPredicate(bind) ?? "1"
         let canWrite = scope.writePredicate(bind) ?? "1"
-        guard let row = try db.prepare("SELECT \(visible), \(canWrite) FROM _files AS d WHERE d.id = ?1")
-            .firstRow(params, { ($0.int(0) != 0, $0.int(1) != 0) }), row.0 else {
+        guard let row = try db.prepare("SELECT \(visible), \(canWrite), d.doc FROM _files AS d WHERE d.id = ?1")
+            .firstRow(params, { ($0.int(0) != 0, $0.int(1) != 0, $0.text(2)) }) else {
             throw StoreError.notFound("No file with _id \"\(id)\".")
         }
-        guard row.1 else { throw StoreError.forbidden("You may read this file but not delete it.") }
+        try scope.checkFileDelete(id: id, visible: row.0, writable: row.1, document: row.2)
         try removeFileRows([id])
     }
 

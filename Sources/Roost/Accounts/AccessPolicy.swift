@@ -20,7 +20,7 @@ struct AccessPolicy: Sendable {
 
     /// The collection's configured access rules (docs/RULES.md); nil: its level alone.
     func rules(of collection: String) -> CollectionRules? {
-        collection == Self.usersCollection ? nil : settings.rules(of: collection)
+        settings.rules(of: collection)
     }
 
     /// Refuses a client's write to a collection only the server writes (the

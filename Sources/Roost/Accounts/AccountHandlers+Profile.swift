@@ -16,7 +16,7 @@ extension AccountHandlers {
     /// caller's address) before it is hashed, 429 when refused.
     func update(_ id: String, _ request: Request, _ out: ResponseWriter, merge: Bool) {
         guard let body = collections.checkBody(request, out, extraTypes: merge ? ["application/merge-patch+json"] : []) else { return }
-        let pools = self.pools, hooks = collections.hooks, mail = self.mail
+        let pools = self.pools, hooks = collections.hooks, mail = self.mail, rules = jobs.access.rules(of: Self.users)
         // Who asks and what they send are settled on a reader, before the body
         // reaches the writer or a hash thread (and never on the loop).
         jobs.read(request, out) { [self] _, caller in
@@ -30,7 +30,7 @@ extension AccountHandlers {
                 let pending = HookServices.Pending([])
                 pools.write(request, out, committed: { hooks.committed(pending)(); mail.wake() }) { writer in
                     try CallerJobs.requireLiveSession(caller, writer) // still signed in (a log-out may have come meanwhile)
-                    return try Self.applyUpdate(writer, id: id, caller: caller, request: request, fields: fields, newHash: nil, merge: merge,
+                    return try Self.applyUpdate(writer, id: id, caller: caller, rules: rules, request: request, fields: fields, newHash: nil, merge: merge,
                                                 hooks: hooks, pending: pending, mail: mail)
                 }
                 return nil
@@ -106,6 +106,7 @@ extension AccountHandlers {
             return out.send(Overload.hashes.error.response)
         }
         let pending = HookServices.Pending([])
+        let rules = jobs.access.rules(of: Self.users)
         let job = StorePools.WriteJob(operation: { writer in
             try CallerJobs.requireLiveSession(change.caller, writer) // the hash took a while: still signed in?
             try succeeded(writer)
@@ -113,7 +114,7 @@ extension AccountHandlers {
                let refusal = try TwoFactor.gate(writer, userID: change.id, code: change.twoFactorCode, now: Authenticator.now) {
                 return refusal
             }
-            return try Self.applyUpdate(writer, id: change.id, caller: change.caller, request: request, fields: changes,
+            return try Self.applyUpdate(writer, id: change.id, caller: change.caller, rules: rules, request: request, fields: changes,
                                         newHash: hash, merge: change.merge, hooks: hooks, pending: pending, mail: mail)
         }, completion: { result in
             switch result {
@@ -139,8 +140,8 @@ extension AccountHandlers {
         }, prepare: { caller in
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             return caller
-        }) { writer, caller in
-            let scope = AccessScope(principal: caller.principal, level: .shared)
+        }) { [rules = jobs.access.rules(of: Self.users)] writer, caller in
+            let scope = AccessScope(principal: caller.principal, level: .shared, roles: caller.roles, rules: rules)
             guard let existing = try writer.existingRow(in: Self.users, id: id, scope: scope) else {
                 throw HTTPError.notFound("No user with _id \"\(id)\".")
             }
@@ -173,11 +174,11 @@ extension AccountHandlers {
     /// The write of a profile update, in the writer's transaction: the stored
     /// record is read once, `If-Match`/`If-None-Match` are checked against it
     /// (412 with its ETag), then it is replaced or patched.
-    static func applyUpdate(_ writer: any DocumentWriting, id: String, caller: Authenticator.Caller, request: Request,
+    static func applyUpdate(_ writer: any DocumentWriting, id: String, caller: Authenticator.Caller, rules: CollectionRules?, request: Request,
                             fields: JSONObject, newHash: String?, merge: Bool, hooks: HookServices,
                             pending: HookServices.Pending, mail: MailOutbox) throws -> Response {
         try checkSelfOrAdmin(caller.principal, id: id)
-        let scope = AccessScope(principal: caller.principal, level: .shared)
+        let scope = AccessScope(principal: caller.principal, level: .shared, roles: caller.roles, rules: rules)
         guard let row = try writer.existingRow(in: users, id: id, scope: scope) else {
             throw HTTPError.notFound("No user with _id \"\(id)\".")
         }

@@ -61,8 +61,8 @@ struct CallerJobs: Sendable {
               _ body: @escaping @Sendable (any DocumentReading, AccessScope) throws -> Response?) {
         let access = self.access
         pools.readStep(request, out, authenticate: authenticate) { reader, caller in
-            // An area with its own level (files) has no rules; collections have their level and rules.
-            try body(reader, level.map { AccessScope(principal: caller.principal, level: $0, roles: caller.roles) }
+            // An area with its own level (files) still has the rules configured for it.
+            try body(reader, level.map { AccessScope(principal: caller.principal, level: $0, roles: caller.roles, rules: access.rules(of: collection)) }
                 ?? access.scope(caller, in: collection))
         }
     }

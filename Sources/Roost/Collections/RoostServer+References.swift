@@ -24,7 +24,7 @@ extension RoostServer {
         { principal, roles, collection in
             let users = collection == AccessPolicy.usersCollection
             return AccessScope(principal: principal, level: users ? .shared : settings.permission(of: collection), roles: roles,
-                               rules: users ? nil : settings.rules(of: collection))
+                               rules: settings.rules(of: collection))
         }
     }
 

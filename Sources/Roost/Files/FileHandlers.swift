@@ -94,7 +94,7 @@ struct FileHandlers: Sendable {
 
     /// On an upload worker: inspect, write durably, then record in the group commit.
     private func store(_ request: Request, _ out: ResponseWriter, _ caller: CallerJobs.Caller) throws {
-        let scope = AccessScope(principal: caller.principal, level: level, roles: caller.roles)
+        let scope = scope(caller)
         try scope.checkCreate()
         let upload: InspectedUpload
         do { upload = try inspector.inspect(body: request.body, contentType: request.headers["Content-Type"]) } catch {
@@ -103,8 +103,10 @@ struct FileHandlers: Sendable {
         }
         let id = ids.next()
         let type = upload.contentType
-        try objects.putOriginal(id, bytes: upload.bytes, contentType: type.name, keepLocalCopy: upload.isImage)
         let metadata = metadata(id, upload)
+        // A create rule refuses before any byte is stored (the writer checks again at the commit).
+        _ = try metadata.rowDocument(id: id, scope: scope)
+        try objects.putOriginal(id, bytes: upload.bytes, contentType: type.name, keepLocalCopy: upload.isImage)
         let (thumbnails, logger, objects) = (self.thumbnails, self.logger, self.objects)
         let job = StorePools.WriteJob(operation: { writer -> Response in
             try CallerJobs.requireLiveSession(caller, writer) // inspecting and storing took a while: still signed in?
@@ -149,12 +151,13 @@ struct FileHandlers: Sendable {
         if let after, !FileLayout.isValidID(after) {
             return out.send(HTTPError(.invalidQuery, "after must be the _id of the last file of the previous page (its X-Roost-Next).").response)
         }
+        let handlers = self
         jobs.read(request, out) { reader, caller in
             switch caller.principal {
             case .anonymous: throw HTTPError(.unauthorized, "Sign in to list your files.")
             case .admin: throw HTTPError(.forbidden, "GET /files lists a user's own uploads; the admin lists every file with GET /admin/files.")
             case .user(let id):
-                let documents = try reader.ownFiles(creator: id, limit: pageSize, after: after)
+                let documents = try reader.ownFiles(creator: id, limit: pageSize, after: after, scope: handlers.scope(caller))
                 var response = Response.json(200, "[" + documents.joined(separator: ",") + "]")
                 if documents.count == pageSize, let last = documents.last,
                    case .object(let o)? = try? JSONParser.parse(last), case .string(let lastID)? = o["_id"] {
@@ -177,7 +180,7 @@ struct FileHandlers: Sendable {
     /// `DELETE /files/:id`: the row goes in the group commit, then the bytes.
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
-        let (uploads, objects, level) = (self.uploads, self.objects, self.level)
+        let (uploads, objects, handlers) = (self.uploads, self.objects, self)
         jobs.write(request, out, committed: {
             // After COMMIT: a crash before these unlinks leaves files the
             // sweep removes. While a backup runs they wait (its snapshot
@@ -185,9 +188,14 @@ struct FileHandlers: Sendable {
             let remove: @Sendable () -> Void = { objects.remove(id) }
             if !uploads.submit(remove) { remove() }
         }) { writer, caller in
-            try writer.deleteFile(id: id, scope: AccessScope(principal: caller.principal, level: level, roles: caller.roles))
+            try writer.deleteFile(id: id, scope: handlers.scope(caller))
             return .json(200, "{\"count\":1}")
         }
+    }
+
+    /// The caller's scope in the file store: `files_permission` and `collections.files.rules`.
+    func scope(_ caller: CallerJobs.Caller) -> AccessScope {
+        AccessScope(principal: caller.principal, level: level, roles: caller.roles, rules: jobs.access.rules(of: Self.collection))
     }
 
     static func notFound(_ id: String) -> HTTPError { .notFound("No file with _id \"\(id)\".") }

@@ -31,7 +31,8 @@ struct LiveHandlers: Sendable {
             let subscription = try make()
             var conditions = 0
             for topic in subscription.topics {
-                let scope = topic.collection == "files" ? AccessScope(principal: caller.principal, level: hub.filesLevel, roles: caller.roles)
+                let scope = topic.collection == "files"
+                    ? AccessScope(principal: caller.principal, level: hub.filesLevel, roles: caller.roles, rules: access.rules(of: "files"))
                     : access.scope(caller, in: topic.collection)
                 try scope.checkCollectionRead()
                 try access.checkHiddenFields(topic.collection, caller.principal, filter: topic.filter, sort: [])

@@ -108,6 +108,6 @@ extension LiveHub {
     func parsed(_ change: FeedChange) -> ParsedChange {
         let files = change.collection == "files"
         return ParsedChange(change, level: files ? filesLevel : access.level(of: change.collection),
-                            rules: files ? nil : access.rules(of: change.collection))
+                            rules: access.rules(of: change.collection))
     }
 }

@@ -245,6 +245,7 @@ public struct RoostConfig: Sendable {
     }
 
     static func collection(_ name: String, _ spec: Any) throws -> Collection {
+        if let builtIn = BuiltInRules(rawValue: name) { return try builtIn.collection(spec) }
         guard CollectionName.isValid(name) else { throw Invalid("collections.\(name): not a valid collection name") }
         guard let map = spec as? [String: Any] else { throw Invalid("collections.\(name) must be a mapping") }
         var c = Collection()

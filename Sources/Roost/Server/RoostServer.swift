@@ -53,14 +53,12 @@ public final class RoostServer {
 
         let writer = try engine.openWriter(ids: DocumentID(), logger: logger)
         try writer.migrate()
-        for (name, collection) in config.collections.sorted(by: { $0.key < $1.key }) {
+        for (name, collection) in config.collections.sorted(by: { $0.key < $1.key }) where BuiltInRules(rawValue: name) == nil {
             try writer.applyIndexes(Set(collection.indexes), on: name)
         }
         let settings = ReloadableSettings(config)
         try applyReferences(writer, settings: settings)
-        writer.useRuleStamps { collection in
-            collection == AccessPolicy.usersCollection ? nil : settings.rules(of: collection)?.read?.stamp
-        }
+        writer.useRuleStamps { collection in settings.rules(of: collection)?.read?.stamp }
         let objects = try FileHandlers.objectStore(config: config, removals: removals, logger: logger)
         if !engine.isEmbedded && config.filesStore == .local {
             logger.notice("files are kept on this node's disk (files_store: local) while the data are in a shared database: run one node, or use files_store: s3 for many (docs/SCALING.md)")

@@ -49,3 +49,16 @@ extension AccessScope {
         }
     }
 }
+
+extension AccessScope {
+    /// The deletion of file `id`, judged from its row as the engine read it:
+    /// 404 when the caller may not see it, 403 when the level lets them see
+    /// but not change it, then the `delete` rule on its metadata document.
+    public func checkFileDelete(id: String, visible: Bool, writable: Bool, document text: String) throws {
+        guard visible else { throw StoreError.notFound("No file with _id \"\(id)\".") }
+        guard writable else { throw StoreError.forbidden("You may read this file but not delete it.") }
+        guard rules?.delete != nil || writesByRule else { return }
+        guard case .object(let stored)? = try? JSONParser.parse(text) else { throw StoreError.notFound("No file with _id \"\(id)\".") }
+        try checkDelete(stored: stored)
+    }
+}
