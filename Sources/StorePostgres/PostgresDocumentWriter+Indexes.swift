@@ -28,6 +28,7 @@ extension PostgresDocumentWriter {
     /// Makes the collection's indexes exactly `specs`: creates and fills new
     /// ones, drops those no longer declared. Runs at start-up, before serving.
     public func applyIndexes(_ specs: Set<IndexSpec>, on collection: String) throws {
+        geoPaths = [:]
         do {
             try db.transaction {
                 try db.run("SELECT pg_advisory_xact_lock($1::bigint)", [.int(Self.indexLockKey)])

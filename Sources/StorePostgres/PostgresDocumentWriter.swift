@@ -36,6 +36,8 @@ public final class PostgresDocumentWriter {
     public internal(set) var references = ReferenceSchema.none
     /// The "no reference left" guard of deletes, deferred through a cascade.
     let referenceChecks = ReferenceChecks()
+    /// Each table's geo-indexed paths (`GeoPointCheck`), read once; index changes forget them.
+    var geoPaths: [Int64: [String]] = [:]
     /// Who this node's thumbnail-job claims are made as (`PostgresNode.id`; tests set one per connection).
     public var jobWorker = PostgresNode.id
     /// Seconds a thumbnail job claimed at upload stays this node's unless renewed (`PostgresNode.defaultLease`).
@@ -129,6 +131,7 @@ public final class PostgresDocumentWriter {
         try checkACLPrincipals(new.document, existing: nil)
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
+        try GeoPointCheck.check(document, previous: nil, paths: try geoIndexed(layout))
         let text = document.jsonText
         growth.add(layout.table)
         // An id already held goes the direct way, after the held rows: the server decides (bytes, not Unicode equivalence).
@@ -195,6 +198,7 @@ public final class PostgresDocumentWriter {
         let now = try existing.prepareUpdate(&document, id: id, scope: scope)
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
+        try GeoPointCheck.check(document, previous: existing.document, paths: try geoIndexed(layout))
         let params = ParameterList([.text(now), .text(document.jsonText), .int(existing.rowID), .text(existing.updatedAt)])
         let canWrite = PostgresAccess.sql(scope.writeRule, params.bind).map { " AND \($0)" } ?? ""
         let updated = try db.query("UPDATE \(layout.table) AS d SET updated_at = $1::text, doc = $2::json WHERE d.rid = $3::bigint AND d.updated_at = $4::text\(canWrite) RETURNING 1",
@@ -211,4 +215,14 @@ public final class PostgresDocumentWriter {
 
     /// A fresh document id, as `insert` would make.
     public func newID() -> String { ids.next() }
+}
+
+extension PostgresDocumentWriter {
+    /// The geo-indexed paths of `layout`'s collection.
+    func geoIndexed(_ layout: CollectionLayout) throws -> [String] {
+        if let known = geoPaths[layout.tableID] { return known }
+        let paths = try db.query("SELECT path FROM _indexes WHERE collection_id = $1::bigint AND kind = 'geo'", [.int(layout.tableID)]) { $0.text(0) ?? "" }
+        geoPaths[layout.tableID] = paths
+        return paths
+    }
 }

@@ -83,6 +83,7 @@ public final class DocumentWriter {
         try checkACLPrincipals(new.document, existing: nil)
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
+        try GeoPointCheck.check(document, previous: nil, paths: layout.geoTables.keys)
         let text = document.jsonText
         do {
             let (stamp, bits) = stampValues(collection, document)
@@ -175,6 +176,7 @@ public final class DocumentWriter {
         let now = try existing.prepareUpdate(&document, id: id, scope: scope)
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
+        try GeoPointCheck.check(document, previous: existing.document, paths: layout.geoTables.keys)
         let (stamp, bits) = stampValues(layout.name, document)
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2, rs = ?4, rb = ?5 WHERE rid = ?3")
             .run([.text(now), .text(document.jsonText), .int(existing.rowID), stamp, bits])

@@ -63,9 +63,13 @@ def test_nul_cannot_be_stored_so_no_row_can_poison_other_callers_reads(roost):
 ])
 def test_numbers_and_shapes_at_the_edges_never_fail_in_the_database(roost, flt):
     _, ta = roost.alice
-    for doc in ({"n": 5e-324, "loc": [1e308, -1e308]}, {"n": -1.7976931348623157e308, "loc": [-180, 90]},
-                {"n": [2**63 - 1, -(2**63)], "loc": [0, 0]}, {"n": "text", "loc": ["a", True]}):
+    for doc in ({"n": 5e-324, "loc": [180, -90]}, {"n": -1.7976931348623157e308, "loc": [-180, 90]},
+                {"n": [2**63 - 1, -(2**63)], "loc": [0, 0]}, {"n": "text"}):
         assert roost.call("POST", "/pub", doc, token=ta).status == 201
+    # A geo-indexed field holds a point a geo query can find, or the write is a clear 400 (GeoPointCheck).
+    for loc in ([1e308, -1e308], ["a", True], [37.77, -122.48], {"lat": 1, "lng": 2}, [1], [1, 2, 3]):
+        r = roost.call("POST", "/pub", {"n": 1, "loc": loc}, token=ta)
+        assert (r.status, r.body["error"]) == (400, "InvalidDocument") and "[longitude, latitude]" in r.body["description"], (loc, r)
     for extra in ("", "&sort=" + json_query({"n": 1}), "&count=true"):
         no_server_error(roost.call("GET", "/pub?query=" + json_query(flt) + extra, token=ta), (flt, extra))
     no_server_error(roost.call("GET", "/pub/_count?query=" + json_query(flt), token=ta), flt)
@@ -102,3 +106,19 @@ def test_an_id_with_nul_in_the_url_is_absent_on_both_engines(roost):
         for path in ("/pub/nul%00id", "/secrets/nul%00id"):
             assert_error(roost.call(method, path, body, token=ta), 404, "NotFound")
     assert_error(roost.call("PUT", "/pub/nul%00id", {"s": 1}, token=ta), 400)
+
+
+def test_a_geo_point_is_checked_on_every_write_and_a_refusal_changes_nothing(roost):
+    _, ta = roost.alice
+    doc = roost.call("POST", "/pub", {"n": 2, "loc": [-122.48, 37.77]}, token=ta).body
+    path = f"/pub/{doc['_id']}"
+    for method, body in (("PATCH", {"loc": [37.77, -122.48]}), ("PUT", {"n": 2, "loc": {"lat": 37.77, "lng": -122.48}}),
+                         ("PATCH", {"loc": [200, 0]})):
+        r = roost.call(method, path, body, token=ta)
+        assert (r.status, r.body["error"]) == (400, "InvalidDocument") and "[longitude, latitude]" in r.body["description"], r
+    assert roost.call("GET", path, token=ta).body["loc"] == [-122.48, 37.77]
+    # Other fields change freely; null (or no field) leaves the index.
+    assert roost.call("PATCH", path, {"n": 3}, token=ta).status == 200
+    assert roost.call("PATCH", path, {"loc": None}, token=ta).status == 200
+    r = roost.call("POST", "/_batch", {"operations": [{"method": "POST", "path": "/pub", "body": {"loc": [0, 91]}}]}, token=ta)
+    assert (r.status, r.body["error"]) == (400, "InvalidDocument") and "latitude 91" in r.body["description"], r
