@@ -17,6 +17,9 @@ public final class DocumentWriter {
     public internal(set) var references = ReferenceSchema.none
     /// The "no reference left" guard of deletes, deferred through a cascade.
     let referenceChecks = ReferenceChecks()
+    /// Whether writes to geo-indexed fields must hold points (`GeoPointCheck`);
+    /// tests turn it off to store what older versions accepted.
+    public var checksGeoPoints = true
     /// Each collection's read-rule stamp (`useRuleStamps`), worked out for every row written.
     var ruleStamps: @Sendable (String) -> RuleStamp? = { _ in nil }
     /// How far `restampRows` got in each collection, and under which fingerprint.
@@ -83,7 +86,7 @@ public final class DocumentWriter {
         try checkACLPrincipals(new.document, existing: nil)
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
-        try GeoPointCheck.check(document, previous: nil, paths: layout.geoTables.keys)
+        if checksGeoPoints { try GeoPointCheck.check(document, previous: nil, paths: layout.geoTables.keys) }
         let text = document.jsonText
         do {
             let (stamp, bits) = stampValues(collection, document)
@@ -176,7 +179,7 @@ public final class DocumentWriter {
         let now = try existing.prepareUpdate(&document, id: id, scope: scope)
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
-        try GeoPointCheck.check(document, previous: existing.document, paths: layout.geoTables.keys)
+        if checksGeoPoints { try GeoPointCheck.check(document, previous: existing.document, paths: layout.geoTables.keys) }
         let (stamp, bits) = stampValues(layout.name, document)
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2, rs = ?4, rb = ?5 WHERE rid = ?3")
             .run([.text(now), .text(document.jsonText), .int(existing.rowID), stamp, bits])

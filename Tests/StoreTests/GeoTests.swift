@@ -61,6 +61,8 @@ struct GeoTests {
     @Test("geo operators answer the same with and without a geo index", arguments: geoCases)
     func geo(_ example: GeoCase) throws {
         let store = try TestStore()
+        // `places` holds non-points too, as rows stored before GeoPointCheck can: the index ignores them.
+        store.writer.checksGeoPoints = false
         try store.insert("plain", places)
         try store.insert("indexed", places)
         try store.index("indexed", ["location:geo"])
