@@ -42,20 +42,12 @@ final class RuleRestamper: Sendable {
     func restamp() {
         var rows = 0
         while !stopped.get() {
-            let more = LockedBox(false), done = DispatchSemaphore(value: 0)
-            let accepted = pools.writer.submit(StorePools.WriteJob(operation: { writer in
-                try writer.restampRows(limit: Self.step)
-            }, completion: { [logger] result in
-                switch result {
-                case .success(let remaining): more.set(remaining)
-                case .failure(let error): logger.warning("read rule stamps not updated", metadata: ["error": "\(error)"])
-                }
-                done.signal()
-            }))
-            guard accepted else { return }
-            done.wait()
+            guard let result = pools.onWriter({ writer in try writer.restampRows(limit: Self.step) }) else { return }
             rows += Self.step
-            guard more.get() else { break }
+            guard case .success(true) = result else {
+                if case .failure(let error) = result { logger.warning("read rule stamps not updated", metadata: ["error": "\(error)"]) }
+                break
+            }
         }
         if rows > Self.step { logger.info("read rule stamps updated", metadata: ["rows": "about \(rows)"]) }
     }

@@ -37,20 +37,14 @@ final class FeedCompactor: Sendable {
     func compact() {
         let retention = self.retention
         while !stopped.get() {
-            let removed = LockedBox(0), done = DispatchSemaphore(value: 0)
-            let accepted = pools.writer.submit(StorePools.WriteJob(operation: { writer in
-                try writer.compactChanges(retention: retention)
-            }, completion: { [logger] result in
-                switch result {
-                case .success(let count): removed.set(count)
-                case .failure(let error): logger.warning("change feed compaction failed", metadata: ["error": "\(error)"])
-                }
-                done.signal()
-            }))
-            guard accepted else { return }
-            done.wait()
-            if removed.get() > 0 { logger.debug("change feed compacted", metadata: ["removed": "\(removed.get())"]) }
-            if removed.get() < ChangeFeed.compactionStep { return }
+            guard let result = pools.onWriter({ writer in try writer.compactChanges(retention: retention) }) else { return }
+            var removed = 0
+            switch result {
+            case .success(let count): removed = count
+            case .failure(let error): logger.warning("change feed compaction failed", metadata: ["error": "\(error)"])
+            }
+            if removed > 0 { logger.debug("change feed compacted", metadata: ["removed": "\(removed)"]) }
+            if removed < ChangeFeed.compactionStep { return }
         }
     }
 }

@@ -174,6 +174,15 @@ final class StorePools: Sendable {
         sessionsRevoked.get()?()
     }
 
+    /// Runs `operation` in the writer's next group commit and waits for its
+    /// outcome, for background threads (never a loop). nil when the queue was full.
+    func onWriter<Value: Sendable>(_ operation: @escaping @Sendable (any DocumentWriting) throws -> Value) -> Result<Value, any Error>? {
+        let outcome = LockedBox<Result<Value, any Error>?>(nil), done = DispatchSemaphore(value: 0)
+        guard writer.submit(WriteJob(operation: operation, completion: { outcome.set($0); done.signal() })) else { return nil }
+        done.wait()
+        return outcome.get()
+    }
+
     /// Fire-and-forget write (e.g. a session renewal); dropped if the queue is full.
     func background(_ operation: @escaping @Sendable (any DocumentWriting) throws -> Void) {
         _ = writer.submit(WriteJob(operation: operation, completion: { _ in }))
