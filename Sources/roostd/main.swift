@@ -96,7 +96,8 @@ struct CheckConfig: ParsableCommand {
         if let push = c.push.summary { print(push) }
         for (name, collection) in c.collections.sorted(by: { $0.key < $1.key }) {
             let refs = collection.references.map { "\($0.field)->\($0.target)(\($0.onDelete.rawValue))" }
-            print("collection \(name): permission=\(c.permission(of: name).rawValue) indexes=\(collection.indexes.map(\.description)) references=\(refs)"
+            let level = BuiltInRules(rawValue: name)?.level(c) ?? c.permission(of: name).rawValue
+            print("collection \(name): permission=\(level) indexes=\(collection.indexes.map(\.description)) references=\(refs)"
                   + (collection.pushSync ? " push_sync" : ""))
             if let rules = collection.rules {
                 for (operation, rule) in [("read", rules.read), ("create", rules.create), ("update", rules.update), ("delete", rules.delete)] {

@@ -5,7 +5,7 @@ import Store
 /// `collections` (their levels are fixed: users are `shared` with
 /// `private_user_fields`, files follow `files_permission`). Operations their
 /// own endpoints decide are refused when the config is read.
-enum BuiltInRules: String {
+public enum BuiltInRules: String {
     case users
     case files
 
@@ -17,6 +17,11 @@ enum BuiltInRules: String {
         case .files:
             return ["update": "files are never changed in place (upload a new one)"]
         }
+    }
+
+    /// The level as `roostd check-config` shows it.
+    public func level(_ config: RoostConfig) -> String {
+        self == .users ? "shared (built-in users)" : "\(config.filesPermission.rawValue) (files_permission)"
     }
 
     func collection(_ spec: Any) throws -> RoostConfig.Collection {

@@ -27,7 +27,7 @@ struct StartupReport {
                                                                : "PostgreSQL (\(config.databaseDescription))"))
         lines.append("  collections    " + (config.autoCreateCollections
             ? "undeclared ones are \(config.defaultPermission.rawValue) and created on first write (auto_create_collections)"
-            : "only those the config names (\(config.collections.count)) take writes; undeclared ones are \(config.defaultPermission.rawValue)"))
+            : "only those the config names (\(config.collections.keys.filter { BuiltInRules(rawValue: $0) == nil }.count)) take writes; undeclared ones are \(config.defaultPermission.rawValue)"))
         if let adminSource {
             lines.append("  admin          \(adminSource)")
         } else {
