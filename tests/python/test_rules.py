@@ -19,7 +19,7 @@ import pytest
 
 from drills.live import events_path, live_path
 from live_support import Node
-from roost_harness import ADMIN_TOKEN, binary, clean_env, json_query as q
+from roost_harness import ADMIN_TOKEN, binary, clean_env, engine, json_query as q
 from rules_reference import Caller, RuleSet, matches, may_create, merge_patch, refused, replaced, visible, write_status
 from rules_world import (ANONYMOUS_REFUSED, CALLERS, FUTURE, PAST, RULE_SETS, TEMPLATES, config_yaml, list_names,
                          now_text, qid, uniq, world)  # noqa: F401 (world: the fixture)
@@ -891,7 +891,11 @@ def test_sighup_changes_a_read_rule_and_expires_cursors(tmp_path):
 # brought up to date in the background, and lists are right throughout.
 
 def stamps(n, collection):
+    """Each row's (rs, rb), in row order; on PostgreSQL (no stamps) every row is (None, None)
+    and only the answers are checked."""
     import sqlite3
+    if engine.name() == "postgresql":
+        return None
     db = sqlite3.connect(f"file:{n.data_dir}/roost.db?mode=ro", uri=True)
     try:
         (table,) = db.execute("SELECT id FROM _collections WHERE name = ?", (collection,)).fetchone()
@@ -912,9 +916,10 @@ def test_rows_are_stamped_and_restamped_when_the_read_rule_changes(tmp_path):
             doc = alice.request("POST", "/posts", {"owner": a, "published": i % 3 == 0, "n": i}).json()
             ids[doc["_id"]] = i
         first = stamps(n, "posts")
-        assert len(first) == 30 and len({rs for rs, _ in first}) == 1 and first[0][0] is not None, first
+        sqlite = first is not None
+        assert not sqlite or len(first) == 30 and len({rs for rs, _ in first}) == 1 and first[0][0] is not None, first
         # published rows have the published branch's bit; every row the owner branch's (no fixed part).
-        assert sorted({rb for _, rb in first}) == [2, 3], first
+        assert not sqlite or sorted({rb for _, rb in first}) == [2, 3], first
 
         def bob_sees():
             return sorted(ids[d["_id"]] for d in bob.request("GET", "/posts?limit=100").json())
@@ -928,10 +933,10 @@ def test_rows_are_stamped_and_restamped_when_the_read_rule_changes(tmp_path):
         while bob_sees() != list(range(20, 30)) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert bob_sees() == list(range(20, 30))
-        while len({rs for rs, _ in stamps(n, "posts")} - {first[0][0]}) != 1 and time.monotonic() < deadline:
+        while sqlite and len({rs for rs, _ in stamps(n, "posts")} - {first[0][0]}) != 1 and time.monotonic() < deadline:
             time.sleep(0.1)
         second = stamps(n, "posts")
-        assert len({rs for rs, _ in second}) == 1 and second[0][0] != first[0][0], second
+        assert not sqlite or (len({rs for rs, _ in second}) == 1 and second[0][0] != first[0][0]), second
         assert bob_sees() == list(range(20, 30))
         # The rule goes: rows written meanwhile carry no stamp; the rule comes back: the old rows'
         # stamps are right again (a stamp depends on the document and the fixed parts only).
@@ -941,7 +946,7 @@ def test_rows_are_stamped_and_restamped_when_the_read_rule_changes(tmp_path):
         n.start()
         alice = n.api(ta)
         extra = alice.request("POST", "/posts", {"owner": a, "published": False, "n": 99}).json()["_id"]
-        assert stamps(n, "posts")[-1] == (None, None)
+        assert not sqlite or stamps(n, "posts")[-1] == (None, None)
         sets["posts"] = RULE_SETS["posts"]
         n.stop()
         n.config_path.write_text(config_yaml(sets))
@@ -949,9 +954,11 @@ def test_rows_are_stamped_and_restamped_when_the_read_rule_changes(tmp_path):
         bob = n.api(tb)
         assert sorted(ids.get(d["_id"], 99) for d in bob.request("GET", "/posts?limit=100").json()) == [i for i in range(30) if i % 3 == 0]
         deadline = time.monotonic() + 10
-        while stamps(n, "posts")[-1][0] is None and time.monotonic() < deadline:
+        while sqlite and stamps(n, "posts")[-1][0] is None and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert stamps(n, "posts")[-1] == (first[0][0], 2), extra
+        assert not sqlite or stamps(n, "posts")[-1] == (first[0][0], 2), extra
+        # Whatever the engine, the rows the rule admits are listed.
+        assert sorted(ids.get(d["_id"], 99) for d in bob.request("GET", "/posts?limit=100").json()) == [i for i in range(30) if i % 3 == 0]
     finally:
         n.stop()
         n.close()
