@@ -60,11 +60,15 @@ do {
     let bobStore = try OfflineStore(client: bob, url: home.appendingPathComponent("bob.sqlite"),
                                     mirrors: [Mirror("messages"), Mirror("threads"), Mirror("users")])
     try await bobStore.sync()
+    // The server writes a message, then its thread (the thread points at its last message),
+    // in one transaction: the mirror has both once the thread's event follows the message's.
     let arrived = Task { () -> String? in
-        for try await event in bobStore.liveUpdates() where event.collection == "messages" && event.kind == .create {
-            return try event.entity(as: Message.self)?.value.text
+        var text: String?
+        for try await event in bobStore.liveUpdates() {
+            if event.collection == "messages" && event.kind == .create { text = try event.entity(as: Message.self)?.value.text }
+            if event.collection == "threads" && text != nil { return text }
         }
-        return nil
+        return text
     }
     try await Task.sleep(nanoseconds: 300_000_000)
 
