@@ -23,7 +23,7 @@ struct JSONEquivalence: Hashable, @unchecked Sendable {
         case (.int(let x), .int(let y)): return x == y
         case (.int, .double), (.double, .int), (.double, .double):
             return SchemaNumber.compare(a, b) == 0
-        case (.string(let x), .string(let y)): return x == y
+        case (.string(let x), .string(let y)): return x.utf8.elementsEqual(y.utf8) // code points, not canonical equivalence
         case (.array(let x), .array(let y)):
             return x.count == y.count && zip(x, y).allSatisfy { equal($0, $1) }
         case (.object(let x), .object(let y)):
@@ -42,7 +42,7 @@ struct JSONEquivalence: Hashable, @unchecked Sendable {
         case .bool(let b): hasher.combine(1); hasher.combine(b)
         case .int(let i): hasher.combine(2); hasher.combine(Double(i))
         case .double(let d): hasher.combine(2); hasher.combine(d == 0 ? 0 : d)
-        case .string(let s): hasher.combine(3); hasher.combine(s)
+        case .string(let s): hasher.combine(3); for b in s.utf8 { hasher.combine(b) }
         case .array(let items):
             hasher.combine(4); hasher.combine(items.count)
             for item in items { hash(item, into: &hasher) }

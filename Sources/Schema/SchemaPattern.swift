@@ -29,10 +29,11 @@ final class SchemaPattern: @unchecked Sendable {
         pcre2_set_parens_nest_limit_8(compileContext, 64)
         pcre2_set_compile_extra_options_8(compileContext, UInt32(PCRE2_EXTRA_ALT_BSUX))
         let options = UInt32(PCRE2_UTF) | UInt32(PCRE2_ALT_BSUX) | UInt32(PCRE2_DOLLAR_ENDONLY)
-        var bytes = Array(source.utf8)
+        var bytes = Array(translatingPropertyNames(source).utf8)
+        let length = bytes.count
         if bytes.isEmpty { bytes = [0] }
         let compiled = bytes.withUnsafeBufferPointer { buffer in
-            pcre2_compile_8(buffer.baseAddress, source.utf8.count, options, &errorCode, &errorOffset, compileContext)
+            pcre2_compile_8(buffer.baseAddress, length, options, &errorCode, &errorOffset, compileContext)
         }
         guard let compiled else {
             var message = [UInt8](repeating: 0, count: 256)
@@ -44,6 +45,38 @@ final class SchemaPattern: @unchecked Sendable {
     }
 
     struct PatternError: Error { let message: String }
+
+    /// ECMA-262's long general-category names (`\p{Letter}`), which PCRE2 10.42
+    /// does not know, as PCRE2's short ones (`\p{L}`).
+    static let categoryNames: [String: String] = [
+        "Letter": "L", "Lowercase_Letter": "Ll", "Uppercase_Letter": "Lu", "Titlecase_Letter": "Lt",
+        "Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M", "Number": "N", "Decimal_Number": "Nd",
+        "digit": "Nd", "Letter_Number": "Nl", "Other_Number": "No", "Punctuation": "P", "Symbol": "S",
+        "Separator": "Z", "Space_Separator": "Zs", "Other": "C", "Control": "Cc",
+    ]
+
+    static func translatingPropertyNames(_ source: String) -> String {
+        guard source.contains("{") else { return source }
+        var out = ""
+        var backslashes = 0
+        var rest = Substring(source)
+        while let c = rest.first {
+            if (c == "p" || c == "P"), backslashes % 2 == 1, rest.dropFirst().first == "{",
+               let close = rest.firstIndex(of: "}") {
+                let name = String(rest[rest.index(rest.startIndex, offsetBy: 2)..<close])
+                if let short = categoryNames[name] {
+                    out += "\(c){\(short)}"
+                    rest = rest[rest.index(after: close)...]
+                    backslashes = 0
+                    continue
+                }
+            }
+            backslashes = c == "\\" ? backslashes + 1 : 0
+            out.append(c)
+            rest = rest.dropFirst()
+        }
+        return out
+    }
 
     private init(source: String, code: OpaquePointer) {
         self.source = source

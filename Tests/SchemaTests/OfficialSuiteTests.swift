@@ -33,7 +33,44 @@ import Testing
     ]
 
     /// "file|group" or "file|group|case" → why it is not run.
-    static let skipped: [String: String] = [:]
+    static let skipped: [String: String] = [
+        "format|email format|invalid email string is only an annotation by default":
+            "Roost asserts this format (the brief's choice); the suite's default treats format as an annotation",
+        "format|date format|invalid date string is only an annotation by default":
+            "Roost asserts this format (the brief's choice); the suite's default treats format as an annotation",
+        "format|date-time format|invalid date-time string is only an annotation by default":
+            "Roost asserts this format (the brief's choice); the suite's default treats format as an annotation",
+        "format|time format|invalid time string is only an annotation by default":
+            "Roost asserts this format (the brief's choice); the suite's default treats format as an annotation",
+        "format|uri format|invalid uri string is only an annotation by default":
+            "Roost asserts this format (the brief's choice); the suite's default treats format as an annotation",
+        "format|uuid format|invalid uuid string is only an annotation by default":
+            "Roost asserts this format (the brief's choice); the suite's default treats format as an annotation",
+        "not|collect annotations inside a 'not', even if collection is disabled":
+            "uses unevaluatedProperties, which Roost refuses",
+        "ref|ref creates new scope when adjacent to keywords":
+            "uses unevaluatedProperties, which Roost refuses",
+        "ref|remote ref, containing refs itself":
+            "a $ref to the remote meta-schema, which Roost refuses",
+        "optional/float-overflow|all integers are multiples of 0.5, if overflow is handled":
+            "1e308 / 0.5 overflows a Double; Roost reports it as not a multiple",
+        "optional/ecmascript-regex|ECMA 262 \\s matches whitespace|latin-1 non-breaking-space matches":
+            "\\s is ASCII whitespace only (PCRE2 without UCP, so that \\d and \\w stay ASCII as in ECMA-262)",
+        "optional/ecmascript-regex|ECMA 262 \\s matches whitespace|zero-width whitespace matches":
+            "\\s is ASCII whitespace only (PCRE2 without UCP, so that \\d and \\w stay ASCII as in ECMA-262)",
+        "optional/ecmascript-regex|ECMA 262 \\s matches whitespace|paragraph separator matches (line terminator)":
+            "\\s is ASCII whitespace only (PCRE2 without UCP, so that \\d and \\w stay ASCII as in ECMA-262)",
+        "optional/ecmascript-regex|ECMA 262 \\s matches whitespace|EM SPACE matches (Space_Separator)":
+            "\\s is ASCII whitespace only (PCRE2 without UCP, so that \\d and \\w stay ASCII as in ECMA-262)",
+        "optional/ecmascript-regex|ECMA 262 \\S matches everything but whitespace|latin-1 non-breaking-space does not match":
+            "\\s is ASCII whitespace only (PCRE2 without UCP, so that \\d and \\w stay ASCII as in ECMA-262)",
+        "optional/ecmascript-regex|ECMA 262 \\S matches everything but whitespace|zero-width whitespace does not match":
+            "\\s is ASCII whitespace only (PCRE2 without UCP, so that \\d and \\w stay ASCII as in ECMA-262)",
+        "optional/ecmascript-regex|ECMA 262 \\S matches everything but whitespace|paragraph separator does not match (line terminator)":
+            "\\s is ASCII whitespace only (PCRE2 without UCP, so that \\d and \\w stay ASCII as in ECMA-262)",
+        "optional/ecmascript-regex|ECMA 262 \\S matches everything but whitespace|EM SPACE does not match (Space_Separator)":
+            "\\s is ASCII whitespace only (PCRE2 without UCP, so that \\d and \\w stay ASCII as in ECMA-262)",
+    ]
 
     struct Outcome { var passed = 0; var skipped = 0; var failures: [String] = [] }
 
@@ -77,7 +114,8 @@ import Testing
                 }
             }
         }
-        for failure in outcome.failures { Issue.record(Comment(rawValue: failure)) }
+        for failure in outcome.failures { print("FAIL " + failure) }
+        #expect(outcome.failures.isEmpty, "\(outcome.failures.count) cases of \(file) failed")
         let stale = Self.skipped.keys.filter { $0.hasPrefix(file + "|") && !usedSkips.contains($0) }
         #expect(stale.isEmpty, "skips that match no case: \(stale)")
         print("suite \(file): \(outcome.passed) passed, \(outcome.skipped) skipped, \(outcome.failures.count) failed")
