@@ -81,7 +81,7 @@ enum GeoPointFormat {
     }
 
     static func article(_ typeName: String) -> String {
-        typeName == "array" || typeName == "object" ? "an \(typeName)" : "a \(typeName)"
+        typeName == "null" ? "null" : typeName == "array" || typeName == "object" ? "an \(typeName)" : "a \(typeName)"
     }
 }
 

@@ -81,7 +81,7 @@ struct SchemaTypes: OptionSet {
     }
 
     var description: String {
-        let list = Self.names.filter { contains($0.1) }.map { $0.0 == "integer" ? "an integer" : ($0.0 == "array" || $0.0 == "object" ? "an \($0.0)" : "a \($0.0)") }
+        let list = Self.names.filter { contains($0.1) }.map { $0.0 == "integer" ? "an integer" : GeoPointFormat.article($0.0) }
         if list.count == 1 { return list[0] }
         return list.dropLast().joined(separator: ", ") + " or " + list.last!
     }
