@@ -198,6 +198,22 @@ import Testing
         #expect(violations.first?.message.contains(message) == true, "\(violations)")
     }
 
+    /// A catastrophic pattern meets PCRE2's limits and fails the value instead of pinning the thread.
+    @Test func catastrophicPatternIsBounded() throws {
+        let schema = try Self.schema(#"{"pattern":"^(a+)+$"}"#)
+        let subject = String(repeating: "a", count: 40) + "b"
+        #expect(schema.validate(.string(subject)).map(\.keyword) == ["pattern"])
+        #expect(schema.validate(.string(String(repeating: "a", count: 40))).isEmpty)
+    }
+
+    /// One pass gives violations and references; a pointer reached twice is listed once.
+    @Test func checkGivesBoth() throws {
+        let schema = try Self.schema(#"{"allOf":[{"properties":{"u":{"format":"reference","x-roost-collection":"users"}}},{"properties":{"u":{"format":"reference","x-roost-collection":"users","maxLength":2}}}]}"#)
+        let result = schema.check(Self.value(#"{"u":"abc"}"#))
+        #expect(result.violations.map(\.schemaPath) == ["/allOf/1/properties/u/maxLength"])
+        #expect(result.references.map(\.pointer) == ["/u"])
+    }
+
     /// Schemas are shared by worker threads.
     @Test func concurrentUse() async throws {
         let schema = try Self.schema(Self.form)
