@@ -1,13 +1,14 @@
 /// RFC 3339 `date-time`, `full-date` and `full-time`, ASCII digits only, with
 /// real month lengths and leap seconds only at 23:59:60 UTC.
 enum DateTimeFormat {
-    static func isDateTime(_ s: [UInt8]) -> Bool {
+    typealias Bytes = UnsafeBufferPointer<UInt8>
+
+    static func isDateTime(_ s: Bytes) -> Bool {
         guard s.count > 11, s[10] == UInt8(ascii: "T") || s[10] == UInt8(ascii: "t") else { return false }
-        return isDate(s[0..<10]) && isTime(s[11...])
+        return isDate(Bytes(rebasing: s[0..<10])) && isTime(Bytes(rebasing: s[11...]))
     }
 
-    static func isDate(_ s: ArraySlice<UInt8>) -> Bool {
-        let s = Array(s)
+    static func isDate(_ s: Bytes) -> Bool {
         guard s.count == 10, s[4] == UInt8(ascii: "-"), s[7] == UInt8(ascii: "-"),
               let year = number(s, 0, 4), let month = number(s, 5, 2), let day = number(s, 8, 2) else { return false }
         guard (1...12).contains(month), day >= 1 else { return false }
@@ -23,8 +24,7 @@ enum DateTimeFormat {
     }
 
     /// `HH:MM:SS[.fraction](Z|±HH:MM)`.
-    static func isTime(_ s: ArraySlice<UInt8>) -> Bool {
-        let s = Array(s)
+    static func isTime(_ s: Bytes) -> Bool {
         guard s.count >= 9, s[2] == UInt8(ascii: ":"), s[5] == UInt8(ascii: ":"),
               let hour = number(s, 0, 2), let minute = number(s, 3, 2), let second = number(s, 6, 2),
               hour <= 23, minute <= 59, second <= 60 else { return false }
@@ -57,7 +57,7 @@ enum DateTimeFormat {
     private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 
     /// `count` ASCII digits at `start` as a number.
-    private static func number(_ s: [UInt8], _ start: Int, _ count: Int) -> Int? {
+    private static func number(_ s: Bytes, _ start: Int, _ count: Int) -> Int? {
         guard start + count <= s.count else { return nil }
         var n = 0
         for b in s[start..<start + count] {

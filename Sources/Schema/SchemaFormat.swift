@@ -47,15 +47,16 @@ enum SchemaFormat {
             if case .string(let id) = value, !id.isEmpty { return nil }
             return "must be a document id (a non-empty string) in collection \"\(collection)\""
         case .dateTime, .date, .time, .email, .uri, .uuid:
-            guard case .string(let text) = value else { return nil }
-            let utf8 = Array(text.utf8)
-            switch self {
-            case .dateTime: return DateTimeFormat.isDateTime(utf8) ? nil : "must be a date-time (RFC 3339, such as 2026-11-28T08:30:00Z)"
-            case .date: return DateTimeFormat.isDate(utf8[...]) ? nil : "must be a date (RFC 3339 full-date, YYYY-MM-DD)"
-            case .time: return DateTimeFormat.isTime(utf8[...]) ? nil : "must be a time with an offset (RFC 3339, such as 08:30:00Z)"
-            case .email: return EmailFormat.isEmail(utf8) ? nil : "must be an e-mail address"
-            case .uri: return URIFormat.isURI(utf8) ? nil : "must be an absolute URI (RFC 3986)"
-            default: return UUIDFormat.isUUID(utf8) ? nil : "must be a UUID (8-4-4-4-12 hexadecimal digits)"
+            guard case .string(var text) = value else { return nil }
+            return text.withUTF8 { utf8 in
+                switch self {
+                case .dateTime: return DateTimeFormat.isDateTime(utf8) ? nil : "must be a date-time (RFC 3339, such as 2026-11-28T08:30:00Z)"
+                case .date: return DateTimeFormat.isDate(utf8) ? nil : "must be a date (RFC 3339 full-date, YYYY-MM-DD)"
+                case .time: return DateTimeFormat.isTime(utf8) ? nil : "must be a time with an offset (RFC 3339, such as 08:30:00Z)"
+                case .email: return EmailFormat.isEmail(Array(utf8)) ? nil : "must be an e-mail address"
+                case .uri: return URIFormat.isURI(Array(utf8)) ? nil : "must be an absolute URI (RFC 3986)"
+                default: return UUIDFormat.isUUID(utf8) ? nil : "must be a UUID (8-4-4-4-12 hexadecimal digits)"
+                }
             }
         }
     }
@@ -87,7 +88,7 @@ enum GeoPointFormat {
 
 /// `uuid`: 8-4-4-4-12 hexadecimal digits, any version and variant.
 enum UUIDFormat {
-    static func isUUID(_ s: [UInt8]) -> Bool {
+    static func isUUID(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
         guard s.count == 36 else { return false }
         for (i, b) in s.enumerated() {
             if i == 8 || i == 13 || i == 18 || i == 23 {
