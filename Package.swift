@@ -58,6 +58,8 @@ let package = Package(
         // Pure Swift building blocks, lowest first.
         .target(name: "JSON"),
         .target(name: "HTTP", dependencies: ["JSON"]),
+        // JSON Schema (draft 2020-12 subset, docs/SCHEMAS.md): compiled once, checked per write.
+        .target(name: "Schema", dependencies: ["JSON", "CPCRE2"]),
         // The monotonic clock and Duration conversions, written once.
         .target(name: "Timing"),
         .target(name: "Jobs", dependencies: ["Timing", .product(name: "Logging", package: "swift-log")]),
@@ -123,6 +125,8 @@ let package = Package(
                           exclude: ["README.md"]),
 
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        // The official JSON-Schema-Test-Suite files in Suite/ (MIT, see Suite/LICENSE; read by path) and Roost's own cases.
+        .testTarget(name: "SchemaTests", dependencies: ["Schema", "JSON"], exclude: ["Suite"]),
         .testTarget(name: "AuthTests", dependencies: ["Auth"]),
         .testTarget(name: "JobsTests", dependencies: ["Jobs", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "HTTP"]),
