@@ -66,11 +66,11 @@ let package = Package(
         .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", "Timing", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium", "CJOSEShim", "JSON"]),
         // The engine seam and the engine-neutral rules (filters, cursors, access, limits).
-        .target(name: "Store", dependencies: ["CPCRE2", "CSodium", "JSON", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Store", dependencies: ["CPCRE2", "CSodium", "JSON", "Schema", .product(name: "Logging", package: "swift-log")]),
         // The SQLite engine under the Store seam (the default; docs/ENGINES.md).
-        .target(name: "StoreSQLite", dependencies: ["Store", "CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "StoreSQLite", dependencies: ["Store", "CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", "Schema", .product(name: "Logging", package: "swift-log")]),
         // The PostgreSQL engine under the Store seam (database_url; docs/ENGINES.md).
-        .target(name: "StorePostgres", dependencies: ["Store", "CPostgres", "CPostgresShim", "JSON", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "StorePostgres", dependencies: ["Store", "CPostgres", "CPostgresShim", "JSON", "Schema", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).
         .target(name: "Files", dependencies: ["CVipsShim", "CFileShim", "CCurlShim", "CCrypto", "CZlib", "HTTP", "JSON", .product(name: "Logging", package: "swift-log")]),
 
@@ -101,7 +101,7 @@ let package = Package(
 
         // Composition root and the daemon.
         .target(name: "Roost", dependencies: [
-            "JSON", "HTTP", "Jobs", "EventLoop", "Store", "StoreSQLite", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Scripts", "Webhooks", "Push", "Backup", "Console", "Timing",
+            "JSON", "HTTP", "Jobs", "EventLoop", "Schema", "Store", "StoreSQLite", "StorePostgres", "Auth", "Daemon", "Files", "Hooks", "Scripts", "Webhooks", "Push", "Backup", "Console", "Timing",
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),

@@ -12,6 +12,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case badRequest = "BadRequest"
     case invalidJSON = "InvalidJSON"
     case invalidDocument = "InvalidDocument"
+    case schemaViolation = "SchemaViolation"
     case invalidQuery = "InvalidQuery"
     case unsupportedOperator = "UnsupportedOperator"
     case regexTooComplex = "RegexTooComplex"
@@ -74,7 +75,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     /// The status every answer with this code has.
     public var status: Int {
         switch self {
-        case .badRequest, .invalidJSON, .invalidDocument, .invalidQuery, .unsupportedOperator, .regexTooComplex,
+        case .badRequest, .invalidJSON, .invalidDocument, .schemaViolation, .invalidQuery, .unsupportedOperator, .regexTooComplex,
              .invalidCollectionName, .reservedCollectionName, .invalidCursor, .emptyBody, .invalidMultipart, .invalidCode: return 400
         case .unauthorized, .invalidToken, .invalidCredentials, .invalidIDToken: return 401
         case .forbidden, .accessRuleDenied, .originNotAllowed, .setupCodeRefused, .emailNotVerified, .twoFactorRequired: return 403

@@ -1,3 +1,5 @@
+import Schema
+
 /// Why a store operation did not happen. Each maps to one HTTP status upstream.
 public enum StoreError: Error, Sendable {
     case notFound(String)
@@ -11,6 +13,8 @@ public enum StoreError: Error, Sendable {
     /// A change-feed cursor that can no longer be served (410).
     case expired(String)
     case invalid(String)
+    /// The document does not match its collection's JSON Schema (400 `SchemaViolation`).
+    case schemaViolation(collection: String, [SchemaViolation])
     case query(QueryError)
     case database(any DatabaseFailure)
 

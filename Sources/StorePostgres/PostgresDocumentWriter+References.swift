@@ -1,3 +1,4 @@
+import Schema
 import JSON
 import Store
 
@@ -66,6 +67,7 @@ extension PostgresDocumentWriter {
     }
 
     /// PostgreSQL keeps no read-rule stamps: its reads judge each row by the whole rule.
+    public func useSchemas(_ schemas: @escaping @Sendable (String) -> JSONSchema?) { self.schemas = schemas }
     public func useRuleStamps(_ stamps: @escaping @Sendable (String) -> RuleStamp?) {}
     public func restampRows(limit: Int) throws -> Bool { false }
 

@@ -1,3 +1,4 @@
+import Schema
 import JSON
 import Logging
 import Store
@@ -36,6 +37,8 @@ public final class PostgresDocumentWriter {
     public internal(set) var references = ReferenceSchema.none
     /// The "no reference left" guard of deletes, deferred through a cascade.
     let referenceChecks = ReferenceChecks()
+    /// Each collection's JSON Schema (`useSchemas`).
+    var schemas: @Sendable (String) -> JSONSchema? = { _ in nil }
     /// Each table's geo-indexed paths (`GeoPointCheck`), read once; index changes forget them.
     var geoPaths: [Int64: [String]] = [:]
     /// Who this node's thumbnail-job claims are made as (`PostgresNode.id`; tests set one per connection).
@@ -132,6 +135,7 @@ public final class PostgresDocumentWriter {
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
         try GeoPointCheck.check(document, previous: nil, paths: try geoIndexed(layout))
+        try SchemaCheck.check(document, in: collection, schema: schemas(collection))
         let text = document.jsonText
         growth.add(layout.table)
         // An id already held goes the direct way, after the held rows: the server decides (bytes, not Unicode equivalence).
@@ -199,6 +203,7 @@ public final class PostgresDocumentWriter {
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
         try GeoPointCheck.check(document, previous: existing.document, paths: try geoIndexed(layout))
+        try SchemaCheck.check(document, in: collection, schema: schemas(collection))
         let params = ParameterList([.text(now), .text(document.jsonText), .int(existing.rowID), .text(existing.updatedAt)])
         let canWrite = PostgresAccess.sql(scope.writeRule, params.bind).map { " AND \($0)" } ?? ""
         let updated = try db.query("UPDATE \(layout.table) AS d SET updated_at = $1::text, doc = $2::json WHERE d.rid = $3::bigint AND d.updated_at = $4::text\(canWrite) RETURNING 1",

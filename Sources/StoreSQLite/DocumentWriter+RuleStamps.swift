@@ -1,4 +1,5 @@
 import JSON
+import Schema
 import Store
 
 /// Read-rule stamps (`RuleStamp`): every row written gets its collection's
@@ -7,6 +8,8 @@ import Store
 /// whose stamp is not the current one is judged by the whole rule, so this
 /// only ever makes reads faster.
 extension DocumentWriter {
+    public func useSchemas(_ schemas: @escaping @Sendable (String) -> JSONSchema?) { self.schemas = schemas }
+
     public func useRuleStamps(_ stamps: @escaping @Sendable (String) -> RuleStamp?) {
         ruleStamps = stamps
         restampCursors = [:]

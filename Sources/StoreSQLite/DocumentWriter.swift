@@ -1,5 +1,6 @@
 import JSON
 import Logging
+import Schema
 import Store
 
 /// The single writer: creates, replaces, patches and deletes documents, and
@@ -20,6 +21,8 @@ public final class DocumentWriter {
     /// Whether writes to geo-indexed fields must hold points (`GeoPointCheck`);
     /// tests turn it off to store what older versions accepted.
     public var checksGeoPoints = true
+    /// Each collection's JSON Schema (`useSchemas`).
+    var schemas: @Sendable (String) -> JSONSchema? = { _ in nil }
     /// Each collection's read-rule stamp (`useRuleStamps`), worked out for every row written.
     var ruleStamps: @Sendable (String) -> RuleStamp? = { _ in nil }
     /// How far `restampRows` got in each collection, and under which fingerprint.
@@ -87,6 +90,7 @@ public final class DocumentWriter {
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
         if checksGeoPoints { try GeoPointCheck.check(document, previous: nil, paths: layout.geoTables.keys) }
+        try SchemaCheck.check(document, in: collection, schema: schemas(collection))
         let text = document.jsonText
         do {
             let (stamp, bits) = stampValues(collection, document)
@@ -180,6 +184,7 @@ public final class DocumentWriter {
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
         if checksGeoPoints { try GeoPointCheck.check(document, previous: existing.document, paths: layout.geoTables.keys) }
+        try SchemaCheck.check(document, in: layout.name, schema: schemas(layout.name))
         let (stamp, bits) = stampValues(layout.name, document)
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2, rs = ?4, rb = ?5 WHERE rid = ?3")
             .run([.text(now), .text(document.jsonText), .int(existing.rowID), stamp, bits])

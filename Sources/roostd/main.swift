@@ -99,6 +99,7 @@ struct CheckConfig: ParsableCommand {
             let level = BuiltInRules(rawValue: name)?.level(c) ?? c.permission(of: name).rawValue
             print("collection \(name): permission=\(level) indexes=\(collection.indexes.map(\.description)) references=\(refs)"
                   + (collection.pushSync ? " push_sync" : ""))
+            if let schema = collection.schema { print("collection \(name): schema=\(schema.source.jsonText)") }
             if let rules = collection.rules {
                 for (operation, rule) in [("read", rules.read), ("create", rules.create), ("update", rules.update), ("delete", rules.delete)] {
                     if let rule { print("collection \(name): rules.\(operation)=\(rule.source.jsonText)") }

@@ -1,4 +1,5 @@
 import HTTP
+import JSON
 import Store
 
 extension StoreError: HTTPErrorConvertible {
@@ -13,6 +14,15 @@ extension StoreError: HTTPErrorConvertible {
         case .conflict(let d): return .conflict(d)
         case .expired(let d): return HTTPError(.cursorExpired, d)
         case .invalid(let d): return HTTPError(.invalidDocument, d)
+        case .schemaViolation(let collection, let violations):
+            let first = violations.first.map { ($0.instancePointer.isEmpty ? "the document" : $0.instancePointer) + ": " + $0.message } ?? ""
+            let more = violations.count > 1 ? " (and \(violations.count - 1) more, in violations)" : ""
+            let list = violations.map { v in
+                JSONValue.object(JSONObject([("pointer", .string(v.instancePointer)), ("keyword", .string(v.keyword)),
+                                             ("schemaPath", .string(v.schemaPath)), ("message", .string(v.message))]))
+            }
+            return HTTPError(.schemaViolation, "The document does not match \(collection)'s schema: \(first)\(more).",
+                             fields: JSONObject([("violations", .array(list))]))
         case .query(let q):
             return HTTPError(q.kind == .unsupportedOperator ? .unsupportedOperator : .invalidQuery, q.message)
         case .database(let e):

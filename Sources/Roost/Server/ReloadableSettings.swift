@@ -9,6 +9,8 @@ final class ReloadableSettings: @unchecked Sendable {
         var permissions: [String: RoostConfig.Permission]
         /// Configured access rules by collection (docs/RULES.md).
         var rules: [String: CollectionRules]
+        /// Configured JSON Schemas by collection (docs/SCHEMAS.md).
+        var schemas: [String: CollectionSchema]
         var defaultPermission: RoostConfig.Permission
         var privateUserFields: [String]
         /// Collections only the server (its hooks) and admins write: the messaging threads.
@@ -21,6 +23,7 @@ final class ReloadableSettings: @unchecked Sendable {
         init(_ config: RoostConfig) {
             permissions = config.collections.compactMapValues(\.permission)
             rules = config.collections.compactMapValues(\.rules)
+            schemas = config.collections.compactMapValues(\.schema)
             // Threads and messages are private unless the config says otherwise:
             // only the participants (their ACL) may read them.
             if config.messaging.enabled {
@@ -59,6 +62,8 @@ final class ReloadableSettings: @unchecked Sendable {
 
     func rules(of collection: String) -> CollectionRules? { snapshot.rules[collection] }
 
+    func schema(of collection: String) -> CollectionSchema? { snapshot.schemas[collection] }
+
     var privateUserFields: [String] { snapshot.privateUserFields }
 
     func isServerWritten(_ collection: String) -> Bool { snapshot.serverWritten.contains(collection) }
@@ -88,6 +93,10 @@ final class ReloadableSettings: @unchecked Sendable {
         for name in Set(old.rules.keys).union(new.rules.keys).sorted()
         where old.rules[name]?.fingerprint != new.rules[name]?.fingerprint {
             changes.append("collections.\(name).rules: \(new.rules[name] == nil ? "removed" : "changed")")
+        }
+        for name in Set(old.schemas.keys).union(new.schemas.keys).sorted()
+        where old.schemas[name]?.source != new.schemas[name]?.source {
+            changes.append("collections.\(name).schema: \(new.schemas[name] == nil ? "removed" : "changed")")
         }
         if old.privateUserFields != new.privateUserFields {
             changes.append("users.private_fields: \(old.privateUserFields) → \(new.privateUserFields)")

@@ -28,6 +28,8 @@ public struct RoostConfig: Sendable {
         public var pushSync = false
         /// Who may read, create, update and delete, as filters (`rules:`, docs/RULES.md); nil: the level alone.
         public var rules: CollectionRules?
+        /// The JSON Schema every document written must match (`schema:`, docs/SCHEMAS.md); nil: any JSON.
+        public var schema: CollectionSchema?
     }
 
     /// `host:port` (plain HTTP) or `https://host:port` (TLS, with `tls`).
@@ -268,6 +270,8 @@ public struct RoostConfig: Sendable {
                 c.pushSync = b
             case "rules":
                 c.rules = try rules(name, value)
+            case "schema":
+                c.schema = try CollectionSchema.read(name, value)
             default:
                 throw Invalid("collections.\(name): unknown setting \"\(key)\"")
             }

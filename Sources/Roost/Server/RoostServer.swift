@@ -59,6 +59,7 @@ public final class RoostServer {
         let settings = ReloadableSettings(config)
         try applyReferences(writer, settings: settings)
         writer.useRuleStamps { collection in settings.rules(of: collection)?.read?.stamp }
+        writer.useSchemas { collection in settings.schema(of: collection)?.compiled }
         let objects = try FileHandlers.objectStore(config: config, removals: removals, logger: logger)
         if !engine.isEmbedded && config.filesStore == .local {
             logger.notice("files are kept on this node's disk (files_store: local) while the data are in a shared database: run one node, or use files_store: s3 for many (docs/SCALING.md)")

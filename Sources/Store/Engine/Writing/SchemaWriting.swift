@@ -1,3 +1,5 @@
+import Schema
+
 /// The declared indexes and references, and the `_refs` rows every write keeps in step.
 public protocol SchemaWriting: AnyObject {
     /// The declared reference fields whose `_refs` rows every write keeps in step.
@@ -13,6 +15,8 @@ public protocol SchemaWriting: AnyObject {
     /// Each collection's read-rule stamp, for every row written from now on
     /// (`RuleStamp`; engines that do not keep stamps ignore it).
     func useRuleStamps(_ stamps: @escaping @Sendable (String) -> RuleStamp?)
+    /// Each collection's JSON Schema, checked on every document written from now on (`SchemaCheck`).
+    func useSchemas(_ schemas: @escaping @Sendable (String) -> JSONSchema?)
     /// Stamps up to `limit` rows written under another stamp. - Returns: true when more may remain.
     func restampRows(limit: Int) throws -> Bool
 }
