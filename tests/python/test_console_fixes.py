@@ -77,3 +77,21 @@ def test_a_rejected_filter_clears_the_rows_and_shows_the_servers_error(signed_in
     box.send_keys("{}")
     wait(driver, lambda d: visible_text(d, "#filter-error") == "" and len(data_rows(d)) >= 2)
     assert console_errors(driver, expected_statuses=(400,)) == []
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_log_levels_stay_on_one_line(signed_in, roost, width):
+    """A "notice" (here: the reload's) keeps its level cell on one line, on a desktop and a phone."""
+    import signal
+    driver = signed_in
+    viewport(driver, width, 900, mobile=width < 500)
+    roost.proc.send_signal(signal.SIGHUP)              # logs "configuration reloaded" at notice
+    css(driver, 'nav a[data-page="logs"]').click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '#log-body tr[data-level="notice"]'), timeout=15)
+    for cell in driver.find_elements(By.CSS_SELECTOR, '#log-body tr[data-seq] td[class^="level-"]'):
+        lines = driver.execute_script(
+            "const r = document.createRange(); r.selectNodeContents(arguments[0]);"
+            "return new Set([...r.getClientRects()].map((x) => Math.round(x.top))).size", cell)
+        assert lines == 1, cell.text
+    shot(driver, f"logs-levels-{width}")
+    assert console_errors(driver) == []
