@@ -95,3 +95,19 @@ def test_log_levels_stay_on_one_line(signed_in, roost, width):
         assert lines == 1, cell.text
     shot(driver, f"logs-levels-{width}")
     assert console_errors(driver) == []
+
+
+@pytest.mark.parametrize("search, expected", [
+    ("", "No users yet. This page lists the app's members"),
+    ("nobody-like-this", 'No user\'s username or id matches "nobody-like-this"'),
+])
+def test_users_empty_state_says_what_the_page_shows(signed_in, roost, search, expected):
+    driver = signed_in
+    css(driver, 'nav a[data-page="users"]').click()
+    wait(driver, lambda d: d.find_elements(By.ID, "user-search"))
+    if search:
+        css(driver, "#user-search").send_keys(search)
+    wait(driver, lambda d: expected in visible_text(d, "#users-empty"))
+    assert "No users match." not in driver.find_element(By.TAG_NAME, "main").text
+    shot(driver, "users-empty" + ("-search" if search else ""))
+    assert console_errors(driver) == []
