@@ -3,22 +3,38 @@ the real roostd: the records table uses the page's width until a record is
 opened, and a filter the server rejects leaves no stale rows under its error.
 Screenshots go to tests/python/artifacts/console/ like the other console tests."""
 
+import tempfile
+
 import pytest
 
-from roost_harness import ADMIN_TOKEN as ADMIN
+from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
 from console_support import (  # skips this module without chromium and Selenium
+    CONFIG,
     By,
     browser,
     console_errors,
     css,
     open_records,
-    roost,
     shot,
     signed_in,
     viewport,
     visible_text,
     wait,
 )
+
+# Two collections the config declares and nobody has written yet.
+DECLARED = ["inbox", "shelf"]
+
+
+@pytest.fixture(scope="module")
+def roost():
+    declared = "collections:\n" + "".join(f"  {name}:\n    permission: private\n" for name in DECLARED)
+    with tempfile.TemporaryDirectory(prefix="roost-console-fixes-") as tmp:
+        daemon = Roostd(tmp, CONFIG + declared).start()
+        try:
+            yield daemon
+        finally:
+            daemon.stop()
 
 
 def data_rows(driver):
@@ -110,4 +126,19 @@ def test_users_empty_state_says_what_the_page_shows(signed_in, roost, search, ex
     wait(driver, lambda d: expected in visible_text(d, "#users-empty"))
     assert "No users match." not in driver.find_element(By.TAG_NAME, "main").text
     shot(driver, "users-empty" + ("-search" if search else ""))
+    assert console_errors(driver) == []
+
+
+@pytest.mark.parametrize("collection", DECLARED)
+def test_a_declared_collection_without_rows_is_listed_and_opens(signed_in, roost, collection):
+    listed = {c["name"]: c for c in roost.call("GET", "/admin/collections", token=ADMIN).body}
+    assert listed[collection]["count"] == 0 and listed[collection]["permission"] == "private"
+    assert roost.call("GET", "/admin/collections").status == 401
+    driver = signed_in
+    css(driver, 'nav a[data-page="records"]').click()
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'#collection-select option[value="{collection}"]'))
+    open_records(driver, collection)
+    wait(driver, lambda d: "No records match." in visible_text(d, "#records-table tbody"))
+    assert css(driver, "#new-record").is_enabled()
+    shot(driver, f"records-declared-empty-{collection}")
     assert console_errors(driver) == []
