@@ -42,14 +42,17 @@ export function mount(main, params) {
     h('div', { class: 'acl' }, field('Readers (_acl.read)', readers), field('Writers (_acl.write)', writers)),
     h('div', { class: 'actions' }, save, remove, close), conflict, reloadButton, status);
 
+  const split = h('div', { class: 'split', id: 'records-split' },
+    h('div', {}, h('div', { class: 'table-wrap' }, h('table', { id: 'records-table' }, head, body)),
+      h('div', { class: 'pager' }, prev, range, next)),
+    editor);
+  // The table takes the whole width; the editor column appears only while a record is open.
+  function showEditor(on) { editor.classList.toggle('hidden', !on); split.classList.toggle('editing', on); }
+
   main.append(h('h1', {}, 'Records'),
     h('div', { class: 'toolbar' }, field('Collection', select), field('Filter (MongoDB query)', filterInput, 'grow'),
       field('Rows per page', limitSelect), newButton),
-    filterError, listError,
-    h('div', { class: 'split' },
-      h('div', {}, h('div', { class: 'table-wrap' }, h('table', { id: 'records-table' }, head, body)),
-        h('div', { class: 'pager' }, prev, range, next)),
-      editor));
+    filterError, listError, split);
 
   // Collections for the picker.
   get('/admin/collections').then((list) => {
@@ -88,6 +91,12 @@ export function mount(main, params) {
       render();
     } catch (e) {
       if (stopped || serial !== listSerial) return;
+      // No rows stay under an error: they would look like the answer to the rejected filter.
+      state.rows = []; state.total = null;
+      clear(body, h('tr', {}, h('td', { class: 'muted', colspan: head.querySelectorAll('th').length || 1 },
+        e.status === 400 ? 'The server rejected this filter; see the message above.' : 'No rows: the list failed.')));
+      range.textContent = '';
+      prev.disabled = next.disabled = true;
       if (e.status === 400) {
         filterInput.setAttribute('aria-invalid', 'true');
         say(filterError, (e.code ? e.code + ': ' : '') + e.message);
@@ -161,7 +170,7 @@ export function mount(main, params) {
   // The editor.
   function show(doc, etag) {
     state.open = doc ? { id: doc._id, etag, doc } : { id: null, etag: null, doc: null };
-    editor.classList.remove('hidden');
+    showEditor(true);
     say(conflict, ''); say(status, ''); say(jsonError, '');
     reloadButton.classList.add('hidden');
     remove.textContent = 'Delete';
@@ -245,7 +254,7 @@ export function mount(main, params) {
     remove.disabled = true;
     try {
       await api('DELETE', base() + '/' + seg(state.open.id), { headers: { 'If-Match': state.open.etag } });
-      editor.classList.add('hidden');
+      showEditor(false);
       say(listError, '');
       await load();
       say(filterError, '');
@@ -258,7 +267,7 @@ export function mount(main, params) {
   });
 
   reloadButton.addEventListener('click', () => open(state.open.id));
-  close.addEventListener('click', () => { editor.classList.add('hidden'); state.open = null; });
+  close.addEventListener('click', () => { showEditor(false); state.open = null; });
   newButton.addEventListener('click', () => { show(null); textarea.focus(); });
 
   load();

@@ -21,6 +21,14 @@ export function mount(main) {
         body)),
       detail));
 
+  // An empty table says what the page shows and how to begin, not just "nothing".
+  function emptyText(text) {
+    return text
+      ? `No user's username or id matches "${text}". Try part of a username, or an exact id.`
+      : 'No users yet. This page lists the app\'s members (they sign up through the API: POST /users); ' +
+        'search by username or id, then open one to see and revoke their sessions.';
+  }
+
   async function load() {
     const text = search.value.trim();
     const query = text ? JSON.stringify({ $or: [{ username: { $regex: escapeRegex(text), $options: 'i' } }, { _id: text }] }) : '';
@@ -31,7 +39,7 @@ export function mount(main) {
       count.textContent = `${r.headers.get('X-Total-Count')} user(s)` + (r.data.length < Number(r.headers.get('X-Total-Count')) ? ', first 50 shown' : '');
       clear(body, r.data.length ? r.data.map((u) => h('tr', { 'data-user': u._id },
         h('td', {}, h('button', { type: 'button', class: 'link', onclick: () => select(u) }, u.username || '(no username)')),
-        h('td', { class: 'mono' }, u._id), h('td', {}, u._createdAt || ''))) : h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'No users match.')));
+        h('td', { class: 'mono' }, u._id), h('td', {}, u._createdAt || ''))) : h('tr', { class: 'empty' }, h('td', { colspan: 3, class: 'muted', id: 'users-empty' }, emptyText(text))));
     } catch (e) {
       if (!stopped) say(error, 'Cannot search the users: ' + e.message);
     }

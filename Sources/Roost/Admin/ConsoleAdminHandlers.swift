@@ -41,7 +41,14 @@ struct ConsoleAdminHandlers: Sendable {
     func collectionDetails(_ request: Request, _ out: ResponseWriter) {
         let access = jobs.access
         asAdmin(request, out) { reader in
-            .json(200, JSONValue.array(try reader.collectionDetails().map { c in
+            // A collection the config declares has no table until its first write: list it with no rows,
+            // so the console can open it and create the first record.
+            var details = try reader.collectionDetails()
+            let present = Set(details.map(\.name))
+            details += access.settings.snapshot.declared.subtracting(present)
+                .map { CollectionDetail(name: $0, count: 0, indexes: []) }
+            details.sort { $0.name < $1.name }
+            return .json(200, JSONValue.array(details.map { c in
                 var o = JSONObject()
                 o["name"] = .string(c.name)
                 o["count"] = .int(Int64(c.count))
