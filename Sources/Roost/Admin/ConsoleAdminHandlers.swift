@@ -45,7 +45,8 @@ struct ConsoleAdminHandlers: Sendable {
             // so the console can open it and create the first record.
             var details = try reader.collectionDetails()
             let present = Set(details.map(\.name))
-            details += access.settings.snapshot.declared.subtracting(present)
+            // (`users` and `files` under `collections:` carry only rules: files are no collection of rows.)
+            details += access.settings.snapshot.declared.subtracting(present).filter { BuiltInRules(rawValue: $0) == nil }
                 .map { CollectionDetail(name: $0, count: 0, indexes: []) }
             details.sort { $0.name < $1.name }
             return .json(200, JSONValue.array(details.map { c in
