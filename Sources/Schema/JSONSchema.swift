@@ -12,6 +12,8 @@ public struct JSONSchema: Sendable {
     /// How deep subschemas may nest in a schema, and how long a chain of subschemas
     /// applied to the same value (`$ref`, `allOf`, …) may be.
     public static let maxDepth = 64
+    /// The most violations one validation lists (the first found); the document is invalid either way.
+    public static let maxViolations = 100
 
     private let program: Program
 

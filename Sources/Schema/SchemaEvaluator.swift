@@ -53,6 +53,8 @@ struct SchemaEvaluator {
     }
 
     private mutating func record(_ node: SchemaNode, _ keyword: String, _ message: String, extra: Step? = nil) {
+        // A document full of failing items lists the first ones, not a copy of itself per item.
+        guard found.count < JSONSchema.maxViolations else { return }
         var at = path
         if let extra { at.append(extra) }
         let schemaPath = keyword == "false" || keyword.isEmpty ? node.location : node.location + "/" + keyword
@@ -93,6 +95,7 @@ struct SchemaEvaluator {
     }
 
     private mutating func record(_ node: SchemaNode, _ keyword: String, _ message: String, keywordOverride: String) {
+        guard found.count < JSONSchema.maxViolations else { return }
         found.append(Found(path: path, sequence: found.count, violation: (node.location, keywordOverride, message)))
     }
 

@@ -26,7 +26,7 @@ public final class DocumentWriter {
     /// Each collection's read-rule stamp (`useRuleStamps`), worked out for every row written.
     var ruleStamps: @Sendable (String) -> RuleStamp? = { _ in nil }
     /// How far `restampRows` got in each collection, and under which fingerprint.
-    var restampCursors: [String: (fingerprint: Int64, after: Int64)] = [:]
+    var restampCursors: [String: (fingerprint: Int64, after: Int64, done: Bool)] = [:]
 
     public init(path: String, synchronous: String = "NORMAL", ids: DocumentID, logger: Logger) throws {
         db = try SQLiteConnection(path: path, synchronous: synchronous)

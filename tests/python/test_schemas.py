@@ -116,3 +116,13 @@ def test_check_config_refuses_a_schema_roost_cannot_use(tmp_path, schema, messag
     out = subprocess.run([str(binary()), "check-config", "--config", str(path)], capture_output=True, text=True,
                          timeout=30, env=clean_env())
     assert out.returncode != 0 and message in out.stderr + out.stdout, (out.stdout, out.stderr)
+
+
+def test_a_document_full_of_failures_gets_a_bounded_answer(node):
+    """Amplification: 100,000 failing items list the first 100 violations, not one per item."""
+    _, token = node.new_user("flood")
+    body = {"name": "x", "price": 1, "tags": [1] * 100_000}
+    r = node.call("POST", "/products", body, token=token)
+    assert (r.status, r.body["error"]) == (400, "SchemaViolation"), r
+    assert len(r.body["violations"]) == 100 and r.body["violations"][0]["pointer"] == "/tags/0"
+    assert len(json.dumps(r.body)) < 40_000

@@ -1,5 +1,6 @@
 import HTTP
 import JSON
+import Schema
 import Store
 
 extension StoreError: HTTPErrorConvertible {
@@ -16,7 +17,8 @@ extension StoreError: HTTPErrorConvertible {
         case .invalid(let d): return HTTPError(.invalidDocument, d)
         case .schemaViolation(let collection, let violations):
             let first = violations.first.map { ($0.instancePointer.isEmpty ? "the document" : $0.instancePointer) + ": " + $0.message } ?? ""
-            let more = violations.count > 1 ? " (and \(violations.count - 1) more, in violations)" : ""
+            let more = violations.count >= JSONSchema.maxViolations ? " (the first \(violations.count) are in violations)"
+                : violations.count > 1 ? " (and \(violations.count - 1) more, in violations)" : ""
             let list = violations.map { v in
                 JSONValue.object(JSONObject([("pointer", .string(v.instancePointer)), ("keyword", .string(v.keyword)),
                                              ("schemaPath", .string(v.schemaPath)), ("message", .string(v.message))]))
