@@ -254,3 +254,23 @@ def test_a_change_on_one_node_holds_on_another_sharing_postgresql(tmp_path):
         b.close()
         a.stop()
         a.close()
+
+
+def test_the_served_openapi_has_a_model_per_collection_schema_for_those_who_may_see_it(node):
+    import yaml
+    from openapi_spec_validator import validate
+    schema = {"type": "object", "required": ["name"], "$defs": {"money": {"type": "number", "minimum": 0}},
+              "properties": {"name": {"type": "string"}, "price": {"$ref": "#/$defs/money"}}}
+    assert admin(node, "POST", "/admin/collections", {"name": "shop_items", "permission": "public", "schema": schema}).status == 201
+    assert admin(node, "POST", "/admin/collections", {"name": "ledger", "permission": "private", "schema": schema}).status == 201
+    status, _, raw = node.request("GET", "/openapi.yaml", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+    assert status == 200
+    spec = yaml.safe_load(raw)
+    validate(spec)
+    models = spec["components"]["schemas"]
+    assert models["Shop_itemsDocument"]["properties"]["price"]["$ref"] == "#/components/schemas/Shop_itemsDocument/$defs/money"
+    assert "LedgerDocument" in models
+    # Anyone else sees the models of public collections only.
+    status, _, raw = node.request("GET", "/openapi.yaml")
+    models = yaml.safe_load(raw)["components"]["schemas"]
+    assert "Shop_itemsDocument" in models and "LedgerDocument" not in models
