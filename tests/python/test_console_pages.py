@@ -272,7 +272,9 @@ def test_backups_say_they_are_off_without_a_dir(browser, bare):
     go(driver, "backups")
     wait(driver, lambda d: visible_text(d, "#backups-off"))
     assert ("PostgreSQL" if POSTGRES else "backups.dir") in visible_text(driver, "#backups-off")
-    assert "backups.dir" in visible_text(driver, "#backups-empty")
+    assert ("PostgreSQL" if POSTGRES else "backups.dir") in visible_text(driver, "#backups-empty")
+    assert body["embeddedDatabase"] is not POSTGRES
+    assert bool(visible_text(driver, "#backups-how")) is not POSTGRES    # how to set backups.dir: not on PostgreSQL
     assert not css(driver, "#backup-now").is_enabled()
     assert "Failed" not in driver.find_element(By.TAG_NAME, "main").text
     shot(driver, "backups-off")

@@ -55,8 +55,8 @@ export function mount(main) {
         settings.textContent = '';
         clear(last, h('h2', { id: 'last-backup-title' }, 'Backups are off'),
           h('p', { id: 'backups-off' }, data.unavailable),
-          h('p', { class: 'muted' }, 'In roost.yaml: backups: { dir: /var/backups/roost, every: 24h, keep: 7 }, then restart roostd. '
-            + 'roostd backup --to DIR takes one from the command line.'));
+          data.embeddedDatabase ? h('p', { class: 'muted', id: 'backups-how' }, 'In roost.yaml: backups: { dir: /var/backups/roost, every: 24h, keep: 7 }, '
+            + 'then restart roostd. roostd backup --to DIR takes one from the command line.') : null);
         now.disabled = true;
         now.title = data.unavailable;
       } else {
@@ -72,7 +72,8 @@ export function mount(main) {
         h('td', {}, b.createdAt || '\u2013'), h('td', {}, fmt.bytes(b.bytes)), h('td', {}, b.files),
         h('td', {}, b.seconds != null ? fmt.number(b.seconds) + ' s' : '\u2013'), h('td', { class: 'cell' }, b.problem || '')))
         : h('tr', { class: 'empty' }, h('td', { colspan: 7, class: 'muted', id: 'backups-empty' }, data.unavailable
-          ? 'No backups: this daemon takes none until backups.dir is set.'
+          ? (data.embeddedDatabase ? 'No backups: this daemon takes none until backups.dir is set.'
+            : 'No backups: roostd does not back up data kept in PostgreSQL.')
           : `No backups in ${data.dir} yet. Take the first with \u201cBack up now\u201d` + (data.every ? ', or wait for the schedule.' : '.'))));
       if (waitingFor && !data.running) {
         const made = list.find((b) => !waitingFor.has(b.name));

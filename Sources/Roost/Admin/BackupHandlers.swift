@@ -40,6 +40,7 @@ struct BackupHandlers: Sendable {
             o["keep"] = .int(Int64(service.settings.keep))
             o["running"] = .bool(service.isRunning)
             // Why `POST` would be refused whatever the moment (the console says so instead of a button); null when it can run.
+            o["embeddedDatabase"] = .bool(service.embeddedDatabase) // false: the data live in PostgreSQL
             o["unavailable"] = !service.embeddedDatabase ? .string(RoostConfig.externalDatabaseBackups)
                 : service.settings.dir == nil ? .string(Self.notConfigured) : .null
             o["backups"] = .array((service.catalog?.list() ?? []).map { .object(Self.describe($0)) })
