@@ -13,6 +13,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case invalidJSON = "InvalidJSON"
     case invalidDocument = "InvalidDocument"
     case schemaViolation = "SchemaViolation"
+    case invalidSettings = "InvalidSettings"
     case invalidQuery = "InvalidQuery"
     case unsupportedOperator = "UnsupportedOperator"
     case regexTooComplex = "RegexTooComplex"
@@ -37,6 +38,7 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case notFound = "NotFound"
     case methodNotAllowed = "MethodNotAllowed"
     case conflict = "Conflict"
+    case managedByConfig = "ManagedByConfig"
     case immutableField = "ImmutableField"
     case referenced = "Referenced"
     case cascadeTooLarge = "CascadeTooLarge"
@@ -75,13 +77,13 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     /// The status every answer with this code has.
     public var status: Int {
         switch self {
-        case .badRequest, .invalidJSON, .invalidDocument, .schemaViolation, .invalidQuery, .unsupportedOperator, .regexTooComplex,
+        case .badRequest, .invalidJSON, .invalidDocument, .schemaViolation, .invalidSettings, .invalidQuery, .unsupportedOperator, .regexTooComplex,
              .invalidCollectionName, .reservedCollectionName, .invalidCursor, .emptyBody, .invalidMultipart, .invalidCode: return 400
         case .unauthorized, .invalidToken, .invalidCredentials, .invalidIDToken: return 401
         case .forbidden, .accessRuleDenied, .originNotAllowed, .setupCodeRefused, .emailNotVerified, .twoFactorRequired: return 403
         case .notFound: return 404
         case .methodNotAllowed: return 405
-        case .conflict, .immutableField, .referenced, .cascadeTooLarge, .backupRunning, .backupsNotConfigured,
+        case .conflict, .managedByConfig, .immutableField, .referenced, .cascadeTooLarge, .backupRunning, .backupsNotConfigured,
              .backupsNotForThisDatabase, .adminCredentialExists, .emailTaken: return 409
         case .cursorExpired, .setupCodeExpired: return 410
         case .preconditionFailed: return 412

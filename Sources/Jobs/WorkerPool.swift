@@ -142,4 +142,6 @@ public final class LockedBox<Value>: @unchecked Sendable {
     public init(_ value: Value) { self.value = value }
     public func get() -> Value { lock.lock(); defer { lock.unlock() }; return value }
     public func set(_ newValue: Value) { lock.lock(); value = newValue; lock.unlock() }
+    /// Changes the value in place under the lock.
+    public func update(_ change: (inout Value) -> Void) { lock.lock(); change(&value); lock.unlock() }
 }

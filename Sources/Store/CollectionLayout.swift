@@ -8,12 +8,19 @@ public struct CollectionLayout: Sendable, Equatable {
     public let indexedPaths: Set<String>
     /// Dotted paths of points, each with its R*Tree table (`g_N_M`).
     public let geoTables: [String: String]
+    /// What every write keeps up to date: the indexes above, and those still
+    /// being built or about to be dropped, which no read may use yet or still.
+    public let maintainedPaths: Set<String>
+    public let maintainedGeoTables: [String: String]
 
-    public init(name: String, tableID: Int64, indexedPaths: Set<String> = [], geoTables: [String: String] = [:]) {
+    public init(name: String, tableID: Int64, indexedPaths: Set<String> = [], geoTables: [String: String] = [:],
+                maintainedPaths: Set<String>? = nil, maintainedGeoTables: [String: String]? = nil) {
         self.name = name
         self.tableID = tableID
         self.indexedPaths = indexedPaths
         self.geoTables = geoTables
+        self.maintainedPaths = maintainedPaths ?? indexedPaths
+        self.maintainedGeoTables = maintainedGeoTables ?? geoTables
     }
 
     public var table: String { "c_\(tableID)" }

@@ -41,6 +41,7 @@ public final class PostgresDocumentWriter {
     var schemas: @Sendable (String) -> JSONSchema? = { _ in nil }
     /// Each table's geo-indexed paths (`GeoPointCheck`), read once; index changes forget them.
     var geoPaths: [Int64: [String]] = [:]
+    var geoPathsGeneration = CatalogGeneration.current
     /// Who this node's thumbnail-job claims are made as (`PostgresNode.id`; tests set one per connection).
     public var jobWorker = PostgresNode.id
     /// Seconds a thumbnail job claimed at upload stays this node's unless renewed (`PostgresNode.defaultLease`).
@@ -225,6 +226,8 @@ public final class PostgresDocumentWriter {
 extension PostgresDocumentWriter {
     /// The geo-indexed paths of `layout`'s collection.
     func geoIndexed(_ layout: CollectionLayout) throws -> [String] {
+        let generation = CatalogGeneration.current
+        if generation != geoPathsGeneration { geoPaths = [:]; geoPathsGeneration = generation }
         if let known = geoPaths[layout.tableID] { return known }
         let paths = try db.query("SELECT path FROM _indexes WHERE collection_id = $1::bigint AND kind = 'geo'", [.int(layout.tableID)]) { $0.text(0) ?? "" }
         geoPaths[layout.tableID] = paths

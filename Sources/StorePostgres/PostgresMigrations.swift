@@ -58,6 +58,7 @@ public enum PostgresMigrations {
         // `GET /files`: a user's own uploads, newest first, without scanning every file.
         (14, "CREATE INDEX _files_creator ON _files ((doc->'_acl'->>'creator'), rid)"),
         roles,
+        PostgresCollectionSettingsSQL.migration,
     ]
 
     /// Applies every migration the database has not recorded.

@@ -1,28 +1,43 @@
 import Store
 
 /// Reads and creates collection layouts. One per connection; it caches what
-/// it has seen. Collections are only ever added at run time, so a cached
-/// layout stays right; index changes happen at start-up before serving.
+/// it has seen. An index built or dropped while Roost runs bumps
+/// `CatalogGeneration`, which empties every connection's cache.
+///
+/// An index is `ready` (reads may use it), `building` (filled in steps by
+/// `buildIndexesStep`; writes keep it up to date, reads do not use it yet)
+/// or `dropping` (reads no longer use it; writes still keep it until no
+/// read that began before can be running).
 final class Catalog {
     private let db: SQLiteConnection
     private var cache: [String: CollectionLayout] = [:]
+    private var generation = CatalogGeneration.current
 
     init(db: SQLiteConnection) { self.db = db }
 
     /// The layout of `name`, or nil when nothing was ever written to it.
     func layout(_ name: String) throws -> CollectionLayout? {
+        let now = CatalogGeneration.current
+        if now != generation { cache.removeAll(); generation = now }
         if let cached = cache[name] { return cached }
         guard let id = try db.prepare("SELECT id FROM _collections WHERE name = ?1").firstRow([.text(name)], { $0.int(0) }) else {
             return nil
         }
-        let indexes = try db.prepare("SELECT id, path, kind FROM _indexes WHERE collection_id = ?1 ORDER BY id")
-            .rows([.int(id)]) { ($0.int(0), $0.text(1), $0.text(2)) }
-        var values: Set<String> = []
-        var geo: [String: String] = [:]
-        for (indexID, path, kind) in indexes {
-            if kind == "geo" { geo[path] = "g_\(id)_\(indexID)" } else { values.insert(path) }
+        let indexes = try db.prepare("SELECT id, path, kind, state FROM _indexes WHERE collection_id = ?1 ORDER BY id")
+            .rows([.int(id)]) { ($0.int(0), $0.text(1), $0.text(2), $0.text(3)) }
+        var values: Set<String> = [], maintained: Set<String> = []
+        var geo: [String: String] = [:], maintainedGeo: [String: String] = [:]
+        for (indexID, path, kind, state) in indexes {
+            if kind == "geo" {
+                maintainedGeo[path] = "g_\(id)_\(indexID)"
+                if state == "ready" { geo[path] = "g_\(id)_\(indexID)" }
+            } else {
+                maintained.insert(path)
+                if state == "ready" { values.insert(path) }
+            }
         }
-        let layout = CollectionLayout(name: name, tableID: id, indexedPaths: values, geoTables: geo)
+        let layout = CollectionLayout(name: name, tableID: id, indexedPaths: values, geoTables: geo,
+                                      maintainedPaths: maintained, maintainedGeoTables: maintainedGeo)
         cache[name] = layout
         return layout
     }

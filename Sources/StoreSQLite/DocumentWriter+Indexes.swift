@@ -15,7 +15,7 @@ extension DocumentWriter {
     func indexEntries(_ layout: CollectionLayout, _ document: JSONObject) -> (entries: Set<IndexEntry>, multikey: Set<String>) {
         var entries = Set<IndexEntry>()
         var multikey = Set<String>()
-        for path in layout.indexedPaths {
+        for path in layout.maintainedPaths {
             let steps = path.split(separator: ".").map(String.init)
             if PathValues.reachesArray(in: document, path: steps) { multikey.insert(path) }
             for value in PathValues.candidates(in: document, path: steps) {
@@ -36,7 +36,7 @@ extension DocumentWriter {
     /// their full key, recomputed from the old document, so the index needs
     /// no second B-tree by row id.
     func updateIndexEntries(_ layout: CollectionLayout, rowID: Int64, from old: JSONObject?, to new: JSONObject?) throws {
-        if !layout.indexedPaths.isEmpty {
+        if !layout.maintainedPaths.isEmpty {
             let before = old.map { indexEntries(layout, $0) } ?? (entries: [], multikey: [])
             let after = new.map { indexEntries(layout, $0) } ?? (entries: [], multikey: [])
             let table = layout.indexTable
@@ -64,7 +64,7 @@ extension DocumentWriter {
             let insert = try db.prepare("INSERT OR IGNORE INTO \(layout.aclTable) (uid, rid) VALUES (?1, ?2)")
             for uid in readersAfter.subtracting(readersBefore) { try insert.run([.text(uid), .int(rowID)]) }
         }
-        for (path, table) in layout.geoTables {
+        for (path, table) in layout.maintainedGeoTables {
             let steps = path.split(separator: ".").map(String.init)
             let oldPoint = old.flatMap { PathValues.point(in: $0, path: steps) }
             let newPoint = new.flatMap { PathValues.point(in: $0, path: steps) }

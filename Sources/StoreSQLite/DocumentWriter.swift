@@ -89,7 +89,7 @@ public final class DocumentWriter {
         try checkACLPrincipals(new.document, existing: nil)
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
-        if checksGeoPoints { try GeoPointCheck.check(document, previous: nil, paths: layout.geoTables.keys) }
+        if checksGeoPoints { try GeoPointCheck.check(document, previous: nil, paths: layout.maintainedGeoTables.keys) }
         try SchemaCheck.check(document, in: collection, schema: schemas(collection))
         let text = document.jsonText
         do {
@@ -183,7 +183,7 @@ public final class DocumentWriter {
         let now = try existing.prepareUpdate(&document, id: id, scope: scope)
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
-        if checksGeoPoints { try GeoPointCheck.check(document, previous: existing.document, paths: layout.geoTables.keys) }
+        if checksGeoPoints { try GeoPointCheck.check(document, previous: existing.document, paths: layout.maintainedGeoTables.keys) }
         try SchemaCheck.check(document, in: layout.name, schema: schemas(layout.name))
         let (stamp, bits) = stampValues(layout.name, document)
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2, rs = ?4, rb = ?5 WHERE rid = ?3")

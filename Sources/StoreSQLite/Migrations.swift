@@ -259,6 +259,8 @@ public enum Migrations {
                 try db.exec("ALTER TABLE c_\(id) ADD COLUMN rs INTEGER; ALTER TABLE c_\(id) ADD COLUMN rb INTEGER")
             }
         }),
+        // Collections set up at run time, and indexes built in the background.
+        Migration(20, CollectionSettingsSQL.migration),
     ]
 
     /// Brings the database at `connection` up to the newest version.

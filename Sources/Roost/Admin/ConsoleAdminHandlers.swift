@@ -12,7 +12,7 @@ import Store
 /// - `GET /admin/stats[?after=<ms>]`: the last five minutes of one-second samples;
 /// - `GET /admin/logs?after=<seq>&level=&request_id=&polling=`: recent log entries
 ///   (without the console's own polling unless `polling=true`: `ConsolePolling`);
-/// - `GET /admin/collections`: each collection's count, level and indexes;
+/// - (`/admin/collections` is `CollectionAdminHandlers`'s);
 /// - `GET /admin/files?limit=&skip=`: file metadata, newest first, with the total;
 /// - `GET|DELETE /admin/users/:id/sessions`, `DELETE /admin/users/:id/sessions/:sid`.
 struct ConsoleAdminHandlers: Sendable {
@@ -25,7 +25,6 @@ struct ConsoleAdminHandlers: Sendable {
         return [
             RoostRoute("/admin/stats", [.get: { r, out in handlers.statSamples(r, out) }]),
             RoostRoute("/admin/logs", [.get: { r, out in handlers.logEntries(r, out) }]),
-            RoostRoute("/admin/collections", [.get: { r, out in handlers.collectionDetails(r, out) }]),
             RoostRoute("/admin/files", [.get: { r, out in handlers.filePage(r, out) }]),
             RoostRoute("/admin/users/:id/sessions", [.get: { r, out in handlers.sessions(r.parameter("id"), r, out) },
                                                      .delete: { r, out in handlers.revoke(r.parameter("id"), nil, r, out) }]),
@@ -37,36 +36,6 @@ struct ConsoleAdminHandlers: Sendable {
         let after = Int64(request.query["after"] ?? "") ?? 0
         let stats = self.stats
         asAdmin(request, out) { _ in .json(200, stats.json(after: after)) }
-    }
-
-    func collectionDetails(_ request: Request, _ out: ResponseWriter) {
-        let access = jobs.access
-        asAdmin(request, out) { reader in
-            // A collection the config declares has no table until its first write: list it with no rows,
-            // so the console can open it and create the first record.
-            var details = try reader.collectionDetails()
-            let present = Set(details.map(\.name))
-            // (`users` and `files` under `collections:` carry only rules: files are no collection of rows.)
-            details += access.settings.snapshot.declared.subtracting(present).filter { BuiltInRules(rawValue: $0) == nil }
-                .map { CollectionDetail(name: $0, count: 0, indexes: []) }
-            details.sort { $0.name < $1.name }
-            return .json(200, JSONValue.array(details.map { c in
-                var o = JSONObject()
-                o["name"] = .string(c.name)
-                o["count"] = .int(Int64(c.count))
-                o["permission"] = .string(access.level(of: c.name).rawValue)
-                o["indexes"] = .array(c.indexes.map { .string($0.kind == "geo" ? "\($0.path):geo" : $0.path) })
-                // The configured access rules as written (docs/RULES.md); an operation without one follows the permission.
-                if let rules = access.rules(of: c.name) {
-                    var r = JSONObject()
-                    for (name, rule) in [("read", rules.read), ("create", rules.create), ("update", rules.update), ("delete", rules.delete)] {
-                        if let rule { r[name] = rule.source }
-                    }
-                    o["rules"] = .object(r)
-                }
-                return .object(o)
-            }).jsonText)
-        }
     }
 
     func filePage(_ request: Request, _ out: ResponseWriter) {

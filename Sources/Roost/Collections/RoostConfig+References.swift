@@ -3,8 +3,11 @@ import Store
 extension RoostConfig {
     /// Every reference field the collections declare, as the writer keeps them.
     /// - Parameter scope: a caller's scope in a collection (reloadable level and rules).
-    func referenceSchema(scope: @escaping @Sendable (AccessScope.Principal, [String], String) -> AccessScope) -> ReferenceSchema {
-        ReferenceSchema(collections.values.flatMap(\.references), maxCascade: referencesMaxCascade, scope: scope)
+    /// - Parameter collections: every collection's settings (the config's and those set up at run time); nil: the config's.
+    func referenceSchema(collections: [String: Collection]? = nil,
+                         scope: @escaping @Sendable (AccessScope.Principal, [String], String) -> AccessScope) -> ReferenceSchema {
+        ReferenceSchema((collections ?? self.collections).values.flatMap(\.references).sorted { ($0.collection, $0.field) < ($1.collection, $1.field) },
+                        maxCascade: referencesMaxCascade, scope: scope)
     }
 
     /// Parses `collections.<name>.references`:

@@ -8,7 +8,7 @@ extension RoostServer {
     /// new declarations) and logs the dangling references already stored: a
     /// count per collection, not a refusal to start.
     func applyReferences(_ writer: any SchemaWriting, settings: ReloadableSettings) throws {
-        try writer.applyReferences(config.referenceSchema(scope: Self.scope(settings)))
+        try writer.applyReferences(config.referenceSchema(collections: settings.collections, scope: Self.scope(settings)))
         let dangling = try writer.danglingReferences()
         for (collection, refs) in Dictionary(grouping: dangling, by: \.collection).sorted(by: { $0.key < $1.key }) {
             logger.warning("dangling references", metadata: [

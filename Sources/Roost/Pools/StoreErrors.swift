@@ -19,10 +19,7 @@ extension StoreError: HTTPErrorConvertible {
             let first = violations.first.map { ($0.instancePointer.isEmpty ? "the document" : $0.instancePointer) + ": " + $0.message } ?? ""
             let more = violations.count >= JSONSchema.maxViolations ? " (the first \(violations.count) are in violations)"
                 : violations.count > 1 ? " (and \(violations.count - 1) more, in violations)" : ""
-            let list = violations.map { v in
-                JSONValue.object(JSONObject([("pointer", .string(v.instancePointer)), ("keyword", .string(v.keyword)),
-                                             ("schemaPath", .string(v.schemaPath)), ("message", .string(v.message))]))
-            }
+            let list = violations.map(\.json)
             return HTTPError(.schemaViolation, "The document does not match \(collection)'s schema: \(first)\(more).",
                              fields: JSONObject([("violations", .array(list))]))
         case .query(let q):
@@ -48,5 +45,13 @@ extension StoreError: HTTPErrorConvertible {
             }
             return .internalError("The database reported an error; the request changed nothing.")
         }
+    }
+}
+
+extension SchemaViolation {
+    /// As answers list it: `{pointer, keyword, schemaPath, message}` (docs/SCHEMAS.md).
+    var json: JSONValue {
+        .object(JSONObject([("pointer", .string(instancePointer)), ("keyword", .string(keyword)),
+                            ("schemaPath", .string(schemaPath)), ("message", .string(message))]))
     }
 }

@@ -183,6 +183,15 @@ final class StorePools: Sendable {
         return outcome.get()
     }
 
+    /// Runs `operation` on a reader and waits for its outcome, for background
+    /// threads (never a loop). nil when the queue was full.
+    func onReader<Value: Sendable>(_ operation: @escaping @Sendable (any DocumentReading) throws -> Value) -> Result<Value, any Error>? {
+        let outcome = LockedBox<Result<Value, any Error>?>(nil), done = DispatchSemaphore(value: 0)
+        guard readers.submit({ reader in outcome.set(Result { try operation(reader) }); done.signal() }) else { return nil }
+        done.wait()
+        return outcome.get()
+    }
+
     /// Fire-and-forget write (e.g. a session renewal); dropped if the queue is full.
     func background(_ operation: @escaping @Sendable (any DocumentWriting) throws -> Void) {
         _ = writer.submit(WriteJob(operation: operation, completion: { _ in }))

@@ -15,6 +15,7 @@ struct RouteAreas: Sendable {
     let roles: RoleHandlers
     let backups: BackupHandlers
     let console: ConsoleAdminHandlers
+    let collectionsAdmin: CollectionAdminHandlers
     let setup: AdminSetupHandlers
     let system: SystemHandlers
     let scripts: RoostScripts
@@ -57,7 +58,7 @@ extension Router {
             RoostRoute("/users/*", anyMethod: Router.noEndpoint),
         ]
         routes += areas.push.routes
-        routes += areas.setup.routes + areas.backups.routes + areas.console.routes + areas.admin.routes + areas.roles.routes
+        routes += areas.setup.routes + areas.backups.routes + areas.console.routes + areas.collectionsAdmin.routes + areas.admin.routes + areas.roles.routes
         routes += AdminUserHandlers(accounts: accounts).routes
         // The scripts' functions (`roost.route`): "fn" is not a collection name.
         let tail = [RoostRoute("/admin/*", anyMethod: Router.noEndpoint)] + areas.scripts.routes(maxBodyBytes: collections.maxBodyBytes)

@@ -1,8 +1,10 @@
 import Foundation
 import Store
 
-/// The settings a SIGHUP can change without a restart, shared by every
-/// thread: collection permissions, private user fields and the rate limits.
+/// The settings a SIGHUP or the admin API can change without a restart,
+/// shared by every thread: collection permissions, rules and schemas
+/// (the config's, and those of collections set up at run time, which the
+/// config's override), private user fields and the rate limits.
 /// Readers take a snapshot under a lock (one uncontended lock per access check).
 final class ReloadableSettings: @unchecked Sendable {
     struct Snapshot: Sendable {
@@ -19,11 +21,18 @@ final class ReloadableSettings: @unchecked Sendable {
         var declared: Set<String> = []
         /// `auto_create_collections`.
         var autoCreate = true
+        /// Collections whose settings the config file holds (the admin API may not change them).
+        var managedByConfig: Set<String> = []
+        /// Collections set up at run time, by name.
+        var runtime: [String: RuntimeCollection] = [:]
 
-        init(_ config: RoostConfig) {
-            permissions = config.collections.compactMapValues(\.permission)
-            rules = config.collections.compactMapValues(\.rules)
-            schemas = config.collections.compactMapValues(\.schema)
+        init(_ config: RoostConfig, runtime: [String: RuntimeCollection] = [:]) {
+            // The config's entry wins over a stored one of the same name (set up before the config named it).
+            let collections = runtime.mapValues(\.collection).merging(config.collections) { _, configured in configured }
+            self.runtime = runtime.filter { config.collections[$0.key] == nil }
+            permissions = collections.compactMapValues(\.permission)
+            rules = collections.compactMapValues(\.rules)
+            schemas = collections.compactMapValues(\.schema)
             // Threads and messages are private unless the config says otherwise:
             // only the participants (their ACL) may read them.
             if config.messaging.enabled {
@@ -35,6 +44,8 @@ final class ReloadableSettings: @unchecked Sendable {
             defaultPermission = config.defaultPermission
             declared = Set(config.collections.keys)
             if config.messaging.enabled { declared.formUnion([config.messaging.threads, config.messaging.messages]) }
+            managedByConfig = declared
+            declared.formUnion(self.runtime.keys)
             autoCreate = config.autoCreateCollections
             privateUserFields = config.privateUserFields
         }
@@ -46,14 +57,22 @@ final class ReloadableSettings: @unchecked Sendable {
 
     private let lock = NSLock()
     private var current: Snapshot
+    private var config: RoostConfig
     private var rateLimits: RoostConfig.RateLimits
     /// The callers' budgets (`rate_limits`), which keep their own locks.
     let limits: RequestLimits
 
     init(_ config: RoostConfig) {
         current = Snapshot(config)
+        self.config = config
         rateLimits = config.rateLimits
         limits = RequestLimits(config.rateLimits)
+    }
+
+    /// Every collection's settings, the config's over those set up at run time.
+    var collections: [String: RoostConfig.Collection] {
+        lock.lock(); defer { lock.unlock() }
+        return current.runtime.mapValues(\.collection).merging(config.collections) { _, configured in configured }
     }
 
     var snapshot: Snapshot { lock.lock(); defer { lock.unlock() }; return current }
@@ -78,14 +97,31 @@ final class ReloadableSettings: @unchecked Sendable {
     /// human-readable line per change.
     @discardableResult
     func apply(_ config: RoostConfig) -> [String] {
-        let new = Snapshot(config)
         lock.lock()
+        let new = Snapshot(config, runtime: current.runtime)
         let old = current, oldLimits = rateLimits
         current = new
+        self.config = config
         rateLimits = config.rateLimits
         limits.limiter.configure(config.rateLimits)
         lock.unlock()
-        var changes = config.rateLimits.changes(from: oldLimits)  // default_permission is the settings table's (ConfigReloader)
+        return config.rateLimits.changes(from: oldLimits) + Self.changes(from: old, to: new)  // default_permission is the settings table's (ConfigReloader)
+    }
+
+    /// Installs the collections set up at run time (`CollectionSettingsSync`); returns what changed.
+    @discardableResult
+    func apply(runtime: [String: RuntimeCollection]) -> [String] {
+        lock.lock()
+        let old = current
+        current = Snapshot(config, runtime: runtime)
+        let new = current
+        lock.unlock()
+        return Self.changes(from: old, to: new)
+    }
+
+    /// One human-readable line per collection setting that differs.
+    private static func changes(from old: Snapshot, to new: Snapshot) -> [String] {
+        var changes: [String] = []
         for name in Set(old.permissions.keys).union(new.permissions.keys).sorted()
         where old.permission(of: name) != new.permission(of: name) {
             changes.append("collections.\(name).permission: \(old.permission(of: name).rawValue) → \(new.permission(of: name).rawValue)")

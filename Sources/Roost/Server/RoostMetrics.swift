@@ -13,7 +13,7 @@ public enum RoostMetrics {
         .scriptCalls, .scriptSeconds,
         .backupsTaken, .backupLastSuccess, .backupDuration, .backupSize, .liveStreams, .liveEventsSent,
         .liveSlowDisconnects, .liveOverBudget, .liveLag, .slowLaneReads, .sqlitePageCache, .rateLimited,
-        .pushDeliveries, .pushTokensRemoved, .pushConnections,
+        .pushDeliveries, .pushTokensRemoved, .pushConnections, .indexBuildsRunning, .indexBuildRows,
     ]
 
     /// Makes the metrics with fixed labels now, so `/metrics` shows them at 0.
@@ -24,6 +24,7 @@ public enum RoostMetrics {
         for outcome in mailOutcomes { _ = mailOutcome(outcome) }
         _ = backupGauges()
         _ = live()
+        _ = indexBuilds()
         for outcome in ["success", "failure"] { _ = backups(outcome: outcome) }
     }
 
@@ -120,6 +121,11 @@ public enum RoostMetrics {
     static func writeCommits() -> (commits: Counter, operations: Counter) {
         (Counter(label: MetricName.writeCommits.name), Counter(label: MetricName.writeOperations.name))
     }
+
+    /// Background index builds: how many run, and the documents they filled.
+    static func indexBuilds() -> (running: Gauge, rows: Counter) {
+        (Gauge(label: MetricName.indexBuildsRunning.name), Counter(label: MetricName.indexBuildRows.name))
+    }
 }
 
 /// Roost's metric names and HELP texts.
@@ -148,6 +154,12 @@ extension MetricName {
         "roost_push_tokens_removed_total", help: "Push devices removed because their provider disowned the token or it went stale, by reason.")
     static let pushConnections = MetricName(
         "roost_push_connections_opened_total", help: "HTTP/2 connections the push dispatcher opened to APNs and FCM (streams reuse them).")
+    static let indexBuildsRunning = MetricName(
+        "roost_index_builds_running", help: "Indexes being built or dropped in the background (collections set up at run time).")
+    static let indexBuildRows = MetricName(
+        "roost_index_build_rows_total", help: "Documents whose entries background index builds have written.")
+
+
     static let backupsTaken = MetricName(
         "roost_backups_total", help: "Backups taken, by outcome.")
     static let backupLastSuccess = MetricName(

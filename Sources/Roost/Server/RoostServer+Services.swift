@@ -39,6 +39,19 @@ extension RoostServer {
             ? AnonymousSweeper(pools: pools, hooks: hooks, maxIdle: Int64(config.accounts.anonymousMaxIdle), logger: logger) : nil
         let compactor = FeedCompactor(pools: pools, retention: Int64(config.changesRetention), logger: logger)
         let restamper = areas.restamper
+        let runtime = areas.runtimeCollections
+        // A change to the collections set up at run time (this node's or another's): rules' stamps, indexes, references.
+        let references = LockedBox(Self.settingsReferences(config, areas))
+        runtime.sync.changed.set {
+            restamper.kick()
+            runtime.builder.kick()
+            let schema = Self.settingsReferences(config, areas)
+            guard schema.byCollection != references.get().byCollection else { return }
+            references.set(schema)
+            if case .failure(let error)? = pools.onWriter({ writer in try writer.applyReferences(schema) }) {
+                logger.error("declared references not applied", metadata: ["error": "\(error)"])
+            }
+        }
         // Other nodes' commits (PostgreSQL) wake the live streams too.
         let commitWatch = LockedBox<(any CommitWatch)?>(nil)
         let node = config.configuredNodeID ?? PostgresNode.id
@@ -65,9 +78,17 @@ extension RoostServer {
             }),
             ServiceStep("feed-compactor", start: { compactor.start() }, stop: { compactor.stop() }),
             ServiceStep("rule-restamper", start: { restamper.start() }, stop: { restamper.stop() }),
+            ServiceStep("collection-sync", start: { runtime.sync.start() }, stop: { runtime.sync.stop() }),
+            ServiceStep("index-builder", start: { runtime.builder.start() }, stop: { runtime.builder.stop() }),
             engine.isEmbedded ? nil : ServiceStep("commit-watch", start: { commitWatch.set(try engine.watchCommits(logger: logger) { hub.wake() }) },
                                                   stop: { commitWatch.get()?.stop() }),
         ]
         return optional.compactMap { $0 }
+    }
+
+    /// The references every collection declares, the config's and those set up at run time.
+    static func settingsReferences(_ config: RoostConfig, _ areas: ServerComposition) -> ReferenceSchema {
+        let settings = areas.jobs.access.settings
+        return config.referenceSchema(collections: settings.collections, scope: Self.scope(settings))
     }
 }

@@ -57,6 +57,8 @@ public final class RoostServer {
             try writer.applyIndexes(Set(collection.indexes), on: name)
         }
         let settings = ReloadableSettings(config)
+        // Collections set up at run time (docs/COLLECTIONS.md), before references are read from them.
+        try CollectionSettingsSync.load(try engine.openReader(role: "startup"), into: settings, logger: logger)
         try applyReferences(writer, settings: settings)
         writer.useRuleStamps { collection in settings.rules(of: collection)?.read?.stamp }
         writer.useSchemas { collection in settings.schema(of: collection)?.compiled }
@@ -109,7 +111,7 @@ public final class RoostServer {
         if let load = services.reloadConfig {
             let reloader = ConfigReloader(config: config, load: load, settings: settings, level: services.logLevel,
                                           notifier: notifier, tls: tls, scripts: scripts, logger: logger)
-            reloader.afterReload = { [restamper = areas.restamper] in restamper.kick() }
+            reloader.afterReload = { [restamper = areas.restamper, builder = areas.runtimeCollections.builder] in restamper.kick(); builder.kick() }
             loops[0].onSignal(SIGHUP) { reloader.begin() }
         }
         let watchdog = startWatchdog(loops)

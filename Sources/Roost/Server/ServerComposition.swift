@@ -28,6 +28,8 @@ struct ServerComposition {
     let scripts: RoostScripts
     /// Keeps rows' read-rule stamps current after start-up and reloads.
     let restamper: RuleRestamper
+    /// Collections set up at run time: the settings sync, index builds, emptying.
+    let runtimeCollections: CollectionAdminJobs
 
     /// Builds every area on `pools`; starts nothing (`RoostServer.services` does).
     /// - Parameter objects: where file bytes live (`FileHandlers.objectStore`).
@@ -70,6 +72,11 @@ struct ServerComposition {
         let stats = ConsoleStats(pools: pools, files: files, liveStreams: { hub.openStreams }, logger: logger)
         self.stats = stats
         restamper = RuleRestamper(pools: pools, logger: logger)
+        let runtimeCollections = CollectionAdminJobs(
+            callers: jobs, sync: CollectionSettingsSync(pools: pools, settings: settings, logger: logger),
+            builder: IndexBuilder(pools: pools, settings: settings, dropGrace: config.queryTimeLimit + 1, logger: logger),
+            emptier: CollectionEmptier(pools: pools, logger: logger))
+        self.runtimeCollections = runtimeCollections
         router = Router(RouteAreas(
             collections: collections, batch: BatchHandler(collections: collections, logger: logger),
             live: LiveHandlers(jobs: jobs, hub: hub),
@@ -80,6 +87,7 @@ struct ServerComposition {
             roles: RoleHandlers(jobs: jobs, collections: collections),
             backups: BackupHandlers(service: backups, jobs: jobs),
             console: ConsoleAdminHandlers(jobs: jobs, stats: stats, logs: .shared),
+            collectionsAdmin: CollectionAdminHandlers(jobs: runtimeCollections, maxBodyBytes: config.maxBodyBytes),
             setup: AdminSetupHandlers(admin: admin, pools: pools, logger: logger),
             system: SystemHandlers(jobs: jobs, info: info, metrics: MetricsEndpoint(pools: pools), state: state),
             scripts: scripts))

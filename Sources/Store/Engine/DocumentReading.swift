@@ -8,7 +8,7 @@ public typealias DocumentReading = ReaderConnection
     & DocumentsReading & FeedReading
     & AccountsReading & FilesReading
     & WebhooksReading & PushReading
-    & AdminReading & RolesReading
+    & AdminReading & RolesReading & CollectionSettingsReading
 
 /// Where a session token is looked up: a reader, or the writer inside its transaction.
 public protocol SessionLookup: AnyObject {

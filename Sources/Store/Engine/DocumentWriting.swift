@@ -6,8 +6,8 @@
 /// for its own protocols (`any AccountsWriting & LoginThrottleWriting`);
 /// a new area adds a protocol here and conforms both engines to it.
 public typealias DocumentWriting = WriterConnection
-    & DocumentsWriting & SchemaWriting & FeedWriting
+    & DocumentsWriting & SchemaWriting & IndexBuilding & FeedWriting
     & AccountsWriting & LoginThrottleWriting
     & FilesWriting
     & WebhooksWriting & PushWriting & MailWriting
-    & ScheduledRunsWriting & RolesWriting
+    & ScheduledRunsWriting & RolesWriting & CollectionSettingsWriting

@@ -20,3 +20,12 @@ public protocol SchemaWriting: AnyObject {
     /// Stamps up to `limit` rows written under another stamp. - Returns: true when more may remain.
     func restampRows(limit: Int) throws -> Bool
 }
+
+/// Indexes built and dropped while Roost runs (collections set up at run
+/// time), in bounded steps that never hold the writer for long.
+public protocol IndexBuilding: AnyObject {
+    /// One step toward `specs` being exactly `collection`'s indexes: starts
+    /// new builds, fills up to `rows` documents of one, finishes or drops.
+    /// - Parameter dropGrace: seconds a dropped index is kept for reads that began before.
+    func buildIndexesStep(_ specs: Set<IndexSpec>, on collection: String, rows: Int, dropGrace: Double) throws -> IndexBuildProgress
+}
