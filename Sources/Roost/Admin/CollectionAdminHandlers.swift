@@ -59,7 +59,7 @@ struct CollectionAdminHandlers: Sendable {
         callers.readAsAdmin(request, out) { reader in
             let snapshot = settings.snapshot
             let stored = try reader.collectionDetails().first { $0.name == name }
-            guard stored != nil || snapshot.declared.contains(name), BuiltInRules(rawValue: name) == nil else {
+            guard (stored?.count ?? 0) > 0 || snapshot.declared.contains(name), BuiltInRules(rawValue: name) == nil else {
                 throw HTTPError.notFound("No collection \(name).")
             }
             var response = Response.json(200, JSONValue.object(jobs.detail(name, stored, snapshot)).jsonText)
