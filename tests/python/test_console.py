@@ -222,12 +222,14 @@ def test_retry_a_dead_webhook_delivery(signed_in, roost):
     rid = dead[0]["id"]
     attempts = dead[0]["attempts"]
     go(driver, "webhooks")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#deliveries-table tbody tr"))  # the first (unfiltered) list is in
     Select(css(driver, "#delivery-status")).select_by_value("dead")
-    retry = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, f'button[data-retry="{rid}"]'))
-    css(driver, f'button[data-details="{rid}"]').click()
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, f'button[data-retry="{rid}"]'))
+    # The filtered list may replace the rows found first: click whichever button is there now.
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, f'button[data-details="{rid}"]').click() or True)
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#attempts-table tbody tr")) == attempts)
     shot(driver, "webhooks")
-    retry.click()
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, f'button[data-retry="{rid}"]').click() or True)
     wait(driver, lambda d: "queued again" in visible_text(d, "#webhooks-status"))
     # A re-queued delivery starts counting again from 0; its first attempt after the retry is new.
     first_before = dead[0]["updatedAt"]
