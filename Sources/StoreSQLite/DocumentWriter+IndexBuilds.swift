@@ -13,11 +13,12 @@ extension DocumentWriter {
         let layout = try catalog.ensure(collection)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         var progress = IndexBuildProgress()
-        var existing = try db.prepare("SELECT id, path, kind, state, progress FROM _indexes WHERE collection_id = ?1 ORDER BY id")
+        var existing = try db.prepare("SELECT id, path, kind, state, progress, until_rid FROM _indexes WHERE collection_id = ?1 ORDER BY id")
             .rows([.int(layout.tableID)]) { r in
                 (id: r.int(0), spec: IndexSpec(path: r.text(1), kind: IndexSpec.Kind(rawValue: r.text(2)) ?? .value),
-                 state: IndexBuildProgress.State(rawValue: r.text(3)) ?? .ready, progress: r.int(4))
+                 state: IndexBuildProgress.State(rawValue: r.text(3)) ?? .ready, progress: r.int(4), until: r.int(5))
             }
+        let total = try db.prepare("SELECT coalesce(max(rid), 0) FROM \(layout.table)").firstRow { $0.int(0) } ?? 0
         let setState = try db.prepare("UPDATE _indexes SET state = ?2, progress = ?3 WHERE id = ?1")
         for (n, index) in existing.enumerated() {
             switch (specs.contains(index.spec), index.state) {
@@ -41,22 +42,22 @@ extension DocumentWriter {
             }
         }
         for spec in specs.subtracting(existing.map(\.spec)).sorted(by: { $0.description < $1.description }) {
-            try db.prepare("INSERT INTO _indexes (collection_id, path, kind, state, progress) VALUES (?1, ?2, ?3, 'building', 0)")
-                .run([.int(layout.tableID), .text(spec.path), .text(spec.kind.rawValue)])
+            // Rows written from now on keep the index themselves: the fill stops at the last row there is now.
+            try db.prepare("INSERT INTO _indexes (collection_id, path, kind, state, progress, until_rid) VALUES (?1, ?2, ?3, 'building', 0, ?4)")
+                .run([.int(layout.tableID), .text(spec.path), .text(spec.kind.rawValue), .int(total)])
             let id = db.lastInsertRowID
             if spec.kind == .geo {
                 let geoTable = "g_\(layout.tableID)_\(id)"
                 try db.exec("CREATE VIRTUAL TABLE \(geoTable) USING rtree(id, minX, maxX, minY, maxY); \(Catalog.pointTableSQL(geoTable))")
             }
-            existing.append((id: id, spec: spec, state: .building, progress: 0))
+            existing.append((id: id, spec: spec, state: .building, progress: 0, until: total))
             logger.info("building index", metadata: ["collection": "\(collection)", "index": "\(spec)"])
         }
         catalog.forget(collection)
-        let total = try db.prepare("SELECT coalesce(max(rid), 0) FROM \(layout.table)").firstRow { $0.int(0) } ?? 0
         // One building index at a time, oldest first: its step fills `rows` documents.
         if let n = existing.firstIndex(where: { $0.state == .building }) {
             let index = existing[n]
-            let done = try fillIndex(collection, id: index.id, spec: index.spec, after: index.progress, rows: rows)
+            let done = try fillIndex(collection, id: index.id, spec: index.spec, after: index.progress, until: index.until, rows: rows)
             if let last = done {
                 try setState.run([.int(index.id), .text(IndexBuildProgress.State.building.rawValue), .int(last)])
                 existing[n].progress = last
@@ -80,11 +81,11 @@ extension DocumentWriter {
                 logger.info("built index", metadata: ["collection": "\(collection)", "index": "\(index.spec)"])
             }
         }
-        let remaining = try db.prepare("SELECT path, kind, state, progress FROM _indexes WHERE collection_id = ?1 ORDER BY id")
+        let remaining = try db.prepare("SELECT path, kind, state, progress, until_rid FROM _indexes WHERE collection_id = ?1 ORDER BY id")
             .rows([.int(layout.tableID)]) { r in
                 IndexBuildProgress.Entry(spec: IndexSpec(path: r.text(0), kind: IndexSpec.Kind(rawValue: r.text(1)) ?? .value),
                                          state: IndexBuildProgress.State(rawValue: r.text(2)) ?? .ready,
-                                         rowsDone: r.text(2) == "building" ? r.int(3) : 0, rowsTotal: r.text(2) == "building" ? total : 0,
+                                         rowsDone: r.text(2) == "building" ? r.int(3) : 0, rowsTotal: r.text(2) == "building" ? r.int(4) : 0,
                                          sortDeferred: r.text(2) == "ready" && r.int(3) == Self.sortDeferred)
             }
         progress.entries = remaining
@@ -94,10 +95,10 @@ extension DocumentWriter {
 
     /// Writes the entries of index `id` for up to `rows` documents past row `after`.
     /// - Returns: the last row filled, or nil when none was left.
-    private func fillIndex(_ collection: String, id: Int64, spec: IndexSpec, after: Int64, rows: Int) throws -> Int64? {
+    private func fillIndex(_ collection: String, id: Int64, spec: IndexSpec, after: Int64, until: Int64, rows: Int) throws -> Int64? {
         guard let full = try catalog.layout(collection) else { return nil }
-        let batch = try db.prepare("SELECT rid, doc FROM \(full.table) WHERE rid > ?1 ORDER BY rid LIMIT ?2")
-            .rows([.int(after), .int(Int64(rows))]) { ($0.int(0), $0.text(1)) }
+        let batch = try db.prepare("SELECT rid, doc FROM \(full.table) WHERE rid > ?1 AND rid <= ?2 ORDER BY rid LIMIT ?3")
+            .rows([.int(after), .int(until), .int(Int64(rows))]) { ($0.int(0), $0.text(1)) }
         guard let last = batch.last?.0 else { return nil }
         let only = CollectionLayout(name: collection, tableID: full.tableID,
                                     indexedPaths: spec.kind == .value ? [spec.path] : [],

@@ -12,6 +12,7 @@ enum CollectionSettingsSQL {
         );
         ALTER TABLE _indexes ADD COLUMN state TEXT NOT NULL DEFAULT 'ready';
         ALTER TABLE _indexes ADD COLUMN progress INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE _indexes ADD COLUMN until_rid INTEGER NOT NULL DEFAULT 0;
         """
 
     static func all(_ db: SQLiteConnection) throws -> [CollectionSettingsRecord] {
