@@ -45,7 +45,7 @@ export function mountEditor(main, name) {
 
   // The form.
   const names = h('datalist', { id: 'collection-names' });
-  const nameInput = h('input', { id: 'collection-name', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'products', pattern: '[A-Za-z0-9_\\-]+' });
+  const nameInput = h('input', { id: 'collection-name', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'products', pattern: '[A-Za-z][A-Za-z0-9_\\-]*' });
   const level = h('select', { id: 'collection-permission' }, h('option', { value: '' }, 'default (default_permission)'),
     LEVELS.map((l) => h('option', { value: l }, l)));
   const errors = Object.fromEntries(AREAS.map((a) => [a, alertBox('error', { id: a + '-error' })]));
@@ -270,15 +270,23 @@ export function mountEditor(main, name) {
     dropButton.classList.toggle('hidden', readOnly);
   }
 
+  /** The database's indexes, and those the settings name that the builder has not taken up yet ('pending'). */
+  function indexStates(detail) {
+    const present = new Set(detail.indexes.map((i) => i.index));
+    const wanted = (detail.settings && detail.settings.indexes) || [];
+    return [...detail.indexes, ...wanted.filter((i) => !present.has(i)).map((i) => ({ index: i, state: 'pending' }))];
+  }
+
   function renderStatus(detail) {
     indexPanel.classList.remove('hidden');
     dangerPanel.classList.remove('hidden');
     violationsPanel.classList.toggle('hidden', !detail.schema);
-    clear(indexBody, detail.indexes.length ? detail.indexes.map((i) => h('tr', { 'data-index': i.index, 'data-state': i.state },
+    const states = indexStates(detail);
+    clear(indexBody, states.length ? states.map((i) => h('tr', { 'data-index': i.index, 'data-state': i.state },
       h('td', {}, h('code', {}, i.index)), h('td', {}, h('span', { class: 'badge ' + i.state }, i.state)),
       h('td', {}, i.state === 'building' && i.rowsTotal
         ? [h('progress', { value: i.rowsDone, max: i.rowsTotal, 'aria-label': 'Rows indexed' }), ` ${fmt.number(i.rowsDone)} of ${fmt.number(i.rowsTotal)} rows`]
-        : h('span', { class: 'muted' }, i.state === 'ready' ? 'ready' : '…'))))
+        : h('span', { class: 'muted' }, i.state === 'ready' ? 'ready' : i.state === 'pending' ? 'waiting to be built' : '…'))))
       : h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'No indexes.')));
     const e = detail.emptying;
     if (e) {
@@ -289,12 +297,16 @@ export function mountEditor(main, name) {
   }
 
   function busy(detail) {
-    return detail.indexes.some((i) => i.state !== 'ready') || (detail.emptying && !detail.emptying.done);
+    const states = indexStates(detail);
+    // An index only waiting for the builder is looked at a limited number of times.
+    const pending = states.some((i) => i.state === 'pending') && ++state.pendingPolls <= 30;
+    return pending || states.some((i) => i.state === 'building' || i.state === 'dropping') || (detail.emptying && !detail.emptying.done);
   }
 
   /** Reads the collection again; only the status parts change unless `refill`. */
   async function load(refill = true) {
     clearTimeout(state.timer);
+    if (refill) state.pendingPolls = 0;
     let detail;
     try {
       detail = await get('/admin/collections/' + seg(state.name));
