@@ -73,7 +73,7 @@ export function mountEditor(main, name) {
   }, changed);
 
   const rules = h('textarea', { id: 'rules-json', class: 'json short', spellcheck: 'false', 'aria-describedby': 'rules-error',
-    placeholder: '{"read": {"status": "published"}, "update": {"_acl.creator": "@user"}}' });
+    placeholder: '{"read": {"status": "published"}, "update": {"owner": "@caller.id"}}' });
   const schema = h('textarea', { id: 'schema-json', class: 'json', spellcheck: 'false', 'aria-describedby': 'schema-error',
     placeholder: '{"type": "object", "properties": {"title": {"type": "string"}}}' });
   const fields = fieldList((list) => {
@@ -286,7 +286,7 @@ export function mountEditor(main, name) {
       h('td', {}, h('code', {}, i.index)), h('td', {}, h('span', { class: 'badge ' + i.state }, i.state)),
       h('td', {}, i.state === 'building' && i.rowsTotal
         ? [h('progress', { value: i.rowsDone, max: i.rowsTotal, 'aria-label': 'Rows indexed' }), ` ${fmt.number(i.rowsDone)} of ${fmt.number(i.rowsTotal)} rows`]
-        : h('span', { class: 'muted' }, i.state === 'ready' ? 'ready' : i.state === 'pending' ? 'waiting to be built' : '…'))))
+        : h('span', { class: 'muted' }, i.state === 'ready' ? '—' : i.state === 'pending' ? 'waiting to be built' : '…'))))
       : h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'No indexes.')));
     const e = detail.emptying;
     if (e) {
