@@ -219,6 +219,24 @@ def test_edit_a_runtime_collection_with_if_match(signed_in, roost, name):
     assert console_errors(driver, expected_statuses=(412,)) == []
 
 
+@pytest.mark.parametrize("name, level", [("loose", "private"), ("jotted", "readonly")])
+def test_a_collection_written_without_settings_is_set_up_from_the_editor(signed_in, roost, name, level):
+    driver = signed_in
+    assert admin(roost, "POST", f"/{name}", {"x": 1}).status == 201
+    assert settings_of(roost, name)["managedBy"] == "none"
+    open_editor(driver, name)
+    assert "without settings" in visible_text(driver, "#collection-meta")
+    assert css(driver, "#save-collection").text == "Set up collection"
+    Select(css(driver, "#collection-permission")).select_by_value(level)
+    wait(driver, lambda d: "The server accepts" in visible_text(d, "#check-status"))
+    css(driver, "#save-collection").click()
+    wait(driver, lambda d: "Set up at run time" in visible_text(d, "#collection-saved"))
+    got = settings_of(roost, name)
+    assert got["managedBy"] == "runtime" and got["settings"] == {"permission": level} and got["count"] == 1
+    assert "managed at run time" in visible_text(driver, "#collection-meta")
+    assert console_errors(driver) == []
+
+
 def test_a_config_collection_is_read_only_with_its_reason(signed_in, roost):
     driver = signed_in
     open_editor(driver, CONFIGURED)
