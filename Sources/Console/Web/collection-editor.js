@@ -262,6 +262,7 @@ export function mountEditor(main, name) {
     const readOnly = detail.managedBy === 'config';
     say(reason, readOnly ? 'Read-only here: ' + (detail.reason || 'the config file sets this collection up.') : '');
     for (const c of [nameInput, level, rules, schema, save]) c.disabled = readOnly || state.dropped;
+    if (readOnly) rules.placeholder = schema.placeholder = ''; // no example text that looks like settings
     indexes.disable(readOnly || state.dropped);
     references.disable(readOnly || state.dropped);
     fields.disable(readOnly || state.dropped);

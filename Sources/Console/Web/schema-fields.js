@@ -72,7 +72,10 @@ export function fieldList(changed, collections) {
       h('th', { scope: 'col' }, 'Required'), h('th', { scope: 'col' }, 'Collection (references)'), h('th', { scope: 'col' }, h('span', { class: 'hidden' }, 'Remove')))),
     body));
   const root = h('div', { class: 'field-list' }, table, h('div', { class: 'actions' }, add));
+  table.classList.add('hidden');
   let disabled = false;
+  // The table shows only once there is a field to show.
+  const showTable = () => table.classList.toggle('hidden', body.children.length === 0);
 
   function row(f) {
     const n = body.children.length;
@@ -89,7 +92,7 @@ export function fieldList(changed, collections) {
     for (const control of [name, type, required, target]) control.addEventListener('input', () => { sync(); changed(get()); });
     type.addEventListener('change', () => { sync(); changed(get()); });
     required.addEventListener('change', () => changed(get()));
-    remove.addEventListener('click', () => { tr.remove(); changed(get()); });
+    remove.addEventListener('click', () => { tr.remove(); showTable(); changed(get()); });
     for (const control of [name, type, required, target, remove]) control.disabled = disabled;
     return tr;
   }
@@ -104,13 +107,14 @@ export function fieldList(changed, collections) {
   add.addEventListener('click', () => {
     const tr = row({ name: '', type: 'string', required: false, target: '' });
     body.append(tr);
+    showTable();
     tr.querySelector('.f-name').focus();
   });
 
   return {
     element: root,
     get,
-    set(fields) { clear(body, (fields || []).map(row)); },
+    set(fields) { clear(body, (fields || []).map(row)); showTable(); },
     disable(on) { disabled = on; add.disabled = on; for (const c of root.querySelectorAll('input, select, button')) c.disabled = on; },
   };
 }
