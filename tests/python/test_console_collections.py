@@ -35,7 +35,8 @@ CONFIGURED = "ledger"
 
 @pytest.fixture(scope="module")
 def roost():
-    declared = f"collections:\n  {CONFIGURED}:\n    permission: private\n    indexes: [amount]\n"
+    declared = (f"collections:\n  {CONFIGURED}:\n    permission: private\n    indexes: [amount]\n"
+                "    schema: {type: object, required: [amount], properties: {amount: {type: integer}, memo: {type: string}}}\n")
     with tempfile.TemporaryDirectory(prefix="roost-console-collections-") as tmp:
         daemon = Roostd(tmp, CONFIG + declared).start()
         try:
@@ -326,6 +327,59 @@ def test_violations_list_the_stored_documents_that_fail_the_schema(signed_in, ro
     assert not css(driver, "#violations-next").is_displayed()
     shot(driver, f"collections-violations-{name}")
     assert console_errors(driver) == []
+
+
+def test_the_field_list_keeps_what_it_cannot_show(signed_in, roost):
+    """Typed JSON fills the field list; editing the list keeps other keywords and subschemas."""
+    driver = signed_in
+    fresh(driver, "collections/new")
+    type_into(driver, "#collection-name", "kept")
+    schema = {"type": "object", "additionalProperties": False, "required": ["name"],
+              "properties": {"name": {"type": "string", "minLength": 2}, "tags": {"type": "array", "items": {"type": "string"}}}}
+    import json
+    type_into(driver, "#schema-json", json.dumps(schema))
+    wait(driver, lambda d: [r.get_attribute("data-field") for r in d.find_elements(By.CSS_SELECTOR, "#schema-fields tbody tr")] == ["name", "tags"])
+    rows = driver.find_elements(By.CSS_SELECTOR, "#schema-fields tbody tr")
+    assert rows[0].find_element(By.CSS_SELECTOR, ".f-type").get_attribute("value") == "string"
+    assert rows[0].find_element(By.CSS_SELECTOR, ".f-required").is_selected()
+    assert rows[1].find_element(By.CSS_SELECTOR, ".f-type").get_attribute("value") == "other"
+    add_field(driver, "score", "number", required=True)
+    edited = json.loads(css(driver, "#schema-json").get_attribute("value"))
+    assert edited["additionalProperties"] is False and edited["required"] == ["name", "score"]
+    assert edited["properties"] == {**schema["properties"], "score": {"type": "number"}}
+    # A type changed in the list replaces that subschema only.
+    Select(driver.find_elements(By.CSS_SELECTOR, "#schema-fields .f-type")[0]).select_by_value("integer")
+    edited = json.loads(css(driver, "#schema-json").get_attribute("value"))
+    assert edited["properties"]["name"] == {"type": "integer"} and edited["properties"]["tags"] == schema["properties"]["tags"]
+    # Removing a row removes the property and its "required" entry.
+    driver.find_elements(By.CSS_SELECTOR, "#schema-fields .f-remove")[2].click()
+    edited = json.loads(css(driver, "#schema-json").get_attribute("value"))
+    assert set(edited["properties"]) == {"name", "tags"} and edited["required"] == ["name"]
+    wait(driver, lambda d: "The server accepts" in visible_text(d, "#check-status"))
+    unlabelled = driver.execute_script("""
+        return [...document.querySelectorAll('main input, main select, main textarea')].filter(
+          (e) => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map((e) => e.id || e.className)""")
+    assert unlabelled == []
+    assert admin(roost, "GET", "/admin/collections/kept").status == 404
+    assert console_errors(driver) == []
+
+
+def test_records_form_from_a_config_file_schema(signed_in, roost):
+    driver = signed_in
+    open_records(driver, CONFIGURED)
+    css(driver, "#new-record").click()
+    wait(driver, lambda d: css(d, "#record-form").is_displayed())
+    assert {e.get_attribute("data-field") for e in driver.find_elements(By.CSS_SELECTOR, "#record-form [data-field]")} == {"amount", "memo"}
+    css(driver, "#form-memo").send_keys("lunch")
+    css(driver, "#save-record").click()
+    wait(driver, lambda d: "required" in visible_text(d, "#form-error-amount"))
+    css(driver, "#form-amount").send_keys("12")
+    css(driver, "#save-record").click()
+    wait(driver, lambda d: visible_text(d, "#editor-status") == "Created.")
+    assert visible_text(driver, "#form-error-amount") == ""
+    rows = admin(roost, "GET", f"/{CONFIGURED}").body
+    assert [(r["amount"], r["memo"]) for r in rows] == [(12, "lunch")]
+    assert console_errors(driver, expected_statuses=(400,)) == []
 
 
 RECORD_SCHEMA = {

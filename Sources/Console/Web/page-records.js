@@ -76,6 +76,7 @@ export function mount(main, params) {
   get('/admin/collections').then((list) => {
     if (stopped) return;
     const names = list.map((c) => c.name);
+    if (list.some((c) => c.name === state.collection && c.schema)) loadSchema();
     if (state.collection && !names.includes(state.collection)) names.unshift(state.collection);
     clear(select, h('option', { value: '' }, '— choose —'), names.map((n) => h('option', { value: n, selected: n === state.collection }, n)));
   }).catch((e) => say(listError, 'Cannot list the collections: ' + e.message));
@@ -84,10 +85,12 @@ export function mount(main, params) {
   function base() { return '/' + seg(state.collection); }
 
   // The collection's schema, for the form (none: JSON only).
-  if (state.collection) {
+  function loadSchema() {
     get('/admin/collections/' + seg(state.collection)).then((detail) => {
-      if (!stopped) form.setSchema(detail.settings && detail.settings.schema);
-    }).catch(() => { /* a collection not written yet: no settings, no form */ });
+      if (stopped) return;
+      form.setSchema(detail.settings && detail.settings.schema);
+      if (state.open) { try { form.fill(JSON.parse(textarea.value)); } catch { /* not JSON now */ } }
+    }).catch(() => { /* without its settings the JSON editor still works */ });
   }
 
   async function load() {
