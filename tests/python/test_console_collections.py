@@ -8,6 +8,7 @@ page's form made from the schema, with violations shown at their fields.
 Screenshots go to tests/python/artifacts/console/ like the other console tests."""
 
 import tempfile
+import time
 
 import pytest
 
@@ -273,6 +274,45 @@ def test_an_index_added_in_the_console_is_built_and_shown_ready(signed_in, roost
     assert "ready" in row[0].text
     assert index in settings_of(roost, name)["indexes"][0]["index"]
     shot(driver, f"collections-index-ready-{name}")
+    assert console_errors(driver) == []
+
+
+def test_a_building_index_shows_its_progress_and_is_polled_until_ready(signed_in, roost):
+    """A build on this machine is over before a person could look, so the page's
+    first two real answers are shown as the builder reports a build under way
+    (state building, rows done of total); the next, real one must say ready."""
+    driver = signed_in
+    name = "progress"
+    assert admin(roost, "POST", "/admin/collections", {"name": name, "indexes": ["n"]}).status == 201
+    seed(roost, name, [{"n": i} for i in range(300)])
+    wait(driver, lambda d: settings_of(roost, name)["indexes"] == [{"index": "n", "state": "ready"}])
+    fresh(driver, "dashboard")
+    driver.execute_script("""
+        const real = window.fetch, name = arguments[0];
+        window.__detailReads = 0;
+        window.__realFetch = real;
+        window.fetch = async (url, options) => {
+          const answer = await real(url, options);
+          if (typeof url !== 'string' || !url.endsWith('/admin/collections/' + name)) return answer;
+          const n = ++window.__detailReads;
+          if (n > 2) return answer;
+          const body = await answer.json();
+          body.indexes = body.indexes.map((i) => ({ ...i, state: 'building', rowsDone: 100 * n, rowsTotal: 300 }));
+          return new Response(JSON.stringify(body), { status: 200, headers: answer.headers });
+        };""", name)
+    try:
+        go(driver, f"collections/edit/{name}")
+        wait(driver, lambda d: "100 of 300 rows" in visible_text(d, '#index-states tr[data-index="n"][data-state="building"]'))
+        bar = css(driver, '#index-states tr[data-index="n"] progress')
+        assert bar.get_attribute("value") == "100" and bar.get_attribute("max") == "300"
+        shot(driver, "collections-index-building")
+        wait(driver, lambda d: "200 of 300 rows" in visible_text(d, '#index-states tr[data-index="n"]'), timeout=5)
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '#index-states tr[data-index="n"][data-state="ready"]'), timeout=5)
+        reads = driver.execute_script("return window.__detailReads")
+        time.sleep(2.5)   # ready: the polling stops
+        assert driver.execute_script("return window.__detailReads") == reads == 3
+    finally:
+        driver.execute_script("window.fetch = window.__realFetch")
     assert console_errors(driver) == []
 
 
