@@ -47,16 +47,9 @@ extension RoostServer {
             runtime.builder.kick()
             let schema = Self.settingsReferences(config, areas)
             guard schema.byCollection != references.get().byCollection else { return }
-            // Queued, not waited for: this runs on the writer's own thread when
-            // the admin API's change commits there (waiting would deadlock it).
-            pools.background { writer in
-                do {
-                    try writer.applyReferences(schema)
-                    references.set(schema)
-                } catch {
-                    logger.error("declared references not applied", metadata: ["error": "\(error)"])
-                    throw error
-                }
+            references.set(schema)
+            if case .failure(let error)? = pools.onWriter({ writer in try writer.applyReferences(schema) }) {
+                logger.error("declared references not applied", metadata: ["error": "\(error)"])
             }
         }
         // Other nodes' commits (PostgreSQL) wake the live streams too.
