@@ -114,7 +114,7 @@ extension DocumentWriter {
     }
 
     /// Removes index `id`: its entries, sort index or geo tables, and its row.
-    private func dropIndex(_ layout: CollectionLayout, id: Int64, spec: IndexSpec) throws {
+    func dropIndex(_ layout: CollectionLayout, id: Int64, spec: IndexSpec) throws {
         if spec.kind == .geo {
             let geoTable = "g_\(layout.tableID)_\(id)"
             try db.exec("DROP TABLE IF EXISTS \(geoTable); DROP TABLE IF EXISTS \(CollectionLayout.pointTable(geoTable))")

@@ -87,8 +87,14 @@ extension DocumentWriter {
     public func applyIndexes(_ specs: Set<IndexSpec>, on collection: String) throws {
         try db.transaction {
             let layout = try catalog.ensure(collection)
-            let existing = try db.prepare("SELECT id, path, kind FROM _indexes WHERE collection_id = ?1")
-                .rows([.int(layout.tableID)]) { ($0.int(0), IndexSpec(path: $0.text(1), kind: IndexSpec.Kind(rawValue: $0.text(2)) ?? .value)) }
+            // An index a background build left unfinished (`buildIndexesStep`) is built again here, whole.
+            let all = try db.prepare("SELECT id, path, kind, state FROM _indexes WHERE collection_id = ?1").rows([.int(layout.tableID)]) {
+                ($0.int(0), IndexSpec(path: $0.text(1), kind: IndexSpec.Kind(rawValue: $0.text(2)) ?? .value), $0.text(3) == "ready")
+            }
+            let existing = all.filter(\.2).map { ($0.0, $0.1) }
+            for (indexID, spec, ready) in all where !ready {
+                try dropIndex(layout, id: indexID, spec: spec)
+            }
             for (indexID, spec) in existing where !specs.contains(spec) {
                 if spec.kind == .geo {
                     let geoTable = "g_\(layout.tableID)_\(indexID)"

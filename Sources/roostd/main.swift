@@ -10,7 +10,7 @@ struct RoostCommand: ParsableCommand {
         commandName: "roostd",
         abstract: "Roost, a self-hosted mobile backend.",
         version: RoostServer.version,
-        subcommands: [Serve.self, CheckConfig.self, SettingsTable.self, CheckReferences.self, Hooks.self, CheckScripts.self, TakeBackup.self, Restore.self, VerifyBackup.self],
+        subcommands: [Serve.self, CheckConfig.self, SettingsTable.self, CheckReferences.self, CheckSchema.self, ExportCollections.self, Hooks.self, CheckScripts.self, TakeBackup.self, Restore.self, VerifyBackup.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -143,6 +143,41 @@ struct CheckReferences: ParsableCommand {
         for line in lines { print(line) }
         FileHandle.standardError.write(Data("\(lines.count) dangling reference\(lines.count == 1 ? "" : "s")\n".utf8))
         if !lines.isEmpty { throw ExitCode(1) }
+    }
+}
+
+struct CheckSchema: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-schema",
+        abstract: "List the stored documents that fail their collection's JSON Schema (exit 1 when there are some).")
+
+    @OptionGroup var options: ConfigOptions
+    @Argument(help: "Collections to check (default: every collection with a schema).") var collections: [String] = []
+
+    func run() throws {
+        let lines: [String]
+        do { lines = try RoostServer.checkSchemas(config: try options.load(), only: collections) } catch {
+            FileHandle.standardError.write(Data("roostd check-schema: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        for line in lines { print(line) }
+        FileHandle.standardError.write(Data("\(lines.count) violation\(lines.count == 1 ? "" : "s")\n".utf8))
+        if !lines.isEmpty { throw ExitCode(1) }
+    }
+}
+
+struct ExportCollections: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export-collections",
+        abstract: "Print the collections set up at run time as the config file's collections: mapping (YAML).")
+
+    @OptionGroup var options: ConfigOptions
+
+    func run() throws {
+        do { print(try RoostServer.exportCollections(config: try options.load()), terminator: "") } catch {
+            FileHandle.standardError.write(Data("roostd export-collections: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
     }
 }
 

@@ -46,7 +46,10 @@ struct CollectionAdminHandlers: Sendable {
             let stored = Dictionary(try reader.collectionDetails().map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
             let snapshot = settings.snapshot
             // Declared or set up but never written: listed with no rows, so the console opens it.
-            let names = Set(stored.keys).union(snapshot.declared).filter { BuiltInRules(rawValue: $0) == nil }
+            // A dropped (or emptied) collection nobody sets up is gone once it has no documents left.
+            let names = Set(stored.keys).union(snapshot.declared).filter { name in
+                BuiltInRules(rawValue: name) == nil && (snapshot.declared.contains(name) || stored[name]?.count ?? 0 > 0)
+            }
             return .json(200, JSONValue.array(names.sorted().map { .object(jobs.summary($0, stored[$0], snapshot)) }).jsonText)
         }
     }
@@ -56,7 +59,7 @@ struct CollectionAdminHandlers: Sendable {
         callers.readAsAdmin(request, out) { reader in
             let snapshot = settings.snapshot
             let stored = try reader.collectionDetails().first { $0.name == name }
-            guard stored != nil || snapshot.declared.contains(name), BuiltInRules(rawValue: name) == nil else {
+            guard (stored?.count ?? 0) > 0 || snapshot.declared.contains(name), BuiltInRules(rawValue: name) == nil else {
                 throw HTTPError.notFound("No collection \(name).")
             }
             var response = Response.json(200, JSONValue.object(jobs.detail(name, stored, snapshot)).jsonText)
@@ -182,6 +185,10 @@ struct CollectionAdminHandlers: Sendable {
     private func checkBody(_ request: Request, _ out: ResponseWriter) -> [UInt8]? {
         if request.body.count > maxBodyBytes {
             out.send(HTTPError.tooLarge(limit: maxBodyBytes).response)
+            return nil
+        }
+        if let type = ContentNegotiation.mediaType(request.headers["Content-Type"]), type != "application/json" {
+            out.send(HTTPError.unsupportedMediaType("Send the settings as application/json (got \(type)).").response)
             return nil
         }
         if request.body.isEmpty {

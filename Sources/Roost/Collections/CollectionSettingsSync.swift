@@ -15,11 +15,12 @@ final class CollectionSettingsSync: Sendable {
     let settings: ReloadableSettings
     let interval: Double
     let logger: Logger
-    /// Runs after every change installed (on the sync thread or the writer's completion).
+    /// Runs after every change installed, on a serial queue of its own.
     let changed: LockedBox<@Sendable () -> Void> = LockedBox({})
     private let stopped = LockedBox(false)
     private let installed = LockedBox<Int64>(-1)
     private let lock = NSLock()
+    private let followUps = DispatchQueue(label: "collection-changed")
 
     init(pools: StorePools, settings: ReloadableSettings, interval: Double = 0.5, logger: Logger) {
         self.pools = pools
@@ -78,7 +79,10 @@ final class CollectionSettingsSync: Sendable {
         if !changes.isEmpty {
             logger.notice("collection settings applied", metadata: ["version": "\(version)", "changes": "\(changes.joined(separator: "; "))"])
         }
-        changed.get()()
+        // Off this thread: the writer's completion installs committed changes, and what follows waits on the writer.
+        let changed = self.changed.get()
+        // One at a time, in order, so the last settings are the ones applied.
+        followUps.async { changed() }
     }
 
     /// Installs one record the admin API just committed on this node, so

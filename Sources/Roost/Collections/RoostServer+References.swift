@@ -32,9 +32,7 @@ extension RoostServer {
     /// fields, one per line (`collection/id field -> target/id`), read from
     /// the data directory on a read-only connection (the daemon may be running).
     public static func checkReferences(config: RoostConfig) throws -> [String] {
-        let engine = try config.storeEngine()
-        if let sqlite = engine as? SQLiteEngine, !FileManager.default.fileExists(atPath: sqlite.path) { return [] }
-        let reader = try engine.openReader(role: "check-references")
+        guard let reader = try openExistingReader(config, role: "check-references") else { return [] }
         let schema = config.referenceSchema(scope: { principal, _, _ in AccessScope(principal: principal, level: .public) })
         return try reader.danglingReferences(schema).map { "\($0.collection)/\($0.id) \($0.field) -> \($0.target)/\($0.targetID)" }
     }

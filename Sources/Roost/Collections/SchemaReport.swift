@@ -7,7 +7,8 @@ import Store
 /// `/admin/collections/:name/violations` and `roostd check-schema` walk the
 /// collection by id, `scan` documents per page.
 struct SchemaReport {
-    static let pageRows = 2000
+    static let pageRows = 1000
+    static let maxBytes = 8 << 20
 
     struct Failing {
         let id: String
@@ -22,13 +23,17 @@ struct SchemaReport {
     static func check(_ reader: any DocumentReading, _ collection: String, _ schema: JSONSchema, after: String?, scan: Int) throws -> SchemaReport {
         var report = SchemaReport()
         let page = try reader.documentPage(in: collection, after: after, limit: scan)
+        var bytes = 0
         for (id, text) in page {
+            report.scanned += 1
+            bytes += text.utf8.count
             guard case .object(let document) = try JSONParser.parse(text) else { continue }
             do { try SchemaCheck.check(document, in: collection, schema: schema) } catch StoreError.schemaViolation(_, let violations) {
                 report.failing.append(Failing(id: id, violations: violations))
             }
+            // Big documents: a page stops at `maxBytes` of JSON, so one request stays short.
+            if bytes >= maxBytes && report.scanned < page.count { report.next = id; return report }
         }
-        report.scanned = page.count
         report.next = page.count == scan ? page.last?.id : nil
         return report
     }

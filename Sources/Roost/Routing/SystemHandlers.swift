@@ -9,6 +9,8 @@ struct SystemHandlers: Sendable {
     let info: ServerInfo
     let metrics: MetricsEndpoint
     let state: ServerState
+    /// `/openapi.yaml` with the collections' schemas as models.
+    let openAPI = OpenAPIWithSchemas(base: HTMLPages.openAPIBytes)
 
     var routes: [RoostRoute] {
         let (health, ready): (RouteHandler, RouteHandler) = ({ _, out in out.send(.json(200, "{\"status\":\"ok\"}")) },
@@ -21,9 +23,13 @@ struct SystemHandlers: Sendable {
             RoostRoute("/healthz/*", [.get: health]),
             RoostRoute("/readyz", [.get: ready]),
             RoostRoute("/readyz/*", [.get: ready]),
-            RoostRoute("/openapi.yaml", [.get: { _, out in
+            RoostRoute("/openapi.yaml", [.get: { [jobs, openAPI, info] r, out in
+                // Models of every collection for the admin (or with server_info_public); of public ones for anyone else.
+                let snapshot = jobs.access.settings.snapshot
+                let everything = info.isPublic || jobs.access.authenticator.isAdmin(r)
+                let schemas = everything ? snapshot.schemas : snapshot.schemas.filter { snapshot.permission(of: $0.key) == .public }
                 out.send(Response(status: 200, headers: Headers([("Content-Type", "application/yaml; charset=utf-8")]),
-                                  body: HTMLPages.openAPIBytes))
+                                  body: openAPI.bytes(schemas)))
             }]),
             RoostRoute("/metrics", [.get: { [info, jobs] r, out in
                 out.send(Self.mayReadMetrics(r, info.metricsAccess, jobs.access.authenticator) ? metrics.respond()
