@@ -37,7 +37,8 @@ CONFIGURED = "ledger"
 @pytest.fixture(scope="module")
 def roost():
     declared = (f"collections:\n  {CONFIGURED}:\n    permission: private\n    indexes: [amount]\n"
-                "    schema: {type: object, required: [amount], properties: {amount: {type: integer}, memo: {type: string}}}\n")
+                "    schema: {type: object, required: [amount], properties: {amount: {type: integer}, memo: {type: string}}}\n"
+                "  pets:\n    references:\n      owner: {collection: owners, on_delete: restrict}\n")
     with tempfile.TemporaryDirectory(prefix="roost-console-collections-") as tmp:
         daemon = Roostd(tmp, CONFIG + declared).start()
         try:
@@ -348,6 +349,23 @@ def test_empty_and_drop_need_the_typed_name(signed_in, roost, action):
     assert console_errors(driver, expected_statuses=(404,)) == []
 
 
+def test_emptying_counts_the_documents_a_reference_keeps(signed_in, roost):
+    driver = signed_in
+    # pets.owner is declared in the config file (restrict); owners is set up here.
+    assert admin(roost, "POST", "/admin/collections", {"name": "owners"}).status == 201
+    seed(roost, "owners", [{"_id": f"o{i}"} for i in range(4)])
+    r = admin(roost, "POST", "/pets", {"owner": {"_type": "ref", "_collection": "owners", "_id": "o1"}})
+    assert r.status == 201, r
+    open_editor(driver, "owners")
+    css(driver, "#empty-collection").click()
+    css(driver, "#confirm-name").send_keys("owners")
+    css(driver, "#confirm-action").click()
+    wait(driver, lambda d: "Emptied: 3 deleted, 1 kept by references" in visible_text(d, "#emptying-status"), timeout=30)
+    shot(driver, "collections-empty-kept")
+    assert [d["_id"] for d in admin(roost, "GET", "/owners").body] == ["o1"]
+    assert console_errors(driver) == []
+
+
 @pytest.mark.parametrize("name", ["catalog", "inventory"])
 def test_violations_list_the_stored_documents_that_fail_the_schema(signed_in, roost, name):
     driver = signed_in
@@ -498,17 +516,25 @@ def test_records_form_from_the_schema_and_violations_at_their_fields(signed_in, 
     assert console_errors(driver, expected_statuses=(400, 404)) == []
 
 
-@pytest.mark.parametrize("page", ["collections/new", f"collections/edit/{CONFIGURED}"])
+@pytest.mark.parametrize("page", ["collections/new", f"collections/edit/{CONFIGURED}", "records/phone-shop"])
 def test_the_editor_fits_a_phone(signed_in, roost, page):
     driver = signed_in
+    if page.startswith("records/"):
+        assert admin(roost, "POST", "/admin/collections", {"name": "phone-shop", "schema": RECORD_SCHEMA}).status == 201
     viewport(driver, 390, 844, mobile=True)
     try:
         fresh(driver, page)
-        wait(driver, lambda d: d.find_elements(By.ID, "collection-form"))
         if page == "collections/new":
+            wait(driver, lambda d: d.find_elements(By.ID, "collection-form"))
             css(driver, "#add-field").click()
             css(driver, "#index-add").click()
             css(driver, "#reference-add").click()
+        elif page.startswith("records/"):
+            wait(driver, lambda d: "Rows" in d.find_element(By.ID, "page-range").text)
+            css(driver, "#new-record").click()
+            wait(driver, lambda d: css(d, "#record-form").is_displayed())
+        else:
+            wait(driver, lambda d: "documents" in visible_text(d, "#collection-meta"))
         width, wide = driver.execute_script("""return [document.documentElement.scrollWidth,
             [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 1
               && !e.closest('.table-wrap, .sidebar nav')).slice(0, 5).map((e) => e.tagName + '#' + e.id + '.' + e.className)]""")
