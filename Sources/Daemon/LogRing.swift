@@ -65,10 +65,11 @@ public final class LogRing: @unchecked Sendable {
     public var nextSequence: UInt64 { lock.lock(); defer { lock.unlock() }; return next }
 
     /// Entries after `seq`, oldest first, at `minimum` level or above and,
-    /// when given, with that request id; at most `limit` (the newest). `last`
-    /// is the newest sequence number looked at: ask for entries after it next.
+    /// when given, with that request id, leaving out access entries `hiding`
+    /// picks; at most `limit` (the newest). `last` is the newest sequence
+    /// number looked at: ask for entries after it next.
     public func entries(after seq: UInt64, minimum: Logger.Level = .trace, requestID: String? = nil,
-                        limit: Int = 500) -> (records: [Record], last: UInt64) {
+                        hiding: ((AccessEntry) -> Bool)? = nil, limit: Int = 500) -> (records: [Record], last: UInt64) {
         lock.lock()
         let last = next - 1
         let first = max(seq + 1, last >= UInt64(capacity) ? last - UInt64(capacity) + 1 : 1)
@@ -80,6 +81,7 @@ public final class LogRing: @unchecked Sendable {
         lock.unlock()
         var out: [Record] = []
         for slot in picked {
+            if let hiding, case .access(let entry) = slot.payload, hiding(entry) { continue }
             let record = Self.record(slot)
             guard record.level >= minimum else { continue }
             if let requestID, !requestID.isEmpty, record.requestID != requestID { continue }

@@ -10,12 +10,16 @@ public struct IndexBuildProgress: Sendable, Equatable {
         /// Rows done and rows in all while building (approximate on PostgreSQL: the server's own counters).
         public let rowsDone: Int64
         public let rowsTotal: Int64
+        /// A ready value index whose sort order is built at the next start (SQLite, a big collection):
+        /// filters use it now, sorted pages on its field sort their matches meanwhile.
+        public let sortDeferred: Bool
 
-        public init(spec: IndexSpec, state: State, rowsDone: Int64 = 0, rowsTotal: Int64 = 0) {
+        public init(spec: IndexSpec, state: State, rowsDone: Int64 = 0, rowsTotal: Int64 = 0, sortDeferred: Bool = false) {
             self.spec = spec
             self.state = state
             self.rowsDone = rowsDone
             self.rowsTotal = rowsTotal
+            self.sortDeferred = sortDeferred
         }
     }
 

@@ -31,8 +31,9 @@ extension DocumentWriter {
             case (false, .dropping) where Double(now - index.progress) >= dropGrace * 1000:
                 try dropIndex(layout, id: index.id, spec: index.spec)
             case (true, .dropping):
-                // Wanted again before it went: every write kept it meanwhile.
-                try setState.run([.int(index.id), .text(IndexBuildProgress.State.ready.rawValue), .int(0)])
+                // Wanted again before it went: every write kept it meanwhile (its sort index too, if it had one).
+                let sorted = try index.spec.kind == .geo || hasSortIndex(layout, id: index.id)
+                try setState.run([.int(index.id), .text(IndexBuildProgress.State.ready.rawValue), .int(sorted ? 0 : Self.sortDeferred)])
                 existing[n].state = .ready
                 progress.changedLayout = true
             default:
@@ -60,10 +61,19 @@ extension DocumentWriter {
                 try setState.run([.int(index.id), .text(IndexBuildProgress.State.building.rawValue), .int(last)])
                 existing[n].progress = last
             } else {
+                // SQLite builds an index over the table in one statement, holding every write meanwhile
+                // (about 2 µs a document): past `sortIndexMaxRows` the sort order waits for the next start.
+                var marker: Int64 = 0
                 if index.spec.kind == .value {
-                    try db.exec(Catalog.sortIndexSQL(tableID: layout.tableID, indexID: index.id, path: index.spec.path))
+                    if total <= Self.sortIndexMaxRows {
+                        try db.exec(Catalog.sortIndexSQL(tableID: layout.tableID, indexID: index.id, path: index.spec.path))
+                    } else {
+                        marker = Self.sortDeferred
+                        logger.notice("index ready for filters; its sort order is built at the next start", metadata: [
+                            "collection": "\(collection)", "index": "\(index.spec)", "documents": "\(total)"])
+                    }
                 }
-                try setState.run([.int(index.id), .text(IndexBuildProgress.State.ready.rawValue), .int(0)])
+                try setState.run([.int(index.id), .text(IndexBuildProgress.State.ready.rawValue), .int(marker)])
                 existing[n].state = .ready
                 progress.changedLayout = true
                 catalog.forget(collection)
@@ -74,7 +84,8 @@ extension DocumentWriter {
             .rows([.int(layout.tableID)]) { r in
                 IndexBuildProgress.Entry(spec: IndexSpec(path: r.text(0), kind: IndexSpec.Kind(rawValue: r.text(1)) ?? .value),
                                          state: IndexBuildProgress.State(rawValue: r.text(2)) ?? .ready,
-                                         rowsDone: r.text(2) == "building" ? r.int(3) : 0, rowsTotal: r.text(2) == "building" ? total : 0)
+                                         rowsDone: r.text(2) == "building" ? r.int(3) : 0, rowsTotal: r.text(2) == "building" ? total : 0,
+                                         sortDeferred: r.text(2) == "ready" && r.int(3) == Self.sortDeferred)
             }
         progress.entries = remaining
         progress.finished = remaining.allSatisfy { $0.state == .ready } && Set(remaining.map(\.spec)) == specs
@@ -96,6 +107,30 @@ extension DocumentWriter {
             try fillEntries(only, rowID: rowID, document)
         }
         return last
+    }
+
+    /// Most documents a collection may hold for a sort index to be built while Roost runs (≈ 200 ms).
+    static let sortIndexMaxRows: Int64 = 100_000
+    /// `_indexes.progress` of a ready value index whose sort index waits for the next start.
+    static let sortDeferred: Int64 = -1
+
+    /// Builds the sort indexes left for the next start (`sortIndexMaxRows`), before serving.
+    func buildDeferredSortIndexes() throws {
+        let pending = try db.prepare("SELECT i.id, i.collection_id, i.path, c.name FROM _indexes i JOIN _collections c ON c.id = i.collection_id "
+                                     + "WHERE i.kind = 'value' AND i.state = 'ready' AND i.progress = ?1")
+            .rows([.int(Self.sortDeferred)]) { ($0.int(0), $0.int(1), $0.text(2), $0.text(3)) }
+        for (id, table, path, name) in pending {
+            try db.transaction {
+                try db.exec(Catalog.sortIndexSQL(tableID: table, indexID: id, path: path))
+                try db.prepare("UPDATE _indexes SET progress = 0 WHERE id = ?1").run([.int(id)])
+            }
+            logger.info("built a deferred sort index", metadata: ["collection": "\(name)", "index": "\(path)"])
+        }
+    }
+
+    private func hasSortIndex(_ layout: CollectionLayout, id: Int64) throws -> Bool {
+        try db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?1")
+            .firstRow([.text(Catalog.sortIndexName(tableID: layout.tableID, indexID: id))]) { _ in true } ?? false
     }
 
     /// Writes `document`'s entries in `only`'s indexes, keeping any a write already made.

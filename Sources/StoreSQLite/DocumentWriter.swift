@@ -41,7 +41,10 @@ public final class DocumentWriter {
     }
 
     /// Applies pending migrations. Call once, before readers open.
-    public func migrate() throws { try Migrations.apply(on: db, logger: logger) }
+    public func migrate() throws {
+        try Migrations.apply(on: db, logger: logger)
+        try buildDeferredSortIndexes()
+    }
 
     /// Runs `operations` in one transaction and returns each one's outcome,
     /// only after the commit has reached the WAL.

@@ -37,6 +37,20 @@ import Testing
         #expect(record.requestID == "abc" && record.level == .info && record.label == "access")
     }
 
+    @Test func hiddenAccessEntriesAreLeftOutButTheSequenceMovesOn() {
+        let ring = LogRing(capacity: 8)
+        let sink = RecordingLogSink(NullSink(), ring: ring)
+        for (path, status) in [("/admin/stats", 200), ("/notes", 200), ("/admin/stats", 401)] {
+            sink.writeAccess(AccessEntry(method: "GET", path: path, route: path, status: status, durationNanoseconds: 1000,
+                                         requestID: "r", remoteAddress: "127.0.0.1"))
+        }
+        ring.append(level: .info, label: "t", message: "/admin/stats in a message", fields: [])
+        let (records, last) = ring.entries(after: 0, hiding: { $0.route == "/admin/stats" && $0.status == 200 })
+        #expect(records.map(\.message) == ["GET /notes 200 0.001ms", "GET /admin/stats 401 0.001ms", "/admin/stats in a message"])
+        #expect(last == 4)
+        #expect(ring.entries(after: 0).records.count == 4)
+    }
+
     struct NullSink: LogSink {
         func write(level: Logger.Level, label: String, message: String, fields: [(String, String)], file: String, function: String, line: UInt) {}
         func writeAccess(_ entry: AccessEntry) {}

@@ -222,12 +222,14 @@ def test_retry_a_dead_webhook_delivery(signed_in, roost):
     rid = dead[0]["id"]
     attempts = dead[0]["attempts"]
     go(driver, "webhooks")
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#deliveries-table tbody tr"))  # the first (unfiltered) list is in
     Select(css(driver, "#delivery-status")).select_by_value("dead")
-    retry = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, f'button[data-retry="{rid}"]'))
-    css(driver, f'button[data-details="{rid}"]').click()
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, f'button[data-retry="{rid}"]'))
+    # The filtered list may replace the rows found first: click whichever button is there now.
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, f'button[data-details="{rid}"]').click() or True)
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#attempts-table tbody tr")) == attempts)
     shot(driver, "webhooks")
-    retry.click()
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, f'button[data-retry="{rid}"]').click() or True)
     wait(driver, lambda d: "queued again" in visible_text(d, "#webhooks-status"))
     # A re-queued delivery starts counting again from 0; its first attempt after the retry is new.
     first_before = dead[0]["updatedAt"]
@@ -286,7 +288,7 @@ def test_push_page_shows_devices_with_their_deliveries(signed_in, roost):
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"#push-devices-table tr[data-device='{tid}']"))
     row = css(driver, f"#push-devices-table tr[data-device='{tid}']").text
     assert "ios" in row and "yes" in row and " 0 " in f" {row} " and "consol…" in row and "token-1234" not in row
-    wait(driver, lambda d: "No pushes." in visible_text(d, "#push-deliveries-table"))
+    wait(driver, lambda d: "No pushes yet." in visible_text(d, "#push-deliveries-table"))
     assert console_errors(driver) == []
 
 
@@ -301,7 +303,7 @@ def test_roles_page_creates_roles_and_manages_members(signed_in, roost):
     css(driver, "#add-role").click()   # the browser's pattern check stops it; the server would say 400
     assert not driver.find_elements(By.CSS_SELECTOR, "#roles-table tr[data-role='bad name']")
     css(driver, "#roles-table button[data-members='console-editors']").click()
-    wait(driver, lambda d: "No members." in visible_text(d, "#members-table"))
+    wait(driver, lambda d: "No members yet." in visible_text(d, "#members-table"))
     css(driver, "#member-id").send_keys(uid)
     css(driver, "#add-member").click()
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"#members-table tr[data-member='{uid}']"))
@@ -312,7 +314,7 @@ def test_roles_page_creates_roles_and_manages_members(signed_in, roost):
     wait(driver, lambda d: "Cannot add the member" in visible_text(d, "#roles-error"))
     shot(driver, "roles")
     css(driver, f"#members-table button[data-remove='{uid}']").click()
-    wait(driver, lambda d: "No members." in visible_text(d, "#members-table"))
+    wait(driver, lambda d: "No members yet." in visible_text(d, "#members-table"))
     delete = css(driver, "#roles-table button[data-delete='console-editors']")
     delete.click()
     delete.click()
@@ -325,7 +327,7 @@ def test_every_page_on_a_phone_screen(signed_in, roost):
     driver = signed_in
     viewport(driver, 390, 844, mobile=True)
     try:
-        for page in ("dashboard", "collections", "records/notes", "files", "users", "roles", "webhooks", "push", "hooks", "logs"):
+        for page in ("dashboard", "collections", "records/notes", "files", "users", "roles", "webhooks", "push", "hooks", "backups", "logs"):
             go(driver, page)
             time.sleep(0.6)
             width, wide = driver.execute_script("""return [document.documentElement.scrollWidth,

@@ -1,7 +1,10 @@
 // The console's only way to the server: fetch with the admin token as a
 // bearer token (kept in sessionStorage, never in a cookie).
 
+import { answered, unreachable, suspect } from './health.js';
+
 const KEY = 'roost.adminToken';
+const SLOW_MS = 5000;
 
 export const token = {
   get: () => sessionStorage.getItem(KEY),
@@ -43,7 +46,21 @@ export async function api(method, path, { json, bytes, form, headers = {}, raw =
     body = bytes;
     all['Content-Type'] = bytes.type || 'application/octet-stream';
   }
-  const response = await fetch(path, { method, headers: all, body, cache: 'no-store', credentials: 'omit' });
+  // A request still unanswered after SLOW_MS has roostd probed (a stopped daemon accepts but never answers).
+  const slow = setTimeout(suspect, SLOW_MS);
+  let response;
+  try {
+    response = await fetch(path, { method, headers: all, body, cache: 'no-store', credentials: 'omit' });
+  } catch (e) {
+    if (e instanceof TypeError) {
+      unreachable();
+      throw new ApiError(0, 'Unreachable', 'roostd is not answering');
+    }
+    throw e;
+  } finally {
+    clearTimeout(slow);
+  }
+  answered();
   if (!response.ok) {
     let error = {};
     try { error = await response.json(); } catch { /* not JSON */ }

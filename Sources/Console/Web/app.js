@@ -11,6 +11,8 @@ import * as webhooks from './page-webhooks.js';
 import * as push from './page-push.js';
 import * as hooks from './page-hooks.js';
 import * as logs from './page-logs.js';
+import * as backups from './page-backups.js';
+import { onHealth, isDown } from './health.js';
 
 const PAGES = [
   ['dashboard', 'Dashboard', dashboard],
@@ -22,8 +24,13 @@ const PAGES = [
   ['webhooks', 'Webhooks', webhooks],
   ['push', 'Push', push],
   ['hooks', 'Hooks', hooks],
+  ['backups', 'Backups', backups],
   ['logs', 'Logs', logs],
 ];
+
+// Pages left as they are when roostd answers again (the records editor may hold unsaved edits);
+// every other page is mounted afresh, so nothing stays half-loaded.
+const KEEP_ON_RECONNECT = new Set(['records']);
 
 const root = document.getElementById('app');
 const assets = new URL('.', import.meta.url).pathname;
@@ -157,7 +164,41 @@ function route() {
   clear(shell.main);
   const cleanup = page[2].mount(shell.main, parts.slice(1));
   current = { name: page[0], cleanup };
+  markUnloaded();
   shell.main.focus({ preventScroll: true });
+}
+
+// roostd not answering: a banner above everything with the next retry, no
+// "Loading…" left waiting; once it answers, the banner goes and the page reloads.
+const banner = h('div', { id: 'offline-banner', class: 'offline hidden', role: 'alert' });
+document.body.prepend(banner);
+let countdown = null;
+onHealth(({ down, retryAt, probing }) => {
+  clearInterval(countdown);
+  if (!down) {
+    const wasShown = !banner.classList.contains('hidden');
+    banner.classList.add('hidden');
+    banner.textContent = '';
+    if (wasShown && shell && current && !KEEP_ON_RECONNECT.has(current.name)) route();
+    return;
+  }
+  const show = () => {
+    const seconds = Math.max(0, Math.ceil((retryAt - Date.now()) / 1000));
+    banner.textContent = probing || seconds === 0 ? 'roostd is not answering (retrying now…)'
+      : `roostd is not answering (retrying in ${seconds} s)`;
+  };
+  show();
+  banner.classList.remove('hidden');
+  countdown = setInterval(show, 1000);
+  markUnloaded();
+});
+
+/** While roostd does not answer, no "Loading\u2026" waits on the page. */
+function markUnloaded() {
+  if (!shell || !isDown()) return;
+  for (const el of shell.main.querySelectorAll('td, p, span')) {
+    if (el.childElementCount === 0 && el.textContent.trim() === 'Loading\u2026') el.textContent = 'Not loaded: roostd is not answering.';
+  }
 }
 
 // While signed in, a refused token (revoked, rotated) returns to the sign-in

@@ -82,7 +82,10 @@ export function mount(main) {
       if (stopped) return;
       release();
       state.total = data.total;
-      clear(grid, data.files.length ? data.files.map(tile) : h('p', { class: 'muted' }, 'No files yet.'));
+      clear(grid, data.files.length ? data.files.map(tile) : h('p', { class: 'muted empty', id: 'files-empty' }, state.skip > 0
+        ? 'No files on this page: the files before it are all there are.'
+        : 'No files yet. This page lists every upload (the app\u2019s users send them with POST /files), newest first, '
+          + 'with thumbnails of images. Upload one above to begin.'));
       range.textContent = `Files ${data.files.length ? state.skip + 1 : 0}–${state.skip + data.files.length} of ${state.total}`;
       prev.disabled = state.skip === 0;
       next.disabled = state.skip + data.files.length >= state.total;

@@ -23,12 +23,21 @@ export function mount(main) {
     body.replaceChildren(...(list.length ? list.map((x, i) => h('tr', {},
       h('td', {}, i + 1), h('td', {}, x.event), h('td', {}, x.collection), h('td', { class: 'mono' }, x.id),
       h('td', {}, x.priority), h('td', {}, x.budgetMs + ' ms')))
-      : [h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No hooks registered.'))]));
+      : [h('tr', { class: 'empty' }, h('td', { colspan: 6, class: 'muted', id: 'hooks-empty' },
+        'No hooks registered. Hooks run code before or after a write (validate, change, refuse, react); '
+        + 'they come from Swift code built into roostd or from Lua scripts in scripts_dir (docs/SCRIPTING.md).'))]));
     scripts.replaceChildren(...(handlers.length ? handlers.map((x) => h('tr', {},
       h('td', {}, x.kind), h('td', {}, x.event || x.method || ''), h('td', {}, x.collection || x.name || x.schedule || ''),
       h('td', { class: 'mono' }, x.location), h('td', {}, x.calls), h('td', {}, x.errors + (x.timeouts ? ' (' + x.timeouts + ' over budget)' : '')),
       h('td', {}, x.totalMs.toFixed(1) + ' ms')))
-      : [h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No scripts loaded.'))]));
-  }).catch((e) => { if (!stopped) say(error, 'Cannot list the hooks: ' + e.message); });
+      : [h('tr', { class: 'empty' }, h('td', { colspan: 7, class: 'muted', id: 'script-hooks-empty' },
+        'No scripts loaded. Put Lua files in the directory scripts_dir names and send roostd SIGHUP; '
+        + 'their hooks, routes and jobs are listed here with their calls and errors (docs/SCRIPTING.md).'))]));
+  }).catch((e) => {
+    if (stopped) return;
+    say(error, 'Cannot list the hooks: ' + e.message);
+    // No "Loading…" left behind an error.
+    for (const [tbody, span] of [[body, 6], [scripts, 7]]) tbody.replaceChildren(h('tr', {}, h('td', { colspan: span, class: 'muted' }, 'Not loaded.')));
+  });
   return () => { stopped = true; };
 }

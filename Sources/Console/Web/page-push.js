@@ -31,13 +31,17 @@ export function mount(main) {
         h('td', { class: 'mono', title: d.tokenId }, d.token), h('td', {}, d.userId), h('td', {}, d.platform),
         h('td', {}, d.environment ?? '–'), h('td', {}, d.sync ? 'yes' : 'no'), h('td', {}, d.deliveries), h('td', {}, d.failures),
         h('td', { class: 'cell' }, d.lastError ?? ''), h('td', {}, d.lastPushAt ?? '–')))
-        : h('tr', {}, h('td', { colspan: 9, class: 'muted' }, 'No devices.')));
+        : h('tr', { class: 'empty' }, h('td', { colspan: 9, class: 'muted', id: 'push-devices-empty' },
+          'No devices yet. A device appears here once the app registers its APNs or FCM token (POST /push/devices, signed in); '
+          + 'pushes to it are listed below.')));
       const rows = await get('/admin/push/deliveries' + qs({ status: statusFilter.value, limit: 100 }));
       if (stopped) return;
       clear(pushes, rows.length ? rows.map((p) => h('tr', { 'data-push': p.id, 'data-status': p.status },
         h('td', {}, p.id), h('td', { class: 'mono', title: p.tokenId }, p.token), h('td', {}, p.kind), h('td', {}, p.status),
         h('td', {}, p.attempts), h('td', { class: 'cell' }, p.lastError ?? p.lastStatus ?? '–')))
-        : h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No pushes.')));
+        : h('tr', { class: 'empty' }, h('td', { colspan: 6, class: 'muted', id: 'push-deliveries-empty' }, statusFilter.value
+          ? `No ${statusFilter.value} pushes. Choose \u201call\u201d to see every push.`
+          : 'No pushes yet. Pushes sent to registered devices (from hooks, scripts or silent sync) are listed here with their attempts.')));
       say(error, '');
     } catch (e) { if (!stopped) say(error, 'Cannot list push devices: ' + e.message); }
   }

@@ -43,7 +43,9 @@ export function mount(main, parts) {
         return h('tr', { 'data-role': r.name }, h('td', { class: 'mono' }, r.name), h('td', {}, r.members), h('td', {}, r.createdAt),
           h('td', {}, h('div', { class: 'actions' },
             h('button', { type: 'button', 'data-members': r.name, onclick: () => { location.hash = '#/roles/' + seg(r.name); } }, 'Members'), del)));
-      }) : h('tr', {}, h('td', { colspan: 4, class: 'muted' }, 'No roles yet.')));
+      }) : h('tr', { class: 'empty' }, h('td', { colspan: 4, class: 'muted', id: 'roles-empty' },
+        'No roles yet. A role names a group of users: create one below, add members, then let a document\u2019s '
+        + '_acl.read or _acl.write name it as role:<name>, or a rule test it.')));
     } catch (e) { if (!stopped) say(error, 'Cannot list the roles: ' + e.message); }
   }
 
@@ -79,7 +81,8 @@ export function mount(main, parts) {
         if (stopped || panel.dataset.role !== role) return;
         if (!after) rows.replaceChildren();
         rows.append(...data.members.map(row));
-        if (!rows.children.length) rows.append(h('tr', {}, h('td', { colspan: 3, class: 'muted' }, 'No members.')));
+        if (!rows.children.length) rows.append(h('tr', { class: 'empty' }, h('td', { colspan: 3, class: 'muted', id: 'members-empty' },
+          'No members yet. Add one by user id below (the Users page shows ids, and adds roles from a user\u2019s page).')));
         more.classList.toggle('hidden', !data.next);
         more.onclick = () => page(data.next);
       } catch (e) { say(error, 'Cannot list the members of ' + role + ': ' + e.message); }

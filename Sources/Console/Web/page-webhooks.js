@@ -58,7 +58,9 @@ export function mount(main) {
           h('td', {}, e.events.join(', ')), h('td', {}, e.format),
           h('td', {}, e.enabled ? 'enabled' : 'disabled' + (e.disabledReason ? ' (' + e.disabledReason + ')' : '')),
           h('td', {}, h('div', { class: 'actions' }, toggle, del)));
-      }) : h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'No endpoints.')));
+      }) : h('tr', { class: 'empty' }, h('td', { colspan: 6, class: 'muted', id: 'endpoints-empty' },
+        'No endpoints yet. An endpoint gets a signed POST for each event it subscribes to (such as notes.created or users.created); '
+        + 'add one below, or declare it under webhooks.endpoints in roost.yaml.')));
     } catch (e) { if (!stopped) say(error, 'Cannot list the endpoints: ' + e.message); }
   }
 
@@ -108,7 +110,9 @@ export function mount(main) {
           d.status === 'dead' ? h('button', { type: 'button', 'data-retry': d.id, onclick: async () => {
             if (await act('POST', '/admin/webhooks/deliveries/' + seg(d.id) + '/retry', 'Delivery ' + d.id + ' queued again.')) loadDeliveries();
           } }, 'Retry') : null))))
-        : h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No deliveries.')));
+        : h('tr', { class: 'empty' }, h('td', { colspan: 7, class: 'muted', id: 'deliveries-empty' }, statusFilter.value
+          ? `No ${statusFilter.value} deliveries. Choose \u201call\u201d to see every delivery.`
+          : 'No deliveries yet. Each event an enabled endpoint subscribes to becomes a delivery here, with its attempts.')));
     } catch (e) { if (!stopped) say(error, 'Cannot list the deliveries: ' + e.message); }
   }
 

@@ -8,7 +8,8 @@ import Store
 ///
 /// - `GET`: every backup in `backups.dir`, oldest first, with its state
 ///   (`verified`, `incomplete`, `invalid`), time, size and file count, and
-///   whether one is running;
+///   whether one is running, and `unavailable`: why a backup cannot be
+///   taken here (no `backups.dir`, data in PostgreSQL), or null;
 /// - `POST`: take one now. 202 at once, or with `?wait=true` 201 and the
 ///   backup once it is verified (500 with the reason if it failed);
 ///   409 when one is running or `backups.dir` is unset.
@@ -38,6 +39,10 @@ struct BackupHandlers: Sendable {
             o["every"] = service.settings.every.map { .int(Int64($0)) } ?? .null
             o["keep"] = .int(Int64(service.settings.keep))
             o["running"] = .bool(service.isRunning)
+            // Why `POST` would be refused whatever the moment (the console says so instead of a button); null when it can run.
+            o["embeddedDatabase"] = .bool(service.embeddedDatabase) // false: the data live in PostgreSQL
+            o["unavailable"] = !service.embeddedDatabase ? .string(RoostConfig.externalDatabaseBackups)
+                : service.settings.dir == nil ? .string(Self.notConfigured) : .null
             o["backups"] = .array((service.catalog?.list() ?? []).map { .object(Self.describe($0)) })
             return .json(200, JSONValue.object(o).jsonText)
         }
@@ -51,7 +56,7 @@ struct BackupHandlers: Sendable {
             do {
                 try service.requestNow(completion)
             } catch BackupService.Refusal.notConfigured {
-                throw HTTPError(.backupsNotConfigured, "Set backups.dir in the configuration to take backups from the daemon.")
+                throw HTTPError(.backupsNotConfigured, Self.notConfigured)
             } catch BackupService.Refusal.externalDatabase {
                 throw HTTPError(.backupsNotForThisDatabase, RoostConfig.externalDatabaseBackups)
             } catch BackupService.Refusal.running {
@@ -60,6 +65,8 @@ struct BackupHandlers: Sendable {
             return wait ? nil : Response.json(202, "{\"state\":\"running\"}")
         }
     }
+
+    static let notConfigured = "Set backups.dir in the configuration to take backups from the daemon."
 
     /// The answer to `POST /admin/backups?wait=true`.
     static func answer(_ result: Result<BackupTaker.Outcome, any Error>) -> Response {

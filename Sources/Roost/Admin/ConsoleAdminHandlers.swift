@@ -10,7 +10,8 @@ import Store
 /// 403, none or a wrong one 401):
 ///
 /// - `GET /admin/stats[?after=<ms>]`: the last five minutes of one-second samples;
-/// - `GET /admin/logs?after=<seq>&level=&request_id=`: recent log entries;
+/// - `GET /admin/logs?after=<seq>&level=&request_id=&polling=`: recent log entries
+///   (without the console's own polling unless `polling=true`: `ConsolePolling`);
 /// - (`/admin/collections` is `CollectionAdminHandlers`'s);
 /// - `GET /admin/files?limit=&skip=`: file metadata, newest first, with the total;
 /// - `GET|DELETE /admin/users/:id/sessions`, `DELETE /admin/users/:id/sessions/:sid`.
@@ -76,13 +77,15 @@ struct ConsoleAdminHandlers: Sendable {
         let after = UInt64(request.query["after"] ?? "") ?? 0
         let levelName = request.query["level"].flatMap { $0.isEmpty ? nil : $0 }
         let requestID = request.query["request_id"]
+        let polling = ["true", "1"].contains(request.query["polling"] ?? "")
         let limit = min(max(Int(request.query["limit"] ?? "") ?? 500, 1), 2000)
         let logs = self.logs
         asAdmin(request, out) { _ in  // the admin first, then what they ask
             guard let level = levelName.map({ Logger.Level(rawValue: $0) }) ?? .trace else {
                 throw HTTPError(.invalidQuery, "level must be trace, debug, info, notice, warning, error or critical.")
             }
-            let (records, last) = logs.entries(after: after, minimum: level, requestID: requestID, limit: limit)
+            let (records, last) = logs.entries(after: after, minimum: level, requestID: requestID,
+                                                hiding: ConsolePolling.hiding(unless: polling), limit: limit)
             var o = JSONObject()
             o["last"] = .int(Int64(last))
             o["entries"] = .array(records.map { r in

@@ -81,6 +81,7 @@ struct CollectionAdminJobs: Sendable {
         o["indexes"] = .array(indexes(name, stored).map { e in
             var i = JSONObject([("index", .string(e.spec.description)), ("state", .string(e.state.rawValue))])
             if e.state == .building { i["rowsDone"] = .int(e.rowsDone); i["rowsTotal"] = .int(e.rowsTotal) }
+            if e.sortDeferred { i["sortOrder"] = .string("built at the next start (SQLite, a big collection); filters use the index now") }
             return .object(i)
         })
         if let p = emptier.progress(of: name) {

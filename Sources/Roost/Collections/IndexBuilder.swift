@@ -7,13 +7,13 @@ import Store
 /// Builds and drops the indexes of collections set up at run time, in the
 /// background (docs/COLLECTIONS.md). On SQLite each step is a writer job
 /// that fills `rowsPerStep` documents (a few milliseconds), and the thread
-/// rests as long as a step took before the next, so writes keep at least
-/// half the writer; on PostgreSQL a step runs on a connection of its own
+/// rests twice as long as a step took before the next, so writes keep two
+/// thirds of the writer; on PostgreSQL a step runs on a connection of its own
 /// with `CREATE INDEX CONCURRENTLY`, which never blocks writes. After a
 /// step that changed what reads may use, every connection reads its
 /// layouts again (`CatalogGeneration`).
 final class IndexBuilder: Sendable {
-    static let rowsPerStep = 2000
+    static let rowsPerStep = 1000
     let pools: StorePools
     let settings: ReloadableSettings
     /// Seconds a dropped index stays for reads that began before (the longest a read may run, and one more).
@@ -78,9 +78,9 @@ final class IndexBuilder: Sendable {
                 if step.finished { break }
                 if !step.entries.contains(where: { $0.state == .building }) { unfinished = true; break }  // a drop's grace, or another node
                 metrics.rows.increment(by: Self.rowsPerStep)
-                // Rest as long as the step took: writes keep at least half the writer.
+                // Rest twice as long as the step took: writes keep two thirds of the writer.
                 let took = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                Thread.sleep(forTimeInterval: min(took, 0.5))
+                Thread.sleep(forTimeInterval: min(2 * took, 0.5))
             }
         }
         return unfinished

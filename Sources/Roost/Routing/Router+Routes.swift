@@ -59,6 +59,7 @@ extension Router {
         ]
         routes += areas.push.routes
         routes += areas.setup.routes + areas.backups.routes + areas.console.routes + areas.collectionsAdmin.routes + areas.admin.routes + areas.roles.routes
+        routes += AdminUserHandlers(accounts: accounts).routes
         // The scripts' functions (`roost.route`): "fn" is not a collection name.
         let tail = [RoostRoute("/admin/*", anyMethod: Router.noEndpoint)] + areas.scripts.routes(maxBodyBytes: collections.maxBodyBytes)
             + Self.collectionRoutes(collections, live)
