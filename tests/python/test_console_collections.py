@@ -38,7 +38,7 @@ CONFIGURED = "ledger"
 def roost():
     declared = (f"collections:\n  {CONFIGURED}:\n    permission: private\n    indexes: [amount]\n"
                 "    schema: {type: object, required: [amount], properties: {amount: {type: integer}, memo: {type: string}}}\n"
-                "  pets:\n    references:\n      owner: {collection: owners, on_delete: restrict}\n")
+                "  pets:\n    references:\n      owner: {collection: owners-config, on_delete: restrict}\n")
     with tempfile.TemporaryDirectory(prefix="roost-console-collections-") as tmp:
         daemon = Roostd(tmp, CONFIG + declared).start()
         try:
@@ -349,20 +349,29 @@ def test_empty_and_drop_need_the_typed_name(signed_in, roost, action):
     assert console_errors(driver, expected_statuses=(404,)) == []
 
 
-def test_emptying_counts_the_documents_a_reference_keeps(signed_in, roost):
+@pytest.mark.parametrize("declared", ["config", "runtime"])
+def test_emptying_counts_the_documents_a_reference_keeps(signed_in, roost, declared):
+    """pets.owner -> owners-config is declared in the config file; the runtime
+    case sets its reference up through the admin API, as the editor does."""
     driver = signed_in
-    # pets.owner is declared in the config file (restrict); owners is set up here.
-    assert admin(roost, "POST", "/admin/collections", {"name": "owners"}).status == 201
-    seed(roost, "owners", [{"_id": f"o{i}"} for i in range(4)])
-    r = admin(roost, "POST", "/pets", {"owner": {"_type": "ref", "_collection": "owners", "_id": "o1"}})
+    owners, pets = f"owners-{declared}", "pets" if declared == "config" else "pets-runtime"
+    assert admin(roost, "POST", "/admin/collections", {"name": owners}).status == 201
+    if declared == "runtime":
+        assert admin(roost, "POST", "/admin/collections", {"name": pets, "references": {
+            "owner": {"collection": owners, "on_delete": "restrict"}}}).status == 201
+    seed(roost, owners, [{"_id": f"o{i}"} for i in range(4)])
+    dangling = {"owner": {"_type": "ref", "_collection": owners, "_id": "nobody"}}
+    # The reference holds (on every node within the settings sync): a dangling one is refused.
+    wait(driver, lambda d: admin(roost, "POST", f"/{pets}", dangling).status == 400, timeout=10)
+    r = admin(roost, "POST", f"/{pets}", {"owner": {"_type": "ref", "_collection": owners, "_id": "o1"}})
     assert r.status == 201, r
-    open_editor(driver, "owners")
+    open_editor(driver, owners)
     css(driver, "#empty-collection").click()
-    css(driver, "#confirm-name").send_keys("owners")
+    css(driver, "#confirm-name").send_keys(owners)
     css(driver, "#confirm-action").click()
     wait(driver, lambda d: "Emptied: 3 deleted, 1 kept by references" in visible_text(d, "#emptying-status"), timeout=30)
-    shot(driver, "collections-empty-kept")
-    assert [d["_id"] for d in admin(roost, "GET", "/owners").body] == ["o1"]
+    shot(driver, f"collections-empty-kept-{declared}")
+    assert [d["_id"] for d in admin(roost, "GET", f"/{owners}").body] == ["o1"]
     assert console_errors(driver) == []
 
 
