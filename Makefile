@@ -56,7 +56,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-rules bench-scale drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-rules bench-collections bench-scale drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -178,6 +178,10 @@ bench:
 bench-rules: release
 	.venv/bin/python bench/rules.py
 	.venv/bin/python bench/rules_live.py
+
+# Collections set up at run time (#36): creates under a 10-property schema; creates while an index builds on 300k documents.
+bench-collections: release
+	.venv/bin/python bench/collections.py
 
 # Query shapes at growing sizes on both engines, PocketBase in the same run (#22, #42; BENCHMARKS.md).
 bench-scale: release
