@@ -74,9 +74,10 @@ extension DocumentWriter {
 
     /// Makes `_refs` hold exactly the references of `schema`'s fields:
     /// drops the rows of fields no longer declared, fills those of newly
-    /// declared ones from every stored document. Runs at start-up, before serving.
+    /// declared ones from every stored document. Runs at start-up, before serving,
+    /// and as a writer job when a collection's references change while running.
     public func applyReferences(_ schema: ReferenceSchema) throws {
-        try db.transaction {
+        let apply: () throws -> Void = { [self] in
             try db.exec(ReferenceSQL.tables)
             let recorded = try db.prepare("SELECT from_coll, field, to_coll FROM _ref_fields").rows { ($0.text(0), $0.text(1), $0.text(2)) }
             let declared = Set(schema.all.map { "\($0.collection)\u{0}\($0.field)\u{0}\($0.target)" })
@@ -97,6 +98,9 @@ extension DocumentWriter {
                                                                   "target": "\(field.target)", "references": "\(rows.count)"])
             }
         }
+        // At start-up on its own; as a writer job (a change made while running)
+        // inside the job's transaction, where BEGIN would fail.
+        if db.inTransaction { try db.savepoint(apply) } else { try db.transaction(apply) }
         references = schema
     }
 }

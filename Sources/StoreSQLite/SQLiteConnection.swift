@@ -133,6 +133,9 @@ public final class SQLiteConnection {
         return try body()
     }
 
+    /// Whether a transaction is open on this connection (a writer job runs inside one).
+    public var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     /// Runs `body` inside a savepoint: a failure undoes only its own writes.
     /// The savepoint statements are prepared once: group commit runs one per write.
     public func savepoint<T>(_ body: () throws -> T) throws -> T {

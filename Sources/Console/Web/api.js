@@ -13,11 +13,12 @@ export const token = {
 };
 
 export class ApiError extends Error {
-  constructor(status, code, description, headers) {
+  constructor(status, code, description, headers, body) {
     super(description || code || ('HTTP ' + status));
     this.status = status;
     this.code = code;
     this.headers = headers;
+    this.body = body || {}; // the whole JSON error, e.g. a SchemaViolation's `violations`
   }
 }
 
@@ -64,7 +65,7 @@ export async function api(method, path, { json, bytes, form, headers = {}, raw =
     let error = {};
     try { error = await response.json(); } catch { /* not JSON */ }
     if (response.status === 401 || (response.status === 403 && path.startsWith('/admin/'))) refused(response.status);
-    throw new ApiError(response.status, error.error, error.description, response.headers);
+    throw new ApiError(response.status, error.error, error.description, response.headers, error);
   }
   if (raw) return response;
   const text = await response.text();

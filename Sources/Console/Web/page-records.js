@@ -1,8 +1,11 @@
 // One collection's records: a MongoDB filter checked by the server's own
 // compiler as you type, sort by column, paging, and a JSON editor that
-// writes with If-Match so a concurrent edit shows as a conflict.
+// writes with If-Match so a concurrent edit shows as a conflict. A
+// collection with a schema gets a form of its simple fields beside the JSON
+// (record-form.js), and a SchemaViolation shows at the failing fields.
 import { h, clear, alertBox, say, field, fmt, debounce } from './dom.js';
 import { api, get, qs, seg } from './api.js';
+import { recordForm } from './record-form.js';
 
 const HIDDEN = new Set(['_acl', '_createdAt', '_updatedAt']);
 const MAX_COLUMNS = 8;
@@ -37,8 +40,23 @@ export function mount(main, params) {
   const conflict = alertBox('warn', { id: 'conflict', role: 'alert' });
   const reloadButton = h('button', { type: 'button', id: 'reload-record', class: 'hidden' }, 'Load the current version');
   const status = alertBox('ok', { id: 'editor-status' });
+  // The schema's form writes each edit into the JSON, which stays the whole truth.
+  const form = recordForm((name, value) => {
+    let doc;
+    try { doc = JSON.parse(textarea.value); } catch (e) { say(jsonError, 'Fix the JSON first: ' + e.message); return; }
+    if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) { say(jsonError, 'A record is a JSON object.'); return; }
+    if (value === undefined) delete doc[name]; else doc[name] = value;
+    textarea.value = JSON.stringify(doc, null, 2);
+    clearParseError();
+  });
+  // A JSON editor that parses again clears only its own "not JSON" message, never the server's answer.
+  const PARSE_MESSAGES = ['Not valid JSON', 'Fix the JSON first', 'A record is a JSON object'];
+  function clearParseError() {
+    textarea.removeAttribute('aria-invalid');
+    if (PARSE_MESSAGES.some((m) => jsonError.textContent.startsWith(m))) say(jsonError, '');
+  }
   const editor = h('section', { class: 'panel hidden', id: 'editor', 'aria-labelledby': 'editor-title' },
-    editorTitle, editorMeta, field('Document (JSON, without _acl)', textarea), jsonError,
+    editorTitle, editorMeta, form.element, field('Document (JSON, without _acl)', textarea), jsonError,
     h('div', { class: 'acl' }, field('Readers (_acl.read)', readers), field('Writers (_acl.write)', writers)),
     h('div', { class: 'actions' }, save, remove, close), conflict, reloadButton, status);
 
@@ -58,12 +76,22 @@ export function mount(main, params) {
   get('/admin/collections').then((list) => {
     if (stopped) return;
     const names = list.map((c) => c.name);
+    if (list.some((c) => c.name === state.collection && c.schema)) loadSchema();
     if (state.collection && !names.includes(state.collection)) names.unshift(state.collection);
     clear(select, h('option', { value: '' }, '— choose —'), names.map((n) => h('option', { value: n, selected: n === state.collection }, n)));
   }).catch((e) => say(listError, 'Cannot list the collections: ' + e.message));
   select.addEventListener('change', () => { location.hash = '#/records/' + seg(select.value); });
 
   function base() { return '/' + seg(state.collection); }
+
+  // The collection's schema, for the form (none: JSON only).
+  function loadSchema() {
+    get('/admin/collections/' + seg(state.collection)).then((detail) => {
+      if (stopped) return;
+      form.setSchema(detail.settings && detail.settings.schema);
+      if (state.open) { try { form.fill(JSON.parse(textarea.value)); } catch { /* not JSON now */ } }
+    }).catch(() => { /* without its settings the JSON editor still works */ });
+  }
 
   async function load() {
     if (!state.collection) {
@@ -172,6 +200,7 @@ export function mount(main, params) {
     state.open = doc ? { id: doc._id, etag, doc } : { id: null, etag: null, doc: null };
     showEditor(true);
     say(conflict, ''); say(status, ''); say(jsonError, '');
+    form.clearErrors();
     reloadButton.classList.add('hidden');
     remove.textContent = 'Delete';
     remove.disabled = !doc;
@@ -188,6 +217,7 @@ export function mount(main, params) {
       editorTitle.textContent = 'New record in ' + state.collection;
       editorMeta.textContent = 'Leave _id out for a server-made id.';
     }
+    form.fill(doc);
   }
 
   async function open(id) {
@@ -213,7 +243,7 @@ export function mount(main, params) {
   }
 
   textarea.addEventListener('input', debounce(() => {
-    try { JSON.parse(textarea.value); say(jsonError, ''); textarea.removeAttribute('aria-invalid'); } catch (e) {
+    try { form.fill(JSON.parse(textarea.value)); clearParseError(); } catch (e) {
       say(jsonError, 'Not valid JSON: ' + e.message); textarea.setAttribute('aria-invalid', 'true');
     }
   }, 250));
@@ -229,6 +259,7 @@ export function mount(main, params) {
     const doc = documentFromEditor();
     if (!doc) return;
     say(status, ''); say(conflict, '');
+    form.clearErrors();
     save.disabled = true;
     try {
       let r;
@@ -243,7 +274,13 @@ export function mount(main, params) {
       load();
     } catch (e) {
       if (e.status === 412) showConflict(e);
-      else say(jsonError, (e.code ? e.code + ': ' : '') + e.message);
+      else if (e.code === 'SchemaViolation' && Array.isArray(e.body.violations)) {
+        // Each failure at its field; the rest (nested values, the document itself) under the JSON.
+        const rest = form.showViolations(e.body.violations);
+        say(jsonError, 'SchemaViolation: ' + (rest.length
+          ? rest.map((v) => (v.pointer || '(document)') + ': ' + v.message).join('; ')
+          : 'see the marked fields.'));
+      } else say(jsonError, (e.code ? e.code + ': ' : '') + e.message);
     } finally {
       save.disabled = false;
     }
