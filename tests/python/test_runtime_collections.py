@@ -274,3 +274,25 @@ def test_the_served_openapi_has_a_model_per_collection_schema_for_those_who_may_
     status, _, raw = node.request("GET", "/openapi.yaml")
     models = yaml.safe_load(raw)["components"]["schemas"]
     assert "Shop_itemsDocument" in models and "LedgerDocument" not in models
+
+
+def test_references_set_up_at_run_time_are_enforced_at_once(node):
+    assert admin(node, "POST", "/admin/collections", {"name": "authors", "permission": "public"}).status == 201
+    author = node.call("POST", "/authors", {"name": "Le Guin"}).body["_id"]
+    r = admin(node, "POST", "/admin/collections", {"name": "novels", "permission": "public",
+                                                    "references": {"author": {"collection": "authors", "on_delete": "restrict"}}})
+    assert r.status == 201, r
+
+    def ref(i):
+        return {"_type": "ref", "_collection": "authors", "_id": i}
+    # The references apply within moments of the answer (a writer job after the change).
+    wait_until(lambda: node.call("POST", "/novels", {"author": ref("nobody")}).status in (400, 409), timeout=5)
+    bad = node.call("POST", "/novels", {"author": ref("nobody")})
+    assert bad.status in (400, 409) and bad.body["error"] in ("InvalidDocument", "Referenced", "Conflict"), bad
+    assert node.call("POST", "/novels", {"author": "a bare id"}).status == 400
+    assert node.call("POST", "/novels", {"author": ref(author)}).status == 201
+    held = admin(node, "DELETE", f"/authors/{author}")
+    assert (held.status, held.body["error"]) == (409, "Referenced"), held
+    # Dropping the declaration frees the target.
+    assert admin(node, "PATCH", "/admin/collections/novels", {"references": None}).status == 200
+    wait_until(lambda: admin(node, "DELETE", f"/authors/{author}").status == 200, timeout=5)

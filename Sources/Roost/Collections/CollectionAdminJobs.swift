@@ -14,8 +14,11 @@ struct CollectionAdminJobs: Sendable {
     /// Refuses the built-in and reserved names and those the config file manages.
     func checkManageable(_ name: String, _ snapshot: ReloadableSettings.Snapshot) throws {
         guard CollectionName.isWellFormed(name) else { throw HTTPError(.invalidCollectionName, "\"\(name)\" is not a valid collection name.") }
-        guard !CollectionName.isReserved(name), BuiltInRules(rawValue: name) == nil else {
+        if BuiltInRules(rawValue: name) != nil {
             throw HTTPError(.reservedCollectionName, "\(name) is Roost's own; its rules are set in the config file (docs/RULES.md).")
+        }
+        guard !CollectionName.isReserved(name) else {
+            throw HTTPError(.reservedCollectionName, "\(name) is a name Roost keeps for its own routes; choose another.")
         }
         if snapshot.managedByConfig.contains(name) {
             throw HTTPError(.managedByConfig, "The config file sets up \(name): change it there (and send SIGHUP), or remove it there to manage it here.")
