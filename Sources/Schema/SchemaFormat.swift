@@ -45,7 +45,10 @@ enum SchemaFormat {
         case .geoPoint: return GeoPointFormat.problem(with: value)
         case .reference(let collection):
             if case .string(let id) = value, !id.isEmpty { return nil }
-            return "must be a document id (a non-empty string) in collection \"\(collection)\""
+            // Roost's own reference (what a field declared under `references:` holds).
+            if case .object(let o) = value, o["_type"] == .string("ref"), o["_collection"] == .string(collection),
+               case .string(let id)? = o["_id"], !id.isEmpty { return nil }
+            return "must be a reference into \"\(collection)\" ({\"_type\": \"ref\", \"_collection\": \"\(collection)\", \"_id\": …}) or a document id"
         case .dateTime, .date, .time, .email, .uri, .uuid:
             guard case .string(var text) = value else { return nil }
             return text.withUTF8 { utf8 in

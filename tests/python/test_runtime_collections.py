@@ -296,3 +296,26 @@ def test_references_set_up_at_run_time_are_enforced_at_once(node):
     # Dropping the declaration frees the target.
     assert admin(node, "PATCH", "/admin/collections/novels", {"references": None}).status == 200
     wait_until(lambda: admin(node, "DELETE", f"/authors/{author}").status == 200, timeout=5)
+
+
+def test_a_level_or_rule_change_makes_older_sync_cursors_resync_once(node):
+    user = node.sign_up("syncer")
+    assert admin(node, "POST", "/admin/collections", {"name": "synced", "permission": "shared"}).status == 201
+    assert node.call("POST", "/synced", {"v": 1}, token=user["token"]).status == 201
+    cursor = node.call("GET", "/synced/_deltaset", token=user["token"]).body["cursor"]
+    assert node.call("GET", f"/synced/_deltaset?since={cursor}", token=user["token"]).status == 200
+    assert admin(node, "PATCH", "/admin/collections/synced", {"rules": {"read": {"v": {"$gt": 0}}}}).status == 200
+    gone = node.call("GET", f"/synced/_deltaset?since={cursor}", token=user["token"])
+    assert (gone.status, gone.body["error"]) == (410, "CursorExpired"), gone
+    fresh = node.call("GET", "/synced/_deltaset", token=user["token"])
+    assert fresh.status == 200 and [d["v"] for d in fresh.body["changed"]] == [1]
+    assert node.call("GET", f"/synced/_deltaset?since={fresh.body['cursor']}", token=user["token"]).status == 200
+
+
+def test_a_schema_reference_format_takes_roosts_reference_objects(node):
+    schema = {"type": "object", "properties": {"author": {"format": "reference", "x-roost-collection": "writers"}}}
+    assert admin(node, "POST", "/admin/collections", {"name": "essays", "permission": "public", "schema": schema}).status == 201
+    assert node.call("POST", "/essays", {"author": {"_type": "ref", "_collection": "writers", "_id": "w1"}}).status == 201
+    assert node.call("POST", "/essays", {"author": "w1"}).status == 201
+    wrong = node.call("POST", "/essays", {"author": {"_type": "ref", "_collection": "other", "_id": "w1"}})
+    assert (wrong.status, wrong.body["violations"][0]["pointer"]) == (400, "/author"), wrong
