@@ -116,8 +116,10 @@ struct CollectionAdminHandlers: Sendable {
         }
         let saved = LockedBox<CollectionSettingsRecord?>(nil)
         callers.writeAsAdmin(request, out, committed: { if let record = saved.get() { jobs.installed(record) } }) { writer in
-            let (name, fields, version) = try prepare(settings.snapshot)
+            let snapshot = settings.snapshot
+            let (name, fields, version) = try prepare(snapshot)
             let checked = try jobs.check(name, fields)
+            try jobs.checkReferenceBuild(writer, name, checked, snapshot)
             let record = try writer.saveCollectionSettings(name, settings: JSONValue.object(checked).jsonText, ifVersion: version)
             saved.set(record)
             var body = JSONObject([("name", .string(name)), ("managedBy", .string("runtime")), ("version", .int(record.version)),

@@ -35,6 +35,23 @@ struct CollectionAdminJobs: Sendable {
         return sorted
     }
 
+    /// Most documents a collection may hold for a reference field to be added while Roost runs:
+    /// its `_refs` rows are built in one writer step (about 200 ms at this size).
+    static let referenceBuildMaxRows = 100_000
+
+    /// Refuses a new reference field on a collection too big to index it without holding writes.
+    func checkReferenceBuild(_ writer: any DocumentWriting, _ name: String, _ fields: JSONObject,
+                             _ snapshot: ReloadableSettings.Snapshot) throws {
+        let wanted = Set(try RuntimeCollection.parse(name, fields).references.map(\.field))
+        let had = Set(snapshot.runtime[name]?.collection.references.map(\.field) ?? [])
+        guard !wanted.subtracting(had).isEmpty, try writer.collectionExists(name) else { return }
+        let rows = try writer.readerInTransaction().count(name, filter: .object(JSONObject()))
+        if rows > Self.referenceBuildMaxRows {
+            throw HTTPError(.invalidSettings, "collections.\(name).references: \(name) holds \(rows) documents; a new reference field on more than "
+                + "\(Self.referenceBuildMaxRows) is indexed at start-up, not while Roost runs: declare it in the config file and restart.")
+        }
+    }
+
     /// A change committed on this node: install it here now, and start what it needs.
     func installed(_ record: CollectionSettingsRecord) {
         sync.installCommitted(record)

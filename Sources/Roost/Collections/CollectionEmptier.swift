@@ -56,13 +56,22 @@ final class CollectionEmptier: Sendable {
 
     private func empty(_ collection: String) {
         var after: String?
+        var failures = 0
         while true {
             let started = DispatchTime.now().uptimeNanoseconds
             let from = after
-            guard case .success(let page)? = pools.onReader({ try $0.documentPage(in: collection, after: from, limit: Self.pageSize) }) else {
-                Thread.sleep(forTimeInterval: 0.1)  // the readers' queue was full, or the read failed: again shortly
+            let read = pools.onReader { try $0.documentPage(in: collection, after: from, limit: Self.pageSize) }
+            guard case .success(let page)? = read else {
+                // The readers' queue was full, or the read failed: again shortly, for a minute at most.
+                failures += 1
+                if failures > 600 {
+                    runs.update { $0[collection]?.reason = "stopped: the documents could not be read (\(String(describing: read)))" }
+                    return
+                }
+                Thread.sleep(forTimeInterval: 0.1)
                 continue
             }
+            failures = 0
             guard let last = page.last?.id else { return }
             let group = DispatchGroup()
             for (id, _) in page {
