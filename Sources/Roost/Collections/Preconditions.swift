@@ -10,10 +10,24 @@ enum Preconditions {
     /// The ETag of a stored entity's JSON text (its `_updatedAt`, the last
     /// field the writer puts in every document), or nil when it has none.
     static func etag(ofJSON text: String) -> String? {
-        guard let key = text.range(of: "\"_updatedAt\":\"", options: .backwards),
-              let end = text[key.upperBound...].firstIndex(of: "\"") else { return nil }
-        return "\"" + text[key.upperBound..<end] + "\""
+        // On UTF-8 bytes, from the end (where Roost writes `_updatedAt`): every write's answer comes here.
+        var text = text
+        return text.withUTF8 { bytes -> String? in
+            let key = updatedAtKey
+            var start = bytes.count - key.count
+            while start >= 0 {
+                if bytes[start] == key[0] && bytes[start + 1] == key[1] && (0..<key.count).allSatisfy({ bytes[start + $0] == key[$0] }) {
+                    let value = start + key.count
+                    guard let end = bytes[value...].firstIndex(of: UInt8(ascii: "\"")) else { return nil }
+                    return "\"" + String(decoding: bytes[value..<end], as: UTF8.self) + "\""
+                }
+                start -= 1
+            }
+            return nil
+        }
     }
+
+    private static let updatedAtKey = Array("\"_updatedAt\":\"".utf8)
 
     static func etag(of entity: JSONObject?) -> String? {
         entity?["_updatedAt"]?.stringValue.map { "\"" + $0 + "\"" }
