@@ -132,14 +132,15 @@ struct CollectionAdminHandlers: Sendable {
     }
 
     func drop(_ name: String, _ request: Request, _ out: ResponseWriter) {
-        guard confirmed(name, request, out) else { return }
         let (jobs, settings) = (self.jobs, self.settings)
+        let confirmation = request.query["confirm"]
         let saved = LockedBox<CollectionSettingsRecord?>(nil)
         callers.writeAsAdmin(request, out, committed: {
             if let record = saved.get() { jobs.installed(record) }
             jobs.emptier.start(name)
         }) { writer in
             let snapshot = settings.snapshot
+            try Self.checkConfirmed(name, confirmation)  // the admin first (writeAsAdmin), then what they ask
             try jobs.checkManageable(name, snapshot)
             guard try snapshot.runtime[name] != nil || writer.collectionExists(name) else { throw HTTPError.notFound("No collection \(name).") }
             if snapshot.runtime[name] != nil {
@@ -150,9 +151,10 @@ struct CollectionAdminHandlers: Sendable {
     }
 
     func empty(_ name: String, _ request: Request, _ out: ResponseWriter) {
-        guard confirmed(name, request, out) else { return }
         let (jobs, settings) = (self.jobs, self.settings)
+        let confirmation = request.query["confirm"]
         callers.readAsAdmin(request, out) { reader in
+            try Self.checkConfirmed(name, confirmation)
             let snapshot = settings.snapshot
             guard try snapshot.declared.contains(name) || reader.collectionDetails().contains(where: { $0.name == name }),
                   BuiltInRules(rawValue: name) == nil else {
@@ -176,12 +178,10 @@ struct CollectionAdminHandlers: Sendable {
     }
 
     /// Emptying and dropping delete everything: `?confirm=` must repeat the name.
-    private func confirmed(_ name: String, _ request: Request, _ out: ResponseWriter) -> Bool {
-        guard request.query["confirm"] == name else {
-            out.send(HTTPError(.badRequest, "This deletes every document of \(name): repeat its name as ?confirm=\(name).").response)
-            return false
+    private static func checkConfirmed(_ name: String, _ confirmation: String?) throws {
+        guard confirmation == name else {
+            throw HTTPError(.badRequest, "This deletes every document of \(name): repeat its name as ?confirm=\(name).")
         }
-        return true
     }
 
     private func checkBody(_ request: Request, _ out: ResponseWriter) -> [UInt8]? {

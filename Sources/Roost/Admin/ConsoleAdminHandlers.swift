@@ -74,16 +74,25 @@ struct ConsoleAdminHandlers: Sendable {
     /// `GET /admin/logs`: entries after `after`, at `level` or above, of one
     /// `request_id` when given; `last` is the `after` of the next poll.
     func logEntries(_ request: Request, _ out: ResponseWriter) {
-        let after = UInt64(request.query["after"] ?? "") ?? 0
+        let (afterText, limitText) = (request.query["after"], request.query["limit"])
         let levelName = request.query["level"].flatMap { $0.isEmpty ? nil : $0 }
         let requestID = request.query["request_id"]
-        let polling = ["true", "1"].contains(request.query["polling"] ?? "")
-        let limit = min(max(Int(request.query["limit"] ?? "") ?? 500, 1), 2000)
+        let pollingText = request.query["polling"]
         let logs = self.logs
         asAdmin(request, out) { _ in  // the admin first, then what they ask
+            guard let after = afterText.map({ UInt64($0) }) ?? 0 else {
+                throw HTTPError(.invalidQuery, "after must be the last of an earlier answer (a whole number, 0 or more).")
+            }
+            guard let limit = limitText.map({ Int($0) }) ?? 500, (1...2000).contains(limit) else {
+                throw HTTPError(.invalidQuery, "limit must be a whole number from 1 to 2000.")
+            }
             guard let level = levelName.map({ Logger.Level(rawValue: $0) }) ?? .trace else {
                 throw HTTPError(.invalidQuery, "level must be trace, debug, info, notice, warning, error or critical.")
             }
+            guard pollingText == nil || pollingText == "true" || pollingText == "false" else {
+                throw HTTPError(.invalidQuery, "polling must be true or false.")
+            }
+            let polling = pollingText == "true"
             let (records, last) = logs.entries(after: after, minimum: level, requestID: requestID,
                                                 hiding: ConsolePolling.hiding(unless: polling), limit: limit)
             var o = JSONObject()
