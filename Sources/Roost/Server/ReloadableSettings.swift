@@ -77,20 +77,20 @@ final class ReloadableSettings: @unchecked Sendable {
 
     var snapshot: Snapshot { lock.lock(); defer { lock.unlock() }; return current }
 
-    func permission(of collection: String) -> RoostConfig.Permission { snapshot.permission(of: collection) }
+    // One entry under the lock, without copying the whole snapshot: these run for every request and write.
+    func permission(of collection: String) -> RoostConfig.Permission { lock.withLock { current.permission(of: collection) } }
 
-    func rules(of collection: String) -> CollectionRules? { snapshot.rules[collection] }
+    func rules(of collection: String) -> CollectionRules? { lock.withLock { current.rules[collection] } }
 
-    func schema(of collection: String) -> CollectionSchema? { snapshot.schemas[collection] }
+    func schema(of collection: String) -> CollectionSchema? { lock.withLock { current.schemas[collection] } }
 
-    var privateUserFields: [String] { snapshot.privateUserFields }
+    var privateUserFields: [String] { lock.withLock { current.privateUserFields } }
 
-    func isServerWritten(_ collection: String) -> Bool { snapshot.serverWritten.contains(collection) }
+    func isServerWritten(_ collection: String) -> Bool { lock.withLock { current.serverWritten.contains(collection) } }
 
     /// Whether a first write may create `collection` (declared, or `auto_create_collections`).
     func mayCreate(_ collection: String) -> Bool {
-        let s = snapshot
-        return s.autoCreate || s.declared.contains(collection)
+        lock.withLock { current.autoCreate || current.declared.contains(collection) }
     }
 
     /// Installs `config`'s reloadable settings; returns what changed, one
