@@ -9,7 +9,7 @@
    Creates/s while the index builds vs in the seconds before; the longest any request waited during
    the build. Targets: ≥ 50% of the rate before, and no request over 500 ms.
 
-  bench/collections.py [--roostd .build/release/roostd] [--n 300000] [--rounds 4] [--duration 6s] [--port 18296]
+  bench/collections.py [--roostd .build/release/roostd] [--n 300000] [--rounds 6] [--duration 6s] [--port 18296]
 """
 import argparse
 import http.client
@@ -155,7 +155,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--roostd")
     ap.add_argument("--n", type=int, default=300000)
-    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--duration", default="6s")
     ap.add_argument("--port", type=int, default=18296)
     ap.add_argument("--no-record", dest="record", action="store_false")
