@@ -6,11 +6,11 @@ import Store
 /// beyond SQLite's `count(*)`.
 extension DocumentReader {
     /// Every collection but `users`, by name, with its count and indexes.
-    public func collectionDetails() throws -> [CollectionDetail] {
+    public func collectionDetails(named: String?) throws -> [CollectionDetail] {
         let rows = try db.prepare("SELECT id, name FROM _collections WHERE name <> 'users' ORDER BY name").rows { ($0.int(0), $0.text(1)) }
         let indexes = try db.prepare("SELECT collection_id, path, kind FROM _indexes ORDER BY path")
             .rows { (id: $0.int(0), path: $0.text(1), kind: $0.text(2)) }
-        return try rows.map { id, name in
+        return try rows.filter { named == nil || $0.1 == named }.map { id, name in
             CollectionDetail(name: name, count: try count(name, filter: .object(JSONObject())),
                              indexes: indexes.filter { $0.id == id }.map { ($0.path, $0.kind) })
         }

@@ -135,15 +135,21 @@ struct CheckReferences: ParsableCommand {
     @OptionGroup var options: ConfigOptions
 
     func run() throws {
-        let lines: [String]
-        do { lines = try RoostServer.checkReferences(config: try options.load()) } catch {
-            FileHandle.standardError.write(Data("roostd check-references: \(error)\n".utf8))
-            throw ExitCode(2)
-        }
-        for line in lines { print(line) }
-        FileHandle.standardError.write(Data("\(lines.count) dangling reference\(lines.count == 1 ? "" : "s")\n".utf8))
-        if !lines.isEmpty { throw ExitCode(1) }
+        try listFindings("check-references", noun: "dangling reference") { try RoostServer.checkReferences(config: try options.load()) }
     }
+}
+
+/// A check command's ending: one finding a line on stdout, their count on
+/// stderr; exit 1 when there are some, 2 when the check could not run.
+func listFindings(_ command: String, noun: String, _ find: () throws -> [String]) throws {
+    let lines: [String]
+    do { lines = try find() } catch {
+        FileHandle.standardError.write(Data("roostd \(command): \(error)\n".utf8))
+        throw ExitCode(2)
+    }
+    for line in lines { print(line) }
+    FileHandle.standardError.write(Data("\(lines.count) \(noun)\(lines.count == 1 ? "" : "s")\n".utf8))
+    if !lines.isEmpty { throw ExitCode(1) }
 }
 
 struct CheckSchema: ParsableCommand {
@@ -155,14 +161,7 @@ struct CheckSchema: ParsableCommand {
     @Argument(help: "Collections to check (default: every collection with a schema).") var collections: [String] = []
 
     func run() throws {
-        let lines: [String]
-        do { lines = try RoostServer.checkSchemas(config: try options.load(), only: collections) } catch {
-            FileHandle.standardError.write(Data("roostd check-schema: \(error)\n".utf8))
-            throw ExitCode(2)
-        }
-        for line in lines { print(line) }
-        FileHandle.standardError.write(Data("\(lines.count) violation\(lines.count == 1 ? "" : "s")\n".utf8))
-        if !lines.isEmpty { throw ExitCode(1) }
+        try listFindings("check-schema", noun: "violation") { try RoostServer.checkSchemas(config: try options.load(), only: collections) }
     }
 }
 

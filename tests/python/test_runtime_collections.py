@@ -319,3 +319,20 @@ def test_a_schema_reference_format_takes_roosts_reference_objects(node):
     assert node.call("POST", "/essays", {"author": "w1"}).status == 201
     wrong = node.call("POST", "/essays", {"author": {"_type": "ref", "_collection": "other", "_id": "w1"}})
     assert (wrong.status, wrong.body["violations"][0]["pointer"]) == (400, "/author"), wrong
+
+
+def test_the_served_openapi_follows_each_change_of_schema_and_level(node):
+    import yaml
+
+    def models(token=None):
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        return yaml.safe_load(node.request("GET", "/openapi.yaml", headers=headers)[2])["components"]["schemas"]
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert admin(node, "POST", "/admin/collections", {"name": "drifting", "permission": "private", "schema": schema}).status == 201
+    assert "DriftingDocument" not in models() and "a" in models(ADMIN_TOKEN)["DriftingDocument"]["properties"]
+    schema["properties"] = {"b": {"type": "integer"}}
+    assert admin(node, "PATCH", "/admin/collections/drifting", {"schema": schema, "permission": "public"}).status == 200
+    assert list(models()["DriftingDocument"]["properties"]) == ["b"]
+    assert list(models(ADMIN_TOKEN)["DriftingDocument"]["properties"]) == ["b"]
+    assert admin(node, "PATCH", "/admin/collections/drifting", {"schema": None}).status == 200
+    assert "DriftingDocument" not in models(ADMIN_TOKEN)

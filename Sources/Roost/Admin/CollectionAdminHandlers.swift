@@ -58,7 +58,7 @@ struct CollectionAdminHandlers: Sendable {
         let (jobs, settings) = (self.jobs, self.settings)
         callers.readAsAdmin(request, out) { reader in
             let snapshot = settings.snapshot
-            let stored = try reader.collectionDetails().first { $0.name == name }
+            let stored = try reader.collectionDetails(named: name).first
             guard (stored?.count ?? 0) > 0 || snapshot.declared.contains(name), BuiltInRules(rawValue: name) == nil else {
                 throw HTTPError.notFound("No collection \(name).")
             }
@@ -109,7 +109,7 @@ struct CollectionAdminHandlers: Sendable {
         if request.query["dry_run"] == "true" {
             callers.readAsAdmin(request, out) { _ in
                 let (name, fields, _) = try prepare(settings.snapshot)
-                let checked = try jobs.check(name, fields)
+                let checked = try jobs.check(name, fields).settings
                 return .json(200, JSONValue.object(JSONObject([("name", .string(name)), ("settings", .object(checked)), ("valid", .bool(true))])).jsonText)
             }
             return
@@ -118,8 +118,8 @@ struct CollectionAdminHandlers: Sendable {
         callers.writeAsAdmin(request, out, committed: { if let record = saved.get() { jobs.installed(record) } }) { writer in
             let snapshot = settings.snapshot
             let (name, fields, version) = try prepare(snapshot)
-            let checked = try jobs.check(name, fields)
-            try jobs.checkReferenceBuild(writer, name, checked, snapshot)
+            let (checked, collection) = try jobs.check(name, fields)
+            try jobs.checkReferenceBuild(writer, name, collection, snapshot)
             let record = try writer.saveCollectionSettings(name, settings: JSONValue.object(checked).jsonText, ifVersion: version)
             saved.set(record)
             var body = JSONObject([("name", .string(name)), ("managedBy", .string("runtime")), ("version", .int(record.version)),
@@ -156,7 +156,7 @@ struct CollectionAdminHandlers: Sendable {
         callers.readAsAdmin(request, out) { reader in
             try Self.checkConfirmed(name, confirmation)
             let snapshot = settings.snapshot
-            guard try snapshot.declared.contains(name) || reader.collectionDetails().contains(where: { $0.name == name }),
+            guard try snapshot.declared.contains(name) || !reader.collectionDetails(named: name).isEmpty,
                   BuiltInRules(rawValue: name) == nil else {
                 throw HTTPError.notFound("No collection \(name).")
             }
@@ -185,18 +185,6 @@ struct CollectionAdminHandlers: Sendable {
     }
 
     private func checkBody(_ request: Request, _ out: ResponseWriter) -> [UInt8]? {
-        if request.body.count > maxBodyBytes {
-            out.send(HTTPError.tooLarge(limit: maxBodyBytes).response)
-            return nil
-        }
-        if let type = ContentNegotiation.mediaType(request.headers["Content-Type"]), type != "application/json" {
-            out.send(HTTPError.unsupportedMediaType("Send the settings as application/json (got \(type)).").response)
-            return nil
-        }
-        if request.body.isEmpty {
-            out.send(HTTPError(.invalidJSON, "The request body is empty; send a JSON object.").response)
-            return nil
-        }
-        return request.body
+        CollectionHandlers.checkBody(request, out, maxBodyBytes: maxBodyBytes)
     }
 }

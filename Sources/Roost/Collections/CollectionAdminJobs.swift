@@ -25,14 +25,15 @@ struct CollectionAdminJobs: Sendable {
         }
     }
 
-    /// Checks `fields` as the config file's entry would be; returns them with keys sorted.
-    func check(_ name: String, _ fields: JSONObject) throws -> JSONObject {
-        do { _ = try RuntimeCollection.parse(name, fields) } catch let error as RoostConfig.Invalid {
+    /// Checks `fields` as the config file's entry would be; returns them with keys sorted, and what they set.
+    func check(_ name: String, _ fields: JSONObject) throws -> (settings: JSONObject, collection: RoostConfig.Collection) {
+        let collection: RoostConfig.Collection
+        do { collection = try RuntimeCollection.parse(name, fields) } catch let error as RoostConfig.Invalid {
             throw HTTPError(.invalidSettings, error.description)
         }
         var sorted = JSONObject()
         for key in fields.keys.sorted() where fields[key] != .null { sorted[key] = fields[key] }
-        return sorted
+        return (sorted, collection)
     }
 
     /// Most documents a collection may hold for a reference field to be added while Roost runs:
@@ -40,9 +41,9 @@ struct CollectionAdminJobs: Sendable {
     static let referenceBuildMaxRows = 100_000
 
     /// Refuses a new reference field on a collection too big to index it without holding writes.
-    func checkReferenceBuild(_ writer: any DocumentWriting, _ name: String, _ fields: JSONObject,
+    func checkReferenceBuild(_ writer: any DocumentWriting, _ name: String, _ collection: RoostConfig.Collection,
                              _ snapshot: ReloadableSettings.Snapshot) throws {
-        let wanted = Set(try RuntimeCollection.parse(name, fields).references.map(\.field))
+        let wanted = Set(collection.references.map(\.field))
         let had = Set(snapshot.runtime[name]?.collection.references.map(\.field) ?? [])
         guard !wanted.subtracting(had).isEmpty, try writer.collectionExists(name) else { return }
         let rows = try writer.readerInTransaction().count(name, filter: .object(JSONObject()))

@@ -137,6 +137,11 @@ struct CollectionHandlers: Sendable {
 
     /// Checks size and media type on the loop (cheap); the body is parsed on the worker.
     func checkBody(_ request: Request, _ out: ResponseWriter, extraTypes: Set<String> = []) -> [UInt8]? {
+        Self.checkBody(request, out, maxBodyBytes: maxBodyBytes, extraTypes: extraTypes)
+    }
+
+    /// A JSON body's size and media type, for any handler that takes one.
+    static func checkBody(_ request: Request, _ out: ResponseWriter, maxBodyBytes: Int, extraTypes: Set<String> = []) -> [UInt8]? {
         if request.body.count > maxBodyBytes {
             out.send(HTTPError.tooLarge(limit: maxBodyBytes).response)
             return nil

@@ -6,18 +6,25 @@ import Jobs
 /// collection that has a JSON Schema (`<Name>Document` under
 /// `components.schemas`), so a generated client gets typed models. Each
 /// schema is written in JSON, which YAML reads as a flow mapping; its own
-/// `$ref`s ("#/…") are pointed at its place in the document. Rebuilt only
-/// when the schemas change.
+/// `$ref`s ("#/…") are pointed at its place in the document. Built on the
+/// loop, once per settings snapshot (`generation`) and audience, so a
+/// request costs a look-up, never a serialisation of every schema.
 final class OpenAPIWithSchemas: Sendable {
     private let base: [UInt8]
-    private let cache = LockedBox<(key: String, bytes: [UInt8])?>(nil)
+    /// By settings generation and audience (every collection's models, or public ones').
+    private let cache = LockedBox<[Bool: (generation: Int, bytes: [UInt8])]>([:])
 
     init(base: [UInt8]) { self.base = base }
 
-    func bytes(_ schemas: [String: CollectionSchema]) -> [UInt8] {
+    func bytes(_ schemas: [String: CollectionSchema], generation: Int, everything: Bool) -> [UInt8] {
+        if let cached = cache.get()[everything], cached.generation == generation { return cached.bytes }
+        let bytes = build(schemas)
+        cache.update { $0[everything] = (generation, bytes) }
+        return bytes
+    }
+
+    private func build(_ schemas: [String: CollectionSchema]) -> [UInt8] {
         guard !schemas.isEmpty else { return base }
-        let key = schemas.keys.sorted().map { "\($0)=\(schemas[$0]!.source.jsonText)" }.joined(separator: "\n")
-        if let cached = cache.get(), cached.key == key { return cached.bytes }
         let text = String(decoding: base, as: UTF8.self)
         guard let anchor = text.range(of: "\n  schemas:\n") else { return base }
         var models = ""
@@ -27,9 +34,7 @@ final class OpenAPIWithSchemas: Sendable {
             models += "    \(model):  # collection \(name) (documents also carry _id, _acl, _createdAt and _updatedAt)\n"
             models += "      \(schema.jsonText)\n"
         }
-        let bytes = Array((String(text[..<anchor.upperBound]) + models + String(text[anchor.upperBound...])).utf8)
-        cache.set((key, bytes))
-        return bytes
+        return Array((String(text[..<anchor.upperBound]) + models + String(text[anchor.upperBound...])).utf8)
     }
 
     /// `pets` → `PetsDocument` (component names are letters, digits, `-`, `_` and `.`).

@@ -29,7 +29,7 @@ struct SystemHandlers: Sendable {
                 let everything = info.isPublic || jobs.access.authenticator.isAdmin(r)
                 let schemas = everything ? snapshot.schemas : snapshot.schemas.filter { snapshot.permission(of: $0.key) == .public }
                 out.send(Response(status: 200, headers: Headers([("Content-Type", "application/yaml; charset=utf-8")]),
-                                  body: openAPI.bytes(schemas)))
+                                  body: openAPI.bytes(schemas, generation: snapshot.generation, everything: everything)))
             }]),
             RoostRoute("/metrics", [.get: { [info, jobs] r, out in
                 out.send(Self.mayReadMetrics(r, info.metricsAccess, jobs.access.authenticator) ? metrics.respond()

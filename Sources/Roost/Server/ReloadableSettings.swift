@@ -25,6 +25,9 @@ final class ReloadableSettings: @unchecked Sendable {
         var managedByConfig: Set<String> = []
         /// Collections set up at run time, by name.
         var runtime: [String: RuntimeCollection] = [:]
+        /// Counts the snapshots installed: what was derived from one (the served openapi.yaml) is
+        /// current while this is unchanged.
+        var generation = 0
 
         init(_ config: RoostConfig, runtime: [String: RuntimeCollection] = [:]) {
             // The config's entry wins over a stored one of the same name (set up before the config named it).
@@ -98,7 +101,8 @@ final class ReloadableSettings: @unchecked Sendable {
     @discardableResult
     func apply(_ config: RoostConfig) -> [String] {
         lock.lock()
-        let new = Snapshot(config, runtime: current.runtime)
+        var new = Snapshot(config, runtime: current.runtime)
+        new.generation = current.generation + 1
         let old = current, oldLimits = rateLimits
         current = new
         self.config = config
@@ -114,6 +118,7 @@ final class ReloadableSettings: @unchecked Sendable {
         lock.lock()
         let old = current
         current = Snapshot(config, runtime: runtime)
+        current.generation = old.generation + 1
         let new = current
         lock.unlock()
         return Self.changes(from: old, to: new)
