@@ -124,6 +124,15 @@ public struct JSONObject: Sendable, Equatable, Sequence {
         reindex()
     }
 
+    /// The members whose key passes `isIncluded`, in order (keys are already unique,
+    /// so nothing is looked up).
+    public func filter(keys isIncluded: (String) -> Bool) -> JSONObject {
+        var kept = JSONObject()
+        kept.members = members.filter { isIncluded($0.key) }
+        kept.reindex()
+        return kept
+    }
+
     public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
         members.makeIterator()
     }

@@ -19,10 +19,10 @@ public struct JSONSchema: Sendable {
 
     /// The compiled nodes, shared by copies of the schema.
     private final class Program: Sendable {
-        let nodes: [SchemaNode]
+        let nodes: [CompiledNode]
         let hasReferences: Bool
         init(nodes: [SchemaNode]) {
-            self.nodes = nodes
+            self.nodes = nodes.map(CompiledNode.init)
             hasReferences = nodes.contains { node in
                 node.keywords.contains { if case .format(.reference) = $0.check { return true } else { return false } }
             }
@@ -45,6 +45,9 @@ public struct JSONSchema: Sendable {
     /// root), the keyword's path in the schema, the keyword, and an English message.
     /// Empty when the instance is valid.
     public func validate(_ instance: JSONValue) -> [SchemaViolation] {
+        // Most documents are valid: decide that first without keeping instance paths,
+        // then walk again collecting every violation only when there is one.
+        if isValid(instance) { return [] }
         var evaluator = SchemaEvaluator(nodes: program.nodes, collectReferences: false)
         if evaluator.evaluate(0, instance, collect: true) { return [] }
         return evaluator.violations()
@@ -52,7 +55,7 @@ public struct JSONSchema: Sendable {
 
     /// Whether the instance is valid, stopping at the first violation.
     public func isValid(_ instance: JSONValue) -> Bool {
-        var evaluator = SchemaEvaluator(nodes: program.nodes, collectReferences: false)
+        var evaluator = SchemaEvaluator(nodes: program.nodes, collectReferences: false, tracksPath: false)
         return evaluator.evaluate(0, instance, collect: false)
     }
 

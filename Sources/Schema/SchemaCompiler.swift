@@ -167,7 +167,7 @@ struct SchemaCompiler {
             for (name, s) in try map(properties, parent + "/properties") {
                 members.properties.append((name, node(at: parent + "/properties/" + JSONPointer.escape(name), value: s, holder: "properties")))
             }
-            if members.properties.count > 8 {
+            if members.properties.count > 16 {  // below that, comparing names beats hashing one
                 members.propertyIndex = Dictionary(members.properties.map { ($0.name, $0.schema) }, uniquingKeysWith: { a, _ in a })
             }
         }

@@ -5,7 +5,7 @@ import JSON
 /// failure ends the branch. Nothing is allocated on the way unless something fails
 /// or a reference is found, apart from the instance-path stack.
 struct SchemaEvaluator {
-    let nodes: [SchemaNode]
+    let nodes: [CompiledNode]
     /// Where in the instance we are.
     private var path: [Step] = []
     private var found: [Found] = []
@@ -16,10 +16,15 @@ struct SchemaEvaluator {
     /// Nested schema evaluations allowed before validation gives up with a violation.
     static let maxEvaluationDepth = 256
 
-    init(nodes: [SchemaNode], collectReferences: Bool) {
+    /// Whether `path` is kept: needed to record violations and references, not to
+    /// decide validity (the fast first pass over a valid document skips it).
+    private let tracksPath: Bool
+
+    init(nodes: [CompiledNode], collectReferences: Bool, tracksPath: Bool = true) {
         self.nodes = nodes
         references = collectReferences ? [] : nil
-        path.reserveCapacity(16)
+        self.tracksPath = tracksPath || collectReferences
+        if self.tracksPath { path.reserveCapacity(16) }
     }
 
     /// A step into the instance: a member's key, or an array index (`key` nil).
@@ -52,9 +57,10 @@ struct SchemaEvaluator {
         return out
     }
 
-    private mutating func record(_ node: SchemaNode, _ keyword: String, _ message: String, extra: Step? = nil) {
+    private mutating func record(_ n: Int, _ keyword: String, _ message: String, extra: Step? = nil) {
         // A document full of failing items lists the first ones, not a copy of itself per item.
         guard found.count < JSONSchema.maxViolations else { return }
+        let node = nodes[n]
         var at = path
         if let extra { at.append(extra) }
         let schemaPath = keyword == "false" || keyword.isEmpty ? node.location : node.location + "/" + keyword
@@ -65,38 +71,40 @@ struct SchemaEvaluator {
 
     /// Whether `value` is valid against node `n`; records violations when `collect`.
     mutating func evaluate(_ n: Int, _ value: JSONValue, collect: Bool) -> Bool {
-        let node = nodes[n]
-        if let boolean = node.boolean {
-            if !boolean && collect { recordFalse(node) }
+        // Read in place (by index, no copy of the node): this runs for every value of every write.
+        if let boolean = nodes[n].boolean {
+            if !boolean && collect { recordFalse(n) }
             return boolean
         }
         depth += 1
         defer { depth -= 1 }
         guard depth <= Self.maxEvaluationDepth else {
-            if collect { record(node, "", "the value nests too deep for this schema (more than \(Self.maxEvaluationDepth) schema levels)") }
+            if collect { record(n, "", "the value nests too deep for this schema (more than \(Self.maxEvaluationDepth) schema levels)") }
             return false
         }
         var valid = true
-        for keyword in node.keywords where !check(keyword, node, value, collect: collect) {
+        let keywords = nodes[n].keywords
+        for i in keywords.indices where !check(keywords[i], n, value, collect: collect) {
             valid = false
             if !collect { return false }
         }
         return valid
     }
 
-    private mutating func recordFalse(_ node: SchemaNode) {
+    private mutating func recordFalse(_ n: Int) {
+        let node = nodes[n]
         switch node.holder {
         case "properties", "patternProperties", "additionalProperties":
             let name = path.last?.key ?? ""
-            record(node, "false", "property \"\(name)\" is not allowed", keywordOverride: node.holder)
+            record(n, "false", "property \"\(name)\" is not allowed", keywordOverride: node.holder)
         default:
-            record(node, "false", "no value is allowed here (the schema is false)", keywordOverride: node.holder.isEmpty ? "false" : node.holder)
+            record(n, "false", "no value is allowed here (the schema is false)", keywordOverride: node.holder.isEmpty ? "false" : node.holder)
         }
     }
 
-    private mutating func record(_ node: SchemaNode, _ keyword: String, _ message: String, keywordOverride: String) {
+    private mutating func record(_ n: Int, _ keyword: String, _ message: String, keywordOverride: String) {
         guard found.count < JSONSchema.maxViolations else { return }
-        found.append(Found(path: path, sequence: found.count, violation: (node.location, keywordOverride, message)))
+        found.append(Found(path: path, sequence: found.count, violation: (nodes[n].location, keywordOverride, message)))
     }
 
     /// Evaluates a branch that only decides (anyOf, not, if, contains): its
@@ -109,6 +117,7 @@ struct SchemaEvaluator {
     }
 
     private mutating func descend<T>(_ step: Step, _ body: (inout SchemaEvaluator) -> T) -> T {
+        guard tracksPath else { return body(&self) }
         path.append(step)
         defer { path.removeLast() }
         return body(&self)
@@ -116,7 +125,7 @@ struct SchemaEvaluator {
 
     // MARK: - Keywords
 
-    private mutating func check(_ keyword: SchemaKeyword, _ node: SchemaNode, _ value: JSONValue, collect: Bool) -> Bool {
+    private mutating func check(_ keyword: SchemaKeyword, _ node: Int, _ value: JSONValue, collect: Bool) -> Bool {
         let name = keyword.name
         func fail(_ message: @autoclosure () -> String, keyword: String? = nil, extra: Step? = nil) -> Bool {
             if collect { record(node, keyword ?? name, message(), extra: extra) }
@@ -280,7 +289,9 @@ struct SchemaEvaluator {
 
     private mutating func checkMembers(_ members: SchemaMembers, _ object: JSONObject, collect: Bool) -> Bool {
         var valid = true
-        for (position, member) in object.members.enumerated() {
+        let objectMembers = object.members
+        for position in objectMembers.indices {
+            let member = objectMembers[position]
             let step = Step(key: member.key, order: position)
             var matched = false
             if let schema = members.property(member.key) {

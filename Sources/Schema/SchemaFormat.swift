@@ -56,7 +56,7 @@ enum SchemaFormat {
                 case .dateTime: return DateTimeFormat.isDateTime(utf8) ? nil : "must be a date-time (RFC 3339, such as 2026-11-28T08:30:00Z)"
                 case .date: return DateTimeFormat.isDate(utf8) ? nil : "must be a date (RFC 3339 full-date, YYYY-MM-DD)"
                 case .time: return DateTimeFormat.isTime(utf8) ? nil : "must be a time with an offset (RFC 3339, such as 08:30:00Z)"
-                case .email: return EmailFormat.isEmail(Array(utf8)) ? nil : "must be an e-mail address"
+                case .email: return EmailFormat.isEmail(utf8) ? nil : "must be an e-mail address"
                 case .uri: return URIFormat.isURI(Array(utf8)) ? nil : "must be an absolute URI (RFC 3986)"
                 default: return UUIDFormat.isUUID(utf8) ? nil : "must be a UUID (8-4-4-4-12 hexadecimal digits)"
                 }

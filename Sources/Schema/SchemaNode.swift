@@ -18,11 +18,34 @@ final class SchemaNode: @unchecked Sendable {
     }
 }
 
+/// A node as the evaluator reads it: constant, so it is read in place without
+/// retaining a class or its arrays per value judged.
+struct CompiledNode: Sendable {
+    let location: String
+    let holder: String
+    let boolean: Bool?
+    let keywords: [SchemaKeyword]
+
+    init(_ node: SchemaNode) {
+        location = node.location
+        holder = node.holder
+        boolean = node.boolean
+        keywords = node.keywords
+    }
+}
+
 /// One keyword (or group of keywords that work together) as written in its schema.
-struct SchemaKeyword: @unchecked Sendable {
+/// A class with constant members: the evaluator borrows `check` in place instead of
+/// copying the enum and retaining its arguments for every value it judges.
+final class SchemaKeyword: @unchecked Sendable {
     let check: SchemaCheck
     /// The keyword's name (for a group, the first of it that is written).
     let name: String
+
+    init(check: SchemaCheck, name: String) {
+        self.check = check
+        self.name = name
+    }
 }
 
 /// What a keyword checks, with its arguments already parsed.

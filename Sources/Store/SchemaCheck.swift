@@ -10,8 +10,7 @@ import Schema
 public enum SchemaCheck {
     public static func check(_ document: JSONObject, in collection: String, schema: JSONSchema?) throws {
         guard let schema else { return }
-        var fields = JSONObject()
-        for (key, value) in document where !key.hasPrefix("_") { fields[key] = value }
+        let fields = document.filter(keys: { $0.utf8.first != UInt8(ascii: "_") })
         let violations = schema.validate(.object(fields))
         guard violations.isEmpty else { throw StoreError.schemaViolation(collection: collection, violations) }
     }
