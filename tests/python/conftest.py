@@ -46,9 +46,12 @@ SERIAL_FILES = {
     "test_systemd.py", "test_console_scale.py",
 }
 
+# Drills that judge answers only (not time, memory or load) run in the parallel part.
+PARALLEL_DRILLS = {"test_drills_schemathesis.py"}
+
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         path = item.path
-        if path.name in SERIAL_FILES or path.parent.name == "drills":
+        if path.name in SERIAL_FILES or (path.parent.name == "drills" and path.name not in PARALLEL_DRILLS):
             item.add_marker(pytest.mark.serial)

@@ -118,9 +118,9 @@ def batch_patches(node, token, collection, doc_id, n):
 # about 0.25 s per PATCH of 500 KB, so these are smaller, and still hold
 # 60 to 120 MB for the idle streams without the bound.
 BUFFER_CASES = [
-    ("issue-anonymous-public", 10, "anonymous", lambda c: live_path(c), "livePub", 400_000, 30),
-    ("users-events-shared", 6, "user", lambda c: events_path([{"collection": c}]), "liveShared", 1_000_000, 15),
-    ("filtered-stream", 8, "user", lambda c: live_path(c, {"n": {"$gte": 0}}), "liveShared", 200_000, 40),
+    ("issue-anonymous-public", 10, "anonymous", lambda c: live_path(c), "livePub", 400_000, 15),
+    ("users-events-shared", 6, "user", lambda c: events_path([{"collection": c}]), "liveShared", 1_000_000, 8),
+    ("filtered-stream", 8, "user", lambda c: live_path(c, {"n": {"$gte": 0}}), "liveShared", 200_000, 20),
 ]
 
 
