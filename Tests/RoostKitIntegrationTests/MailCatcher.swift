@@ -18,7 +18,7 @@ final class MailCatcher: @unchecked Sendable {
 
         /// The first 6-digit code in the message.
         var code: String? {
-            text.firstMatch(#"(?<![0-9])[0-9]{6}(?![0-9])"#)
+            text.firstMatch(#"(?<![0-9A-Za-z])[0-9]{6}(?![0-9A-Za-z])"#)
         }
 
         /// The token of the message's link (`…?token=…`).
@@ -80,7 +80,8 @@ final class MailCatcher: @unchecked Sendable {
         mails.filter { $0.recipients.contains { $0.lowercased().contains(address.lowercased()) } }.count
     }
 
-    /// The message with each base64 part decoded (the headers kept as they are).
+    /// The decoded text of the message's base64 parts (headers, boundaries
+    /// and ids left out: a boundary's UUID may hold six digits in a row).
     static func bodyText(_ lines: [String]) -> String {
         var out: [String] = []
         var base64 = false, inPart = false, encoded = ""
@@ -88,16 +89,12 @@ final class MailCatcher: @unchecked Sendable {
             if line.hasPrefix("--") {
                 if inPart, let data = Data(base64Encoded: encoded) { out.append(String(decoding: data, as: UTF8.self)) }
                 inPart = false; base64 = false; encoded = ""
-                out.append(line)
             } else if line.lowercased() == "content-transfer-encoding: base64" {
                 base64 = true
-                out.append(line)
             } else if base64, !inPart, line.isEmpty {
                 inPart = true
             } else if inPart {
                 encoded += line
-            } else {
-                out.append(line)
             }
         }
         return out.joined(separator: "\n")
