@@ -55,9 +55,17 @@ public struct RoostFiles: Sendable {
         try await client.call("DELETE", ["files", id])
     }
 
-    /// The absolute URL of a file's bytes, for image loaders that fetch by URL
-    /// (add the `Authorization` header when the file store is not public).
+    /// The absolute URL of a file's bytes. It works as it is (in `AsyncImage`,
+    /// a browser) only when the server's `files_permission` is `public`;
+    /// otherwise the request needs the session's `Authorization` header, which
+    /// `AsyncImage` cannot send: use ``localURL(of:thumbnailSize:)``.
     public func url(of id: String) -> URL { client.url(["files", id]) }
+
+    /// The absolute URL of a thumbnail (`size` pixels on its longest side);
+    /// as ``url(of:)``, usable without a header only on a public file store.
+    public func thumbnailURL(of id: String, size: Int) -> URL {
+        client.url(["files", id, "thumbnail"], query: [("size", String(size))])
+    }
 
     /// How a thumbnail fills a box.
     public enum Fit: String, Sendable { case cover, contain }
