@@ -81,7 +81,7 @@ final class TransferRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable
             lock.critical {
                 expected = http.expectedContentLength
                 do {
-                    FileManager.default.createFile(atPath: destination.path, contents: nil)
+                    _ = FileManager.default.createFile(atPath: destination.path, contents: nil)
                     file = try FileHandle(forWritingTo: destination)
                 } catch { fileError = error }
             }
