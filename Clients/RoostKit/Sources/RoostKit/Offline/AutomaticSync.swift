@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(UIKit) && !os(watchOS)
-import UIKit
-#elseif canImport(AppKit)
-import AppKit
-#endif
 
 /// Runs ``OfflineStore/syncInBackgroundTask(reason:)`` when the app is likely
 /// to have something to send or fetch:
@@ -32,7 +27,12 @@ public final class AutomaticSync: Sendable {
 
     /// - Parameter observeForeground: sync and reconnect when the app comes to
     ///   the foreground (Apple platforms with UIKit or AppKit; ignored elsewhere).
-    public init(store: OfflineStore, observeForeground: Bool = true) {
+    public convenience init(store: OfflineStore, observeForeground: Bool = true) {
+        self.init(store: store, foregroundNotification: observeForeground ? Self.foregroundNotification : nil)
+    }
+
+    /// Observes `foregroundNotification` (tests post their own on Linux).
+    init(store: OfflineStore, foregroundNotification name: Notification.Name?) {
         let client = store.client
         self.client = client
         key = client.onReconnect { Task { _ = try? await store.syncInBackgroundTask() } }
@@ -45,19 +45,24 @@ public final class AutomaticSync: Sendable {
             }
         }
         foreground = Locked(nil)
-        #if canImport(UIKit) && !os(watchOS)
-        let name: Notification.Name? = observeForeground ? UIApplication.willEnterForegroundNotification : nil
-        #elseif canImport(AppKit)
-        let name: Notification.Name? = observeForeground ? NSApplication.didBecomeActiveNotification : nil
-        #else
-        let name: Notification.Name? = nil
-        #endif
         if let name {
             // Reconnecting runs the reconnect handler above, which syncs.
             foreground.set(NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { _ in
                 client.reconnectLiveStreams()
             })
         }
+    }
+
+    /// The app-came-to-the-foreground notification, by its raw name: no UIKit
+    /// or AppKit import, and no main-actor-isolated constant read off the main actor.
+    static var foregroundNotification: Notification.Name? {
+        #if os(iOS) || os(tvOS) || os(visionOS)
+        return Notification.Name("UIApplicationWillEnterForegroundNotification")  // UIApplication.willEnterForegroundNotification
+        #elseif os(macOS)
+        return Notification.Name("NSApplicationDidBecomeActiveNotification")  // NSApplication.didBecomeActiveNotification
+        #else
+        return nil
+        #endif
     }
 
     deinit {
