@@ -7,9 +7,13 @@ import Testing
 /// guests, two-factor and provider ID tokens.
 extension AgainstRoostd {
     @Suite("Accounts by email, guests, two-factor, ID tokens") struct EmailAccounts {
-        /// A daemon that mails to `mail`; `unverifiedLogin` as `unverified_login`.
-        static func fixture(_ mail: MailCatcher, unverifiedLogin: Bool = false, guests: Bool = true) throws -> Fixture {
-            try Fixture(config: Fixture.config + """
+        /// A daemon that mails to `mail`; `unverifiedLogin` as `unverified_login`;
+        /// the `company` provider is `issuer` when given.
+        static func fixture(_ mail: MailCatcher, unverifiedLogin: Bool = false, guests: Bool = true,
+                            issuer: OIDCIssuer? = nil) throws -> Fixture {
+            let issuerURL = issuer?.url ?? "https://login.example.org"
+            let jwks = issuer.map { "\($0.url)/jwks" } ?? "http://127.0.0.1:9/keys"
+            return try Fixture(config: Fixture.config + """
 
                 signup_requires: either
                 unverified_login: \(unverifiedLogin)
@@ -19,8 +23,8 @@ extension AgainstRoostd {
                 smtp_from: roost@example.org
                 oidc_providers:
                   company:
-                    issuer: https://login.example.org
-                    jwks_url: http://127.0.0.1:9/keys
+                    issuer: \(issuerURL)
+                    jwks_url: \(jwks)
                     client_ids: [com.example.app]
                 """)
         }
@@ -208,6 +212,52 @@ extension AgainstRoostd {
             try await alice.disableTwoFactor(password: "password-alice-2", code: recovery[1])
             #expect(try await alice.accountSecurity().twoFactor == false)
             try await fx.client().logIn(username: name, password: "password-alice-2")
+        }
+
+        @Test("Sign in with a provider's ID token: a new account, the same one next time; a replayed token or wrong nonce is refused; link and unlink")
+        func idTokenSignIn() async throws {
+            let mail = try MailCatcher()
+            let issuer = try OIDCIssuer(directory: FileManager.default.temporaryDirectory.appendingPathComponent("roostkit-oidc-\(UUID().uuidString)"))
+            let fx = try Self.fixture(mail, issuer: issuer)
+            let sub = "apple-user-\(UUID().uuidString.prefix(8))"
+            let nonce = SignInNonce()
+            let token = try issuer.token(sub: sub, rawNonce: nonce.raw)
+            let phone = fx.client()
+            let first = try await phone.signIn(provider: "company", idToken: token, rawNonce: nonce.raw)
+            #expect(phone.userID == first.user.id)
+            let security = try await phone.accountSecurity()
+            #expect(security.identities.map(\.provider) == ["company"] && !security.hasPassword)
+
+            let replayed = await #expect(throws: RoostError.self) { try await fx.client().signIn(provider: "company", idToken: token, rawNonce: nonce.raw) }
+            #expect(replayed?.code == .invalidIDToken)
+            let other = SignInNonce()
+            let wrongNonce = await #expect(throws: RoostError.self) {
+                try await fx.client().signIn(provider: "company", idToken: try issuer.token(sub: sub, rawNonce: nonce.raw), rawNonce: other.raw)
+            }
+            #expect(wrongNonce?.code == .invalidIDToken)
+            let again = SignInNonce()
+            let second = try await fx.client().signIn(provider: "company", idToken: try issuer.token(sub: sub, rawNonce: again.raw), rawNonce: again.raw)
+            #expect(second.user.id == first.user.id, "the identity signs in to the same account")
+
+            // Its only way in cannot be unlinked; a password account links and unlinks it.
+            let only = await #expect(throws: RoostError.self) { try await phone.unlink(provider: "company") }
+            #expect(only?.code == .conflict)
+            let bob = try await fx.user("bob")
+            let bobNonce = SignInNonce()
+            try await bob.link(provider: "company", idToken: try issuer.token(sub: "bob-\(UUID().uuidString.prefix(6))", rawNonce: bobNonce.raw),
+                               rawNonce: bobNonce.raw)
+            #expect(try await bob.accountSecurity().identities.map(\.provider) == ["company"])
+            try await bob.unlink(provider: "company")
+            #expect(try await bob.accountSecurity().identities.isEmpty)
+
+            // A guest linking a provider keeps its id.
+            let guest = fx.client()
+            let guestSession = try await guest.signInAsGuest()
+            let guestNonce = SignInNonce()
+            try await guest.link(provider: "company", idToken: try issuer.token(sub: "guest-\(UUID().uuidString.prefix(6))", rawNonce: guestNonce.raw),
+                                 rawNonce: guestNonce.raw)
+            #expect(guest.userID == guestSession.user.id)
+            #expect(try await guest.accountSecurity().anonymous == false)
         }
 
         static func notThe(_ code: String) -> String { code == "000000" ? "111111" : "000000" }

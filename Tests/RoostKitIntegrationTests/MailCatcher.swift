@@ -1,9 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A plain SMTP server on 127.0.0.1 that keeps every message it is sent, for
 /// the account tests: roostd delivers its verification, reset and
@@ -27,38 +22,14 @@ final class MailCatcher: @unchecked Sendable {
         }
     }
 
-    private(set) var port: Int = 0
-    private let listener: Int32
+    var port: Int { listener.port }
+    private var listener: LoopbackListener!
     private let lock = NSLock()
     private var received: [Mail] = []
 
     init() throws {
-        #if canImport(Glibc)
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        listener = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard listener >= 0 else { throw Failure("socket failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 8) == 0 else { throw Failure("bind/listen failed") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        let thread = Thread { [weak self] in self?.acceptLoop() }
-        thread.start()
+        listener = try LoopbackListener { [weak self] connection in self?.serve(connection) }
     }
-
-    deinit { close(listener) }
-
-    struct Failure: Error, CustomStringConvertible { let description: String; init(_ d: String) { description = d } }
 
     /// Every message so far.
     var mails: [Mail] { lock.withLock { received } }
@@ -72,7 +43,7 @@ final class MailCatcher: @unchecked Sendable {
             if to.count > after { return to[after] }
             try await Task.sleep(nanoseconds: 50_000_000)
         }
-        throw Failure("no mail to \(address) within \(timeout) s (got \(mails.count) in all)")
+        throw LoopbackListener.Failure("no mail to \(address) within \(timeout) s (got \(mails.count) in all)")
     }
 
     /// How many messages went to `address`.
@@ -100,49 +71,24 @@ final class MailCatcher: @unchecked Sendable {
         return out.joined(separator: "\n")
     }
 
-    private func acceptLoop() {
-        while true {
-            let connection = accept(listener, nil, nil)
-            if connection < 0 { return }
-            Thread { [weak self] in self?.serve(connection) }.start()
-        }
-    }
-
-    private func serve(_ fd: Int32) {
-        defer { close(fd) }
-        var buffer = [UInt8]()
-        func send(_ line: String) { let bytes = Array((line + "\r\n").utf8); _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
-        func readLine() -> String? {
-            while true {
-                if let i = buffer.firstIndex(of: 10) {
-                    let line = String(decoding: buffer[..<i], as: UTF8.self)
-                    buffer.removeSubrange(...i)
-                    return line.hasSuffix("\r") ? String(line.dropLast()) : line
-                }
-                var chunk = [UInt8](repeating: 0, count: 4096)
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, 4096) }
-                if n <= 0 { return nil }
-                buffer += chunk[..<n]
-            }
-        }
-        send("220 mailcatcher ESMTP")
+    private func serve(_ connection: LoopbackListener.Connection) {
+        connection.send(line: "220 mailcatcher ESMTP")
         var recipients: [String] = []
-        while let line = readLine() {
-            let verb = line.prefix(4).uppercased()
-            switch verb {
-            case "EHLO": send("250-mailcatcher"); send("250 8BITMIME")
-            case "HELO": send("250 mailcatcher")
-            case "MAIL": recipients = []; send("250 OK")
-            case "RCPT": recipients.append(String(line.dropFirst(8))); send("250 OK")
+        while let line = connection.readLine() {
+            switch line.prefix(4).uppercased() {
+            case "EHLO": connection.send(line: "250-mailcatcher"); connection.send(line: "250 8BITMIME")
+            case "HELO": connection.send(line: "250 mailcatcher")
+            case "MAIL": recipients = []; connection.send(line: "250 OK")
+            case "RCPT": recipients.append(String(line.dropFirst(8))); connection.send(line: "250 OK")
             case "DATA":
-                send("354 go ahead")
+                connection.send(line: "354 go ahead")
                 var lines: [String] = []
-                while let l = readLine(), l != "." { lines.append(l.hasPrefix("..") ? String(l.dropFirst()) : l) }
+                while let l = connection.readLine(), l != "." { lines.append(l.hasPrefix("..") ? String(l.dropFirst()) : l) }
                 let mail = Mail(recipients: recipients, text: Self.bodyText(lines))
                 lock.withLock { received.append(mail) }
-                send("250 OK queued")
-            case "QUIT": send("221 bye"); return
-            default: send("250 OK")
+                connection.send(line: "250 OK queued")
+            case "QUIT": connection.send(line: "221 bye"); return
+            default: connection.send(line: "250 OK")
             }
         }
     }
