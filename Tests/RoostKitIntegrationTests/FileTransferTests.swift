@@ -11,7 +11,35 @@ extension AgainstRoostd {
     @Suite("File transfers") struct FileTransfers {
         /// The caller's files on the server, by a fresh look.
         static func serverFiles(_ client: RoostClient) async throws -> [FileMeta] {
-            try await client.call("GET", ["files"], query: [("limit", "1000")]).decode([FileMeta].self)
+            try await client.files.mine(limit: 1000).files
+        }
+
+        @Test("your own files, newest first, page by page; the member directory page by page")
+        func paging() async throws {
+            let fx = try Fixture()
+            let alice = try await fx.user("alice")
+            var ids: [String] = []
+            for i in 0..<5 { ids.append(try await alice.files.upload(Data("file \(i)".utf8), contentType: "text/plain").id) }
+            var seen: [String] = []
+            var after: String?
+            repeat {
+                let page = try await alice.files.mine(limit: 2, after: after)
+                #expect(page.files.count <= 2)
+                seen += page.files.map(\.id)
+                after = page.next
+            } while after != nil
+            #expect(seen == ids.reversed())
+            #expect(try await fx.user("bob").files.mine().files.isEmpty, "only your own")
+
+            for name in ["carol", "dave", "erin"] { _ = try await fx.user(name) }
+            var users: [String] = []
+            var query = Query().sorted(by: "username").limit(2)
+            repeat {
+                let page = try await alice.usersPage(query)
+                users += page.users.map(\.username)
+                query = query.after(page.next)
+            } while query.after != nil
+            #expect(users.count == 5 && users == users.sorted())
         }
 
         @Test("uploads queued offline wait, then go when online, in order; events report them")
@@ -110,11 +138,15 @@ extension AgainstRoostd {
             let queue = try FileUploadQueue(client: alice, directory: fx.scratch.appendingPathComponent("uploads"))
             transport.online = false
             let item = try queue.enqueue(Data("sent on reconnect".utf8), contentType: "text/plain")
+            // Queuing tries at once (in the background); offline, it stays queued.
+            var deadline = Date().addingTimeInterval(10)
+            while queue.item(item.id)?.attempts == 0, Date() < deadline { try await Task.sleep(nanoseconds: 20_000_000) }
             _ = await queue.sendPending()
             #expect(queue.item(item.id)?.state == .queued)
+            #expect(queue.item(item.id)?.attempts == 2)
             transport.online = true
             alice.reconnectLiveStreams()
-            let deadline = Date().addingTimeInterval(10)
+            deadline = Date().addingTimeInterval(10)
             while queue.item(item.id)?.isPending == true, Date() < deadline { try await Task.sleep(nanoseconds: 50_000_000) }
             #expect(queue.item(item.id)?.isPending == false)
             let online = try queue.enqueue(Data("sent at once".utf8), contentType: "text/plain")

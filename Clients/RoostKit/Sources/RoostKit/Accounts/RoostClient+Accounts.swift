@@ -71,6 +71,13 @@ extension RoostClient {
         try await call("GET", ["users"], query: query.parameters).decode([RoostUser].self)
     }
 
+    /// One page of the member directory with the next page's cursor (keyset
+    /// paging, as ``RoostCollection/page(_:)``: pass `next` to ``Query/after(_:)``).
+    public func usersPage(_ query: Query = Query()) async throws -> (users: [RoostUser], next: String?) {
+        let reply = try await call("GET", ["users"], query: query.parameters)
+        return (try reply.decode([RoostUser].self), reply.header("X-Roost-Next"))
+    }
+
     /// Edits the signed-in user's profile with a JSON Merge Patch
     /// (`PATCH /users/:id`): members set to `null` are removed; `username`
     /// cannot change (409 `ImmutableField`). Returns the new record, also kept

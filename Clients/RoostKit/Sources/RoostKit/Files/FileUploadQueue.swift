@@ -346,8 +346,7 @@ public final class FileUploadQueue: Sendable {
     private func storedCopy(of item: Item) async throws -> FileMeta? {
         guard let data = try? Data(contentsOf: bytesURL(item.id), options: .mappedIfSafe) else { return nil }
         let digest = SHA256Digest.hex(of: data)
-        let reply = try await client.call("GET", ["files"], query: [("limit", "100")])
-        return try reply.decode([FileMeta].self).first { $0.sha256 == digest && Int64($0.size) == item.size }
+        return try await client.files.mine(limit: 100).files.first { $0.sha256 == digest && Int64($0.size) == item.size }
     }
 
     func save(_ item: Item) throws {

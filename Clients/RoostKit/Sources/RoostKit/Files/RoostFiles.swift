@@ -28,6 +28,15 @@ public struct RoostFiles: Sendable {
         return try await upload(data, contentType: contentType)
     }
 
+    /// Your own uploads, newest first (`GET /files`), `limit` (1 to 1000) at
+    /// a time; pass the answer's `next` as `after` for the next page (nil: the last).
+    public func mine(limit: Int = 100, after: String? = nil) async throws -> (files: [FileMeta], next: String?) {
+        var query = [("limit", String(limit))]
+        if let after { query.append(("after", after)) }
+        let reply = try await client.call("GET", ["files"], query: query)
+        return (try reply.decode([FileMeta].self), reply.header("X-Roost-Next"))
+    }
+
     /// A file's metadata (`GET /files/:id/meta`), thumbnails' states included.
     public func meta(_ id: String) async throws -> FileMeta {
         try await client.call("GET", ["files", id, "meta"]).decode(FileMeta.self)
