@@ -36,8 +36,8 @@ public final class FileUploadQueue: Sendable {
         /// The queue's id for it (not the server's file id: see ``State-swift.enum/uploaded(_:)``).
         public let id: String
         public let contentType: String
-        /// The file name sent as a multipart-free raw body is not stored by the
-        /// server; kept here for the app's list.
+        /// A name for the app's list (kept here only: the queue sends the raw
+        /// bytes, and the server records a name only from a multipart upload).
         public let name: String?
         /// Bytes.
         public let size: Int64
@@ -196,7 +196,8 @@ public final class FileUploadQueue: Sendable {
 
     /// Waits for the item to be uploaded (sending pending items meanwhile)
     /// and returns its metadata; throws the server's refusal, or, when it is
-    /// still queued after a send (offline), the error that kept it.
+    /// still queued after a send (offline), the error that kept it. With a
+    /// background session the answer comes later, as an ``Event``: watch ``events()``.
     public func uploaded(_ id: String) async throws -> FileMeta {
         var lastError: RoostError?
         for _ in 0..<2 {

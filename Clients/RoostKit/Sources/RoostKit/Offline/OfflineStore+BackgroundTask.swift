@@ -16,17 +16,22 @@ extension OfflineStore {
     public nonisolated func syncInBackgroundTask(reason: String = "RoostKit sync") async throws -> SyncReport {
         #if canImport(Darwin) && !os(Linux)
         let work = Task { try await self.sync() }
-        let finished = DispatchSemaphore(value: 0)
+        let finished = SyncDone()
         // The block runs on a system queue; returning from it ends the assertion.
         // It is called again with `expired` true when the time is up.
         ProcessInfo.processInfo.performExpiringActivity(withReason: reason) { expired in
             if expired { work.cancel(); return }
-            finished.wait()
+            finished.semaphore.wait()
         }
-        defer { finished.signal() }
+        defer { finished.semaphore.signal() }
         return try await work.value
         #else
         return try await sync()
         #endif
     }
+}
+
+/// The semaphore the background-task block waits on, Sendable whatever the SDK says of `DispatchSemaphore`.
+final class SyncDone: @unchecked Sendable {
+    let semaphore = DispatchSemaphore(value: 0)
 }
