@@ -84,21 +84,30 @@ do {
     let thumbnail = try await roost.files.thumbnail(withPhoto, size: 128)
     say("thumbnail: \(thumbnail.count) bytes")
 
-    // 4. Offline: the places are mirrored; one is added in a tunnel and found locally.
+    // 4. Offline: the places are mirrored; one is added in a tunnel, with its
+    // photo queued for upload, and found locally.
     let store = try OfflineStore(client: roost, url: home.appendingPathComponent("\(me.user.id).sqlite"), mirrors: [Mirror("locations")])
     try await store.sync()
     let local = store.collection("locations", of: Place.self)
+    let uploads = try FileUploadQueue(client: roost, directory: home.appendingPathComponent("uploads"), automatic: false)
     network.up = false
-    _ = try await local.create(Place(name: "Palace of Fine Arts", location: GeoPoint(-122.4484, 37.8029), categories: ["Landmark"]))
+    let palace = try await local.create(Place(name: "Palace of Fine Arts", location: GeoPoint(-122.4484, 37.8029), categories: ["Landmark"]))
+    let palacePhoto = try uploads.enqueue(contentsOf: URL(fileURLWithPath: photoPath), contentType: "image/png")
     let offlineNearby = try await local.find(Query(Field("location").near(GeoPoint(-122.45, 37.80), maxDistance: 1000)))
     let pending = try await store.pendingWrites().count
     say("offline nearby: " + offlineNearby.map(\.value.name).joined(separator: ", ") + " (\(pending) waiting)")
     do { try await store.sync() } catch let error as RoostError where error.isOffline { say("sync: offline, kept") }
+    say("photo upload: \(await uploads.sendPending().remaining) queued")
     network.up = true
+    // Back online: the photo goes first, then the place, pointing at it.
+    let uploaded = try await uploads.uploaded(palacePhoto.id)
+    _ = try await local.patch(palace.id, ["photo": .string(uploaded.id)])
     let report = try await store.sync()
     say("synced: sent \(report.sent), conflicts \(report.conflicts)")
     let onServer = try await places.find(Query(Field("name") == "Palace of Fine Arts"))
-    say("on the server: \(onServer.count == 1 ? "yes" : "no")")
+    say("on the server: \(onServer.count == 1 ? "yes" : "no"), photo \(onServer.first?.value.photo == uploaded.id ? "attached" : "missing")")
+    let cached = try await roost.files.localURL(of: uploaded.id, thumbnailSize: 64, in: home.appendingPathComponent("images"))
+    say("photo for AsyncImage: \(cached.isFileURL ? "a local file" : "a remote URL")")
 } catch {
     say("error: \(error)")
     exit(1)

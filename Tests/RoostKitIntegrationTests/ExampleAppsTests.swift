@@ -32,7 +32,7 @@ extension AgainstRoostd {
             return (p.terminationStatus, text.split(separator: "\n").map(String.init))
         }
 
-        @Test("TourMyTown: places with a photo, geo queries, a place added offline")
+        @Test("TourMyTown: places with a photo, geo queries, a place and its photo added offline")
         func tourMyTown() async throws {
             let fx = try Fixture()
             let (status, lines) = try Self.run("TourMyTown", fx, pictureFlag: "--photo")
@@ -45,8 +45,10 @@ extension AgainstRoostd {
             #expect(lines.contains { $0.hasPrefix("thumbnail: ") && !$0.hasPrefix("thumbnail: 0 ") })
             #expect(lines.contains("offline nearby: Palace of Fine Arts (1 waiting)"))
             #expect(lines.contains("sync: offline, kept"))
-            #expect(lines.contains("synced: sent 1, conflicts 0"))
-            #expect(lines.contains("on the server: yes"))
+            #expect(lines.contains("photo upload: 1 queued"))
+            #expect(lines.contains { $0.hasPrefix("synced: sent ") && $0.hasSuffix(", conflicts 0") })
+            #expect(lines.contains("on the server: yes, photo attached"))
+            #expect(lines.contains("photo for AsyncImage: a local file"))
             // The server holds the places as the app made them: points as [lng, lat].
             let reader = try await fx.user("reader")
             let palace = try await reader.collection("locations", of: JSONValue.self).find(Query(Field("name") == "Palace of Fine Arts"))

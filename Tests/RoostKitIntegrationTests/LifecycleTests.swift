@@ -77,7 +77,8 @@ extension AgainstRoostd {
             let alice = try await fx.user("alice", transport: net)
             let name = alice.session!.user.username
             let store = try OfflineStore(client: alice, url: fx.storeURL("alice"), mirrors: [Mirror("notes")])
-            let auto = AutomaticSync(store: store)
+            let foreground = Notification.Name("RoostKitTests.foreground-\(UUID().uuidString)")
+            let auto = AutomaticSync(store: store, foregroundNotification: foreground)
             let notes = store.collection("notes", of: Note.self)
             func waitUntilSent() async throws -> Bool {
                 let deadline = Date().addingTimeInterval(5)
@@ -97,6 +98,16 @@ extension AgainstRoostd {
             alice.reconnectLiveStreams()
             #expect(try await waitUntilSent())
             #expect(try await alice.collection("notes", of: Note.self).get(tunnel.id).value.title == "in a tunnel")
+
+            // The app comes to the foreground (UIApplication's notification on iOS; a stand-in here).
+            net.online = false
+            let pocket = try await notes.create(Note(title: "written before the app was put away"))
+            try await Task.sleep(nanoseconds: 300_000_000)
+            #expect(try await store.pendingWrites().count == 1)
+            net.online = true
+            NotificationCenter.default.post(name: foreground, object: nil)
+            #expect(try await waitUntilSent())
+            #expect(try await alice.collection("notes", of: Note.self).get(pocket.id).value.title == "written before the app was put away")
 
             // The session expires (password changed elsewhere); the write waits for the next log-in, then goes.
             let laptop = fx.client()

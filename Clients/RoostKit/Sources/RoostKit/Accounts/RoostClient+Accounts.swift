@@ -29,10 +29,22 @@ extension RoostClient {
     /// Signs in (`POST /login`); the session is saved in the token store.
     ///
     /// Wrong credentials throw ``ServerError/Code/invalidCredentials``; too many
-    /// failures, ``ServerError/Code/tooManyAttempts`` with `retryAfter`.
+    /// failures, ``ServerError/Code/tooManyAttempts`` with `retryAfter`. An
+    /// account with two-factor on throws ``RoostError/twoFactorRequired(_:)``:
+    /// finish with ``verifyTwoFactor(ticket:code:)``.
     @discardableResult
     public func logIn(username: String, password: String) async throws -> RoostSession {
         let body: JSONValue = ["username": .string(username), "password": .string(password)]
+        return try await begin(try await call("POST", ["login"], body: Self.body(body)))
+    }
+
+    /// Signs in with the account's email address (in any case) and password
+    /// (`POST /login`). As ``logIn(username:password:)``; an address not
+    /// verified yet throws ``ServerError/Code/emailNotVerified`` while the
+    /// server's `unverified_login` is off.
+    @discardableResult
+    public func logIn(email: String, password: String) async throws -> RoostSession {
+        let body: JSONValue = ["email": .string(email), "password": .string(password)]
         return try await begin(try await call("POST", ["login"], body: Self.body(body)))
     }
 
@@ -59,6 +71,13 @@ extension RoostClient {
         try await call("GET", ["users"], query: query.parameters).decode([RoostUser].self)
     }
 
+    /// One page of the member directory with the next page's cursor (keyset
+    /// paging, as ``RoostCollection/page(_:)``: pass `next` to ``Query/after(_:)``).
+    public func usersPage(_ query: Query = Query()) async throws -> (users: [RoostUser], next: String?) {
+        let reply = try await call("GET", ["users"], query: query.parameters)
+        return (try reply.decode([RoostUser].self), reply.header("X-Roost-Next"))
+    }
+
     /// Edits the signed-in user's profile with a JSON Merge Patch
     /// (`PATCH /users/:id`): members set to `null` are removed; `username`
     /// cannot change (409 `ImmutableField`). Returns the new record, also kept
@@ -76,10 +95,13 @@ extension RoostClient {
     /// Changes the password (`PATCH /users/:id` with `oldPassword`). The
     /// server revokes the user's other sessions and keeps this one. A wrong
     /// `old` throws ``ServerError/Code/forbidden``; repeated wrong ones,
-    /// ``ServerError/Code/tooManyAttempts`` with `retryAfter`.
-    public func changePassword(from old: String, to new: String) async throws {
+    /// ``ServerError/Code/tooManyAttempts`` with `retryAfter`. With two-factor
+    /// on, pass a current code (or a recovery code) as `twoFactorCode`, else
+    /// ``ServerError/Code/twoFactorRequired``.
+    public func changePassword(from old: String, to new: String, twoFactorCode: String? = nil) async throws {
         guard let session else { throw RoostError.notSignedIn }
-        let body: JSONValue = ["password": .string(new), "oldPassword": .string(old)]
+        var body: JSONValue = ["password": .string(new), "oldPassword": .string(old)]
+        if let twoFactorCode { body["twoFactorCode"] = .string(twoFactorCode) }
         let user = try await call("PATCH", ["users", session.user.id], body: Self.body(body)).decode(RoostUser.self)
         try remember(user)
     }
@@ -96,7 +118,7 @@ extension RoostClient {
     }
 
     /// Keeps a fresher copy of the signed-in user's record in the session.
-    private func remember(_ user: RoostUser) throws {
+    func remember(_ user: RoostUser) throws {
         guard let current = session, current.user.id == user.id else { return }
         let updated = RoostSession(token: current.token, expiresAt: current.expiresAt, user: user)
         state.set(updated)
@@ -104,7 +126,12 @@ extension RoostClient {
         do { try tokenStore.save(updated) } catch { throw RoostError.localStore("cannot save the session: \(error)") }
     }
 
-    private func begin(_ reply: Reply) async throws -> RoostSession {
+    /// Starts the session a sign-in answered, or throws
+    /// ``RoostError/twoFactorRequired(_:)`` for a 202 two-factor ticket.
+    func begin(_ reply: Reply) async throws -> RoostSession {
+        if reply.status == 202, let challenge = try? reply.decode(TwoFactorChallenge.self) {
+            throw RoostError.twoFactorRequired(challenge)
+        }
         let session = try reply.decode(RoostSession.self)
         state.set(session)
         announce(.signedIn(session.user))

@@ -12,10 +12,14 @@ import Foundation
 public struct RoostUser: Codable, Sendable, Hashable, Identifiable {
     /// The server-made user id.
     public let id: String
-    /// The log-in name.
+    /// The log-in name; empty for a guest (``isGuest``), which has none until
+    /// ``RoostClient/upgradeGuest(username:email:password:)``.
     public let username: String
     /// Every field of the record, `_id` and `username` included.
     public let fields: [String: JSONValue]
+
+    /// A guest account (``RoostClient/signInAsGuest()``): `anonymous: true` in its record.
+    public var isGuest: Bool { fields["anonymous"] == .bool(true) }
 
     /// Decodes the profile fields as `Profile`.
     public func profile<Profile: Decodable>(as type: Profile.Type = Profile.self) throws -> Profile {
@@ -24,11 +28,11 @@ public struct RoostUser: Codable, Sendable, Hashable, Identifiable {
 
     public init(from decoder: Decoder) throws {
         let object = try [String: JSONValue](from: decoder)
-        guard let id = object["_id"]?.stringValue, let username = object["username"]?.stringValue else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a user needs _id and username"))
+        guard let id = object["_id"]?.stringValue else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a user needs an _id"))
         }
         self.id = id
-        self.username = username
+        self.username = object["username"]?.stringValue ?? ""
         self.fields = object
     }
 

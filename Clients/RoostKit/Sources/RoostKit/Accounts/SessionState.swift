@@ -37,12 +37,15 @@ extension RoostClient {
         for watcher in sessionWatchers.value.values { watcher.yield(state) }
     }
 
-    /// A 401 to the current session's token (not a wrong password at log-in)
-    /// ends the session here: it is cleared from the token store and
-    /// ``SessionState/expired`` announced. A 401 to an older token is ignored.
+    /// A 401 refusing the current session's token (`InvalidToken`,
+    /// `Unauthorized`) ends the session here: it is cleared from the token
+    /// store and ``SessionState/expired`` announced. A 401 for something the
+    /// request carried (a wrong password, a refused ID token while linking) or
+    /// to an older token is ignored.
     func noteUnauthorized(_ request: URLRequest, _ response: HTTPURLResponse, _ body: Data) {
+        let code = ServerError(response: response, body: body).code
         guard let sent = request.value(forHTTPHeaderField: "Authorization"),
-              ServerError(response: response, body: body).code != .invalidCredentials else { return }
+              code == .invalidToken || code == .unauthorized else { return }
         let ended = state.update { current -> Bool in
             guard let token = current?.token, sent == "Bearer \(token)" else { return false }
             current = nil

@@ -17,6 +17,40 @@ public protocol HTTPTransport: Sendable {
     /// Opens `request` as a stream: returns once the response head has
     /// arrived, then yields body chunks until the server ends the stream.
     func stream(_ request: URLRequest) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, Error>)
+
+    /// Sends `request` with the bytes of `file` as its body, reporting bytes
+    /// sent as they go. The default reads the file and calls ``send(_:)``
+    /// (progress once, at the end); ``URLSessionTransport`` streams it from
+    /// the file with an upload task.
+    func upload(_ request: URLRequest, fromFile file: URL,
+                progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> (Data, HTTPURLResponse)
+
+    /// Sends `request` and writes the body of a 2xx answer to `destination`,
+    /// reporting bytes received as they arrive; any other answer's body is
+    /// returned instead (an error to read). The default calls ``send(_:)``.
+    func download(_ request: URLRequest, to destination: URL,
+                  progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> (Data, HTTPURLResponse)
+}
+
+extension HTTPTransport {
+    public func upload(_ request: URLRequest, fromFile file: URL,
+                       progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> (Data, HTTPURLResponse) {
+        var r = request
+        r.httpBody = try Data(contentsOf: file, options: .mappedIfSafe)
+        let answer = try await send(r)
+        let size = Int64(r.httpBody?.count ?? 0)
+        progress(TransferProgress(completed: size, total: size))
+        return answer
+    }
+
+    public func download(_ request: URLRequest, to destination: URL,
+                         progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> (Data, HTTPURLResponse) {
+        let (data, response) = try await send(request)
+        guard (200..<300).contains(response.statusCode) else { return (data, response) }
+        try data.write(to: destination, options: .atomic)
+        progress(TransferProgress(completed: Int64(data.count), total: Int64(data.count)))
+        return (Data(), response)
+    }
 }
 
 /// ``HTTPTransport`` over `URLSession`.

@@ -35,9 +35,16 @@ public enum RoostError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     case notSignedIn
     /// The local SQLite store failed.
     case localStore(String)
+    /// The password (or ID token, or reset code) was right and the account has
+    /// two-factor on: no session yet. Ask for a code and call
+    /// ``RoostClient/verifyTwoFactor(ticket:code:)`` with the challenge's ticket.
+    case twoFactorRequired(TwoFactorChallenge)
 
     /// The server's error code, when the server answered.
     public var code: ServerError.Code? { if case .server(let e) = self { return e.code }; return nil }
+
+    /// The HTTP status, when the server answered.
+    public var status: Int? { if case .server(let e) = self { return e.status }; return nil }
 
     /// The `URLError` the system gave, when the request got no answer.
     public var urlError: URLError? { if case .network(let e) = self { return e }; return nil }
@@ -77,6 +84,7 @@ public enum RoostError: Error, Sendable, Equatable, CustomStringConvertible, Loc
         case .invalidResponse(let m): return "invalid response: \(m)"
         case .notSignedIn: return "not signed in"
         case .localStore(let m): return "local store: \(m)"
+        case .twoFactorRequired: return "two-factor code required"
         }
     }
 
@@ -89,6 +97,7 @@ public enum RoostError: Error, Sendable, Equatable, CustomStringConvertible, Loc
         case .invalidResponse: return "The server's answer could not be read."
         case .notSignedIn: return "You are not signed in."
         case .localStore(let m): return "The local store failed: \(m)"
+        case .twoFactorRequired: return "Enter the code from your authenticator app."
         }
     }
 
@@ -149,13 +158,27 @@ public struct ServerError: Sendable, Equatable {
 
     /// The server's error codes, with ``unknown(_:)`` for codes this version does not know.
     public enum Code: Sendable, Hashable, RawRepresentable {
-        case invalidJSON, invalidDocument, invalidQuery, unsupportedOperator
+        case invalidJSON, invalidDocument, invalidQuery, unsupportedOperator, schemaViolation
         case invalidCollectionName, reservedCollectionName, badRequest, emptyBody, invalidMultipart
-        case unauthorized, invalidToken, invalidCredentials, forbidden
+        case unauthorized, invalidToken, invalidCredentials, forbidden, accessRuleDenied
         case notFound, methodNotAllowed, conflict, gone, cursorExpired, preconditionFailed
         case payloadTooLarge, unsupportedMediaType, rangeNotSatisfiable, invalidImage, imageTooLarge
-        case tooManyAttempts, internalError, hookFailed, hookTimeout
+        case tooManyAttempts, rateLimited, tooManyStreams, internalError, hookFailed, hookTimeout, scriptError
         case overloaded, queryTimeout, shuttingDown
+        /// Accounts: a wrong, expired or used code or link token (verify, reset, email change, two-factor).
+        case invalidCode
+        /// Accounts: the provider's ID token was refused (signature, issuer, audience, expiry, nonce, replay).
+        case invalidIDToken
+        /// Accounts: the password is right but the address is not verified yet (while `unverified_login` is false).
+        case emailNotVerified
+        /// Accounts: a sensitive change needs a current two-factor code (`twoFactorCode`).
+        case twoFactorRequired
+        /// Accounts: the address belongs to another account.
+        case emailTaken
+        /// A field that cannot change (such as `username`).
+        case immutableField
+        /// A delete refused because declared references point at the record.
+        case referenced
         /// A code this version of RoostKit does not know, as sent.
         case unknown(String)
 
@@ -166,7 +189,8 @@ public struct ServerError: Sendable, Equatable {
             .invalidCredentials, .forbidden, .notFound, .methodNotAllowed, .conflict, .gone, .cursorExpired,
             .preconditionFailed, .payloadTooLarge, .unsupportedMediaType, .rangeNotSatisfiable, .invalidImage,
             .imageTooLarge, .tooManyAttempts, .internalError, .hookFailed, .hookTimeout, .overloaded, .queryTimeout,
-            .shuttingDown,
+            .shuttingDown, .schemaViolation, .accessRuleDenied, .rateLimited, .tooManyStreams, .scriptError,
+            .invalidCode, .invalidIDToken, .emailNotVerified, .twoFactorRequired, .emailTaken, .immutableField, .referenced,
         ]
         private static let byName: [String: Code] = Dictionary(uniqueKeysWithValues: all.map { ($0.rawValue, $0) })
 
@@ -206,6 +230,18 @@ public struct ServerError: Sendable, Equatable {
             case .overloaded: return "Overloaded"
             case .queryTimeout: return "QueryTimeout"
             case .shuttingDown: return "ShuttingDown"
+            case .schemaViolation: return "SchemaViolation"
+            case .accessRuleDenied: return "AccessRuleDenied"
+            case .rateLimited: return "RateLimited"
+            case .tooManyStreams: return "TooManyStreams"
+            case .scriptError: return "ScriptError"
+            case .invalidCode: return "InvalidCode"
+            case .invalidIDToken: return "InvalidIDToken"
+            case .emailNotVerified: return "EmailNotVerified"
+            case .twoFactorRequired: return "TwoFactorRequired"
+            case .emailTaken: return "EmailTaken"
+            case .immutableField: return "ImmutableField"
+            case .referenced: return "Referenced"
             case .unknown(let s): return s
             }
         }

@@ -28,6 +28,15 @@ public struct RoostFiles: Sendable {
         return try await upload(data, contentType: contentType)
     }
 
+    /// Your own uploads, newest first (`GET /files`), `limit` (1 to 1000) at
+    /// a time; pass the answer's `next` as `after` for the next page (nil: the last).
+    public func mine(limit: Int = 100, after: String? = nil) async throws -> (files: [FileMeta], next: String?) {
+        var query = [("limit", String(limit))]
+        if let after { query.append(("after", after)) }
+        let reply = try await client.call("GET", ["files"], query: query)
+        return (try reply.decode([FileMeta].self), reply.header("X-Roost-Next"))
+    }
+
     /// A file's metadata (`GET /files/:id/meta`), thumbnails' states included.
     public func meta(_ id: String) async throws -> FileMeta {
         try await client.call("GET", ["files", id, "meta"]).decode(FileMeta.self)
@@ -55,9 +64,17 @@ public struct RoostFiles: Sendable {
         try await client.call("DELETE", ["files", id])
     }
 
-    /// The absolute URL of a file's bytes, for image loaders that fetch by URL
-    /// (add the `Authorization` header when the file store is not public).
+    /// The absolute URL of a file's bytes. It works as it is (in `AsyncImage`,
+    /// a browser) only when the server's `files_permission` is `public`;
+    /// otherwise the request needs the session's `Authorization` header, which
+    /// `AsyncImage` cannot send: use ``localURL(of:thumbnailSize:)``.
     public func url(of id: String) -> URL { client.url(["files", id]) }
+
+    /// The absolute URL of a thumbnail (`size` pixels on its longest side);
+    /// as ``url(of:)``, usable without a header only on a public file store.
+    public func thumbnailURL(of id: String, size: Int) -> URL {
+        client.url(["files", id, "thumbnail"], query: [("size", String(size))])
+    }
 
     /// How a thumbnail fills a box.
     public enum Fit: String, Sendable { case cover, contain }

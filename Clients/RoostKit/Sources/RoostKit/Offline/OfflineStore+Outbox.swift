@@ -211,7 +211,7 @@ extension RoostError {
         switch self {
         case .unreachable, .network, .cancelled, .notSignedIn, .localStore: return true
         case .server(let e): return e.status == 401 || e.status == 429 || e.code == .overloaded || e.code == .shuttingDown
-        case .invalidResponse: return false
+        case .invalidResponse, .twoFactorRequired: return false
         }
     }
 }
