@@ -63,16 +63,20 @@ def test_log_in_needs_the_second_factor_and_a_code_works_once(world):
     ticket = r.body["ticket"]
     assert_error(d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": "123456" if totp(secret, step_offset=5) != "123456" else "654321"}), 400, "InvalidCode")
     assert_error(d.call("POST", "/auth/2fa/verify", {"ticket": "made-up", "code": totp(secret)}), 400, "InvalidCode")
-    # The code that enabled it was used: the same step's code fails; the next step's works.
+    # The code that enabled it was used: the same step's code fails; the next step's works
+    # (a step after is accepted for clock drift, so nothing waits for the clock).
     r = d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": totp(secret)})
-    if r.status != 200:
-        assert_error(r, 400, "InvalidCode")
+    assert_error(r, 400, "InvalidCode")
+    r = d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": totp(secret, step_offset=1)})
+    if r.status != 200:  # the clock passed a step boundary since enable: two steps ahead is too far
         wait_next_step()
-        r = d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": totp(secret)})
+        r = d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": totp(secret, step_offset=1)})
     assert r.status == 200 and r.body["token"] and r.body["user"]["username"] == "tina", r
-    # The ticket is used; the code is used.
-    assert_error(d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": totp(secret)}), 400)
+    used = totp(secret, step_offset=1)
+    # The ticket is used; the code is used, and so is every earlier step's.
+    assert_error(d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": used}), 400)
     t2 = d.call("POST", "/login", {"email": "tina@example.org", "password": PW}).body["ticket"]
+    assert_error(d.call("POST", "/auth/2fa/verify", {"ticket": t2, "code": used}), 400, "InvalidCode")
     assert_error(d.call("POST", "/auth/2fa/verify", {"ticket": t2, "code": totp(secret)}), 400, "InvalidCode")
     # A recovery code works once (in any case, with or without its dash).
     r = d.call("POST", "/auth/2fa/verify", {"ticket": t2, "code": recovery[0].lower().replace("-", "")})
@@ -138,11 +142,11 @@ def test_code_guessing_is_throttled_and_kills_the_ticket(world):
         r = r1
     assert_error(r, 429, "TooManyAttempts")
     time.sleep(int(r.headers["retry-after"]) + 0.1)
-    # ...and after the block the right code works.
-    r = d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": totp(secret)})
-    if r.status != 200:  # this step's code was used by enable: the next step's
+    # ...and after the block the right code works (the next step's: this one's enabled it).
+    r = d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": totp(secret, step_offset=1)})
+    if r.status != 200:  # the clock passed a step boundary during the block: two steps ahead is too far
         wait_next_step()
-        r = d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": totp(secret)})
+        r = d.call("POST", "/auth/2fa/verify", {"ticket": ticket, "code": totp(secret, step_offset=1)})
     assert r.status == 200, r
 
 

@@ -3,6 +3,7 @@ password reset and email change by a 6-digit code or a link, mailed by SMTP
 through libcurl from the durable outbox to a real SMTP server on loopback
 (aiosmtpd), whose received mail the tests read. Runs on both engines."""
 
+import functools
 import re
 import tempfile
 import time
@@ -122,8 +123,13 @@ ADDRESSES = [
 ]
 
 
+@functools.cache
+def address_schema():
+    return yaml.safe_load(SPEC_PATH.read_text())["components"]["schemas"]["EmailAddress"]  # read once: the spec is large
+
+
 def spec_takes(address):
-    schema = yaml.safe_load(SPEC_PATH.read_text())["components"]["schemas"]["EmailAddress"]
+    schema = address_schema()
     return len(address) <= schema["maxLength"] and re.fullmatch(schema["pattern"], address) is not None
 
 
