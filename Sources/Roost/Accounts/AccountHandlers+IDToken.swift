@@ -175,22 +175,29 @@ extension AccountHandlers {
     func accountSecurity(_ request: Request, _ out: ResponseWriter) {
         jobs.read(request, out) { reader, caller in
             guard case .user(let me) = caller.principal else { throw HTTPError(.unauthorized, "Sign in to see your account.") }
-            guard let account = try reader.credentials(userID: me) else { throw HTTPError.notFound("Your account no longer exists.") }
-            let identities = try reader.identities(userID: me).map { i in
-                JSONValue.object(JSONObject([("provider", .string(i.provider)), ("email", i.email.map { .string($0) } ?? .null),
-                                             ("linkedAt", .string(Timestamp.format(Date(timeIntervalSince1970: TimeInterval(i.createdAt)))))]))
-            }
-            let body = JSONObject([
-                ("hasPassword", .bool(!account.passwordHash.isEmpty)),
-                ("email", account.email.map { .string($0) } ?? .null),
-                ("emailVerified", .bool(account.emailVerified)),
-                ("twoFactor", .bool(account.totpEnabled)),
-                ("anonymous", .bool(account.anonymousSince != nil)),
-                ("identities", .array(identities)),
-            ])
-            var bytes: [UInt8] = []
-            JSONWriter.write(.object(body), into: &bytes)
-            return .json(200, String(decoding: bytes, as: UTF8.self))
+            guard let body = try Self.security(reader, userID: me) else { throw HTTPError.notFound("Your account no longer exists.") }
+            return .json(200, body)
         }
+    }
+
+    /// The account's sign-in methods as `GET /auth/account` and the admin's
+    /// `GET /admin/users/:id/account` show them; nil: no such account.
+    static func security(_ reader: any DocumentReading, userID: String) throws -> String? {
+        guard let account = try reader.credentials(userID: userID) else { return nil }
+        let identities = try reader.identities(userID: userID).map { i in
+            JSONValue.object(JSONObject([("provider", .string(i.provider)), ("email", i.email.map { .string($0) } ?? .null),
+                                         ("linkedAt", .string(Timestamp.format(Date(timeIntervalSince1970: TimeInterval(i.createdAt)))))]))
+        }
+        let body = JSONObject([
+            ("hasPassword", .bool(!account.passwordHash.isEmpty)),
+            ("email", account.email.map { .string($0) } ?? .null),
+            ("emailVerified", .bool(account.emailVerified)),
+            ("twoFactor", .bool(account.totpEnabled)),
+            ("anonymous", .bool(account.anonymousSince != nil)),
+            ("identities", .array(identities)),
+        ])
+        var bytes: [UInt8] = []
+        JSONWriter.write(.object(body), into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
