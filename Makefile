@@ -56,7 +56,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-rules bench-collections bench-scale drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-rules bench-collections bench-accounts bench-scale drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -182,6 +182,10 @@ bench-rules: release
 # Collections set up at run time (#36): creates under a 10-property schema; creates while an index builds on 300k documents.
 bench-collections: release
 	.venv/bin/python bench/collections.py
+
+# ID-token sign-in vs password log-in rate; GET latency during 1,000 verification mails (#38; BENCHMARKS.md).
+bench-accounts: release
+	.venv/bin/python bench/accounts.py
 
 # Query shapes at growing sizes on both engines, PocketBase in the same run (#22, #42; BENCHMARKS.md).
 bench-scale: release
