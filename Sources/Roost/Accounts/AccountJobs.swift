@@ -160,7 +160,11 @@ final class AccountJobs: @unchecked Sendable {
                 metadata["kept"] = "\(outcome.kept)"
                 metadata["reason"] = "\(outcome.reason ?? "")"
             }
-            logger.notice("deleted account's data handled", metadata: metadata)
+            if outcome.deleted + outcome.anonymised + outcome.kept > 0 {
+                logger.notice("deleted account's data handled", metadata: metadata)
+            } else {
+                logger.debug("deleted account's data handled", metadata: metadata)
+            }
             return .done
         } catch {
             return .failed("\(error)")

@@ -49,15 +49,15 @@ struct AccountPurge: Sendable {
     private func purgeDocuments(_ collection: String, _ userID: String, _ policy: RoostConfig.UserDeletePolicy,
                                 _ outcome: LockedBox<Outcome>, _ stopped: @Sendable () -> Bool) throws {
         var after: String?
-        let quoted = "\"creator\":" + JSONWriter.quoted(userID)
+        let quoted = JSONWriter.quoted(userID)
         while !stopped() {
             let started = DispatchTime.now().uptimeNanoseconds
             let from = after
             let page = try read { try $0.documentPage(in: collection, after: from, limit: Self.pageSize) }
             guard let last = page.last?.id else { return }
             after = last
-            // A cheap look at the text first; the writer job checks the parsed `_acl`.
-            let mine = page.filter { $0.text.contains(quoted) }.map(\.id)
+            // A cheap look at the text first, then the parsed `_acl` (the writer job checks it again).
+            let mine = page.filter { $0.text.contains(quoted) && Self.createdBy(userID, $0.text) }.map(\.id)
             try each(mine) { id in
                 { [hooks] writer, pending in
                     try Self.apply(policy, collection, id: id, userID: userID, writer: writer, hooks: hooks, pending: pending)
@@ -113,6 +113,12 @@ struct AccountPurge: Sendable {
             }
             rest(since: started)
         }
+    }
+
+    /// Whether the document text `text` has `userID` as its `_acl.creator`.
+    static func createdBy(_ userID: String, _ text: String) -> Bool {
+        guard case .object(let document)? = try? JSONParser.parse(text), case .object(let acl)? = document["_acl"] else { return false }
+        return acl["creator"] == .string(userID)
     }
 
     /// One document's change in the writer's transaction: only while its
