@@ -14,6 +14,7 @@ import urllib.parse
 
 import pytest
 
+from drills.live_stream import LiveStream
 from roost_harness import ADMIN_TOKEN as ADMIN, Roostd, assert_error, png
 from webhook_support import Receiver, config as webhook_config
 
@@ -146,6 +147,27 @@ def test_each_policy_on_documents_and_files(world):
     assert d.receiver.wait_for(lambda r: expected <= got()), (expected - got(), d.log_tail(30))
     assert not {e for e in got() if e[1] in bobs.values() or e[0].startswith("stays.")}
     assert "deleted account's data handled" in d.log_text()
+
+
+def test_live_streams_see_each_change(world):
+    d = world
+    ivy, it = user(d, "ivy")
+    jay, jt = user(d, "jay")
+    gone = [create(d, "gone", {"i": i}, it) for i in range(2)]
+    anon = [create(d, "anon", {"i": i}, it) for i in range(2)]
+    # Jay, a signed-in user, watches both collections (shared: he reads Ivy's documents).
+    streams = {c: LiveStream(d.port, f"/{c}/_live", token=jt) for c in ("gone", "anon")}
+    for s in streams.values():
+        assert s.status == 200 and s.wait_ready(10), s.status
+    assert d.call("DELETE", f"/users/{ivy}", token=it).status == 200
+    assert streams["gone"].wait_events(2, timeout=30), streams["gone"].snapshot()
+    assert streams["anon"].wait_events(2, timeout=30), streams["anon"].snapshot()
+    time.sleep(0.3)
+    got = {c: sorted((e.kind, e.entity_id) for e in s.snapshot()) for c, s in streams.items()}
+    for s in streams.values():
+        s.close()
+    assert got["gone"] == sorted(("delete", i) for i in gone), got
+    assert got["anon"] == sorted(("update", i) for i in anon), got
 
 
 def test_others_cannot_delete_an_account_or_clear_a_creator(world):
