@@ -77,18 +77,27 @@ struct AccountPurge: Sendable {
         }
     }
 
-    /// The user's files, newest first, until none of theirs is left (or a whole page is kept).
+    /// The user's files, newest first, until none of theirs is left but those kept.
     private func purgeFiles(_ userID: String, _ policy: RoostConfig.UserDeletePolicy, _ outcome: LockedBox<Outcome>,
                             _ stopped: @Sendable () -> Bool) throws {
         let failedBefore = LockedBox(Set<String>())
+        // Handled files leave the user's list, so each page is read from the newest again;
+        // past a page of files that were kept (refused before), from its last one.
+        var after: String?
         while !stopped() {
             let started = DispatchTime.now().uptimeNanoseconds
-            let texts = try read { try $0.ownFiles(creator: userID, limit: Self.pageSize, after: nil, scope: .system) }
-            let ids = texts.compactMap { text -> String? in
+            let from = after
+            let texts = try read { try $0.ownFiles(creator: userID, limit: Self.pageSize, after: from, scope: .system) }
+            let listed = texts.compactMap { text -> String? in
                 guard case .object(let o)? = try? JSONParser.parse(text) else { return nil }
                 return o["_id"]?.stringValue
-            }.filter { !failedBefore.get().contains($0) }
-            if ids.isEmpty { return }
+            }
+            let ids = listed.filter { !failedBefore.get().contains($0) }
+            if ids.isEmpty {
+                guard listed.count == Self.pageSize, let last = listed.last else { return }
+                after = last
+                continue
+            }
             let files = self.files
             try each(ids) { id in
                 { writer, _ in
