@@ -28,6 +28,11 @@ collections:
   anon:
     on_user_delete: anonymise
   stays: {{}}
+  pinned:
+    on_user_delete: cascade
+  pins:
+    references:
+      target: {{collection: pinned, on_delete: restrict}}
   files:
     on_user_delete: {files}
 """
@@ -168,6 +173,19 @@ def test_live_streams_see_each_change(world):
         s.close()
     assert got["gone"] == sorted(("delete", i) for i in gone), got
     assert got["anon"] == sorted(("update", i) for i in anon), got
+
+
+def test_a_restricting_reference_keeps_a_document_and_the_log_says_why(world):
+    d = world
+    kim, kt = user(d, "kim")
+    lee, lt = user(d, "lee")
+    pinned = [create(d, "pinned", {"i": i}, kt) for i in range(3)]
+    create(d, "pins", {"target": {"_type": "ref", "_collection": "pinned", "_id": pinned[1]}}, lt)
+    assert d.call("DELETE", f"/users/{kim}", token=kt).status == 200
+    wait_until(lambda: get(d, f"/pinned/{pinned[0]}").status == 404 and get(d, f"/pinned/{pinned[2]}").status == 404, d)
+    wait_until(lambda: any(kim in line and "kept" in line for line in d.log_text().splitlines()
+                           if "deleted account's data handled" in line), d)
+    assert get(d, f"/pinned/{pinned[1]}").body["_acl"]["creator"] == kim  # Lee's reference restricts: kept as it was
 
 
 def test_others_cannot_delete_an_account_or_clear_a_creator(world):

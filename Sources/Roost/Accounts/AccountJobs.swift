@@ -152,7 +152,18 @@ final class AccountJobs: @unchecked Sendable {
     private func runPurge(_ job: AccountJobRecord) -> Verdict {
         let started = Date()
         do {
-            let outcome = try purge.run(userID: job.userID, policies: policies, stopped: { [self] in isStopped })
+            // A long purge renews its lease every minute, so no other node takes the job meanwhile.
+            let renewed = LockedBox(DispatchTime.now().uptimeNanoseconds)
+            let (pools, id, attempts) = (self.pools, job.id, job.attempts)
+            let outcome = try purge.run(userID: job.userID, policies: policies, going: { [self] in
+                if DispatchTime.now().uptimeNanoseconds - renewed.get() > 60_000_000_000 {
+                    renewed.set(DispatchTime.now().uptimeNanoseconds)
+                    _ = MailOutbox.onWriter(pools) {
+                        try $0.finishAccountJob(id: id, attempts: attempts, retryAt: Outbox.nowMilliseconds() + Self.lease, error: nil)
+                    }
+                }
+                return !isStopped
+            })
             if isStopped { return .failed("stopped before the end (continues at the next start)") }
             var metadata: Logger.Metadata = ["user": "\(job.userID)", "deleted": "\(outcome.deleted)", "anonymised": "\(outcome.anonymised)",
                                              "seconds": "\(String(format: "%.1f", Date().timeIntervalSince(started)))"]

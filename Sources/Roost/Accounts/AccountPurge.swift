@@ -33,13 +33,15 @@ struct AccountPurge: Sendable {
 
     /// Applies every policy to `userID`'s documents and files.
     /// - Throws: when a page cannot be read (the job is retried later).
-    func run(userID: String, policies: [String: RoostConfig.UserDeletePolicy], stopped: @Sendable () -> Bool) throws -> Outcome {
+    /// - Parameter going: called after each page with whether to go on (false: stop, the job is left for later);
+    ///   `AccountJobs` renews the job's lease there.
+    func run(userID: String, policies: [String: RoostConfig.UserDeletePolicy], going: @Sendable () -> Bool) throws -> Outcome {
         let outcome = LockedBox(Outcome())
-        for (collection, policy) in policies.sorted(by: { $0.key < $1.key }) where policy != .keep && !stopped() {
+        for (collection, policy) in policies.sorted(by: { $0.key < $1.key }) where policy != .keep && going() {
             if collection == FileHandlers.collection {
-                try purgeFiles(userID, policy, outcome, stopped)
+                try purgeFiles(userID, policy, outcome, going)
             } else if collection != AccessPolicy.usersCollection {
-                try purgeDocuments(collection, userID, policy, outcome, stopped)
+                try purgeDocuments(collection, userID, policy, outcome, going)
             }
         }
         return outcome.get()
@@ -47,10 +49,10 @@ struct AccountPurge: Sendable {
 
     /// The user's documents in `collection`, page by page in `_id` order.
     private func purgeDocuments(_ collection: String, _ userID: String, _ policy: RoostConfig.UserDeletePolicy,
-                                _ outcome: LockedBox<Outcome>, _ stopped: @Sendable () -> Bool) throws {
+                                _ outcome: LockedBox<Outcome>, _ going: @Sendable () -> Bool) throws {
         var after: String?
         let quoted = JSONWriter.quoted(userID)
-        while !stopped() {
+        while going() {
             let started = DispatchTime.now().uptimeNanoseconds
             let from = after
             let page = try read { try $0.documentPage(in: collection, after: from, limit: Self.pageSize) }
@@ -79,12 +81,12 @@ struct AccountPurge: Sendable {
 
     /// The user's files, newest first, until none of theirs is left but those kept.
     private func purgeFiles(_ userID: String, _ policy: RoostConfig.UserDeletePolicy, _ outcome: LockedBox<Outcome>,
-                            _ stopped: @Sendable () -> Bool) throws {
+                            _ going: @Sendable () -> Bool) throws {
         let failedBefore = LockedBox(Set<String>())
         // Handled files leave the user's list, so each page is read from the newest again;
         // past a page of files that were kept (refused before), from its last one.
         var after: String?
-        while !stopped() {
+        while going() {
             let started = DispatchTime.now().uptimeNanoseconds
             let from = after
             let texts = try read { try $0.ownFiles(creator: userID, limit: Self.pageSize, after: from, scope: .system) }
