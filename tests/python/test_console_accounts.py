@@ -9,7 +9,7 @@ import tempfile
 import pytest
 
 from roost_harness import ADMIN_TOKEN as ADMIN, FAST_HASHING, Roostd, assert_error
-from console_support import By, browser, console_errors, css, go, shot, sign_in, visible_text, wait  # skips without chromium
+from console_support import By, Select, browser, console_errors, css, go, shot, sign_in, visible_text, wait  # skips without chromium
 from oidc_support import Issuer
 from test_accounts_2fa import totp
 
@@ -110,3 +110,25 @@ def test_the_account_view_is_the_admins(world):
     r = d.call("GET", f"/admin/users/{uid}/account", token=ADMIN)
     assert r.status == 200 and r.body == {"hasPassword": True, "email": None, "emailVerified": False, "twoFactor": False,
                                           "anonymous": False, "identities": []}, r
+
+
+def test_the_collection_editor_sets_what_a_users_deletion_does(on, world):
+    driver = on
+    d, _ = world
+    assert d.call("POST", "/admin/collections", {"name": "journals", "on_user_delete": "anonymise"}, token=ADMIN).status == 201
+    go(driver, "dashboard")
+    go(driver, "collections")
+    wait(driver, lambda dr: dr.find_elements(By.CSS_SELECTOR, 'a[data-edit="journals"]'))
+    css(driver, 'a[data-edit="journals"]').click()
+    wait(driver, lambda dr: "documents" in visible_text(dr, "#collection-meta"))
+    assert css(driver, "#collection-on-user-delete").get_attribute("value") == "anonymise"
+    Select(css(driver, "#collection-on-user-delete")).select_by_value("cascade")
+    wait(driver, lambda dr: "The server accepts" in visible_text(dr, "#check-status"))
+    css(driver, "#save-collection").click()
+    wait(driver, lambda dr: "Saved: version" in visible_text(dr, "#collection-saved"))
+    assert d.call("GET", "/admin/collections/journals", token=ADMIN).body["settings"] == {"on_user_delete": "cascade"}
+    Select(css(driver, "#collection-on-user-delete")).select_by_value("")
+    wait(driver, lambda dr: "The server accepts" in visible_text(dr, "#check-status"))
+    css(driver, "#save-collection").click()
+    wait(driver, lambda dr: "on_user_delete" not in d.call("GET", "/admin/collections/journals", token=ADMIN).body["settings"])
+    assert console_errors(driver) == []
