@@ -104,6 +104,8 @@ final class AccountJobs: @unchecked Sendable {
         case failed(String)
         /// Retrying cannot help (a refusal, an unusable job).
         case refused(String)
+        /// Cut short by the shutdown: due again at once, the attempt not counted.
+        case interrupted
     }
 
     private func perform(_ job: AccountJobRecord) {
@@ -120,7 +122,7 @@ final class AccountJobs: @unchecked Sendable {
         default:
             verdict = .refused("unknown job kind \(job.kind)")
         }
-        let attempt = job.attempts + 1
+        var attempt = job.attempts + 1
         var retryAt: Int64? = nil
         var error: String? = nil
         var metadata: Logger.Metadata = ["kind": "\(job.kind)", "user": "\(job.userID)", "attempt": "\(attempt)"]
@@ -142,9 +144,13 @@ final class AccountJobs: @unchecked Sendable {
             metadata["error"] = "\(why)"
             logger.error("account job given up", metadata: metadata)
             RoostMetrics.accountJob(job.kind, "gave_up").increment()
+        case .interrupted:
+            attempt = job.attempts
+            retryAt = Outbox.nowMilliseconds()
+            logger.info("account job interrupted by the shutdown; it goes on at the next start", metadata: metadata)
         }
-        let (id, due, why) = (job.id, retryAt, error)
-        if case .failure(let failure) = MailOutbox.onWriter(pools, { try $0.finishAccountJob(id: id, attempts: attempt, retryAt: due, error: why) }) {
+        let (id, due, why, attempts) = (job.id, retryAt, error, attempt)
+        if case .failure(let failure) = MailOutbox.onWriter(pools, { try $0.finishAccountJob(id: id, attempts: attempts, retryAt: due, error: why) }) {
             logger.warning("account job not recorded; it runs again when its lease ends", metadata: ["error": "\(failure)"])
         }
     }
@@ -164,7 +170,7 @@ final class AccountJobs: @unchecked Sendable {
                 }
                 return !isStopped
             })
-            if isStopped { return .failed("stopped before the end (continues at the next start)") }
+            if isStopped { return .interrupted }
             var metadata: Logger.Metadata = ["user": "\(job.userID)", "deleted": "\(outcome.deleted)", "anonymised": "\(outcome.anonymised)",
                                              "seconds": "\(String(format: "%.1f", Date().timeIntervalSince(started)))"]
             if outcome.kept > 0 {
