@@ -7,13 +7,14 @@ Both calls run after the answers from `_account_jobs`: a stand-in that is down
 delays revocation (retried), never the deletion. Both engines."""
 
 import re
+import secrets
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from roost_harness import ADMIN_TOKEN as ADMIN, Roostd, assert_error
+from roost_harness import ADMIN_TOKEN as ADMIN, Roostd, assert_error, engine
 from apple_support import KEY_ID, TEAM_ID, AppleTokens
 from oidc_support import Issuer
 
@@ -147,6 +148,32 @@ def test_without_token_settings_the_code_is_ignored():
             assert d.call("DELETE", f"/users/{r.body['user']['_id']}", token=r.body["token"]).status == 200
             time.sleep(1.5)
             assert tokens.refresh_tokens == {} and tokens.refusals == []
+        finally:
+            d.stop()
+            issuer.stop()
+            tokens.stop()
+
+
+def test_with_a_token_key_the_refresh_token_is_kept_sealed():
+    issuer, tokens = Issuer(), AppleTokens()
+    with tempfile.TemporaryDirectory() as tmp:
+        key = Path(tmp) / "siwa.p8"
+        key.write_text(tokens.p8)
+        sealing = Path(tmp) / "token.key"
+        sealing.write_text(secrets.token_hex(32) + "\n")
+        conf = cfg(issuer, tokens, key).replace("token_endpoint:", f"token_key_file: '{sealing}', token_endpoint:")
+        d = Roostd(Path(tmp) / "d", conf).start()
+        try:
+            r = sign_in(d, issuer, "apple-sealed", code=tokens.issue_code())
+            assert r.status == 201, r
+            wait_until(exchanged(tokens, 0), d)
+            refresh = list(tokens.refresh_tokens)[-1]
+            time.sleep(0.5)
+            if engine.name() == "sqlite":
+                stored = b"".join(p.read_bytes() for p in Path(d.data_dir).glob("roost.db*"))
+                assert b"apple" in stored and refresh.encode() not in stored  # the identity is there, the token is not readable
+            assert d.call("DELETE", f"/users/{r.body['user']['_id']}", token=r.body["token"]).status == 200
+            wait_until(lambda: refresh in tokens.revoked, d)
         finally:
             d.stop()
             issuer.stop()

@@ -7,7 +7,8 @@ import Webhooks
 /// Sign in with Apple's token endpoints, for App Store guideline 5.1.1(v):
 /// the authorization code an app sends with its ID token is exchanged at
 /// `<token_endpoint>/auth/token` for a refresh token, kept with the Apple
-/// identity (never logged, never in an answer), and revoked at
+/// identity (sealed under `token_key_file` when set; never logged, never in
+/// an answer), and revoked at
 /// `<token_endpoint>/auth/revoke` when the account is deleted or Apple is
 /// unlinked. Both calls run on the `AccountJobs` thread (libcurl, blocking,
 /// never on a loop) from `_account_jobs`, so a deletion never waits for
@@ -20,7 +21,11 @@ final class AppleTokens: @unchecked Sendable {
     static let audience = "https://appleid.apple.com"
     let settings: AppleTokenSettings
     private let signer: JWTSigner
+    /// Seals refresh tokens at rest (`token_key_file`); nil: kept as sent.
+    private let sealer: CursorSeal?
     let timeoutMilliseconds = 10_000
+    /// Marks a sealed token in the database.
+    static let sealedPrefix = "sealed:"
 
     init(settings: AppleTokenSettings) throws {
         self.settings = settings
@@ -37,6 +42,28 @@ final class AppleTokens: @unchecked Sendable {
         do { signer = try JWTSigner(pem: pem, algorithm: .es256) } catch {
             throw RoostConfig.Invalid("oidc_providers.apple's key cannot be used: \(error)")
         }
+        if settings.tokenKeyFile.isEmpty {
+            sealer = nil
+        } else {
+            let hex: String
+            do { hex = try String(contentsOfFile: settings.tokenKeyFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) } catch {
+                throw RoostConfig.Invalid("cannot read oidc_providers.apple.token_key_file \(settings.tokenKeyFile): \(error.localizedDescription)")
+            }
+            do { sealer = try CursorSeal(hexKey: hex) } catch {
+                throw RoostConfig.Invalid("oidc_providers.apple.token_key_file must hold 32 bytes as 64 hex digits (openssl rand -hex 32)")
+            }
+        }
+    }
+
+    /// A refresh token as it is kept: sealed when there is a key.
+    func kept(_ token: String) -> String {
+        sealer.map { Self.sealedPrefix + $0.sealSecret(token) } ?? token
+    }
+
+    /// The refresh token in what was kept; nil when it is sealed under another key (or none).
+    func opened(_ stored: String) -> String? {
+        guard stored.hasPrefix(Self.sealedPrefix) else { return stored }
+        return sealer?.openSecret(String(stored.dropFirst(Self.sealedPrefix.count)))
     }
 
     /// The `client_secret` for `clientID`.
@@ -90,20 +117,23 @@ final class AppleTokens: @unchecked Sendable {
         guard case .object(let o)? = try? JSONParser.parse(answer.body), let token = o["refresh_token"]?.stringValue, !token.isEmpty else {
             return .refused("Apple's token endpoint answered 200 without a refresh_token")
         }
-        let userID = job.userID
-        let kept = MailOutbox.onWriter(pools) { writer -> Bool in
-            if try writer.setIdentityToken(provider: Self.provider, userID: userID, clientID: clientID, token: token) { return true }
+        let (userID, stored) = (job.userID, kept(token))
+        let result = MailOutbox.onWriter(pools) { writer -> Bool in
+            if try writer.setIdentityToken(provider: Self.provider, userID: userID, clientID: clientID, token: stored) { return true }
             try writer.addAccountJob(kind: AccountJobKind.appleRevoke, userID: userID,
-                                     payload: Self.revokePayload(token: token, clientID: clientID), nowMilliseconds: Outbox.nowMilliseconds())
+                                     payload: Self.revokePayload(token: stored, clientID: clientID), nowMilliseconds: Outbox.nowMilliseconds())
             return false
         }
-        if case .failure(let error) = kept { return .failed("the refresh token could not be stored: \(error)") }
+        if case .failure(let error) = result { return .failed("the refresh token could not be stored: \(error)") }
         return .done
     }
 
     /// `apple_revoke`: the refresh token revoked.
     func revoke(_ job: AccountJobRecord) -> AccountJobs.Verdict {
-        guard let (clientID, token) = Self.fields(job.payload) else { return .refused("an unreadable job") }
+        guard let (clientID, stored) = Self.fields(job.payload) else { return .refused("an unreadable job") }
+        guard let token = opened(stored) else {
+            return .refused("the kept refresh token does not open with token_key_file (was the key changed?)")
+        }
         let secret: String
         do { secret = try clientSecret(clientID) } catch { return .refused("client_secret not signed: \(error)") }
         let answer = HTTPPoster.postForm(url: settings.endpoint + "/auth/revoke", fields: [

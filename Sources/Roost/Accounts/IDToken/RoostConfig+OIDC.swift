@@ -56,6 +56,7 @@ extension RoostConfig {
                 case "key_id" where name == "apple": p.apple.keyID = "\(v)"
                 case "private_key_file" where name == "apple": p.apple.privateKeyFile = "\(v)"
                 case "token_endpoint" where name == "apple": p.apple.endpoint = "\(v)"
+                case "token_key_file" where name == "apple": p.apple.tokenKeyFile = "\(v)"
                 default: throw Invalid("oidc_providers.\(name): unknown setting \"\(key)\"")
                 }
             }
@@ -85,6 +86,9 @@ public struct AppleTokenSettings: Sendable, Equatable {
     public var privateKeyFile = ""
     /// The base of `/auth/token` and `/auth/revoke`.
     public var endpoint = "https://appleid.apple.com"
+    /// A file holding 32 random bytes as 64 hex digits (the same on every node): refresh tokens
+    /// are kept sealed under it (XSalsa20-Poly1305). Empty: kept as Apple sent them.
+    public var tokenKeyFile = ""
 
     /// Whether refresh tokens are fetched and revoked at all.
     public var isSet: Bool { !teamID.isEmpty }
