@@ -24,15 +24,17 @@ import Testing
                       "collections:\n  users:\n    on_user_delete: cascade\n",
                       "oidc_providers:\n  apple: {client_ids: [a], team_id: T}\n",
                       "oidc_providers:\n  google: {client_ids: [a], team_id: T, key_id: K}\n",
+                      "oidc_providers:\n  google: {client_ids: [a], token_key_file: /t.key}\n",
                       "oidc_providers:\n  apple: {client_ids: [a], team_id: T, key_id: K, token_endpoint: ftp://x}\n"])
     func refusesWhatItCannotUse(yaml: String) {
         #expect(throws: RoostConfig.Invalid.self) { try RoostConfig.loaded(yaml) }
     }
 
     @Test func appleTokenSettings() throws {
-        let config = try RoostConfig.loaded("oidc_providers:\n  apple: {client_ids: [a], team_id: TEAM, key_id: KEY, private_key_file: /k.p8, token_endpoint: 'http://127.0.0.1:9'}\n")
+        let config = try RoostConfig.loaded("oidc_providers:\n  apple: {client_ids: [a], team_id: TEAM, key_id: KEY, private_key_file: /k.p8, token_endpoint: 'http://127.0.0.1:9', token_key_file: /t.key}\n")
         let apple = try #require(config.oidcProviders["apple"]?.apple)
-        #expect(apple == AppleTokenSettings(teamID: "TEAM", keyID: "KEY", privateKeyFile: "/k.p8", endpoint: "http://127.0.0.1:9") && apple.isSet)
+        #expect(apple == AppleTokenSettings(teamID: "TEAM", keyID: "KEY", privateKeyFile: "/k.p8", endpoint: "http://127.0.0.1:9", tokenKeyFile: "/t.key")
+                && apple.isSet)
         #expect(try RoostConfig.loaded("oidc_providers:\n  apple: {client_ids: [a]}\n").oidcProviders["apple"]?.apple.isSet == false)
     }
 
@@ -47,7 +49,7 @@ import Testing
         switch verdict {
         case .failed(let why): #expect(retried && why.contains("HTTP \(status) invalid_grant"))
         case .refused(let why): #expect(!retried && why.contains("invalid_grant"))
-        case .done: Issue.record("not done")
+        case .done, .interrupted: Issue.record("neither done nor interrupted")
         }
     }
 }
