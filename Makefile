@@ -56,7 +56,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-rules bench-collections bench-scale drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-rules bench-collections bench-accounts bench-scale drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -112,7 +112,7 @@ ENGINE_SUITE = $(addprefix tests/python/,test_accounts.py test_access_matrix.py 
 	test_live_access.py test_webhooks.py test_files.py test_references.py test_mongo_semantics.py \
 	test_mongo_seed_client.py test_session_revocation.py test_hostile_input.py test_hostile.py \
 	test_hostile_engine.py test_postgres_outage.py test_held_creates.py test_feed_cost.py test_resolve_bounds.py \
-	test_accounts_password_throttle.py test_accounts_signup_flood.py test_accounts_email.py test_accounts_idtoken.py test_accounts_anonymous.py test_accounts_2fa.py \
+	test_accounts_password_throttle.py test_accounts_signup_flood.py test_accounts_email.py test_accounts_idtoken.py test_accounts_anonymous.py test_accounts_2fa.py test_account_deletion.py test_accounts_apple.py test_console_accounts.py \
 	test_private_counting.py test_query_plans.py test_list_index_plans.py test_newcomer_fixes.py test_first_run.py test_scripts.py test_script_jobs.py test_script_refusals.py \
 	test_push.py test_push_sync.py test_rules.py test_rules_builtin.py test_schemas.py test_runtime_collections.py test_console_fixes.py test_console_pages.py test_admin_users.py test_console_collections.py test_rules_oracle.py test_rules_push.py test_roles.py)
 
@@ -182,6 +182,10 @@ bench-rules: release
 # Collections set up at run time (#36): creates under a 10-property schema; creates while an index builds on 300k documents.
 bench-collections: release
 	.venv/bin/python bench/collections.py
+
+# ID-token sign-in vs password log-in rate; GET latency during 1,000 verification mails (#38; BENCHMARKS.md).
+bench-accounts: release
+	.venv/bin/python bench/accounts.py
 
 # Query shapes at growing sizes on both engines, PocketBase in the same run (#22, #42; BENCHMARKS.md).
 bench-scale: release

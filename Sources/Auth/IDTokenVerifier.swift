@@ -85,6 +85,8 @@ public enum IDTokenVerifier {
         /// `email_verified`: true, or the string "true" (Apple sends either).
         public let emailVerified: Bool
         public let expiresAt: Int64
+        /// The `aud` value that matched the allow-list (the client id the token, and Apple's authorization code, were issued to).
+        public var audience: String = ""
     }
 
     public static let maxLength = 16 * 1024
@@ -111,7 +113,7 @@ public enum IDTokenVerifier {
         case .array(let list)?: list.compactMap { if case .string(let a) = $0 { a } else { nil } }
         default: []
         }
-        guard !audiences.isEmpty, audiences.contains(where: rules.audiences.contains) else { throw .audience }
+        guard let audience = audiences.first(where: rules.audiences.contains) else { throw .audience }
         guard let exp = number(claims["exp"]), now <= exp + rules.leeway else { throw .expired }
         guard let iat = number(claims["iat"]), iat <= now + rules.leeway else { throw .notYetValid }
         if let nbf = number(claims["nbf"]), nbf > now + rules.leeway { throw .notYetValid }
@@ -119,7 +121,7 @@ public enum IDTokenVerifier {
         guard case .string(let sub)? = claims["sub"], !sub.isEmpty, sub.utf8.count <= 255 else { throw .malformed }
         let email: String? = if case .string(let e)? = claims["email"] { e } else { nil }
         let verified = claims["email_verified"] == .bool(true) || claims["email_verified"] == .string("true")
-        return Claims(subject: sub, email: email, emailVerified: verified, expiresAt: exp)
+        return Claims(subject: sub, email: email, emailVerified: verified, expiresAt: exp, audience: audience)
     }
 
     static func checkSignature(_ parsed: Parsed, _ key: JWK) -> Bool {

@@ -270,4 +270,37 @@ int roost_curl_get(const char *url, long timeout_ms, size_t max_bytes, char **bo
     return result;
 }
 
+int roost_curl_post_form(const char *url, const char *body, size_t body_len, long timeout_ms, size_t max_bytes,
+                         char **answer, size_t *answer_len, roost_curl_result *out) {
+    reset(out);
+    *answer = NULL;
+    *answer_len = 0;
+    CURL *curl = new_handle(out);
+    if (!curl) return -1;
+    const char *type = "Content-Type: application/x-www-form-urlencoded";
+    struct curl_slist *list = roost_curl_header_list(&type, 1, 1);
+    struct get_sink sink = { NULL, 0, max_bytes, 0, NULL, 0 };
+    char errbuf[CURL_ERROR_SIZE];
+    roost_curl_setup(curl, &(struct roost_curl_options){
+        .url = url, .protocols = "http,https", .timeout_ms = timeout_ms, .connect_timeout_ms = timeout_ms, .user_agent = "roostd",
+        .headers = list, .body = get_body, .body_data = &sink, .header = get_header, .header_data = &sink, .errbuf = errbuf});
+    api.easy_setopt(curl, CURLOPT_POST, 1L);
+    api.easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+    api.easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    CURLcode rc = api.easy_perform(curl);
+    int result = 0;
+    if (rc != CURLE_OK || sink.over) {
+        set_error(out, sink.over ? "response body too large" : roost_curl_reason(rc, errbuf));
+        free(sink.data);
+        result = -1;
+    } else {
+        api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+        *answer = sink.data;
+        *answer_len = sink.len;
+    }
+    api.slist_free_all(list);
+    api.easy_cleanup(curl);
+    return result;
+}
+
 void roost_curl_free(void *p) { free(p); }

@@ -69,6 +69,17 @@ public struct AccessScope: Sendable {
     /// Internal work (migrations, hooks) sees everything.
     public static let system = AccessScope(principal: .admin, level: .public)
 
+    /// Whether an update may clear `_acl.creator` (set it to null): only the
+    /// system's, for a deleted user's documents (`on_user_delete: anonymise`).
+    public private(set) var clearsCreator = false
+
+    /// The system, keeping a deleted user's documents without their creator.
+    public static let disowning: AccessScope = {
+        var scope = AccessScope.system
+        scope.clearsCreator = true
+        return scope
+    }()
+
     /// Why an operation is refused before any SQL runs.
     public enum Denial: Error, Sendable {
         /// Sign in first (401).
@@ -256,7 +267,8 @@ public struct AccessScope: Sendable {
         acl["write"] = existing?["write"]
         if let client {
             if case .object(let o) = client, let creator = o["creator"], creator != acl["creator"] ?? .null {
-                throw .invalid("_acl.creator is set by the server and cannot be changed.")
+                guard clearsCreator, creator == .null else { throw .invalid("_acl.creator is set by the server and cannot be changed.") }
+                acl["creator"] = .null
             }
             try Self.copyLists(from: client, into: &acl)
         }

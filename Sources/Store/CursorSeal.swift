@@ -85,6 +85,15 @@ public struct CursorSeal: Sendable {
         return opened ? message : nil
     }
 
+    /// `text` sealed under this key with its own version byte (3), for secrets
+    /// kept at rest (Apple refresh tokens, `AppleTokens`), never a cursor.
+    public func sealSecret(_ text: String) -> String { seal(Array(text.utf8), version: 3) }
+
+    /// What `sealSecret` sealed under this key, or nil.
+    public func openSecret(_ token: String) -> String? {
+        open(token, version: 3, maxLength: 16 * 1024).flatMap { String(validating: $0, as: UTF8.self) }
+    }
+
     /// A readable cursor as roostd made them before sealing (`r1|epoch|level|seq|after|base`):
     /// a real cursor once, refused now as expired, not as malformed.
     static func isUnsealed(_ bytes: [UInt8]) -> Bool {

@@ -59,6 +59,8 @@ public enum PostgresMigrations {
         (14, "CREATE INDEX _files_creator ON _files ((doc->'_acl'->>'creator'), rid)"),
         roles,
         PostgresCollectionSettingsSQL.migration,
+        // What an account deletion leaves for after its answer, and Apple refresh tokens.
+        PostgresAccountJobsSQL.migration,
     ]
 
     /// Applies every migration the database has not recorded.

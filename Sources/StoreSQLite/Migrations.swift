@@ -261,6 +261,10 @@ public enum Migrations {
         }),
         // Collections set up at run time, and indexes built in the background.
         Migration(20, CollectionSettingsSQL.migration),
+        // What an account deletion leaves for after its answer (`_account_jobs`:
+        // purging the user's data, revoking an Apple token), and the Apple
+        // refresh token kept with its identity.
+        Migration(21, AccountJobsSQL.migration),
     ]
 
     /// Brings the database at `connection` up to the newest version.

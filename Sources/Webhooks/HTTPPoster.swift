@@ -63,3 +63,53 @@ public enum HTTPGetter {
         return GetResult(status: Int(result.status), body: bytes, cacheControl: cc.isEmpty ? nil : cc, error: nil)
     }
 }
+
+/// The answer to one form POST: status and body, or a transport error.
+public struct FormPostResult: Sendable {
+    public let status: Int?
+    public let body: [UInt8]
+    public let error: String?
+}
+
+extension HTTPPoster {
+    /// A blocking `application/x-www-form-urlencoded` POST that keeps the
+    /// answer's body (OAuth token and revocation endpoints), for worker threads only.
+    public static func postForm(url: String, fields: [(String, String)], timeoutMilliseconds: Int, maxBytes: Int = 64 * 1024) -> FormPostResult {
+        let form = fields.map { formEncode($0.0) + "=" + formEncode($0.1) }.joined(separator: "&")
+        var result = roost_curl_result()
+        var body: UnsafeMutablePointer<CChar>? = nil
+        var length = 0
+        let bytes = Array(form.utf8)
+        let rc = bytes.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: max(bytes.count, 1)) {
+                roost_curl_post_form(url, $0, bytes.count, timeoutMilliseconds, maxBytes, &body, &length, &result)
+            }
+        }
+        defer { roost_curl_free(body) }
+        if rc != 0 {
+            let message = withUnsafeBytes(of: result.error) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            return FormPostResult(status: nil, body: [], error: message.isEmpty ? "transport error" : message)
+        }
+        let answer = body.map { p in p.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) } } ?? []
+        return FormPostResult(status: Int(result.status), body: answer, error: nil)
+    }
+
+    /// RFC 3986 unreserved characters stay; every other byte is %XX.
+    static func formEncode(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(2)
+            }
+        }
+        return out
+    }
+}
+
+private extension String {
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}

@@ -30,6 +30,11 @@ int roost_curl_start(char *err, size_t errlen);
 int roost_curl_post(const char *url, const char *const *headers, size_t header_count,
                     const void *body, size_t body_len, long timeout_ms, roost_curl_result *out);
 
+/// A POST of `application/x-www-form-urlencoded` `body` that keeps the answer's
+/// body (at most max_bytes; free it with roost_curl_free): OAuth token endpoints.
+int roost_curl_post_form(const char *url, const char *body, size_t body_len, long timeout_ms, size_t max_bytes,
+                         char **answer, size_t *answer_len, roost_curl_result *out);
+
 /// GETs `url` (http or https; no redirects), keeping at most `max_bytes` of
 /// the body in `*body` (malloc'd, NUL-terminated; free with roost_curl_free)
 /// and the Cache-Control header in `cache_control`. Returns 0 when a

@@ -1,4 +1,4 @@
-// One collection's settings: level, indexes, references, rules and schema,
+// One collection's settings: level, what a user's deletion does, indexes, references, rules and schema,
 // checked by the server as you type (?dry_run=true) and saved with
 // If-Match; index builds and emptying with their progress; Empty and Drop
 // behind a typed confirmation; the stored documents that fail the schema.
@@ -48,6 +48,9 @@ export function mountEditor(main, name) {
   const nameInput = h('input', { id: 'collection-name', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: 'products', pattern: '[A-Za-z][A-Za-z0-9_\\-]*' });
   const level = h('select', { id: 'collection-permission' }, h('option', { value: '' }, 'default (default_permission)'),
     LEVELS.map((l) => h('option', { value: l }, l)));
+  // What deleting a user does to the documents they created here (docs/ACCOUNTS.md).
+  const userDelete = h('select', { id: 'collection-on-user-delete' }, h('option', { value: '' }, 'keep them (default)'),
+    h('option', { value: 'cascade' }, 'delete them (cascade)'), h('option', { value: 'anonymise' }, 'keep them without their creator (anonymise)'));
   const errors = Object.fromEntries(AREAS.map((a) => [a, alertBox('error', { id: a + '-error' })]));
   const generalError = alertBox('error', { id: 'settings-error' });
   const checkStatus = alertBox('ok', { id: 'check-status', role: 'status' });
@@ -90,6 +93,7 @@ export function mountEditor(main, name) {
     names,
     isNew ? field('Name', nameInput) : null,
     field('Access level', level), errors.permission,
+    field('When a user is deleted, the documents they created', userDelete),
     h('fieldset', {}, h('legend', {}, 'Indexes'), h('p', { class: 'muted hint' }, 'A value index for fields you filter or sort on; a geo index for [longitude, latitude] points. Built in the background.'),
       indexes.element, errors.indexes),
     h('fieldset', {}, h('legend', {}, 'References'), h('p', { class: 'muted hint' }, 'A field holding the id of a document in another collection, and what deleting that document does.'),
@@ -154,7 +158,7 @@ export function mountEditor(main, name) {
     }
   }
 
-  /** The five settings (null: not set), or null when a JSON editor does not parse. */
+  /** The six settings (null: not set), or null when a JSON editor does not parse. */
   function settingsFromForm() {
     for (const a of AREAS) say(errors[a], '');
     const r = readJSON(rules, 'rules');
@@ -168,6 +172,7 @@ export function mountEditor(main, name) {
       references: refs.length ? Object.fromEntries(refs) : null,
       rules: r.value,
       schema: s.value,
+      on_user_delete: userDelete.value || null,
     };
   }
 
@@ -212,6 +217,7 @@ export function mountEditor(main, name) {
   function changed() { say(saved, ''); check(); }
   for (const c of [nameInput, level, rules, schema]) c.addEventListener('input', changed);
   level.addEventListener('change', changed);
+  userDelete.addEventListener('change', changed);
   // Typing JSON keeps the field list in step when the schema is one it can show.
   schema.addEventListener('input', debounce(() => {
     try { const list = fieldsOf(schema.value.trim() ? JSON.parse(schema.value) : {}); if (list) fields.set(list); } catch { /* not JSON yet */ }
@@ -249,6 +255,7 @@ export function mountEditor(main, name) {
   function fill(detail) {
     const s = detail.settings || {};
     level.value = s.permission || '';
+    userDelete.value = s.on_user_delete || '';
     indexes.set(s.indexes || []);
     references.set(Object.entries(s.references || {}));
     rules.value = s.rules ? JSON.stringify(s.rules, null, 2) : '';
@@ -261,7 +268,7 @@ export function mountEditor(main, name) {
     meta.textContent = `${fmt.number(detail.count)} documents · level ${detail.permission} · ${who}` + (detail.version ? ` · version ${detail.version}` : '');
     const readOnly = detail.managedBy === 'config';
     say(reason, readOnly ? 'Read-only here: ' + (detail.reason || 'the config file sets this collection up.') : '');
-    for (const c of [nameInput, level, rules, schema, save]) c.disabled = readOnly || state.dropped;
+    for (const c of [nameInput, level, userDelete, rules, schema, save]) c.disabled = readOnly || state.dropped;
     if (readOnly) rules.placeholder = schema.placeholder = ''; // no example text that looks like settings
     indexes.disable(readOnly || state.dropped);
     references.disable(readOnly || state.dropped);

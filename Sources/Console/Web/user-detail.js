@@ -1,4 +1,6 @@
-// One user on the Users page: profile fields (a JSON editor, saved as a
+// One user on the Users page: how they sign in (GET /admin/users/:id/account:
+// email and its verification, password, two-factor with a reset by DELETE
+// /users/:id/2fa, linked providers), profile fields (a JSON editor, saved as a
 // merge patch by PATCH /users/:id), a new password (PUT
 // /admin/users/:id/password: every session ends), roles (add, remove),
 // sessions (revoke one or all) and delete.
@@ -119,6 +121,35 @@ export async function showUser(panel, id, ctx) {
     refreshRoles();
   });
 
+  // Sign-in: email, password, two-factor (with the reset) and linked providers.
+  const signIn = h('dl', { class: 'facts', id: 'user-sign-in' });
+  const identities = h('tbody', { id: 'user-identities' });
+  const resetTwoFactor = h('button', { type: 'button', class: 'danger hidden', id: 'reset-2fa' }, 'Turn two-factor off');
+  async function refreshSignIn() {
+    try {
+      const a = await get('/admin/users/' + seg(id) + '/account');
+      if (!current()) return;
+      const row = (label, value, key) => [h('dt', {}, label), h('dd', { 'data-fact': key }, value)];
+      clear(signIn, row('Email', a.email ? a.email + (a.emailVerified ? ' (verified)' : ' (not verified)') : 'none', 'email'),
+        row('Password', a.hasPassword ? 'set' : 'none', 'password'),
+        row('Two-factor', a.twoFactor ? 'on' : 'off', 'two-factor'),
+        ...(a.anonymous ? row('Guest', 'yes (anonymous account)', 'guest') : []));
+      resetTwoFactor.classList.toggle('hidden', !a.twoFactor);
+      resetTwoFactor.textContent = 'Turn two-factor off';
+      clear(identities, a.identities.length ? a.identities.map((i) => h('tr', { 'data-provider': i.provider },
+        h('td', { class: 'mono' }, i.provider), h('td', {}, i.email || ''), h('td', {}, i.linkedAt)))
+        : h('tr', { class: 'empty' }, h('td', { colspan: 3, class: 'muted', id: 'identities-empty' }, 'No linked providers.')));
+    } catch (e) { if (current()) say(error, 'Cannot read how the user signs in: ' + e.message); }
+  }
+  resetTwoFactor.addEventListener('click', async () => {
+    if (resetTwoFactor.textContent === 'Turn two-factor off') { resetTwoFactor.textContent = 'Confirm: turn off two-factor of ' + name; return; }
+    try {
+      await api('DELETE', '/users/' + seg(id) + '/2fa');
+      say(status, 'Two-factor is off for ' + name + '.', 'ok');
+    } catch (e) { say(error, 'Cannot turn two-factor off: ' + e.message); }
+    refreshSignIn();
+  });
+
   // Sessions and delete.
   const sessions = h('tbody');
   const revokeAll = h('button', { type: 'button', id: 'revoke-all' }, 'Revoke all sessions');
@@ -152,6 +183,10 @@ export async function showUser(panel, id, ctx) {
     record.email ? 'email ' + record.email + (record.emailVerified ? ' (verified)' : ' (not verified)') : 'no email'];
   clear(panel, h('h2', { id: 'user-title' }, name), h('p', { class: 'mono muted' }, id),
     h('p', { class: 'muted', id: 'user-facts' }, facts.join(' \u00b7 ')),
+    h('h3', {}, 'Sign-in'), signIn, h('div', { class: 'actions' }, resetTwoFactor),
+    h('div', { class: 'table-wrap' }, h('table', { id: 'identities-table' },
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Provider'), h('th', { scope: 'col' }, 'Provider email'),
+        h('th', { scope: 'col' }, 'Linked at'))), identities)),
     h('h3', {}, 'Profile fields'),
     h('p', { class: 'muted' }, 'The user\u2019s record as JSON, without the server\u2019s own fields (_id, _createdAt\u2026) and the names above. '
       + 'Remove a key to delete the field.'),
@@ -164,6 +199,7 @@ export async function showUser(panel, id, ctx) {
         h('th', { scope: 'col' }, 'Expires'), h('th', { scope: 'col' }, h('span', { class: 'hidden' }, 'Actions')))),
       sessions)),
     h('div', { class: 'actions' }, revokeAll, deleteUser));
+  refreshSignIn();
   refreshRoles();
   refreshSessions();
 }

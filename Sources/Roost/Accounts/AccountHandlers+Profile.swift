@@ -133,10 +133,11 @@ extension AccountHandlers {
     /// `DELETE /users/:id`: self or admin; removes the record, credentials and
     /// sessions. Honours `If-Match`/`If-None-Match` against the stored record.
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
-        let (hooks, pools, pending) = (collections.hooks, self.pools, HookServices.Pending([]))
+        let (hooks, pools, pending, accountJobs) = (collections.hooks, self.pools, HookServices.Pending([]), self.accountJobs)
         jobs.write(request, out, committed: {
             hooks.committed(pending)()
             pools.sessionsEnded()
+            accountJobs.wake()
         }, prepare: { caller in
             try Self.checkSelfOrAdmin(caller.principal, id: id)
             return caller
@@ -155,6 +156,9 @@ extension AccountHandlers {
     /// `beforeDelete` hooks and declared references, then credentials,
     /// sessions, codes, identities and push devices. `DELETE /users/:id`
     /// and the sweep of idle guest accounts (`AnonymousSweeper`) both use it.
+    /// In the same transaction it queues what runs after the answer
+    /// (`AccountJobs`): the purge of the user's documents and files by each
+    /// collection's `on_user_delete`, and revoking a kept Apple refresh token.
     static func removeAccount(_ writer: any DocumentWriting, id: String, existing: StoredRow, scope: AccessScope, hooks: HookServices,
                               pending: HookServices.Pending, requestID: String) throws {
         let cascade = try ReferentialDelete.plan(users, id: id, writer: writer, revealCounts: scope.principal == .admin)
@@ -167,6 +171,8 @@ extension AccountHandlers {
         }
         try writer.deleteCredentials(userID: id)
         try writer.deleteAccountCodes(userID: id)
+        try AppleTokens.queueRevoke(writer, userID: id)
+        try writer.addAccountJob(kind: AccountJobKind.purge, userID: id, payload: nil, nowMilliseconds: Outbox.nowMilliseconds())
         try writer.deleteIdentities(userID: id)
         try writer.deleteDevices(userID: id)
     }

@@ -20,6 +20,8 @@ struct AccountHandlers: Sendable {
     let mail: MailOutbox
     /// Sign-in providers of `POST /auth/idtoken`.
     let oidc: OIDCProviders
+    /// Purges deleted accounts' data and calls Apple's token endpoints, after the answers.
+    let accountJobs: AccountJobs
     var settings: AccountSettings { mail.settings }
 
     static let users = AccessPolicy.usersCollection
@@ -30,8 +32,9 @@ struct AccountHandlers: Sendable {
     var pools: StorePools { jobs.pools }
 
     init(jobs: CallerJobs, collections: CollectionHandlers, hasher: PasswordHasher, sessionLifetime: Int64, mail: MailOutbox,
-         oidc: OIDCProviders) {
+         oidc: OIDCProviders, accountJobs: AccountJobs) {
         self.oidc = oidc
+        self.accountJobs = accountJobs
         self.jobs = jobs
         self.collections = collections
         self.hasher = hasher

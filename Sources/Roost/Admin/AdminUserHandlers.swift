@@ -15,6 +15,9 @@ import Store
 /// - `PUT /admin/users/:id/password {password}`: 204; the new password is
 ///   hashed on the hash pool and every session of the user ends.
 /// - `GET /admin/users/:id/roles`: `{"roles": [...]}`, the user's roles.
+/// - `GET /admin/users/:id/account`: how the user signs in, as `GET /auth/account`
+///   shows it to them (password, email and verification, two-factor, guest,
+///   linked providers); the console's Users page shows it.
 ///
 /// Profile fields change through `PATCH /users/:id` with the admin token.
 struct AdminUserHandlers: Sendable {
@@ -26,6 +29,7 @@ struct AdminUserHandlers: Sendable {
             RoostRoute("/admin/users", [.post: { r, out in handlers.create(r, out) }]),
             RoostRoute("/admin/users/:id/password", [.put: { r, out in handlers.setPassword(r.parameter("id"), r, out) }]),
             RoostRoute("/admin/users/:id/roles", [.get: { r, out in handlers.roles(r.parameter("id"), r, out) }]),
+            RoostRoute("/admin/users/:id/account", [.get: { r, out in handlers.account(r.parameter("id"), r, out) }]),
         ]
     }
 
@@ -117,6 +121,13 @@ struct AdminUserHandlers: Sendable {
             guard try reader.credentials(userID: id) != nil else { throw HTTPError.notFound("No user with _id \"\(id)\".") }
             let roles = try reader.roles(userID: id).map { JSONValue.string($0) }
             return .json(200, JSONValue.object(JSONObject([("roles", .array(roles))])).jsonText)
+        }
+    }
+
+    func account(_ id: String, _ request: Request, _ out: ResponseWriter) {
+        accounts.jobs.readAsAdmin(request, out) { reader in
+            guard let body = try AccountHandlers.security(reader, userID: id) else { throw HTTPError.notFound("No user with _id \"\(id)\".") }
+            return .json(200, body)
         }
     }
 }

@@ -25,6 +25,7 @@ extension RoostConfig.Collection {
         }
         if let schema { o["schema"] = schema.source }
         if pushSync { o["push_sync"] = .bool(true) }
+        if onUserDelete != .keep { o["on_user_delete"] = .string(onUserDelete.rawValue) }
         return o
     }
 }

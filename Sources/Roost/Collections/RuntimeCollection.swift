@@ -7,7 +7,7 @@ import Store
 /// `collections:` entries go through, so both accept and refuse the same.
 struct RuntimeCollection: Sendable {
     /// What the admin API takes; `push_sync` stays in the config file (it needs a restart).
-    static let keys = ["permission", "indexes", "references", "rules", "schema"]
+    static let keys = ["permission", "indexes", "references", "rules", "schema", "on_user_delete"]
 
     let name: String
     /// The settings as stored: a JSON object with `keys` only, keys sorted.

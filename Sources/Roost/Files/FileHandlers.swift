@@ -180,17 +180,20 @@ struct FileHandlers: Sendable {
     /// `DELETE /files/:id`: the row goes in the group commit, then the bytes.
     func delete(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
-        let (uploads, objects, handlers) = (self.uploads, self.objects, self)
-        jobs.write(request, out, committed: {
-            // After COMMIT: a crash before these unlinks leaves files the
-            // sweep removes. While a backup runs they wait (its snapshot
-            // may have been taken before this delete).
-            let remove: @Sendable () -> Void = { objects.remove(id) }
-            if !uploads.submit(remove) { remove() }
-        }) { writer, caller in
+        let handlers = self
+        jobs.write(request, out, committed: { handlers.removeBytes(id) }) { writer, caller in
             try writer.deleteFile(id: id, scope: handlers.scope(caller))
             return .json(200, "{\"count\":1}")
         }
+    }
+
+    /// Removes a deleted file's bytes, after its row's COMMIT: a crash before
+    /// these unlinks leaves files the sweep removes. While a backup runs they
+    /// wait (its snapshot may have been taken before this delete).
+    func removeBytes(_ id: String) {
+        let objects = self.objects
+        let remove: @Sendable () -> Void = { objects.remove(id) }
+        if !uploads.submit(remove) { remove() }
     }
 
     /// The caller's scope in the file store: `files_permission` and `collections.files.rules`.

@@ -29,9 +29,13 @@ public enum BuiltInRules: String {
         guard let map = spec as? [String: Any] else { throw RoostConfig.Invalid("\(place) must be a mapping") }
         var collection = RoostConfig.Collection()
         for (key, value) in map {
+            if key == "on_user_delete" && self == .files {
+                collection.onUserDelete = try RoostConfig.UserDeletePolicy.parse(value, at: "\(place).on_user_delete")
+                continue
+            }
             guard key == "rules" else {
                 let level = self == .users ? "its level is fixed (shared, with private_user_fields)" : "files_permission sets its level"
-                throw RoostConfig.Invalid("\(place): only rules can be set for the built-in \(rawValue) collection (\(level)); \"\(key)\" cannot.")
+                throw RoostConfig.Invalid("\(place): only rules\(self == .files ? " and on_user_delete" : "") can be set for the built-in \(rawValue) collection (\(level)); \"\(key)\" cannot.")
             }
             let rules = try RoostConfig.rules(rawValue, value)
             for (operation, rule) in [("create", rules.create), ("update", rules.update)] where rule != nil {

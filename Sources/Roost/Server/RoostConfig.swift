@@ -30,6 +30,28 @@ public struct RoostConfig: Sendable {
         public var rules: CollectionRules?
         /// The JSON Schema every document written must match (`schema:`, docs/SCHEMAS.md); nil: any JSON.
         public var schema: CollectionSchema?
+        /// What deleting a user does to the documents (or files) they created (`on_user_delete`, docs/ACCOUNTS.md).
+        public var onUserDelete: UserDeletePolicy = .keep
+    }
+
+    /// `collections.<name>.on_user_delete`: what deleting an account does to
+    /// the documents whose `_acl.creator` it is, in the background after the
+    /// deletion's answer (`AccountJobs`).
+    public enum UserDeletePolicy: String, Sendable, CaseIterable {
+        /// Deleted through the write path (hooks, feed, webhooks, references).
+        case cascade
+        /// Kept, with `_acl.creator` cleared (null), so nothing points at the user.
+        case anonymise
+        /// Left as they are (the default).
+        case keep
+
+        /// Parses the setting at `path` (`collections.<name>.on_user_delete`).
+        static func parse(_ value: Any, at path: String) throws -> UserDeletePolicy {
+            guard let policy = UserDeletePolicy(rawValue: "\(value)") else {
+                throw Invalid("\(path) must be one of \(allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return policy
+        }
     }
 
     /// `host:port` (plain HTTP) or `https://host:port` (TLS, with `tls`).
@@ -272,6 +294,8 @@ public struct RoostConfig: Sendable {
                 c.rules = try rules(name, value)
             case "schema":
                 c.schema = try CollectionSchema.read(name, value)
+            case "on_user_delete":
+                c.onUserDelete = try UserDeletePolicy.parse(value, at: "collections.\(name).on_user_delete")
             default:
                 throw Invalid("collections.\(name): unknown setting \"\(key)\"")
             }

@@ -1,5 +1,6 @@
 import Daemon
 import Metrics
+import Store
 
 /// The metrics of Roost's areas (the database, backups, webhooks,
 /// thumbnails, live streams, the slow lane, rate limits, push): each name with its
@@ -9,7 +10,7 @@ import Metrics
 public enum RoostMetrics {
     /// Every metric declared below, for `Telemetry.bootstrap(declared:)`.
     public static let declared: [MetricName] = [
-        .sqliteSeconds, .postgresqlSeconds, .writeCommits, .writeOperations, .thumbnailsGenerated, .webhookDeliveries, .mailDeliveries,
+        .sqliteSeconds, .postgresqlSeconds, .writeCommits, .writeOperations, .thumbnailsGenerated, .webhookDeliveries, .mailDeliveries, .accountJobs,
         .scriptCalls, .scriptSeconds,
         .backupsTaken, .backupLastSuccess, .backupDuration, .backupSize, .liveStreams, .liveEventsSent,
         .liveSlowDisconnects, .liveOverBudget, .liveLag, .slowLaneReads, .sqlitePageCache, .rateLimited,
@@ -22,6 +23,9 @@ public enum RoostMetrics {
         for reason in slowLaneReasons { _ = slowLaneReads(reason: reason) }
         for outcome in webhookOutcomes { _ = webhookDeliveries(outcome: outcome) }
         for outcome in mailOutcomes { _ = mailOutcome(outcome) }
+        for kind in [AccountJobKind.purge, AccountJobKind.appleExchange, AccountJobKind.appleRevoke] {
+            for outcome in ["done", "failed", "gave_up"] { _ = accountJob(kind, outcome) }
+        }
         _ = backupGauges()
         _ = live()
         _ = indexBuilds()
@@ -99,6 +103,11 @@ public enum RoostMetrics {
         Counter(label: MetricName.mailDeliveries.name, dimensions: [("outcome", outcome)])
     }
 
+    /// `roost_account_jobs_total{kind=…,outcome=…}`.
+    static func accountJob(_ kind: String, _ outcome: String) -> Counter {
+        Counter(label: MetricName.accountJobs.name, dimensions: [("kind", kind), ("outcome", outcome)])
+    }
+
     /// `roost_script_calls_total{kind=…,outcome=…}`.
     static func scriptCalls(kind: String, outcome: String) -> Counter {
         Counter(label: MetricName.scriptCalls.name, dimensions: [("kind", kind), ("outcome", outcome)])
@@ -144,6 +153,8 @@ extension MetricName {
         "roost_webhook_deliveries_total", help: "Webhook delivery attempts by outcome: delivered, failed (retried later) or gave_up.")
     static let mailDeliveries = MetricName(
         "roost_mail_deliveries_total", help: "Account mail (verification, reset, email change) SMTP attempts by outcome: sent, failed (retried later) or gave_up.")
+    static let accountJobs = MetricName(
+        "roost_account_jobs_total", help: "Work account deletions and Apple sign-ins leave for later, by kind (purge, apple_exchange, apple_revoke) and outcome: done, failed (retried later) or gave_up.")
     static let scriptCalls = MetricName(
         "roost_script_calls_total", help: "Calls of Lua script handlers, by kind (before, after, route, every, cron) and outcome (ok, refused, error, timeout).")
     static let scriptSeconds = MetricName(

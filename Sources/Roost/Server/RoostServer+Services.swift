@@ -66,6 +66,7 @@ extension RoostServer {
             guests.map { g in ServiceStep("guest-sweeper", start: { g.start() }, stop: { g.stop() }) },
             ServiceStep("oidc", start: { try oidc.start() }, stop: { oidc.shutdown() }),
             ServiceStep("mail", start: { try mail.start(pools: pools) }, stop: { mail.shutdown() }),
+            ServiceStep("account-jobs", start: { areas.accountJobs.start() }, stop: { areas.accountJobs.shutdown() }),
             ServiceStep("webhooks", start: { try outbox.webhooks.start() }, stop: { outbox.webhooks.shutdown() }),
             ServiceStep("backups", start: { backups.start() }, stop: { backups.stop() }),
             ServiceStep("files", start: { try files.start() }, stop: { files.shutdown() }),

@@ -30,6 +30,8 @@ struct ServerComposition {
     let restamper: RuleRestamper
     /// Collections set up at run time: the settings sync, index builds, emptying.
     let runtimeCollections: CollectionAdminJobs
+    /// What account deletions and Apple sign-ins leave for later (`_account_jobs`).
+    let accountJobs: AccountJobs
 
     /// Builds every area on `pools`; starts nothing (`RoostServer.services` does).
     /// - Parameter objects: where file bytes live (`FileHandlers.objectStore`).
@@ -69,6 +71,11 @@ struct ServerComposition {
         self.mail = mail
         let oidc = OIDCProviders(config.oidcProviders, logger: logger)
         self.oidc = oidc
+        let appleSettings = config.oidcProviders[AppleTokens.provider]?.apple
+        let apple = try appleSettings.flatMap { $0.isSet ? try AppleTokens(settings: $0) : nil }
+        let accountJobs = AccountJobs(pools: pools, purge: AccountPurge(pools: pools, hooks: hooks, files: files, logger: logger),
+                                      apple: apple, settings: settings, logger: logger)
+        self.accountJobs = accountJobs
         let stats = ConsoleStats(pools: pools, files: files, liveStreams: { hub.openStreams }, logger: logger)
         self.stats = stats
         restamper = RuleRestamper(pools: pools, logger: logger)
@@ -81,7 +88,7 @@ struct ServerComposition {
             collections: collections, batch: BatchHandler(collections: collections, logger: logger),
             live: LiveHandlers(jobs: jobs, hub: hub),
             accounts: AccountHandlers(jobs: jobs, collections: collections, hasher: PasswordHasher(cost: config.passwordCost),
-                                      sessionLifetime: lifetime, mail: mail, oidc: oidc),
+                                      sessionLifetime: lifetime, mail: mail, oidc: oidc, accountJobs: accountJobs),
             files: files, push: PushHandlers(jobs: jobs, collections: collections),
             admin: WebhookHandlers(jobs: jobs, collections: collections, hooks: hooks, scripts: scripts),
             roles: RoleHandlers(jobs: jobs, collections: collections),

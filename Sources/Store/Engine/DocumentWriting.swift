@@ -10,4 +10,4 @@ public typealias DocumentWriting = WriterConnection
     & AccountsWriting & LoginThrottleWriting
     & FilesWriting
     & WebhooksWriting & PushWriting & MailWriting
-    & ScheduledRunsWriting & RolesWriting & CollectionSettingsWriting
+    & ScheduledRunsWriting & RolesWriting & CollectionSettingsWriting & AccountJobsWriting

@@ -13,6 +13,10 @@ public struct OIDCProviderConfig: Sendable, Equatable {
     /// Whether a first sign-in whose verified email matches an account with that
     /// email verified joins that account (docs/ACCOUNTS.md). On for the presets.
     public var linkByEmail: Bool
+    /// Sign in with Apple's token endpoints (`apple` only): with these set, an
+    /// `authorization_code` sent with the ID token is exchanged for a refresh
+    /// token, revoked when the account is deleted or Apple is unlinked.
+    public var apple = AppleTokenSettings()
 
     /// The presets: Sign in with Apple and Google.
     static func preset(_ name: String) -> OIDCProviderConfig? {
@@ -48,6 +52,11 @@ extension RoostConfig {
                 case "jwks_url": p.jwksURL = "\(v)"
                 case "discovery_url": p.discoveryURL = "\(v)"
                 case "link_by_email": p.linkByEmail = try Setting.bool(v, key: "oidc_providers.\(name).link_by_email", source: "config")
+                case "team_id" where name == "apple": p.apple.teamID = "\(v)"
+                case "key_id" where name == "apple": p.apple.keyID = "\(v)"
+                case "private_key_file" where name == "apple": p.apple.privateKeyFile = "\(v)"
+                case "token_endpoint" where name == "apple": p.apple.endpoint = "\(v)"
+                case "token_key_file" where name == "apple": p.apple.tokenKeyFile = "\(v)"
                 default: throw Invalid("oidc_providers.\(name): unknown setting \"\(key)\"")
                 }
             }
@@ -57,7 +66,30 @@ extension RoostConfig {
             for url in [p.jwksURL, p.discoveryURL].compactMap({ $0 }) where !(url.hasPrefix("https://") || url.hasPrefix("http://")) {
                 throw Invalid("oidc_providers.\(name): \(url) is not an http(s) URL")
             }
+            guard p.apple.teamID.isEmpty == p.apple.keyID.isEmpty else {
+                throw Invalid("oidc_providers.apple: team_id and key_id go together (with private_key_file or ROOST_APPLE_PRIVATE_KEY)")
+            }
+            guard p.apple.endpoint.hasPrefix("https://") || p.apple.endpoint.hasPrefix("http://") else {
+                throw Invalid("oidc_providers.apple.token_endpoint: \(p.apple.endpoint) is not an http(s) URL")
+            }
             oidcProviders[name] = p
         }
     }
+}
+
+/// `oidc_providers.apple`'s token settings: the team, the Sign in with Apple
+/// key (its `.p8` from a file or `ROOST_APPLE_PRIVATE_KEY`, never YAML) and
+/// where Apple's `/auth/token` and `/auth/revoke` are (tests: a stand-in).
+public struct AppleTokenSettings: Sendable, Equatable {
+    public var teamID = ""
+    public var keyID = ""
+    public var privateKeyFile = ""
+    /// The base of `/auth/token` and `/auth/revoke`.
+    public var endpoint = "https://appleid.apple.com"
+    /// A file holding 32 random bytes as 64 hex digits (the same on every node): refresh tokens
+    /// are kept sealed under it (XSalsa20-Poly1305). Empty: kept as Apple sent them.
+    public var tokenKeyFile = ""
+
+    /// Whether refresh tokens are fetched and revoked at all.
+    public var isSet: Bool { !teamID.isEmpty }
 }
