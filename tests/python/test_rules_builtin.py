@@ -116,7 +116,7 @@ def check_config(tmp_path, text):
     ("collections:\n  users:\n    rules:\n      create: {a: 1}\n", "collections.users.rules.create: not for users"),
     ("collections:\n  files:\n    rules:\n      update: {a: 1}\n", "collections.files.rules.update: not for files"),
     ("collections:\n  users:\n    permission: private\n", "collections.users: only rules can be set"),
-    ("collections:\n  files:\n    indexes: [size]\n", "collections.files: only rules can be set"),
+    ("collections:\n  files:\n    indexes: [size]\n", "collections.files: only rules and on_user_delete can be set"),
     ("collections:\n  files:\n    rules:\n      read: {owner: '@caller.name'}\n", "collections.files.rules.read"),
 ])
 def test_check_config_refuses_what_the_built_in_collections_cannot_take(tmp_path, yaml, message):
