@@ -181,7 +181,7 @@ bench-rules: release
 
 # Collections set up at run time (#36): creates under a 10-property schema; creates while an index builds on 300k documents.
 bench-collections: release
-	.venv/bin/python bench/collections.py
+	.venv/bin/python bench/runtime_collections.py
 
 # ID-token sign-in vs password log-in rate; GET latency during 1,000 verification mails (#38; BENCHMARKS.md).
 bench-accounts: release

@@ -18,7 +18,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# bench/collections.py would shadow the standard library's collections: this directory goes last.
+# bench/ (benchlib) and tests/python (the SMTP and OIDC stand-ins) on the path.
 sys.path = [p for p in sys.path if os.path.abspath(p or ".") != HERE] + [HERE, os.path.join(HERE, "..", "tests", "python")]
 sys.dont_write_bytecode = True
 

@@ -267,3 +267,31 @@ def test_link_and_unlink(world):
     assert d.call("DELETE", f"/users/{r.body['user']['_id']}", token=r.body["token"]).status == 200
     r2 = sign_in(d, "apple", apple.token(sub="only-apple"))
     assert r2.status == 201 and r2.body["user"]["_id"] != r.body["user"]["_id"]
+
+
+def test_racing_first_sign_ins_and_links_make_one_account_and_one_link(world):
+    """Linking races: twelve first sign-ins of one new subject at once (each with its own token,
+    as twelve app launches would send) make exactly one account; six users linking the same new
+    identity at once: exactly one gets it, the others 409, and sign-ins find that one."""
+    import concurrent.futures
+    d, acme, _, _ = world
+    tokens = [acme.token(sub="racer-1") for _ in range(12)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=12) as pool:
+        answers = list(pool.map(lambda tok: sign_in(d, "acme", tok), tokens))
+    assert all(r.status in (200, 201) for r in answers), [(r.status, r.body) for r in answers]
+    assert len({r.body["user"]["_id"] for r in answers}) == 1, [r.body["user"]["_id"] for r in answers]
+    assert [r.status for r in answers].count(201) == 1, [r.status for r in answers]
+
+    users = [d.sign_up(f"linker{i}") for i in range(6)]
+    link_tokens = [acme.token(sub="contested-1") for _ in users]
+
+    def link(pair):
+        user, tok = pair
+        return d.call("POST", "/auth/idtoken/link", {"provider": "acme", "id_token": tok, "nonce": "raw-nonce"},
+                      token=user["token"])
+    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+        links = list(pool.map(link, zip(users, link_tokens)))
+    statuses = sorted(r.status for r in links)
+    assert statuses == [200] + [409] * 5, [(r.status, r.body) for r in links]
+    winner = users[[r.status for r in links].index(200)]["user"]["_id"]
+    assert sign_in(d, "acme", acme.token(sub="contested-1")).body["user"]["_id"] == winner

@@ -9,7 +9,7 @@
    Creates/s while the index builds vs in the seconds before; the longest any request waited during
    the build. Targets: ≥ 50% of the rate before, and no request over 500 ms.
 
-  bench/collections.py [--roostd .build/release/roostd] [--n 300000] [--rounds 6] [--duration 6s] [--port 18296]
+  bench/runtime_collections.py [--roostd .build/release/roostd] [--n 300000] [--rounds 6] [--duration 6s] [--port 18296]
 """
 import argparse
 import http.client
@@ -161,7 +161,7 @@ def main():
     ap.add_argument("--no-record", dest="record", action="store_false")
     a = ap.parse_args()
     binary = B.roostd_binary(a.roostd)
-    work = B.workdir("collections", fresh=True)
+    work = B.workdir("runtime_collections", fresh=True)
     with open(os.path.join(work, "roost.yaml"), "w") as f:
         f.write(CONFIG)
     proc = B.spawn([binary, "serve", "--listen", "127.0.0.1:%d" % a.port, "--data-dir", os.path.join(work, "data"),
@@ -176,7 +176,7 @@ def main():
     schema_ratio = typed / plain
     build_ratio = build["rate_during"] / build["rate_before"]
     text = "\n".join([
-        "### Collections set up at run time (#36): `bench/collections.py`, %s" % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "### Collections set up at run time (#36): `bench/runtime_collections.py`, %s" % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "",
         "`%s`; load average before: %s." % (os.path.relpath(binary, B.ROOT), load),
         "",
@@ -196,7 +196,7 @@ def main():
                                   "≥ 50% of before", "creates/s before", round(build["rate_before"], 1), round(build_ratio, 3),
                                   "index on %d documents built in %.1f s" % (a.n, build["build_s"])),
                 benchstats.figure("collections.worst_wait_during_index", round(build["worst_during_ms"], 1), "ms", "≤ 500 ms")]
-        benchstats.record("collections", {"schema": {"plain": plain, "typed": typed}, "index": build}, [], text, figs, load)
+        benchstats.record("runtime_collections", {"schema": {"plain": plain, "typed": typed}, "index": build}, [], text, figs, load)
 
 
 if __name__ == "__main__":
