@@ -81,7 +81,7 @@ TARGETS = [
      ("value", "<=", 500)),
     ("accounts.idtoken_vs_login", 38, "ID-token sign-ins/s against password log-ins/s, same run", "≥ 5× password log-ins",
      "accounts", ("ratio", ">=", 5)),
-    ("accounts.get_p99_during_mail", 38, "GET p99 while 1,000 verification mails are requested and sent", "≤ 1.5× before",
+    ("accounts.get_p99_during_mail", 38, "GET p99 while the outbox sends 1,000 verification mails (after the requests)", "≤ 1.5× before",
      "accounts", ("ratio", "<=", 1.5)),
     ("accounts.mails_delivered", 38, "of 1,000 verification mails, delivered to the SMTP sink", "all 1,000", "accounts",
      ("value", ">=", 1000)),
