@@ -44,7 +44,7 @@ final class AccountJobs: @unchecked Sendable {
     func start() {
         running = true
         finished.enter()
-        NamedThread.start("account-jobs") { [self] in
+        NamedThread.start("account-jobs", background: true) { [self] in
             defer { finished.leave() }
             run()
         }

@@ -24,7 +24,7 @@ final class AnonymousSweeper: Sendable {
     }
 
     func start() {
-        NamedThread.start("guest-sweeper") { [self] in
+        NamedThread.start("guest-sweeper", background: true) { [self] in
             while !stopped.get() {
                 var waited = 0.0
                 while waited < interval && !stopped.get() { Thread.sleep(forTimeInterval: 0.25); waited += 0.25 }

@@ -51,7 +51,7 @@ final class BackupService: @unchecked Sendable {
             due = max(newest.map { $0.addingTimeInterval(TimeInterval(every)) } ?? .distantPast,
                       Date().addingTimeInterval(TimeInterval(min(every, 60))))
         }
-        NamedThread.start("backup") { [self] in
+        NamedThread.start("backup", background: true) { [self] in
             defer { finished.signal() }
             loop()
         }

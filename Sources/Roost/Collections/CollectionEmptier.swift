@@ -44,7 +44,7 @@ final class CollectionEmptier: Sendable {
             started = true
         }
         guard started else { return false }
-        NamedThread.start("emptier") { [self] in
+        NamedThread.start("emptier", background: true) { [self] in
             empty(collection)
             runs.update { $0[collection]?.done = true }
             let p = progress(of: collection)

@@ -23,7 +23,7 @@ final class RuleRestamper: Sendable {
     }
 
     func start() {
-        NamedThread.start("rule-restamper") { [self] in
+        NamedThread.start("rule-restamper", background: true) { [self] in
             while !stopped.get() {
                 wanted.set(false)
                 restamp()

@@ -53,7 +53,7 @@ final class ThumbnailScheduler: @unchecked Sendable {
         try pool.start()
         // Jobs the pool could not take (full) or that a crash cut short are
         // found again every few seconds.
-        NamedThread.start("thumbnail-scan") { [self] in
+        NamedThread.start("thumbnail-scan", background: true) { [self] in
             while !stopped.get() {
                 Thread.sleep(forTimeInterval: 3)
                 if !stopped.get() { rescan() }

@@ -22,7 +22,7 @@ final class FeedCompactor: Sendable {
     }
 
     func start() {
-        NamedThread.start("feed-compactor") { [self] in
+        NamedThread.start("feed-compactor", background: true) { [self] in
             while !stopped.get() {
                 compact()
                 var waited = 0.0

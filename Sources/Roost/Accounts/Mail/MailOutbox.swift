@@ -58,7 +58,7 @@ final class MailOutbox: @unchecked Sendable {
                                 password: try Self.password(settings), tls: settings.smtpTLS, timeoutMilliseconds: settings.smtpTimeout * 1000)
         running = true
         finished.enter()
-        NamedThread.start("mail") { [self] in
+        NamedThread.start("mail", background: true) { [self] in
             defer { finished.leave() }
             run(pools: pools, sender: sender)
         }
