@@ -11,13 +11,19 @@ public final class OutboxLoop<Context>: @unchecked Sendable {
     public typealias Pass = @Sendable (Context) -> Int64
 
     let name: String
+    /// Whether the thread runs at `NamedThread.backgroundNice` (no request waits for it).
+    let background: Bool
     private let condition = NSCondition()
     private var stopped = false
     private var woken = false
     private let finished = DispatchGroup()
 
     /// - Parameter name: the thread's name.
-    public init(name: String) { self.name = name }
+    /// - Parameter background: run at a lower priority than the request path (`NamedThread`).
+    public init(name: String, background: Bool = false) {
+        self.name = name
+        self.background = background
+    }
 
     /// Opens the context on the loop's thread and runs `pass` there; a
     /// failure to open is thrown here and no thread stays.
@@ -25,7 +31,7 @@ public final class OutboxLoop<Context>: @unchecked Sendable {
         let opened = DispatchSemaphore(value: 0)
         let failure = LockedBox<(any Error)?>(nil)
         finished.enter()
-        NamedThread.start(name) { [self] in
+        NamedThread.start(name, background: background) { [self] in
             defer { finished.leave() }
             let context: Context
             do { context = try open() } catch {

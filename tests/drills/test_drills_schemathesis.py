@@ -3,19 +3,8 @@
 It judges answers, not time or load, so it runs in `make test`'s parallel part
 (tests/python/conftest.py: PARALLEL_DRILLS) rather than alone afterwards."""
 
-import pytest
-
 from drills import hostile
-from drills.test_drills_quick import HOSTILE_CONFIG
-from roost_harness import Roostd
-
-
-@pytest.fixture()
-def hostile_daemon(tmp_path):
-    daemon = Roostd(tmp_path, HOSTILE_CONFIG)
-    daemon.start()
-    yield daemon
-    daemon.close()
+from drills.test_drills_quick import hostile_daemon  # noqa: F401 (the drills' daemon, a pytest fixture)
 
 
 def test_schemathesis_all_checks_find_nothing(hostile_daemon, tmp_path):

@@ -27,10 +27,7 @@ final class AccountJobs: @unchecked Sendable {
     let logger: Logger
     let schedule = RetrySchedule.standard
     static let lease: Int64 = 600_000
-    private let condition = NSCondition()
-    private var stopped = false
-    private var woken = false
-    private let finished = DispatchGroup()
+    private let loop = OutboxLoop<Void>(name: "account-jobs", background: true)
     private var running = false
 
     init(pools: StorePools, purge: AccountPurge, apple: AppleTokens?, settings: ReloadableSettings, logger: Logger) {
@@ -43,57 +40,38 @@ final class AccountJobs: @unchecked Sendable {
 
     func start() {
         running = true
-        finished.enter()
-        NamedThread.start("account-jobs", background: true) { [self] in
-            defer { finished.leave() }
-            run()
-        }
+        try? loop.start(open: {}, pass: { [self] _ in pass() })  // opening nothing cannot fail
     }
 
     func shutdown() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-        if running { finished.wait() }
+        if running { loop.shutdown() }
     }
 
     /// Looks for due jobs now (after a commit that queued some).
-    func wake() {
-        condition.lock()
-        woken = true
-        condition.signal()
-        condition.unlock()
-    }
+    func wake() { loop.wake() }
 
-    private var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
+    private var isStopped: Bool { loop.isStopped }
 
     /// Each collection's `on_user_delete` (the config's and those set up at run time), `keep` left out.
     var policies: [String: RoostConfig.UserDeletePolicy] {
         settings.collections.compactMapValues { $0.onUserDelete == .keep ? nil : $0.onUserDelete }
     }
 
-    private func run() {
-        while !isStopped {
-            condition.lock()
-            woken = false
-            condition.unlock()
-            var wait: Int64 = 1000
-            let claimed = MailOutbox.onWriter(pools) { writer in
-                (try writer.claimAccountJobs(nowMilliseconds: Outbox.nowMilliseconds(), leaseMilliseconds: Self.lease, limit: 4),
-                 try writer.nextAccountJobDue())
-            }
-            switch claimed {
-            case .success(let (jobs, next)):
-                for job in jobs where !isStopped { perform(job) }
-                if !jobs.isEmpty { continue }
-                if let next { wait = max(5, min(wait, next - Outbox.nowMilliseconds())) }
-            case .failure(let error):
-                logger.warning("the account jobs cannot be read", metadata: ["error": "\(error)"])
-            }
-            condition.lock()
-            if !stopped && !woken { _ = condition.wait(until: Date().addingTimeInterval(Double(wait) / 1000)) }
-            condition.unlock()
+    /// One look at the queue: performs what is due; the milliseconds to sleep (0: look again at once).
+    private func pass() -> Int64 {
+        let claimed = MailOutbox.onWriter(pools) { writer in
+            (try writer.claimAccountJobs(nowMilliseconds: Outbox.nowMilliseconds(), leaseMilliseconds: Self.lease, limit: 4),
+             try writer.nextAccountJobDue())
+        }
+        switch claimed {
+        case .success(let (jobs, next)):
+            for job in jobs where !isStopped { perform(job) }
+            if !jobs.isEmpty { return 0 }
+            guard let next else { return 1000 }
+            return max(5, min(1000, next - Outbox.nowMilliseconds()))
+        case .failure(let error):
+            logger.warning("the account jobs cannot be read", metadata: ["error": "\(error)"])
+            return 1000
         }
     }
 

@@ -21,11 +21,8 @@ final class MailOutbox: @unchecked Sendable {
     let logger: Logger
     /// The first listen address, for links when `public_url` is unset.
     let fallbackBaseURL: String
-    private let condition = NSCondition()
-    private var stopped = false
-    private var woken = false
+    private let loop = OutboxLoop<SMTPSender>(name: "mail", background: true)
     private var running = false
-    private let finished = DispatchGroup()
 
     init(settings: AccountSettings, fallbackBaseURL: String, logger: Logger) throws {
         self.settings = settings
@@ -57,11 +54,7 @@ final class MailOutbox: @unchecked Sendable {
         let sender = SMTPSender(url: settings.smtpURL, username: settings.smtpUsername.isEmpty ? nil : settings.smtpUsername,
                                 password: try Self.password(settings), tls: settings.smtpTLS, timeoutMilliseconds: settings.smtpTimeout * 1000)
         running = true
-        finished.enter()
-        NamedThread.start("mail", background: true) { [self] in
-            defer { finished.leave() }
-            run(pools: pools, sender: sender)
-        }
+        try loop.start(open: { sender }, pass: { [self] sender in pass(pools: pools, sender: sender) })
     }
 
     /// The SMTP password: the file `smtp_password_file`, else `ROOST_SMTP_PASSWORD`; never YAML.
@@ -77,48 +70,33 @@ final class MailOutbox: @unchecked Sendable {
     }
 
     func shutdown() {
-        condition.lock()
-        stopped = true
-        condition.signal()
-        condition.unlock()
-        if running { finished.wait() }
+        if running { loop.shutdown() }
     }
 
     /// Looks for due mail now (after a commit that queued some).
-    func wake() {
-        condition.lock()
-        woken = true
-        condition.signal()
-        condition.unlock()
-    }
+    func wake() { loop.wake() }
 
-    private var isStopped: Bool { condition.lock(); defer { condition.unlock() }; return stopped }
+    private var isStopped: Bool { loop.isStopped }
 
-    private func run(pools: StorePools, sender: SMTPSender) {
+    /// One look at the outbox: sends what is due; the milliseconds to sleep (0: look again at once).
+    private func pass(pools: StorePools, sender: SMTPSender) -> Int64 {
         let batch = 16
         let lease = Int64(settings.smtpTimeout + 10) * 1000 * Int64(batch)
-        while !isStopped {
-            condition.lock()
-            woken = false
-            condition.unlock()
-            var wait: Int64 = 1000
-            let claimed = Self.onWriter(pools) { writer in
-                (try writer.claimMail(nowMilliseconds: Outbox.nowMilliseconds(), leaseMilliseconds: lease, limit: batch), try writer.nextMailDue())
+        let claimed = Self.onWriter(pools) { writer in
+            (try writer.claimMail(nowMilliseconds: Outbox.nowMilliseconds(), leaseMilliseconds: lease, limit: batch), try writer.nextMailDue())
+        }
+        switch claimed {
+        case .success(let (jobs, next)):
+            for job in jobs {
+                if isStopped { break } // the lease runs out and the next start sends it
+                deliver(job, sender: sender, pools: pools)
             }
-            switch claimed {
-            case .success(let (jobs, next)):
-                for job in jobs {
-                    if isStopped { break } // the lease runs out and the next start sends it
-                    deliver(job, sender: sender, pools: pools)
-                }
-                if !jobs.isEmpty { continue }
-                if let next { wait = max(5, min(wait, next - Outbox.nowMilliseconds())) }
-            case .failure(let error):
-                logger.warning("the mail sender cannot read the outbox", metadata: ["error": "\(error)"])
-            }
-            condition.lock()
-            if !stopped && !woken { _ = condition.wait(until: Date().addingTimeInterval(Double(wait) / 1000)) }
-            condition.unlock()
+            if !jobs.isEmpty { return 0 }
+            guard let next else { return 1000 }
+            return max(5, min(1000, next - Outbox.nowMilliseconds()))
+        case .failure(let error):
+            logger.warning("the mail sender cannot read the outbox", metadata: ["error": "\(error)"])
+            return 1000
         }
     }
 
