@@ -189,11 +189,13 @@ struct FileHandlers: Sendable {
 
     /// Removes a deleted file's bytes, after its row's COMMIT: a crash before
     /// these unlinks leaves files the sweep removes. While a backup runs they
-    /// wait (its snapshot may have been taken before this delete).
+    /// wait (its snapshot may have been taken before this delete). Callers run
+    /// after a COMMIT, on the writer's thread: with the uploads' queue full the
+    /// removal still leaves that thread (an unlink, or an S3 request), never runs on it.
     func removeBytes(_ id: String) {
         let objects = self.objects
         let remove: @Sendable () -> Void = { objects.remove(id) }
-        if !uploads.submit(remove) { remove() }
+        if !uploads.submit(remove) { DispatchQueue.global(qos: .utility).async(execute: remove) }
     }
 
     /// The caller's scope in the file store: `files_permission` and `collections.files.rules`.
