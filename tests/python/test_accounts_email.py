@@ -391,7 +391,13 @@ def test_a_down_mail_server_delays_mail_and_never_slows_a_request():
         try:
             mail = box.wait_for("patient@example.org", timeout=30)[0]  # the first retry comes after 5 s (±20 %)
             assert mail.code
-            metrics = d.call("GET", "/metrics", token="roost-test-admin-token-0123456789abcdef").raw.decode()
+            # The SMTP server has the mail before the sender counts it (the count follows the send): wait for it.
+            deadline = time.monotonic() + 10
+            while True:
+                metrics = d.call("GET", "/metrics", token="roost-test-admin-token-0123456789abcdef").raw.decode()
+                if 'roost_mail_deliveries_total{outcome="sent"} 1' in metrics or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
             assert 'roost_mail_deliveries_total{outcome="sent"} 1' in metrics
             assert 'roost_mail_deliveries_total{outcome="failed"}' in metrics
         finally:
