@@ -180,10 +180,16 @@ static size_t smtp_read(char *buffer, size_t size, size_t nitems, void *userdata
 }
 
 int roost_curl_smtp(const char *url, const char *from, const char *recipient, const char *message, size_t message_len,
-                    const char *username, const char *password, roost_smtp_tls tls, long timeout_ms, roost_curl_result *out) {
+                    const char *username, const char *password, roost_smtp_tls tls, long timeout_ms,
+                    void **session, roost_curl_result *out) {
     reset(out);
-    CURL *curl = new_handle(out);
-    if (!curl) return -1;
+    CURL *curl = session ? *session : NULL;
+    if (curl) {
+        api.easy_reset(curl); // keeps the open connection
+    } else {
+        curl = new_handle(out);
+        if (!curl) return -1;
+    }
     struct curl_slist *rcpt = api.slist_append(NULL, recipient);
     struct smtp_source src = { message, message_len };
     char errbuf[CURL_ERROR_SIZE];
@@ -207,8 +213,17 @@ int roost_curl_smtp(const char *url, const char *from, const char *recipient, co
         result = -1;
     }
     api.slist_free_all(rcpt);
-    api.easy_cleanup(curl);
+    if (session && result == 0) {
+        *session = curl;
+    } else {
+        api.easy_cleanup(curl);
+        if (session) *session = NULL;
+    }
     return result;
+}
+
+void roost_curl_smtp_close(void *session) {
+    if (session) api.easy_cleanup(session);
 }
 
 struct get_sink { char *data; size_t len, max; int over; char *cache_control; size_t cc_len; };

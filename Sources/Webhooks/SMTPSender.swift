@@ -1,8 +1,10 @@
 import CCurlShim
 
 /// Blocking SMTP sends through libcurl (the same dlopen shim as webhook
-/// POSTs), for worker threads only (never an event loop).
-public struct SMTPSender: Sendable {
+/// POSTs), for worker threads only (never an event loop). One sender keeps
+/// its connection open between messages (no new TCP and TLS handshake per
+/// mail), so it is used by one thread at a time (the mail outbox's sender).
+public final class SMTPSender: @unchecked Sendable {
     public enum TLS: String, Sendable, CaseIterable {
         /// Plain SMTP (a relay on loopback).
         case off
@@ -25,6 +27,8 @@ public struct SMTPSender: Sendable {
     public let password: String?
     public let tls: TLS
     public let timeoutMilliseconds: Int
+    /// libcurl's handle with the open connection (nil before the first send and after a failure).
+    private var session: UnsafeMutableRawPointer?
 
     public init(url: String, username: String?, password: String?, tls: TLS, timeoutMilliseconds: Int) {
         self.url = url
@@ -33,6 +37,8 @@ public struct SMTPSender: Sendable {
         self.tls = tls
         self.timeoutMilliseconds = timeoutMilliseconds
     }
+
+    deinit { roost_curl_smtp_close(session) }
 
     /// Sends `message` (a whole RFC 5322 message, CRLF line ends) from `from` to `recipient`.
     public func send(from: String, to recipient: String, message: String) -> Failure? {
@@ -46,7 +52,7 @@ public struct SMTPSender: Sendable {
         guard !bytes.isEmpty else { return Failure(reply: 0, message: "empty message") }
         let rc = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { text in
-                roost_curl_smtp(url, "<\(from)>", "<\(recipient)>", text, bytes.count, username, password, mode, timeoutMilliseconds, &result)
+                roost_curl_smtp(url, "<\(from)>", "<\(recipient)>", text, bytes.count, username, password, mode, timeoutMilliseconds, &session, &result)
             }
         }
         guard rc != 0 else { return nil }

@@ -48,6 +48,7 @@ class MailBox:
         self.port = port or free_port()
         self.mails = []
         self.auth_users = []
+        self.peers = []  # the client address of each mail's connection
         self.credentials = credentials
         self.lock = threading.Lock()
         self.controller = None
@@ -55,6 +56,7 @@ class MailBox:
     async def handle_DATA(self, server, session, envelope):
         with self.lock:
             self.mails.append(Mail(envelope.mail_from, list(envelope.rcpt_tos), envelope.original_content or envelope.content))
+            self.peers.append(session.peer)
         return "250 OK"
 
     def _authenticate(self, server, session, envelope, mechanism, auth_data):

@@ -54,8 +54,18 @@ typedef enum { ROOST_SMTP_TLS_OFF = 0, ROOST_SMTP_TLS_TRY = 1, ROOST_SMTP_TLS_RE
 /// `timeout_ms`. Returns 0 when the server accepted the message, else -1
 /// with the reason in `out->error` and the last SMTP reply code in
 /// `out->status` (0 when none arrived).
+///
+/// `session` (may be NULL: one connection per message) keeps the connection
+/// open for the next message to the same server: `*session` starts NULL, is
+/// set on first use, and is dropped (and set NULL) after a failure so the next
+/// message starts afresh. Close it with `roost_curl_smtp_close`. One thread
+/// at a time per session.
 int roost_curl_smtp(const char *url, const char *from, const char *recipient, const char *message, size_t message_len,
-                    const char *username, const char *password, roost_smtp_tls tls, long timeout_ms, roost_curl_result *out);
+                    const char *username, const char *password, roost_smtp_tls tls, long timeout_ms,
+                    void **session, roost_curl_result *out);
+
+/// Ends an SMTP session (QUIT, close); NULL is fine.
+void roost_curl_smtp_close(void *session);
 
 #ifdef __cplusplus
 }

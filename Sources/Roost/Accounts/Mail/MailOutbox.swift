@@ -87,10 +87,12 @@ final class MailOutbox: @unchecked Sendable {
         }
         switch claimed {
         case .success(let (jobs, next)):
+            var records: [MailRecord] = []
             for job in jobs {
                 if isStopped { break } // the lease runs out and the next start sends it
-                deliver(job, sender: sender, pools: pools)
+                records.append(deliver(job, sender: sender))
             }
+            record(records, pools: pools)
             if !jobs.isEmpty { return 0 }
             guard let next else { return 1000 }
             return max(5, min(1000, next - Outbox.nowMilliseconds()))
@@ -100,7 +102,27 @@ final class MailOutbox: @unchecked Sendable {
         }
     }
 
-    private func deliver(_ job: MailJob, sender: SMTPSender, pools: StorePools) {
+    /// What one delivery attempt came to, recorded with the rest of its batch.
+    private struct MailRecord: Sendable {
+        let rid: Int64
+        let attempt: Int
+        let error: String?
+        let outcome: MailOutcome
+    }
+
+    /// Records a batch's attempts in one writer job (one commit, not one per mail).
+    private func record(_ records: [MailRecord], pools: StorePools) {
+        guard !records.isEmpty else { return }
+        let result = Self.onWriter(pools) { writer in
+            for r in records { try writer.recordMail(rid: r.rid, attempt: r.attempt, error: r.error, outcome: r.outcome) }
+        }
+        if case .failure(let error) = result {
+            // The leases run out and the mails are sent again: at least once.
+            logger.warning("the mail sender cannot record its deliveries", metadata: ["error": "\(error)", "mails": "\(records.count)"])
+        }
+    }
+
+    private func deliver(_ job: MailJob, sender: SMTPSender) -> MailRecord {
         let attempt = job.attempts + 1
         var metadata: Logger.Metadata = ["kind": "\(job.kind)", "attempt": "\(attempt)"]
         let outcome: MailOutcome
@@ -122,8 +144,7 @@ final class MailOutbox: @unchecked Sendable {
             logger.debug("mail sent", metadata: metadata)
             RoostMetrics.mailOutcome("sent").increment()
         }
-        let rid = job.rid
-        _ = Self.onWriter(pools) { try $0.recordMail(rid: rid, attempt: attempt, error: failure?.message, outcome: outcome) }
+        return MailRecord(rid: job.rid, attempt: attempt, error: failure?.message, outcome: outcome)
     }
 
     /// Runs `operation` in the writer's next group commit and waits for it
