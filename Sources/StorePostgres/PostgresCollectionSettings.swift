@@ -36,6 +36,17 @@ extension PostgresDocumentReader {
         return try db.query("SELECT id, doc FROM \(layout.table) WHERE id > $1::text ORDER BY id LIMIT $2::bigint",
                             [.text(after ?? ""), .int(Int64(limit))]) { (id: $0.text(0) ?? "", text: $0.text(1) ?? "") }
     }
+
+    /// The rows whose `_acl.creator` is the user, in row order. No index serves it: PostgreSQL
+    /// walks the primary key and tests each row itself (no document leaves the server unless
+    /// it is the user's), which keeps writes free of one more index for a rare purge.
+    public func creatorCandidates(in collection: String, userID: String, afterRow: Int64, limit: Int) throws -> [(rid: Int64, id: String, text: String)] {
+        guard let layout = try catalog.layout(collection) else { return [] }
+        return try db.query("""
+            SELECT rid, id, doc FROM \(layout.table) WHERE (body->'_acl'->>'creator') = $1::text AND rid > $2::bigint
+            ORDER BY rid LIMIT $3::bigint
+            """, [.text(userID), .int(afterRow), .int(Int64(limit))]) { (rid: $0.int(0) ?? 0, id: $0.text(1) ?? "", text: $0.text(2) ?? "") }
+    }
 }
 
 extension PostgresDocumentWriter {

@@ -36,6 +36,15 @@ extension DocumentReader {
         return try db.prepare("SELECT id, doc FROM \(layout.table) WHERE id > ?1 ORDER BY id LIMIT ?2")
             .rows([.text(after ?? ""), .int(Int64(limit))]) { (id: $0.text(0), text: $0.text(1)) }
     }
+
+    /// The rows the user may read by their `_acl` (the creator among them): a range of the acl table's key.
+    public func creatorCandidates(in collection: String, userID: String, afterRow: Int64, limit: Int) throws -> [(rid: Int64, id: String, text: String)] {
+        guard let layout = try catalog.layout(collection) else { return [] }
+        return try db.prepare("""
+            SELECT c.rid, c.id, c.doc FROM \(layout.aclTable) a JOIN \(layout.table) c ON c.rid = a.rid
+            WHERE a.uid = ?1 AND a.rid > ?2 ORDER BY a.rid LIMIT ?3
+            """).rows([.text(userID), .int(afterRow), .int(Int64(limit))]) { (rid: $0.int(0), id: $0.text(1), text: $0.text(2)) }
+    }
 }
 
 extension DocumentWriter {

@@ -6,9 +6,9 @@ import Store
 
 /// What deleting an account does to the documents and files it created, by
 /// each collection's `on_user_delete` (`cascade`, `anonymise`, `keep`), run
-/// by `AccountJobs` after the deletion's answer. A collection is read 500
-/// documents at a time on a reader; each of the user's documents (its
-/// `_acl.creator`) is then changed in a writer job of its own, as the
+/// by `AccountJobs` after the deletion's answer. The user's candidates are
+/// read 500 at a time on a reader (`creatorCandidates`, no read of the
+/// others); each of the user's documents (its `_acl.creator`) is changed in a writer job of its own, as the
 /// system, through the write path: `beforeDelete`/`beforeUpdate` hooks and
 /// scripts, declared references, the change feed (sync, live) and webhooks
 /// see every change. After each page it rests as long as the page took, so
@@ -50,16 +50,15 @@ struct AccountPurge: Sendable {
     /// The user's documents in `collection`, page by page in `_id` order.
     private func purgeDocuments(_ collection: String, _ userID: String, _ policy: RoostConfig.UserDeletePolicy,
                                 _ outcome: LockedBox<Outcome>, _ going: @Sendable () -> Bool) throws {
-        var after: String?
-        let quoted = JSONWriter.quoted(userID)
+        var after: Int64 = 0
         while going() {
             let started = DispatchTime.now().uptimeNanoseconds
             let from = after
-            let page = try read { try $0.documentPage(in: collection, after: from, limit: Self.pageSize) }
-            guard let last = page.last?.id else { return }
+            let page = try read { try $0.creatorCandidates(in: collection, userID: userID, afterRow: from, limit: Self.pageSize) }
+            guard let last = page.last?.rid else { return }
             after = last
-            // A cheap look at the text first, then the parsed `_acl` (the writer job checks it again).
-            let mine = page.filter { $0.text.contains(quoted) && Self.createdBy(userID, $0.text) }.map(\.id)
+            // Candidates may name the user only in `read` or `write` (the writer job checks the creator again).
+            let mine = page.filter { Self.createdBy(userID, $0.text) }.map(\.id)
             try each(mine) { id in
                 { [hooks] writer, pending in
                     try Self.apply(policy, collection, id: id, userID: userID, writer: writer, hooks: hooks, pending: pending)
