@@ -49,6 +49,8 @@ final class LiveHub: @unchecked Sendable {
     var openByAccount: [String: Int] = [:]
     private var checkSessions = false
     private var stoppedAt: Date?
+    /// Streams open when `shutdown` came (0: nothing to let leave).
+    private var openAtStop = 0
     /// Some subscriber is catching up: come back soon (hub thread only).
     var behind = false
     /// When the hub last handed the loops their bytes (hub thread only).
@@ -139,13 +141,14 @@ final class LiveHub: @unchecked Sendable {
 
     /// Ends every stream (clients reconnect and resume) and stops the thread.
     func shutdown() {
-        condition.lock(); stopped = true; stoppedAt = Date(); condition.signal(); condition.unlock()
+        condition.lock(); stopped = true; stoppedAt = Date(); openAtStop = open; condition.signal(); condition.unlock()
     }
 
-    /// After `shutdown`: every stream has ended and its last chunk had a moment to leave.
+    /// After `shutdown`: every stream has ended and its last chunk had a
+    /// moment to leave (none to wait for when no stream was open).
     var drained: Bool {
         condition.lock(); defer { condition.unlock() }
-        return open == 0 && Date().timeIntervalSince(stoppedAt ?? .distantPast) > 0.3
+        return open == 0 && (openAtStop == 0 || Date().timeIntervalSince(stoppedAt ?? .distantPast) > 0.3)
     }
 
     // MARK: - The fan-out thread

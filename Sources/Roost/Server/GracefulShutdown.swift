@@ -15,6 +15,8 @@ final class GracefulShutdown: @unchecked Sendable {
     var settled: () -> Bool = { true }
     private var started = false
     private var ticks = 0
+    /// Checks between ticks, so a daemon with nothing in flight stops within moments, not at the next second.
+    private var recheck: LoopTimer?
     /// Loops (other than 0) that have been told to stop; guarded by `lock`.
     private let lock = NSLock()
     private var stoppedLoops: Set<Int> = []
@@ -32,23 +34,32 @@ final class GracefulShutdown: @unchecked Sendable {
         logger.info("shutting down", metadata: ["signal": "\(reason)"])
         onBegin(reason)
         server.stopAccepting()
-        loops[0].onTick { [self] in check() }
+        loops[0].onTick { [self] in
+            ticks += 1
+            check()
+        }
+        recheck = loops[0].every(.milliseconds(50)) { [self] in check() }
         check()
     }
 
     /// Stops each loop once it has no request waiting for a response, or at
-    /// the deadline; loop 0 only after all the others.
+    /// the deadline; loop 0 only after all the others. Runs on loop 0: every
+    /// 50 ms and as soon as another loop has stopped (the deadline counts
+    /// the loop's one-second ticks).
     private func check() {
-        ticks += 1
         let overdue = ticks > Self.deadlineSeconds
         guard settled() || overdue else { return }
         for loop in loops.dropFirst() {
             loop.execute { [self] in
                 let pending = server.inFlight(on: loop)
                 guard pending == 0 || overdue else { return }
+                lock.lock()
+                let first = stoppedLoops.insert(loop.index).inserted
+                lock.unlock()
+                guard first else { return }
                 if pending > 0 { logger.warning("stopping with requests in flight", metadata: ["loop": "\(loop.index)", "pending": "\(pending)"]) }
-                lock.lock(); stoppedLoops.insert(loop.index); lock.unlock()
                 loop.stop()
+                loops[0].execute { [self] in check() }
             }
         }
         lock.lock()
@@ -57,6 +68,8 @@ final class GracefulShutdown: @unchecked Sendable {
         let pending = server.inFlight(on: loops[0])
         guard othersStopped, pending == 0 || overdue else { return }
         if pending > 0 { logger.warning("stopping with requests in flight", metadata: ["loop": "0", "pending": "\(pending)"]) }
+        recheck?.cancel()
+        recheck = nil
         loops[0].stop()
     }
 }
