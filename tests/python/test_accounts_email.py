@@ -305,6 +305,7 @@ def timed(fn):
     return time.perf_counter() - t, r
 
 
+@pytest.mark.serial  # it measures time: run alone, where another worker's load cannot skew it
 def test_no_enumeration_by_timing(d, box):
     """Known and unknown addresses take the same time (log-ins, code requests): measured
     interleaved, compared by their fastest runs (the least disturbed by the shared machine)."""
