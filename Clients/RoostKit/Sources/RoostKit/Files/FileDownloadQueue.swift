@@ -89,9 +89,10 @@ public final class FileDownloadQueue: Sendable {
                 backgroundSessionIdentifier: String? = nil) throws {
         self.client = client
         self.directory = directory
-        self.cache = cache ?? RoostFiles.defaultCache
+        let cache = cache ?? RoostFiles.defaultCache
+        self.cache = cache
         self.maxAttempts = maxAttempts
-        for folder in [directory, self.cache] {
+        for folder in [directory, cache] {
             do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
                 throw RoostError.localStore("cannot make \(folder.path): \(error)")
             }
@@ -102,6 +103,8 @@ public final class FileDownloadQueue: Sendable {
             guard let data = try? Data(contentsOf: directory.appendingPathComponent(name)),
                   var item = try? JSONDecoder().decode(Item.self, from: data) else { continue }
             if item.state == .downloading, background == nil { item.state = .queued }  // killed mid-download
+            // An app's container path can change between launches (iOS, after an update): find it anew.
+            if case .downloaded = item.state { item.state = .downloaded(cache.appendingPathComponent(item.id)) }
             loaded[item.id] = item
         }
         state = Locked(loaded)
