@@ -81,6 +81,7 @@ extension FileHandlers {
         let defaultSize = thumbnails.sizes.first ?? 128
         // Who asks, then whether they may see the file, then what they ask
         // for: a bad token is 401 and a file they may not read 404, whatever the query.
+        // A signed URL's signature covers the size, so its query is read first (`readingFile`).
         let variant: @Sendable () throws -> String = {
             SignedFileURL.thumbnail(try Self.thumbnailSpec(request.query, defaultSize: defaultSize).name)
         }
