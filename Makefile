@@ -109,7 +109,7 @@ test-python: build $(VENV)/.ready
 # start no roostd.
 ENGINE_SUITE = $(addprefix tests/python/,test_accounts.py test_access_matrix.py test_access_matrix_acl.py \
 	test_write_path.py test_delta_sync.py test_delta_sync_edges.py test_delta_sync_etags.py test_live.py test_live_bounds.py \
-	test_live_access.py test_webhooks.py test_files.py test_references.py test_mongo_semantics.py \
+	test_live_access.py test_webhooks.py test_files.py test_files_signed_url.py test_references.py test_mongo_semantics.py \
 	test_mongo_seed_client.py test_session_revocation.py test_hostile_input.py test_hostile.py \
 	test_hostile_engine.py test_postgres_outage.py test_held_creates.py test_feed_cost.py test_resolve_bounds.py \
 	test_accounts_password_throttle.py test_accounts_signup_flood.py test_accounts_email.py test_accounts_idtoken.py test_accounts_anonymous.py test_accounts_2fa.py test_account_deletion.py test_accounts_apple.py test_console_accounts.py \

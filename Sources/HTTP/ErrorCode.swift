@@ -34,6 +34,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
     case setupCodeRefused = "SetupCodeRefused"
     case emailNotVerified = "EmailNotVerified"
     case twoFactorRequired = "TwoFactorRequired"
+    case invalidSignature = "InvalidSignature"
+    case signedURLExpired = "SignedURLExpired"
     // 404 to 416: the resource and its state.
     case notFound = "NotFound"
     case methodNotAllowed = "MethodNotAllowed"
@@ -80,7 +82,8 @@ public enum ErrorCode: String, CaseIterable, Sendable {
         case .badRequest, .invalidJSON, .invalidDocument, .schemaViolation, .invalidSettings, .invalidQuery, .unsupportedOperator, .regexTooComplex,
              .invalidCollectionName, .reservedCollectionName, .invalidCursor, .emptyBody, .invalidMultipart, .invalidCode: return 400
         case .unauthorized, .invalidToken, .invalidCredentials, .invalidIDToken: return 401
-        case .forbidden, .accessRuleDenied, .originNotAllowed, .setupCodeRefused, .emailNotVerified, .twoFactorRequired: return 403
+        case .forbidden, .accessRuleDenied, .originNotAllowed, .setupCodeRefused, .emailNotVerified, .twoFactorRequired, .invalidSignature,
+             .signedURLExpired: return 403
         case .notFound: return 404
         case .methodNotAllowed: return 405
         case .conflict, .managedByConfig, .immutableField, .referenced, .cascadeTooLarge, .backupRunning, .backupsNotConfigured,

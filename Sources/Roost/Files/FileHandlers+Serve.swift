@@ -14,13 +14,13 @@ extension FileHandlers {
     func serve(_ id: String, _ request: Request, _ out: ResponseWriter) {
         guard FileLayout.isValidID(id) else { return out.send(Self.notFound(id).response) }
         let (handlers, limit) = (self, inspector.maxBytes)
-        jobs.read(request, out, in: Self.collection, level: level) { reader, scope in
+        readingFile(id, request, out, variant: { SignedFileURL.original }) { reader, scope, cacheControl in
             guard let stored = try reader.fileForServing(id: id, scope: scope) else {
                 throw Self.notFound(id)
             }
             return try handlers.fetching(request, out) {
                 try FileResponse(request: request, etag: "\"\(stored.sha256)\"", contentType: MediaType(stored.contentType),
-                                 size: stored.size, filename: stored.name, cacheControl: handlers.cacheControl,
+                                 size: stored.size, filename: stored.name, cacheControl: cacheControl,
                                  read: { offset, length in
                     guard let segment = try handlers.objects.openOriginal(id, offset: offset, length: length, limit: limit) else {
                         throw Self.notFound(id)
@@ -81,7 +81,11 @@ extension FileHandlers {
         let defaultSize = thumbnails.sizes.first ?? 128
         // Who asks, then whether they may see the file, then what they ask
         // for: a bad token is 401 and a file they may not read 404, whatever the query.
-        jobs.read(request, out, in: Self.collection, level: level) { reader, scope in
+        // A signed URL's signature covers the size, so its query is read first (`readingFile`).
+        let variant: @Sendable () throws -> String = {
+            SignedFileURL.thumbnail(try Self.thumbnailSpec(request.query, defaultSize: defaultSize).name)
+        }
+        readingFile(id, request, out, variant: variant) { reader, scope, cacheControl in
             guard let stored = try reader.fileForServing(id: id, scope: scope) else {
                 throw Self.notFound(id)
             }
@@ -92,7 +96,7 @@ extension FileHandlers {
             let thumbType = MediaType.of(type.thumbnailFormat)
             @Sendable func respond(_ bytes: [UInt8]) throws -> Response {
                 try FileResponse(request: request, etag: etag, contentType: thumbType, size: bytes.count, filename: nil,
-                                 cacheControl: handlers.cacheControl, read: { offset, length in
+                                 cacheControl: cacheControl, read: { offset, length in
                     .bytes(Array(bytes[offset..<min(bytes.count, offset + (length ?? bytes.count))]))
                 }).response
             }
@@ -103,7 +107,7 @@ extension FileHandlers {
             return try handlers.fetching(request, out) {
                 if let stored = try handlers.objects.openThumbnail(id, name: name, limit: handlers.inspector.maxBytes) {
                     return try FileResponse(request: request, etag: etag, contentType: thumbType, size: stored.size, filename: nil,
-                                            cacheControl: handlers.cacheControl, read: stored.read).response
+                                            cacheControl: cacheControl, read: stored.read).response
                 }
                 scheduler.variant(id, type, spec) { outcome in
                     out.send(ErrorResponses.catching(request, logger) {

@@ -26,6 +26,8 @@ struct FileHandlers: Sendable {
     let objects: any ObjectStore
     let inspector: UploadInspector
     let level: AccessScope.Level
+    /// Longest life of a signed file URL (`file_url_max_ttl`).
+    let fileURLMaxTTL: Int
     let ids = DocumentID()
     let logger: Logger
 
@@ -42,6 +44,7 @@ struct FileHandlers: Sendable {
         inspector = UploadInspector(maxBytes: config.maxUploadBytes, maxPixels: config.maxImagePixels,
                                     validation: config.uploadValidation)
         level = config.filesPermission
+        fileURLMaxTTL = config.fileURLMaxTTL
         uploads = WorkerPool(name: "upload", threads: config.uploadWorkers, capacity: config.uploadQueue, logger: logger,
                              makeContext: {}, run: { _, jobs in for job in jobs { job() } })
     }
@@ -60,6 +63,7 @@ struct FileHandlers: Sendable {
                                       .delete: { r, out in handlers.delete(r.parameter("id"), r, out) }]),
             RoostRoute("/files/:id/meta", [.get: { r, out in handlers.meta(r.parameter("id"), r, out) }]),
             RoostRoute("/files/:id/thumbnail", [.get: { r, out in handlers.thumbnail(r.parameter("id"), r, out) }]),
+            RoostRoute("/files/:id/url", [.post: { r, out in handlers.signURL(r.parameter("id"), r, out) }]),
             RoostRoute("/files/*", anyMethod: Router.noEndpoint),
         ]
     }

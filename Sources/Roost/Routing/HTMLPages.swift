@@ -126,7 +126,7 @@ enum HTMLPages {
     static let apiAreas: [(name: String, endpoints: [String])] = [
         ("Collections", ["GET|POST /:collection?query=&sort=&limit=&skip=&fields=", "GET /:collection/_count",
                          "GET|PUT|PATCH|DELETE /:collection/:id"]),
-        ("Files", ["POST /files", "GET|DELETE /files/:id", "GET /files/:id/meta", "GET /files/:id/thumbnail?w="]),
+        ("Files", ["POST /files", "GET|DELETE /files/:id", "GET /files/:id/meta", "GET /files/:id/thumbnail?w=", "POST /files/:id/url"]),
         ("Accounts", ["POST /users", "POST /login", "POST /logout", "GET /users/me", "GET|PUT|PATCH|DELETE /users/:id"]),
         ("Messaging", ["POST /messages", "GET /threads", "GET /messages?query="]),
         ("Live updates", ["GET /events?subscribe=", "GET /:collection/_live", "GET /users/_live", "GET /files/_live"]),

@@ -67,6 +67,7 @@ extension RoostConfig {
             guard sizes.count == items.count else { throw Invalid("\(source): thumbnail_sizes must be a list of sizes from 16 to 2048") }
             c.thumbnailSizes = Array(Set(sizes)).sorted()
         }, value: { $0.thumbnailSizes.map(String.init).joined(separator: ",") }),
+        .int("file_url_max_ttl", \.fileURLMaxTTL, 1...86_400, "longest life in seconds of a signed file URL (also its default)"),
         .int("upload_workers", \.uploadWorkers, 1...256, "threads that store uploads").shownDefault("4 × cores, at least 32"),
         .choice("upload_validation", \.uploadValidation, "structure or decode"),
         .int("thumbnail_workers", \.thumbnailWorkers, 1...256, "threads that run libvips").shownDefault("the number of cores"),

@@ -128,6 +128,8 @@ public struct RoostConfig: Sendable {
     public var maxImagePixels = 50_000_000
     /// Thumbnails made for every image, by longest side in pixels; unique, smallest first.
     public var thumbnailSizes = [128, 512]
+    /// Longest life in seconds of a signed file URL (`POST /files/:id/url`), and its default.
+    public var fileURLMaxTTL = 3600
     /// How uploads are checked before the 201: the container's structure
     /// (fast; the thumbnail worker decodes the pixels later), or a full decode.
     public var uploadValidation: UploadInspector.Validation = .structure

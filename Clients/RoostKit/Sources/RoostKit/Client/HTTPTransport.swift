@@ -27,7 +27,9 @@ public protocol HTTPTransport: Sendable {
 
     /// Sends `request` and writes the body of a 2xx answer to `destination`,
     /// reporting bytes received as they arrive; any other answer's body is
-    /// returned instead (an error to read). The default calls ``send(_:)``.
+    /// returned instead (an error to read). A 206 (the answer to a `Range`
+    /// request) is appended to what `destination` holds, so an interrupted
+    /// download resumes; any other 2xx replaces it. The default calls ``send(_:)``.
     func download(_ request: URLRequest, to destination: URL,
                   progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> (Data, HTTPURLResponse)
 }
@@ -47,8 +49,16 @@ extension HTTPTransport {
                          progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> (Data, HTTPURLResponse) {
         let (data, response) = try await send(request)
         guard (200..<300).contains(response.statusCode) else { return (data, response) }
-        try data.write(to: destination, options: .atomic)
-        progress(TransferProgress(completed: Int64(data.count), total: Int64(data.count)))
+        if response.statusCode == 206, let file = try? FileHandle(forWritingTo: destination) {
+            defer { try? file.close() }
+            let start = try file.seekToEnd()
+            try file.write(contentsOf: data)
+            let total = Int64(start) + Int64(data.count)
+            progress(TransferProgress(completed: total, total: total))
+        } else {
+            try data.write(to: destination, options: .atomic)
+            progress(TransferProgress(completed: Int64(data.count), total: Int64(data.count)))
+        }
         return (Data(), response)
     }
 }

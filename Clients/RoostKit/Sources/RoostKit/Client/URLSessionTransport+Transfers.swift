@@ -81,8 +81,15 @@ final class TransferRelay: NSObject, URLSessionDataDelegate, @unchecked Sendable
             lock.critical {
                 expected = http.expectedContentLength
                 do {
-                    _ = FileManager.default.createFile(atPath: destination.path, contents: nil)
-                    file = try FileHandle(forWritingTo: destination)
+                    // A 206 continues what the destination holds; anything else starts it afresh.
+                    if http.statusCode == 206, let existing = try? FileHandle(forWritingTo: destination) {
+                        received = Int64(try existing.seekToEnd())
+                        if expected >= 0 { expected += received }
+                        file = existing
+                    } else {
+                        _ = FileManager.default.createFile(atPath: destination.path, contents: nil)
+                        file = try FileHandle(forWritingTo: destination)
+                    }
                 } catch { fileError = error }
             }
         }

@@ -101,6 +101,11 @@ final class BackgroundUploads: NSObject, URLSessionDataDelegate, @unchecked Send
     static func keep(_ completion: @escaping @Sendable () -> Void, for identifier: String) {
         completions.update { $0[identifier] = completion }
     }
+
+    /// The completion kept for a session (uploads' or downloads'), taken once.
+    static func takeCompletion(for identifier: String) -> (@Sendable () -> Void)? {
+        completions.update { $0.removeValue(forKey: identifier) }
+    }
 }
 #else
 /// No background `URLSession` here: the queue sends in the foreground.

@@ -47,8 +47,7 @@ extension RoostFiles {
         do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
             throw RoostError.localStore("cannot make \(folder.path): \(error)")
         }
-        let safe = id.filter { $0.isLetter || $0.isNumber }
-        let name = thumbnailSize.map { "\(safe)-\($0)" } ?? safe
+        let name = Self.cacheName(of: id, thumbnailSize: thumbnailSize)
         let target = folder.appendingPathComponent(name)
         if FileManager.default.fileExists(atPath: target.path) { return target }
         let partial = folder.appendingPathComponent(name + ".part-\(UUID().uuidString)")
@@ -63,6 +62,13 @@ extension RoostFiles {
             }
         }
         return target
+    }
+
+    /// The name of a file's (or thumbnail's) copy in a cache folder, shared
+    /// by ``localURL(of:thumbnailSize:in:)`` and ``FileDownloadQueue``.
+    static func cacheName(of id: String, thumbnailSize: Int?) -> String {
+        let safe = id.filter { $0.isLetter || $0.isNumber }
+        return thumbnailSize.map { "\(safe)-\($0)" } ?? safe
     }
 
     /// RoostKit's folder in the caches directory.
