@@ -11,6 +11,7 @@ import Store
 /// one index-only descent of the primary key). A page filled within them is
 /// exact (those rows are a prefix of the row order); otherwise the reader
 /// runs the list again with the geo index's candidates (`findInSnapshot`).
+/// Each row meets a cheap sieve (`PostgresDialect.boxSieve`) before the exact test.
 extension PostgresDocumentReader {
     /// Rows a box's walk may test: a hundred per row of the page and those
     /// skipped (a box of 1% of the points fills it), within [2,000, 50,000].
@@ -31,9 +32,11 @@ extension PostgresDocumentReader {
         var boxes = 0
         compiler.geoCandidates = { path, region, bind in
             // Asked with a bind of its own: the compiler's parameters are only those its SQL uses.
-            if case .box = region, candidates(path, region, { _ in "NULL" }) != nil {
+            if case .box(let minX, let maxX, let minY, let maxY) = region, candidates(path, region, { _ in "NULL" }) != nil {
                 boxes += 1
-                return nil
+                // Not an index condition: the planner walks the primary key, sieving before the exact test.
+                return PostgresDialect().boxSieve(document: FilterCompiler.documentColumn, path: path.components,
+                                                  minX: minX, maxX: maxX, minY: minY, maxY: maxY, bind: bind)
             }
             return candidates(path, region, bind)
         }

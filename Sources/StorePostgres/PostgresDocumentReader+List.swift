@@ -150,12 +150,14 @@ extension PostgresDocumentReader {
             budgeted = walkBudget
         }
         // Bound after the nearest probe, which copies the parameters so far and must use each one.
-        var select = "d.doc::text"
+        /// The answer's text of the row `alias`: the document, or its `fields`.
+        var selectOf: (String) -> String = { "\($0).doc::text" }
         if let fields = query.fields {
             let names = (["_id"] + fields).map { params.bind(.text($0)) }.joined(separator: ",")
-            select = "(SELECT '{' || string_agg(to_json(f.key)::text || ':' || f.value::text, ',' ORDER BY f.n) || '}'"
-                + " FROM json_each(d.doc) WITH ORDINALITY AS f(key, value, n) WHERE f.key IN (\(names)))"
+            selectOf = { "(SELECT '{' || string_agg(to_json(f.key)::text || ':' || f.value::text, ',' ORDER BY f.n) || '}'"
+                + " FROM json_each(\($0).doc) WITH ORDINALITY AS f(key, value, n) WHERE f.key IN (\(names)))" }
         }
+        let select = selectOf("d")
         let orderBy = columns.map { "\($0.sql) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
         let limit = params.bind(.int(Int64(query.limit))), skip = params.bind(.int(Int64(query.skip)))
         let readsEveryMatch = query.after == nil && !bounded && budgeted == nil
@@ -163,12 +165,17 @@ extension PostgresDocumentReader {
         let page = "ORDER BY \(orderBy) LIMIT \(limit) OFFSET \(skip)"
         let sql: String
         if query.skip > 0, !countsTotal, probe == nil {
-            // A deferred join: the skipped rows are read for their row ids only (the walk, or an
-            // index-only scan of the primary key), and only the page's rows are fetched whole.
-            // The inner statement holds the whole condition (visibility first), so it picks
-            // exactly the rows the one-statement page would, in the same snapshot.
-            sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", ")) FROM \(layout.table) AS d"
-                + " WHERE d.rid IN (SELECT d.rid FROM \(layout.table) AS d WHERE \(condition) \(page)) ORDER BY \(orderBy)"
+            // A deferred join: the skipped rows are read for their order keys only (the walk, or an
+            // index-only scan of the primary key), and only the page's rows are fetched whole, each
+            // by a subquery on its row id (a join could be planned as a hash join reading the whole
+            // table, the generic plan knowing no LIMIT). The inner statement holds the whole
+            // condition (visibility first), so it picks exactly the rows the one-statement page
+            // would, in the same snapshot and order.
+            let keys = columns.indices.map { "p.k\($0)" }
+            let outerOrder = zip(columns, keys).map { "\($1) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
+            sql = "SELECT (SELECT \(selectOf("w")) FROM \(layout.table) AS w WHERE w.rid = p.k\(columns.count - 1)), \(keys.joined(separator: ", "))"
+                + " FROM (SELECT \(columns.enumerated().map { "\($1.sql) AS k\($0)" }.joined(separator: ", ")) FROM \(layout.table) AS d"
+                + " WHERE \(condition) \(page)) AS p ORDER BY \(outerOrder)"
         } else {
             sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", "))\(countsTotal ? ", count(*) OVER ()" : "") FROM \(layout.table) AS d"
                 + " WHERE \(condition) \(page)"
