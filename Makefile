@@ -113,7 +113,7 @@ ENGINE_SUITE = $(addprefix tests/python/,test_accounts.py test_access_matrix.py 
 	test_mongo_seed_client.py test_session_revocation.py test_hostile_input.py test_hostile.py \
 	test_hostile_engine.py test_postgres_outage.py test_held_creates.py test_feed_cost.py test_resolve_bounds.py \
 	test_accounts_password_throttle.py test_accounts_signup_flood.py test_accounts_email.py test_accounts_idtoken.py test_accounts_anonymous.py test_accounts_2fa.py test_account_deletion.py test_accounts_apple.py test_console_accounts.py \
-	test_private_counting.py test_query_plans.py test_list_index_plans.py test_newcomer_fixes.py test_first_run.py test_scripts.py test_script_jobs.py test_script_refusals.py \
+	test_private_counting.py test_query_plans.py test_list_index_plans.py test_geo_box_walk.py test_nearest_dense.py test_newcomer_fixes.py test_first_run.py test_scripts.py test_script_jobs.py test_script_refusals.py \
 	test_push.py test_push_sync.py test_rules.py test_rules_builtin.py test_schemas.py test_runtime_collections.py test_console_fixes.py test_console_pages.py test_admin_users.py test_console_collections.py test_rules_oracle.py test_rules_push.py test_roles.py)
 
 test-python-postgresql: build $(VENV)/.ready

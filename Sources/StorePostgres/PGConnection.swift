@@ -116,6 +116,9 @@ public final class PGConnection {
     /// True while a transaction opened by `transaction` is running.
     public var inTransaction: Bool { !frames.isEmpty }
 
+    /// The server's transaction failed (a statement's error not yet rolled back to a savepoint).
+    var transactionFailed: Bool { handle.map { PQtransactionStatus($0) == PQTRANS_INERROR } ?? false }
+
     /// The checked result of prepared statement `sql`, sent with the deferred statements.
     private func resultOf(_ sql: String, _ params: [SQLValue], _ conn: OpaquePointer) throws -> OpaquePointer {
         if deferred.isEmpty, let name = statements[sql] {

@@ -6,7 +6,10 @@ import Logging
 /// the batch that made a table due has its replies sent at once, and the
 /// next batches are not queued behind a statistics pass.
 ///
-/// `ANALYZE (SKIP_LOCKED)` skips a table whose ShareUpdateExclusive lock is
+/// It runs `VACUUM (ANALYZE)`: on a table that only grew, the VACUUM part
+/// marks the new pages all-visible, so the primary key's index-only scans
+/// (a skip page's row ids, `PostgresDocumentReader.listStatement`) need not
+/// visit them. `SKIP_LOCKED` skips a table whose ShareUpdateExclusive lock is
 /// held (another node's ANALYZE, a VACUUM) instead of waiting for it, and
 /// the connection's `lock_timeout` and `statement_timeout` bound the rest.
 /// A skipped or failed pass is only a warning: autovacuum analyzes later,
@@ -67,7 +70,7 @@ final class PostgresAnalyzer: @unchecked Sendable {
                     db = connection
                 }
                 // Table names are built from numbers only (`CollectionLayout.table`).
-                try db?.execute("ANALYZE (SKIP_LOCKED) \(table)")
+                try db?.execute("VACUUM (ANALYZE, SKIP_LOCKED) \(table)")
                 logger.debug("analyzed", metadata: ["table": "\(table)"])
             } catch {
                 db = nil  // a broken connection is opened again for the next table

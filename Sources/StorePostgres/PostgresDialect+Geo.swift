@@ -69,12 +69,35 @@ extension PostgresDialect {
 
     /// The point's longitude and latitude as `float8` (NULL when not numbers), as `overPoint` reads them.
     func pointCoordinates(document: String, path: [String], bind: (SQLValue) -> String) -> (lng: String, lat: String) {
+        let (lng, lat) = pointJSON(document: document, path: path, bind: bind)
+        return (Self.geoNumber(lng), Self.geoNumber(lat))
+    }
+
+    /// The point's longitude and latitude as they are stored (`jsonb`), of a `[lng, lat]` or a GeoJSON point.
+    func pointJSON(document: String, path: [String], bind: (SQLValue) -> String) -> (lng: String, lat: String) {
         let ref = ValueRef.path(base: document, steps: path.map { .key($0) })
         func coordinate(_ i: Int) -> String {
             let own = ValueRef.path(base: document, steps: path.map { .key($0) } + [.index(i)])
             let inGeoJSON = ValueRef.path(base: document, steps: path.map { .key($0) } + [.key("coordinates"), .index(i)])
-            return "CASE WHEN \(isArray(typeOf(ref, bind: bind))) THEN \(json(own, bind: bind)) ELSE \(json(inGeoJSON, bind: bind)) END"
+            return "(CASE WHEN \(isArray(typeOf(ref, bind: bind))) THEN \(json(own, bind: bind)) ELSE \(json(inGeoJSON, bind: bind)) END)"
         }
-        return (Self.geoNumber(coordinate(0)), Self.geoNumber(coordinate(1)))
+        return (coordinate(0), coordinate(1))
+    }
+
+    /// A cheap test that is true for every point the exact `$box` test keeps
+    /// (and for a few more): both coordinates stored as numbers are compared
+    /// as `jsonb` numbers (exact decimals) with bounds widened far beyond a
+    /// double's rounding; anything else (booleans, text) passes to the exact test.
+    /// It spares the walk of a box (`PostgresDocumentReader+BoxWalk`) the
+    /// exact test's arithmetic on the rows far outside it.
+    func boxSieve(document: String, path: [String], minX: Double, maxX: Double, minY: Double, maxY: Double,
+                  bind: (SQLValue) -> String) -> String {
+        let (lng, lat) = pointJSON(document: document, path: path, bind: bind)
+        func widened(_ v: Double, _ direction: Double) -> String {
+            "to_jsonb(\(bind(.double(v + direction * (abs(v) * 1e-9 + 1e-300)))))"
+        }
+        return "(CASE WHEN jsonb_typeof(\(lng)) = 'number' AND jsonb_typeof(\(lat)) = 'number'"
+            + " THEN \(lng) >= \(widened(minX, -1)) AND \(lng) <= \(widened(maxX, 1))"
+            + " AND \(lat) >= \(widened(minY, -1)) AND \(lat) <= \(widened(maxY, 1)) ELSE TRUE END)"
     }
 }

@@ -17,8 +17,13 @@ extension PostgresDocumentReader {
     /// and PostgreSQL's default would plan each execution again while it
     /// judges the generic plan dearer (0.5-1 ms of planning against 0.1-0.2
     /// ms of execution for a 20-row page, measured at 10,000 rows).
+    ///
+    /// JIT compilation is off for them too: a generic plan knows no LIMIT
+    /// (it assumes a tenth of the table), so its estimate passes
+    /// `jit_above_cost` on large tables and a 20-row page spent 40 ms
+    /// compiling (a skip page's deferred join at 200,000 rows).
     func useGenericPlans() {
-        db.runDeferred("SELECT set_config('plan_cache_mode', 'force_generic_plan', true)")
+        db.runDeferred("SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)")
     }
 
     /// The paths of `layout`'s declared value indexes, read once per

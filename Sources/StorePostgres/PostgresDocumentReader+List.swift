@@ -30,8 +30,9 @@ extension PostgresDocumentReader {
         var statement: PostgresListStatement
         var total: Int64?
         var rows: [(String, [SQLValue])]
-        repeat {
-            statement = try listStatement(layout, query, scope: scope, withTotal: withTotal)
+        var boxWalk = true
+        while true {
+            statement = try listStatement(layout, query, scope: scope, withTotal: withTotal, boxWalk: boxWalk)
             let columns = statement.columns, countsTotal = statement.countsTotal
             // Marked large until the page succeeds: one stopped at its time limit
             // while counting in its scan leaves the shape to be counted apart next.
@@ -47,8 +48,15 @@ extension PostgresDocumentReader {
                 if countsTotal { total = row.int(columns.count + 1) }
                 return (row.text(0) ?? "{}", values)
             }
+            // The box's matches were too sparse for the walk's budget: gather them through the geo index.
+            if statement.walkBudget != nil, rows.count < query.limit {
+                boxWalk = false
+                continue
+            }
             // No row behind a gate: if arrays closed it, read the list again without key conditions on them.
-        } while try rows.isEmpty && !statement.gated.isEmpty && foundArrays(layout, statement.gated)
+            if try rows.isEmpty && !statement.gated.isEmpty && foundArrays(layout, statement.gated) { continue }
+            break
+        }
         // A page cut short by the last match tells the total itself (but not
         // one that starts past every match, nor limit 0: no row to tell by).
         if statement.readsEveryMatch, query.limit > 0, rows.count < query.limit, !rows.isEmpty || query.skip == 0 {
@@ -70,7 +78,9 @@ extension PostgresDocumentReader {
     /// OFFSET (`count(*) OVER ()`) when `listTotals` says the shape matched
     /// few rows, unless its condition is narrower than the filter: an
     /// `after` cursor's keyset or a nearest-first bound.
-    func listStatement(_ layout: CollectionLayout, _ query: FindQuery, scope: AccessScope, withTotal: Bool = false) throws -> PostgresListStatement {
+    func listStatement(_ layout: CollectionLayout, _ query: FindQuery, scope: AccessScope, withTotal: Bool = false,
+                       boxWalk: Bool = false) throws -> PostgresListStatement {
+        if boxWalk, let walk = try boxWalkStatement(layout, query, scope: scope) { return walk }
         let used = KeyedFields()
         let compiled = try makeListCompiler(layout, keyFields: try keyFields(layout, scope: scope, filter: query.filter), used: used).compile(query.filter)
         return try listStatement(layout, compiled, query, scope: scope, withTotal: withTotal, keyed: used.fields)
@@ -79,7 +89,8 @@ extension PostgresDocumentReader {
     /// The statement of `compiled`, whose key conditions (`PostgresKeyConditions`)
     /// name the fields `keyed`: each gets its gate.
     func listStatement(_ layout: CollectionLayout, _ compiled: CompiledFilter, _ query: FindQuery,
-                       scope: AccessScope, withTotal: Bool = false, keyed: Set<String> = []) throws -> PostgresListStatement {
+                       scope: AccessScope, withTotal: Bool = false, keyed: Set<String> = [],
+                       walkBudget: Int? = nil) throws -> PostgresListStatement {
         let params = ParameterList(compiled.params)
         // Unsorted, a $nearSphere orders by its exact distance (as on SQLite), then the row.
         let near = query.sort.isEmpty ? compiled.nearestFirst : nil
@@ -106,9 +117,11 @@ extension PostgresDocumentReader {
         let order = near != nil ? "~near" : rangeField.map { "~\($0):1" }
             ?? query.sort.map { "\($0.field):\($0.ascending ? 1 : -1)" }.joined(separator: ",")
         var keyset = ""
+        var afterRow: SQLValue?
         if let token = query.after {
             let cursor = try KeysetCursor(token: token, order: order, count: columns.count, seal: try cursorSeal())
             keyset = " AND " + (try Self.after(columns, cursor.values, params.bind, rowWise: near == nil))
+            afterRow = cursor.values.last
         }
         let visible = PostgresAccess.sql(scope.readRule, params.bind)
         // Where rows are hidden, each caller's lists are counted by their own history.
@@ -125,21 +138,51 @@ extension PostgresDocumentReader {
                 bounded = true
             }
         }
+        // A row-order list of a dense box walks the primary key from the page's start, testing
+        // each row, but only so far (`walkBudget` rows): a page not filled within them is read
+        // again by the geo index (`findInSnapshot`). Never where rows are hidden: visibility
+        // decides first there, and how far a walk went must not depend on unreadable rows.
+        var budgeted: Int?
+        if let walkBudget, near == nil, rangeField == nil, query.sort.isEmpty, visible == nil, query.limit > 0 {
+            let from = afterRow.map { " WHERE b.rid > \(params.bind($0))" } ?? ""
+            condition += " AND d.rid <= (SELECT max(w.rid) FROM (SELECT b.rid FROM \(layout.table) AS b\(from)"
+                + " ORDER BY b.rid LIMIT \(params.bind(.int(Int64(walkBudget))))) AS w)"
+            budgeted = walkBudget
+        }
         // Bound after the nearest probe, which copies the parameters so far and must use each one.
-        var select = "d.doc::text"
+        /// The answer's text of the row `alias`: the document, or its `fields`.
+        var selectOf: (String) -> String = { "\($0).doc::text" }
         if let fields = query.fields {
             let names = (["_id"] + fields).map { params.bind(.text($0)) }.joined(separator: ",")
-            select = "(SELECT '{' || string_agg(to_json(f.key)::text || ':' || f.value::text, ',' ORDER BY f.n) || '}'"
-                + " FROM json_each(d.doc) WITH ORDINALITY AS f(key, value, n) WHERE f.key IN (\(names)))"
+            selectOf = { "(SELECT '{' || string_agg(to_json(f.key)::text || ':' || f.value::text, ',' ORDER BY f.n) || '}'"
+                + " FROM json_each(\($0).doc) WITH ORDINALITY AS f(key, value, n) WHERE f.key IN (\(names)))" }
         }
+        let select = selectOf("d")
         let orderBy = columns.map { "\($0.sql) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
         let limit = params.bind(.int(Int64(query.limit))), skip = params.bind(.int(Int64(query.skip)))
-        let readsEveryMatch = query.after == nil && !bounded
+        let readsEveryMatch = query.after == nil && !bounded && budgeted == nil
         let countsTotal = withTotal && readsEveryMatch && listTotals.countsInScan(shape)
-        let sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", "))\(countsTotal ? ", count(*) OVER ()" : "") FROM \(layout.table) AS d"
-            + " WHERE \(condition) ORDER BY \(orderBy) LIMIT \(limit) OFFSET \(skip)"
+        let page = "ORDER BY \(orderBy) LIMIT \(limit) OFFSET \(skip)"
+        let sql: String
+        if query.skip > 0, !countsTotal, probe == nil {
+            // A deferred join: the skipped rows are read for their order keys only (the walk, or an
+            // index-only scan of the primary key), and only the page's rows are fetched whole, each
+            // by a subquery on its row id (a join could be planned as a hash join reading the whole
+            // table, the generic plan knowing no LIMIT). The inner statement holds the whole
+            // condition (visibility first), so it picks exactly the rows the one-statement page
+            // would, in the same snapshot and order.
+            let keys = columns.indices.map { "p.k\($0)" }
+            let outerOrder = zip(columns, keys).map { "\($1) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
+            sql = "SELECT (SELECT \(selectOf("w")) FROM \(layout.table) AS w WHERE w.rid = p.k\(columns.count - 1)), \(keys.joined(separator: ", "))"
+                + " FROM (SELECT \(columns.enumerated().map { "\($1.sql) AS k\($0)" }.joined(separator: ", ")) FROM \(layout.table) AS d"
+                + " WHERE \(condition) \(page)) AS p ORDER BY \(outerOrder)"
+        } else {
+            sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", "))\(countsTotal ? ", count(*) OVER ()" : "") FROM \(layout.table) AS d"
+                + " WHERE \(condition) \(page)"
+        }
         return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe,
-                                     shape: shape, readsEveryMatch: readsEveryMatch, countsTotal: countsTotal, gated: keyed)
+                                     shape: shape, readsEveryMatch: readsEveryMatch, countsTotal: countsTotal, gated: keyed,
+                                     walkBudget: budgeted)
     }
 
     /// The order columns of one sort key: a built-in column, or a field's

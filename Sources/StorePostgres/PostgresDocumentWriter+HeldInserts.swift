@@ -6,6 +6,8 @@ import Store
 struct HeldInsert {
     /// The batch operation that made it.
     let operation: Int
+    /// Its part of that operation (`holdWrites`), or -1.
+    var part = -1
     let table: String
     let collection: String
     let id: String
@@ -39,8 +41,19 @@ struct HeldInsert {
 extension PostgresDocumentWriter {
     /// True when `insert` may hold its row: inside a batch's operation (not
     /// a nested savepoint) that has sent nothing and holds no row yet.
+    /// An operation made of parts (`holdWrites`) holds each part's creates
+    /// even after it sent statements (its rows always go in a savepoint
+    /// nested in its own, before its next statement): a `/_batch` of creates
+    /// sends them as one statement.
     var mayHoldInsert: Bool {
-        operation >= 0 && db.depth == 2 && db.isUnsent(level: 1) && !held.contains { $0.operation == operation }
+        guard operation >= 0, db.depth == 2 else { return false }
+        return part >= 0 || db.isUnsent(level: 1) && !held.contains { $0.operation == operation }
+    }
+
+    /// The writes that follow are part `part` of the running operation (`WriterConnection.holdWrites`).
+    public func holdWrites(part: Int) {
+        guard operation >= 0 else { return }
+        self.part = part
     }
 
     /// Sends held rows before a statement: all of them, or (when a savepoint
@@ -69,8 +82,10 @@ extension PostgresDocumentWriter {
     /// Sends what is held now; throws the running operation's own held
     /// create's refusal (once: the caller reports it as it sees fit, e.g.
     /// `/_batch` as its sub-operation's failure).
+    /// In a failed transaction (the caller settles after an error) nothing
+    /// is sent: only refusals already met are thrown.
     public func settleHeldWrite() throws {
-        try sendHeldInserts(opensTransaction: false)
+        if !db.transactionFailed { try sendHeldInserts(opensTransaction: false) }
         if operation >= 0, let refused = heldFailures.removeValue(forKey: operation) { throw refused }
     }
 
@@ -147,7 +162,13 @@ extension PostgresDocumentWriter {
 
     /// The held row was refused: its operation fails with `error`, as it would have with the row sent at once.
     private func failHeld(_ row: HeldInsert, _ error: any Error) {
-        heldFailures[row.operation] = error
+        if row.part >= 0 {
+            // The lowest part's refusal is the operation's: the one its caller would have met first.
+            if let kept = heldFailures[row.operation] as? HeldWriteFailure, kept.part < row.part { return }
+            heldFailures[row.operation] = HeldWriteFailure(part: row.part, error: error)
+        } else {
+            heldFailures[row.operation] = error
+        }
         if row.operation != operation { pendingChanges.removeAll { $0.operation == row.operation } }
     }
 

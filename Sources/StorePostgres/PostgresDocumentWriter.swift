@@ -18,6 +18,8 @@ public final class PostgresDocumentWriter {
     var pendingChanges: [PendingChange] = []
     /// The running batch operation's index (-1 outside `commitBatch`).
     var operation = -1
+    /// The running operation's part (`holdWrites`), or -1.
+    var part = -1
     /// Creates held back until the next statement or the batch's end (`+HeldInserts`).
     var held: [HeldInsert] = []
     /// Operations of the open batch whose held create was refused, with why.
@@ -77,12 +79,12 @@ public final class PostgresDocumentWriter {
         (held, heldFailures, heldRowsLost) = ([], [:], nil)
         // Endpoints committed by another node since the last batch are seen by this one.
         subscribers = [:]
-        defer { (subscribers, operation, held, heldFailures, heldRowsLost) = (nil, -1, [], [:], nil) }
+        defer { (subscribers, operation, part, held, heldFailures, heldRowsLost) = (nil, -1, -1, [], [:], nil) }
         var results: [Result<T, any Error>] = []
         do {
             try db.transaction {
                 for (index, run) in operations.enumerated() {
-                    operation = index
+                    (operation, part) = (index, -1)
                     let result = Result {
                         try db.transaction {
                             let outcome = Result { try run(self) }
@@ -100,7 +102,7 @@ public final class PostgresDocumentWriter {
                     }
                     results.append(result)
                 }
-                operation = -1
+                (operation, part) = (-1, -1)
                 try sendHeldInserts(opensTransaction: false)
                 if let heldRowsLost { throw heldRowsLost }
                 for (index, refused) in heldFailures where results.indices.contains(index) {
@@ -141,7 +143,7 @@ public final class PostgresDocumentWriter {
         growth.add(layout.table)
         // An id already held goes the direct way, after the held rows: the server decides (bytes, not Unicode equivalence).
         if mayHoldInsert, !held.contains(where: { $0.table == layout.table && $0.id.utf8.elementsEqual(id.utf8) }) {
-            held.append(HeldInsert(operation: operation, table: layout.table, collection: collection, id: id, now: now, text: text))
+            held.append(HeldInsert(operation: operation, part: part, table: layout.table, collection: collection, id: id, now: now, text: text))
         } else {
             // ON CONFLICT keeps the transaction alive: a taken id is an answer, not an abort.
             let inserted = try db.first("INSERT INTO \(layout.table) (id, created_at, updated_at, doc) VALUES ($1::text, $2::text, $2::text, $3::json) ON CONFLICT (id) DO NOTHING RETURNING rid",

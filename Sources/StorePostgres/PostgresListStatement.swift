@@ -24,6 +24,8 @@ struct PostgresListStatement {
     let countsTotal: Bool
     /// The fields whose key conditions the statement uses, each behind its gate (`PostgresKeyConditions`).
     var gated: Set<String> = []
+    /// A dense box's walk of the primary key, bounded to this many rows (`PostgresDocumentReader+BoxWalk`).
+    var walkBudget: Int?
 }
 
 extension PostgresDocumentReader {
@@ -39,8 +41,9 @@ extension PostgresDocumentReader {
                 return .object(JSONObject([("strategy", .string("empty")), ("order", .string("")), ("statements", .array([]))]))
             }
             // The statement the list runs: without key conditions on fields that hold arrays.
-            var statement = try listStatement(layout, query, scope: scope)
-            if !statement.gated.isEmpty, try foundArrays(layout, statement.gated) { statement = try listStatement(layout, query, scope: scope) }
+            // A box's bounded walk first, as the list runs it (its fallback is the geo index's gather).
+            var statement = try listStatement(layout, query, scope: scope, boxWalk: true)
+            if !statement.gated.isEmpty, try foundArrays(layout, statement.gated) { statement = try listStatement(layout, query, scope: scope, boxWalk: true) }
             let parts = (statement.probe.map { [($0.sql, $0.params)] } ?? []) + [(statement.sql, statement.params)]
             var trees: [String] = []
             let statements: [JSONValue] = try parts.map { sql, params in

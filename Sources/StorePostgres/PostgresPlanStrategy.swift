@@ -36,8 +36,13 @@ enum PostgresPlanStrategy {
     }
 
     /// The index of a Limit over an index scan, through nodes that keep the order (a gate's Result).
+    /// A skip page's deferred join (`PostgresDocumentReader.listStatement`)
+    /// has its Limit below the join that fetches the page's rows: that Limit is the walk's.
     static func walkedIndex(_ node: JSONValue) -> String? {
-        guard node.objectValue?["Node Type"]?.stringValue == "Limit", var below = inputs(node).first else { return nil }
+        guard node.objectValue?["Node Type"]?.stringValue == "Limit" else {
+            return inputs(node).lazy.compactMap { walkedIndex($0) }.first
+        }
+        guard var below = inputs(node).first else { return nil }
         while below.objectValue?["Node Type"]?.stringValue == "Result", let next = inputs(below).first { below = next }
         guard indexScans.contains(below.objectValue?["Node Type"]?.stringValue ?? "") else { return nil }
         return below.objectValue?["Index Name"]?.stringValue ?? ""

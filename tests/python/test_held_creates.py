@@ -95,3 +95,41 @@ def test_a_batch_names_its_failing_create_and_applies_nothing(roost, operations,
     for body in operations:
         if body["_id"].startswith("fresh"):
             assert roost.call("GET", "/items/" + body["_id"]).status == 404
+
+
+@pytest.mark.parametrize("operations, failing", [
+    # a held create's refusal is named before a later operation's own failure
+    ([("POST", "/items", {"_id": "taken-1"}), ("PATCH", "/items/absent-1", {"n": 1})], 0),
+    # of several refused creates, the first is named
+    ([("POST", "/items", {"_id": "fresh-m"}), ("POST", "/items", {"_id": "taken-2"}), ("POST", "/items", {"_id": "taken-3"})], 1),
+    # a create seen by a later operation of the batch, then a refused one
+    ([("POST", "/items", {"_id": "fresh-n"}), ("PUT", "/items/fresh-n", {"n": 2}), ("POST", "/items", {"_id": "taken-4"})], 2),
+    ([("POST", "/items", {"_id": "fresh-o"}), ("DELETE", "/items/fresh-o", None), ("PATCH", "/items/fresh-o", {"n": 3})], 2),
+])
+def test_a_batch_of_held_creates_names_the_first_failure(roost, operations, failing):
+    before = count(roost)
+    ops = [dict({"method": m, "path": p}, **({"body": b} if b is not None else {})) for m, p, b in operations]
+    r = roost.call("POST", "/_batch", {"operations": ops})
+    assert r.status in (400, 404, 409), r
+    assert r.body["operation"] == failing and f"Operation {failing} failed" in r.body["description"], r
+    assert count(roost) == before
+    for m, p, b in operations:
+        if m == "POST" and b["_id"].startswith("fresh"):
+            assert roost.call("GET", "/items/" + b["_id"]).status == 404
+
+
+def test_a_batch_of_creates_is_seen_by_its_later_operations(roost):
+    """Creates held for one INSERT are there for the batch's later reads and writes, and each answer is its own."""
+    ops = [{"method": "POST", "path": "/items", "body": {"_id": f"seen-{i}", "n": i}} for i in range(30)]
+    ops += [{"method": "PATCH", "path": "/items/seen-3", "body": {"n": 33}},
+            {"method": "DELETE", "path": "/items/seen-4"},
+            {"method": "POST", "path": "/items", "body": {"_id": "seen-4", "n": 44}},
+            {"method": "PUT", "path": "/items/seen-5", "body": {"n": 55}}]
+    r = roost.call("POST", "/_batch", {"operations": ops})
+    assert r.status == 200, r
+    results = r.body["results"]
+    assert [x["status"] for x in results] == [201] * 30 + [200, 200, 201, 200], results
+    # an entity written again later in the batch is answered once, by its last operation
+    assert [x["body"] and x["body"]["_id"] for x in results[:30]] == [None if i in (3, 4, 5) else f"seen-{i}" for i in range(30)]
+    got = {i: roost.call("GET", f"/items/seen-{i}").body["n"] for i in range(30)}
+    assert got == {i: {3: 33, 4: 44, 5: 55}.get(i, i) for i in range(30)}, got

@@ -47,16 +47,27 @@ struct BatchHandler: Sendable {
             }
         }) { writer, prepared in
             var answer = BatchAnswer()
+            /// A refused held create is its own operation's failure, reported before any later one's.
+            func settle(before index: Int) throws {
+                do { try writer.settleHeldWrite() } catch let refused as HeldWriteFailure {
+                    guard refused.part < index else { return }  // the failing operation's own create: its error says it
+                    throw Failure(index: refused.part, inner: ErrorResponses.httpError(for: refused.error, request, logger))
+                }
+            }
             for (index, (write, step)) in prepared.enumerated() {
                 let response: Response
+                // PostgreSQL holds the operations' creates and sends them as one statement
+                // (at the end, or before the next statement that must see them).
+                writer.holdWrites(part: index)
                 do {
                     response = try write.apply(step, hooks: hooks, access: access, writer: writer, pending: pending)
-                    try writer.settleHeldWrite()  // a create's refusal is this operation's, not a later one's
                 } catch {
+                    try settle(before: index)
                     throw Failure(index: index, inner: ErrorResponses.httpError(for: error, request, logger))
                 }
                 answer.add(response, entity: write.entityKey(step))
             }
+            try settle(before: prepared.count)
             return .json(200, answer.jsonText)
         }
     }

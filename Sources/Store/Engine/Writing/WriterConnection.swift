@@ -10,6 +10,12 @@ public protocol WriterConnection: AnyObject {
     /// made so far (PostgreSQL may hold a create until the batch's end) and
     /// throws the error one of them met. A no-op where writes go at once.
     func settleHeldWrite() throws
+    /// Inside an operation made of parts (a `/_batch`'s items): the writes
+    /// that follow are part `part`. PostgreSQL then holds every create of the
+    /// operation until its next statement or `settleHeldWrite`, which throws
+    /// a refused create's error as a `HeldWriteFailure` naming its part (the
+    /// lowest one). A no-op where writes go at once.
+    func holdWrites(part: Int)
     /// Runs `body` in a transaction of its own (outside `commitBatch`).
     func transaction<T>(_ body: () throws -> T) throws -> T
     /// Reads (get, find, count) on this connection, inside the running
@@ -19,4 +25,19 @@ public protocol WriterConnection: AnyObject {
     func checkpoint()
     /// Caps SQLite's page cache (a no-op on engines without one).
     func limitPageCache(bytes: Int) throws
+}
+
+extension WriterConnection {
+    public func holdWrites(part: Int) {}
+}
+
+/// A held create of part `part` of an operation was refused with `error` (`WriterConnection.holdWrites`).
+public struct HeldWriteFailure: Error {
+    public let part: Int
+    public let error: any Error
+
+    public init(part: Int, error: any Error) {
+        self.part = part
+        self.error = error
+    }
 }
