@@ -12,10 +12,10 @@
    a `push_sync` collection at ~1,000 writes/s; pushes to the device counted by
    the (full-checking) hypercorn stand-in of tests/python/push_support.py.
 
-  bench/push.py [--roostd .build/release/roostd] [--devices 200] [--messages 250] [--no-record]
+  bench/push.py [--roostd .build/release/roostd] [--recipients 10] [--messages 1500] [--no-record]
 
-One recipient with DEVICES iOS devices; MESSAGES messages sent through /_batch
-make DEVICES x MESSAGES pushes. Rate = pushes / span from the first to the
+RECIPIENTS users with 20 iOS devices each (a user's most); MESSAGES messages
+to them in turn, sent through /_batch, make 20 x MESSAGES pushes. Rate = pushes / span from the first to the
 last request the stand-in answered.
 """
 import argparse
@@ -88,25 +88,29 @@ def rate_phase(a, tmp):
     roost = Roostd(str(Path(tmp) / "data"), config(provider, push_extra="  timeout: 30\n"), env=env(provider)).start()
     try:
         _, alice_token = user(roost, "alice")
-        bob, bob_token = user(roost, "bob")
-        for i in range(a.devices):
-            register(roost, bob_token, f"phone-{i:05d}")
+        recipients = []
+        for r in range(a.recipients):
+            uid, token = user(roost, f"user{r:03d}")
+            recipients.append(uid)
+            for i in range(20):  # a user keeps at most 20 devices
+                register(roost, token, f"phone-{r:03d}-{i:02d}")
         idle = get_latencies(roost.port, alice_token, a.idle)
-        total = a.devices * a.messages
+        total = 20 * a.messages
         busy = []
         stop = threading.Event()
         reader = threading.Thread(target=lambda: busy.extend(get_latencies(roost.port, alice_token, 600, stop)))
         t0 = time.monotonic()
         for start in range(0, a.messages, 50):
-            ops = [{"method": "POST", "path": "/messages", "body": {"recipientId": bob, "text": f"m{i}"}}
+            ops = [{"method": "POST", "path": "/messages", "body": {"recipientId": recipients[i % len(recipients)], "text": f"m{i}"}}
                    for i in range(start, min(start + 50, a.messages))]
             resp = roost.call("POST", "/_batch", {"operations": ops}, alice_token, timeout=60)
             assert resp.status == 200, resp.body
             if start == 0:
                 reader.start()
-        deadline = time.monotonic() + 600
+        deadline = time.monotonic() + a.wait
         while read_stats(stats_file)["requests"] < total and time.monotonic() < deadline:
             time.sleep(0.2)
+        assert read_stats(stats_file)["requests"] >= total, (read_stats(stats_file), [l for l in roost.log_text().splitlines() if "GET /users/me" not in l][-30:])
         stop.set()
         reader.join()
         time.sleep(0.6)
@@ -129,8 +133,8 @@ def rate_phase(a, tmp):
 def sync_phase(a, tmp):
     """Silent-sync coalescing under a write load: one sync device, `sync_interval: 1`,
     creates in a push_sync collection at about `a.writes` a second for `a.sync_seconds`."""
-    provider = Provider(Path(tmp) / "sync")
-    provider.start()
+    (Path(tmp) / "sync").mkdir()
+    provider = Provider(Path(tmp) / "sync").start()
     extra = "collections:\n  tasks:\n    permission: shared\n    push_sync: true\n"
     roost = Roostd(str(Path(tmp) / "sync" / "data"), config(provider, extra=extra, push_extra="  sync_interval: 1\n"),
                    env=env(provider)).start()
@@ -163,17 +167,19 @@ def sync_phase(a, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--roostd", default=os.environ.get("ROOSTD", str(ROOT / ".build/release/roostd")))
-    ap.add_argument("--devices", type=int, default=200)
-    ap.add_argument("--messages", type=int, default=250)
+    ap.add_argument("--recipients", type=int, default=10, help="users with 20 iOS devices each")
+    ap.add_argument("--messages", type=int, default=1500, help="messages, each pushed to its recipient's 20 devices")
     ap.add_argument("--idle", type=float, default=5.0, help="seconds of idle GETs")
     ap.add_argument("--writes", type=int, default=1000, help="writes/s in the sync phase")
     ap.add_argument("--sync-seconds", type=float, default=6.0)
+    ap.add_argument("--wait", type=float, default=300, help="the longest wait for every push (s)")
     ap.add_argument("--no-record", dest="record", action="store_false")
     a = ap.parse_args()
     os.environ["ROOSTD"] = a.roostd
     load = benchstats.loadavg()
     with tempfile.TemporaryDirectory() as tmp:
         rate = rate_phase(a, tmp)
+        print(json.dumps(rate), flush=True)
         sync = sync_phase(a, tmp)
     get_ratio = rate["busy_p99_ms"] / rate["idle_p99_ms"]
     text = "\n".join([
