@@ -100,6 +100,8 @@ def rate_phase(a, tmp):
         stop = threading.Event()
         reader = threading.Thread(target=lambda: busy.extend(get_latencies(roost.port, alice_token, 600, stop)))
         t0 = time.monotonic()
+        hz = os.sysconf("SC_CLK_TCK")
+        cpu0 = (benchstats.proc_cpu_ticks(standin.pid), benchstats.proc_cpu_ticks(roost.proc.pid))
         for start in range(0, a.messages, 50):
             ops = [{"method": "POST", "path": "/messages", "body": {"recipientId": recipients[i % len(recipients)], "text": f"m{i}"}}
                    for i in range(start, min(start + 50, a.messages))]
@@ -111,6 +113,8 @@ def rate_phase(a, tmp):
         while read_stats(stats_file)["requests"] < total and time.monotonic() < deadline:
             time.sleep(0.2)
         assert read_stats(stats_file)["requests"] >= total, (read_stats(stats_file), [l for l in roost.log_text().splitlines() if "GET /users/me" not in l][-30:])
+        cpu1 = (benchstats.proc_cpu_ticks(standin.pid), benchstats.proc_cpu_ticks(roost.proc.pid))
+        wall = time.monotonic() - t0
         stop.set()
         reader.join()
         time.sleep(0.6)
@@ -120,7 +124,9 @@ def rate_phase(a, tmp):
         return {"pushes": total, "answered": s["requests"], "delivered": s["ok"], "refused": s["refused"],
                 "reasons": s["reasons"], "connections": s["connections"], "provider_tokens": s["tokens"],
                 "span_s": round(span, 3), "rate": round(s["requests"] / span, 1) if span > 0 else 0,
-                "sent_in_s": round(time.monotonic() - t0, 2),
+                "sent_in_s": round(wall, 2),
+                # CPU of a core over the run: the stand-in near 1.0 would make it the limit
+                "standin_cpu": round((cpu1[0] - cpu0[0]) / hz / wall, 2), "roostd_cpu": round((cpu1[1] - cpu0[1]) / hz / wall, 2),
                 "idle_p99_ms": round(p99(idle), 3), "busy_p99_ms": round(p99(busy), 3),
                 "idle_gets": len(idle), "busy_gets": len(busy),
                 "metrics": [line for line in metrics.splitlines() if line.startswith("roost_push_deliveries_total")]}
@@ -191,8 +197,10 @@ def main():
         "| silent-sync pushes to one device, sync_interval 1 s, %.0f writes/s for %.1f s | %d | at most %d | %.2f | ≤ 1 |"
         % (sync["writes_per_s"], sync["seconds"], sync["pushes"], sync["allowed"], sync["pushes"] / sync["allowed"]),
         "",
-        "Delivered 200: %d of %d, refused by the stand-in: %d %s; provider tokens: %d." % (
-            rate["delivered"], rate["pushes"], rate["refused"], rate["reasons"][:3], rate["provider_tokens"]),
+        "Delivered 200: %d of %d, refused by the stand-in: %d %s; provider tokens: %d. CPU over the run (cores): "
+        "the stand-in %.2f, roostd %.2f (with the GETs and the messages' writes)." % (
+            rate["delivered"], rate["pushes"], rate["refused"], rate["reasons"][:3], rate["provider_tokens"],
+            rate["standin_cpu"], rate["roostd_cpu"]),
     ]) + "\n"
     print(text)
     print(json.dumps({"rate": rate, "sync": sync}, indent=1))
