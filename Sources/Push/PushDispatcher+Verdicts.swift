@@ -7,7 +7,7 @@ import Webhooks
 
 /// What a batch's answers mean (each job's attempt record, and the breaker
 /// that keeps a misconfiguration from removing every device) and how the
-/// writer records them.
+/// writer records them, one batch's record in flight while the next is sent.
 extension PushDispatcher {
     /// The wait after `failures` records in a row failed: 0.5 s doubling, at most a minute.
     static func saveBackoffMilliseconds(failures: Int) -> Int64 {
@@ -96,17 +96,39 @@ extension PushDispatcher {
         return "other"
     }
 
-    /// Records a batch in the writer and waits for it (the next read must not see these pushes as due).
-    /// - Returns: whether it committed.
-    func save(_ records: [PushAttemptRecord]) -> Bool {
-        guard !records.isEmpty else { return true }
+    /// A batch's record handed to the writer.
+    final class PendingRecord: @unchecked Sendable {
+        let rids: [Int64]
         let done = DispatchSemaphore(value: 0)
         let committed = LockedBox(false)
         let removed = LockedBox<[(token: String, reason: String)]>([])
-        record({ writer in removed.set(try writer.recordPushAttempts(records)) }, { ok in committed.set(ok); done.signal() })
-        done.wait()
-        guard committed.get() else { return false }
-        for (token, reason) in removed.get() { removedDevice(token, reason) }
-        return true
+        init(rids: [Int64]) { self.rids = rids }
+    }
+
+    /// Hands a batch's records to the writer without waiting (nil when there are none).
+    func submit(_ records: [PushAttemptRecord]) -> PendingRecord? {
+        guard !records.isEmpty else { return nil }
+        let p = PendingRecord(rids: records.map(\.rid))
+        record({ writer in p.removed.set(try writer.recordPushAttempts(records)) }, { ok in p.committed.set(ok); p.done.signal() })
+        return p
+    }
+
+    /// Waits for the record with the writer, if any. A record that did not
+    /// commit leaves its pushes pending and due: they are held back, with a
+    /// back-off that doubles with each failure in a row, rather than sent again at once.
+    func settlePending() {
+        guard let p = pending else { return }
+        pending = nil
+        p.done.wait()
+        if p.committed.get() {
+            failedSaves = 0
+            for (token, reason) in p.removed.get() { removedDevice(token, reason) }
+            return
+        }
+        failedSaves += 1
+        let backoff = Self.saveBackoffMilliseconds(failures: failedSaves)
+        let until = Outbox.nowMilliseconds() + backoff
+        for rid in p.rids { heldUntil[rid] = until }
+        logger.error("push attempts not recorded; holding the batch", metadata: ["pushes": "\(p.rids.count)", "retry_in_ms": "\(backoff)"])
     }
 }

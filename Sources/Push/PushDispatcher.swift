@@ -5,13 +5,16 @@ import Logging
 import Store
 import Webhooks
 
-/// Delivers the push outbox straight to APNs and FCM. One thread (`push`)
-/// reads due pushes (claimed per node on PostgreSQL), sends a batch of up
-/// to `batch` at once as HTTP/2 streams over one long-lived connection per
-/// provider host, reads each answer (`ProviderVerdict`), resends once at
-/// once what a fresh credential or the other APNs environment may fix, and
-/// records every attempt, the devices' counts and the token removals in
-/// one writer job, which it waits for before the next batch.
+/// Delivers the push outbox straight to APNs and FCM. One background thread
+/// (`push`, nice 10: requests come first) reads due pushes (claimed per node
+/// on PostgreSQL), sends a batch of up to `batch` at once as HTTP/2 streams
+/// over one long-lived connection per provider host, reads each answer
+/// (`ProviderVerdict`), resends once at once what a fresh credential or the
+/// other APNs environment may fix, and records every attempt, the devices'
+/// counts and the token removals in one writer job. While that job waits
+/// for the writer the next batch (never one of the pushes being recorded)
+/// is sent; its record goes to the writer only after the previous one
+/// committed, and the thread waits for the last one before it sleeps.
 ///
 /// At least once: a push leaves the outbox only when its answer is
 /// committed, so a crash between the send and the commit sends it again
@@ -21,8 +24,9 @@ public final class PushDispatcher: @unchecked Sendable {
         /// Seconds to wait after each failed attempt; its length sets the number of attempts.
         public var schedule = RetrySchedule(delays: [1, 5, 30, 120, 600, 1800, 3600, 7200])
         public var timeoutMilliseconds = 10_000
-        /// Pushes sent together (streams of one connection; servers allow 100 concurrent streams or more).
-        public var batch = 100
+        /// Pushes sent together (streams of one connection; APNs allows 1,000 concurrent streams, curl
+        /// keeps to what the server announces).
+        public var batch = 500
         /// The longest the thread sleeps without being woken.
         public var pollMilliseconds = 1_000
         /// A PEM bundle to trust instead of the system's CAs (stand-ins in tests).
@@ -53,7 +57,9 @@ public final class PushDispatcher: @unchecked Sendable {
     let logger: Logger
     let apns: APNsProvider?
     let fcm: FCMProvider?
-    private let loop = OutboxLoop<(reader: any DocumentReading, client: HTTP2Client)>(name: "push")
+    private let loop = OutboxLoop<(reader: any DocumentReading, client: HTTP2Client)>(name: "push", background: true)
+    /// The last batch's record, with the writer while the next batch is sent (thread only).
+    var pending: PendingRecord?
     private var lastSweep = Date.distantPast
     /// Connections the client opened (tests check reuse through the metrics).
     public let connections = LockedBox(0)
@@ -107,25 +113,22 @@ public final class PushDispatcher: @unchecked Sendable {
             }
             let now = Outbox.nowMilliseconds()
             heldUntil = heldUntil.filter { $0.value > now }
-            let read = try reader.duePushes(now: now, limit: settings.batch)
-            let due = read.filter { heldUntil[$0.rid] == nil }
+            // The pushes being recorded are still pending in the outbox: read past them, never send them again.
+            let recording = Set(pending?.rids ?? [])
+            let read = try reader.duePushes(now: now, limit: settings.batch + recording.count)
+            let due = Array(read.filter { heldUntil[$0.rid] == nil && !recording.contains($0.rid) }.prefix(settings.batch))
             if !due.isEmpty {
-                let saved = deliver(due, client)
+                let records = deliver(due, client)
                 let opened = client.connections - connections.get()
                 connections.set(client.connections)
                 if opened > 0 { onConnectionsOpened(opened) }
-                if saved {
-                    failedSaves = 0
-                    if due.count == settings.batch { return 0 }
-                } else {
-                    // Not recorded: the rows are still pending and due. Hold them, and back off before the next read.
-                    failedSaves += 1
-                    let backoff = Self.saveBackoffMilliseconds(failures: failedSaves)
-                    for push in due { heldUntil[push.rid] = Outbox.nowMilliseconds() + backoff }
-                    logger.error("push attempts not recorded; holding the batch", metadata: ["pushes": "\(due.count)", "retry_in_ms": "\(backoff)"])
-                    waitMilliseconds = backoff
-                }
+                // One record with the writer at a time, in order: the previous one first.
+                settlePending()
+                pending = submit(records)
+                if due.count == settings.batch && failedSaves == 0 && !isStopped { return 0 }
             }
+            // Nothing more to send now: the last record commits before the next read or sleep.
+            settlePending()
             if failedSaves > 0 {
                 waitMilliseconds = max(waitMilliseconds, Self.saveBackoffMilliseconds(failures: failedSaves))
             } else if read.count > due.count {
@@ -153,9 +156,9 @@ public final class PushDispatcher: @unchecked Sendable {
         var answeredIn: Set<String> = []
     }
 
-    /// Sends a batch and records every attempt.
-    /// - Returns: whether the records committed.
-    func deliver(_ due: [DuePush], _ client: HTTP2Client) -> Bool {
+    /// Sends a batch.
+    /// - Returns: every attempt's record, for the writer.
+    func deliver(_ due: [DuePush], _ client: HTTP2Client) -> [PushAttemptRecord] {
         var records: [PushAttemptRecord] = []
         var jobs: [Job] = []
         for push in due {
@@ -206,7 +209,7 @@ public final class PushDispatcher: @unchecked Sendable {
         for (i, job) in jobs.enumerated() {
             records.append(outcome(job, response: responses[i]))
         }
-        return save(breaker(records))
+        return breaker(records)
     }
 
     /// Sends `indices` of `jobs` together and sets their verdicts.

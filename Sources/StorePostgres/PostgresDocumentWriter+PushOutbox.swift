@@ -10,6 +10,15 @@ extension PostgresDocumentWriter {
         guard !audience.platforms.isEmpty else { return 0 }
         let now = Timestamp.now()
         let coalesce = kind == "background" ? audience.coalesceSince : nil
+        if coalesce != nil {
+            // Nodes reading the same feed coalesce through this check: each device's lock, held to
+            // COMMIT and taken in token order, makes the INSERT below (its own snapshot, READ
+            // COMMITTED) see another node's sync push committed meanwhile, instead of adding a second.
+            let _: [Void] = try db.query("""
+                SELECT pg_advisory_xact_lock(hashtextextended('roost.push-sync:' || token, 0))
+                FROM (SELECT token FROM _push_devices WHERE user_id = $1::text AND ($2::text IS NULL OR token = $2::text) ORDER BY token) t
+                """, [.text(userID), audience.token.map { .text($0) } ?? .null]) { _ in () }
+        }
         let added = try db.query("""
             INSERT INTO _push_deliveries (token, user_id, platform, kind, payload, collapse_id, status, attempts, next_attempt_at, created_at, updated_at)
             SELECT token, user_id, platform, $2::text, $3::text, $4::text, 'pending', 0, $5::bigint, $6::text, $6::text FROM _push_devices d

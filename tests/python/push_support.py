@@ -175,8 +175,9 @@ class Provider:
         return status, [("content-type", "application/json"), *headers], json.dumps(body).encode() if body else b""
 
     def apns(self, env, scope, headers, body, conn):
-        token = scope["path"].rsplit("/", 1)[-1]
-        entry = {"service": "apns", "env": env, "token": token, "headers": headers, "conn": conn, "payload": None,
+        raw_token = scope["path"].rsplit("/", 1)[-1]
+        token = device_name(raw_token)  # tests name their devices; roostd sends the name in hex
+        entry = {"service": "apns", "env": env, "token": token, "raw_token": raw_token, "headers": headers, "conn": conn, "payload": None,
                  "http_version": scope.get("http_version")}
 
         def done(status, reason=None, extra=None, answer_headers=()):
@@ -391,27 +392,45 @@ def user(roost, username):
     return body["user"]["_id"], body["token"]
 
 
+def apns_token(name):
+    """The hex APNs device token a test's device `name` stands for (roostd takes only hex tokens for ios;
+    the APNs stand-in reads the name back with `device_name`, and answers by its prefix)."""
+    return name.encode().hex()
+
+
+def device_name(token):
+    """The device name a hex APNs token carries (the token itself when it carries none)."""
+    try:
+        return bytes.fromhex(token).decode()
+    except ValueError:
+        return token
+
+
+REGISTERED = {}  # device name -> the token register() sent for it (to read the admin API's opaque ids back)
+
+
 def token_id(device):
     """The opaque id the admin API shows for a device token (it never shows the token)."""
-    return hashlib.sha256(device.encode()).hexdigest()[:16]
+    return hashlib.sha256(REGISTERED.get(device, device).encode()).hexdigest()[:16]
 
 
 def unmask(rows, *devices):
-    """Admin API rows keyed by the device token they stand for, given the tokens a test used."""
+    """Admin API rows keyed by the device name they stand for, given the names a test used."""
     ids = {token_id(d): d for d in devices}
     out = {}
     for r in rows:
-        assert r["token"].endswith("…") and r["token"][:-1] == ids.get(r["tokenId"], "")[:len(r["token"]) - 1], r
-        out[ids.get(r["tokenId"], r["tokenId"])] = r
+        name = ids.get(r["tokenId"], "")
+        sent = REGISTERED.get(name, name)
+        assert r["token"].endswith("…") and r["token"][:-1] == sent[:len(r["token"]) - 1], r
+        out[name or r["tokenId"]] = r
     return out
 
 
-REGISTERED = set()  # every device token register() was given (to read the admin API's opaque ids back)
-
-
 def register(roost, token, device, platform="ios", **extra):
-    REGISTERED.add(device)
-    resp = roost.call("POST", "/push/devices", {"platform": platform, "token": device, **extra}, token)
+    """Registers the device `device` (a name; an ios device sends it as its hex token)."""
+    sent = apns_token(device) if platform == "ios" else device
+    REGISTERED[device] = sent
+    resp = roost.call("POST", "/push/devices", {"platform": platform, "token": sent, **extra}, token)
     assert resp.status in (200, 201), resp.body
     return resp.body
 

@@ -281,13 +281,13 @@ def test_users_sessions_revoke_and_logs(signed_in, roost):
 def test_push_page_shows_devices_with_their_deliveries(signed_in, roost):
     driver = signed_in
     _, token = user(roost, "pushy")
-    assert roost.call("POST", "/push/devices", {"platform": "ios", "token": "console-phone-token-1234", "sync": True}, token).status == 201
+    assert roost.call("POST", "/push/devices", {"platform": "ios", "token": "c0ffee00000000000000000000000000000000000000000000000000abcd1234", "sync": True}, token).status == 201
     go(driver, "push")
     # the token is shown as a preview and found by its opaque id, never in full
-    tid = hashlib.sha256(b"console-phone-token-1234").hexdigest()[:16]
+    tid = hashlib.sha256(b"c0ffee00000000000000000000000000000000000000000000000000abcd1234").hexdigest()[:16]
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f"#push-devices-table tr[data-device='{tid}']"))
     row = css(driver, f"#push-devices-table tr[data-device='{tid}']").text
-    assert "ios" in row and "yes" in row and " 0 " in f" {row} " and "consol…" in row and "token-1234" not in row
+    assert "ios" in row and "yes" in row and " 0 " in f" {row} " and "c0ffee…" in row and "abcd1234" not in row
     wait(driver, lambda d: "No pushes yet." in visible_text(d, "#push-deliveries-table"))
     assert console_errors(driver) == []
 

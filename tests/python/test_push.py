@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from push_support import REGISTERED, Provider, config, env, message, metrics, register, unmask, user
+from push_support import REGISTERED, Provider, config, device_name, env, message, metrics, register, unmask, user
 from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
 
 
@@ -39,7 +39,7 @@ def devices(roost):
     resp = roost.call("GET", "/admin/push/devices", token=ADMIN)
     assert resp.status == 200, resp.body
     # the admin API shows a token's first 6 characters and an opaque id, never the token (unmask checks)
-    return unmask(resp.body, *REGISTERED, "t1")
+    return unmask(resp.body, *REGISTERED, "a1b2")
 
 
 def test_message_alerts_reach_apns_and_fcm_over_one_reused_connection(world):
@@ -300,13 +300,21 @@ def test_admin_lists_check_their_limit(world):
 
 
 @pytest.mark.parametrize("body,who,status", [
-    ({"platform": "ios", "token": "t1", "environment": "staging"}, "user", 400),
-    ({"platform": "android", "token": "t1", "environment": "sandbox"}, "user", 400),
-    ({"platform": "ios", "token": "t1", "sync": "yes"}, "user", 400),
+    ({"platform": "ios", "token": "a1b2", "environment": "staging"}, "user", 400),
+    ({"platform": "android", "token": "a1b2", "environment": "sandbox"}, "user", 400),
+    ({"platform": "ios", "token": "a1b2", "sync": "yes"}, "user", 400),
     ({"platform": "ios", "token": "a/b"}, "user", 400),
-    ({"platform": "ios", "token": "t1", "sync": True}, "anonymous", 401),
-    ({"platform": "ios", "token": "t1", "sync": True}, "admin", 403),
-    ({"platform": "ios", "token": "t1", "environment": "production", "sync": True}, "user", 201),
+    # APNs tokens are hex: an even number of hex digits, nothing else
+    ({"platform": "ios", "token": "phone-1"}, "user", 400),
+    ({"platform": "ios", "token": "a1b"}, "user", 400),
+    ({"platform": "ios", "token": "a1b2 "}, "user", 400),
+    ({"platform": "ios", "token": "0x12"}, "user", 400),
+    ({"platform": "ios", "token": "a1b2", "sync": True}, "anonymous", 401),
+    ({"platform": "ios", "token": "zz", "sync": True}, "anonymous", 401),
+    ({"platform": "ios", "token": "a1b2", "sync": True}, "admin", 403),
+    ({"platform": "ios", "token": "a1b2", "environment": "production", "sync": True}, "user", 201),
+    ({"platform": "ios", "token": "A1B2", "environment": "production", "sync": True}, "user", 201),
+    ({"platform": "android", "token": "a1b2", "sync": True}, "user", 201),
 ])
 def test_device_registration_checks_its_fields(world, body, who, status):
     provider, start = world
@@ -316,10 +324,14 @@ def test_device_registration_checks_its_fields(world, body, who, status):
     assert resp.status == status, resp.body
     if status >= 400:
         assert "error" in resp.body
+        if body["token"] in ("phone-1", "a1b", "a1b2 ", "0x12") and who == "user":
+            assert "hex" in resp.body["description"]
         assert devices(roost) == {}
     else:
-        d = devices(roost)["t1"]
-        assert d["environment"] == "production" and d["sync"] is True and d["deliveries"] == 0
+        rows = unmask(roost.call("GET", "/admin/push/devices", token=ADMIN).body, body["token"])
+        d = rows[body["token"]]
+        assert d["platform"] == body["platform"] and d["sync"] is True and d["deliveries"] == 0
+        assert d["environment"] == ("production" if body["platform"] == "ios" else None), d
 
 
 @pytest.mark.parametrize("change,why", [
@@ -355,7 +367,7 @@ def test_a_user_keeps_at_most_20_devices(world):
     register(roost, alice_token, "dev-20")
     time.sleep(0.002)
     register(roost, alice_token, "dev-21")
-    mine = {d["token"] for d in roost.call("GET", "/push/devices", token=alice_token).body}
+    mine = {device_name(d["token"]) for d in roost.call("GET", "/push/devices", token=alice_token).body}
     assert len(mine) == 20 and "dev-00" in mine and "dev-21" in mine
     assert "dev-01" not in mine and "dev-02" not in mine, sorted(mine)
-    assert {d["token"] for d in roost.call("GET", "/push/devices", token=bob_token).body} == {"bob-phone"}
+    assert {device_name(d["token"]) for d in roost.call("GET", "/push/devices", token=bob_token).body} == {"bob-phone"}

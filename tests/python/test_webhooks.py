@@ -23,7 +23,7 @@ def test_message_webhook_is_signed_and_carries_profile_and_tokens():
         try:
             alice, alice_token = user(roost, "alice")
             bob, bob_token = user(roost, "bob")
-            assert roost.call("POST", "/push/devices", {"platform": "ios", "token": "bob-phone"}, bob_token).status == 201
+            assert roost.call("POST", "/push/devices", {"platform": "ios", "token": "b0b0b0b0"}, bob_token).status == 201
             # a refused message (sent as someone else) commits nothing and fires nothing
             assert roost.call("POST", "/messages", {"recipientId": bob, "senderId": bob, "text": "x"}, alice_token).status == 403
             sent = message(roost, alice_token, bob, "hello bob")
@@ -37,7 +37,7 @@ def test_message_webhook_is_signed_and_carries_profile_and_tokens():
             assert data["message"]["_id"] == sent["_id"] and data["message"]["text"] == "hello bob"
             assert data["sender"]["_id"] == alice and data["sender"]["name"] == "Alice"
             assert "email" not in data["sender"] and "_acl" not in data["sender"]
-            assert data["recipients"] == [{"_id": bob, "devices": [{"platform": "ios", "token": "bob-phone"}]}]
+            assert data["recipients"] == [{"_id": bob, "devices": [{"platform": "ios", "token": "b0b0b0b0"}]}]
             # the metrics counter counts it
             resp = roost.call("GET", "/healthz")
             status, _ = resp.status, resp.body
@@ -148,13 +148,13 @@ def test_gorush_payload_and_admin_endpoints():
             _, alice_token = user(roost, "alice")
             bob, bob_token = user(roost, "bob")
             roost.call("POST", "/push/devices", {"platform": "android", "token": "bob-android"}, bob_token)
-            roost.call("POST", "/push/devices", {"platform": "ios", "token": "bob-ios"}, bob_token)
+            roost.call("POST", "/push/devices", {"platform": "ios", "token": "b0b1b0b1"}, bob_token)
             roost.call("POST", "/push/devices", {"platform": "web", "token": "bob-web"}, bob_token)
             message(roost, alice_token, bob, "ping")
             assert receiver.wait_for(lambda r: len(r.accepted()) == 1), roost.log_text()
             body = receiver.accepted()[0][1]
             notes = {n["platform"]: n for n in body["notifications"]}
-            assert notes[1]["tokens"] == ["bob-ios"] and notes[2]["tokens"] == ["bob-android"]
+            assert notes[1]["tokens"] == ["b0b1b0b1"] and notes[2]["tokens"] == ["bob-android"]
             assert notes[1]["message"] == "ping" and notes[1]["title"] == "Alice"
             assert roost.call("DELETE", "/admin/webhooks/endpoints/gorush", token=ADMIN).status == 200
         finally:

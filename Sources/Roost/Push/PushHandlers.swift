@@ -46,6 +46,10 @@ struct PushHandlers: Sendable {
             guard case .string(let token)? = fields["token"], (1...4096).contains(token.utf8.count), !token.contains("/") else {
                 throw HTTPError(.invalidDocument, "token must be a string of 1 to 4096 bytes without '/'.")
             }
+            // APNs device tokens are bytes the app turns into hex; anything else would only ever be refused by Apple.
+            if platform == "ios", !Self.isHex(token) {
+                throw HTTPError(.invalidDocument, "An ios token must be the APNs device token in hex: an even number of digits 0-9 and a-f.")
+            }
             // The APNs environment the app was built for (a debug build's tokens are sandbox tokens).
             var environment: String?
             switch fields["environment"] {
@@ -120,6 +124,11 @@ struct PushHandlers: Sendable {
         guard let text = request.query["limit"] else { return 100 }
         guard let n = Int(text), (1...1000).contains(n) else { throw HTTPError(.invalidQuery, "limit must be a whole number from 1 to 1000.") }
         return n
+    }
+
+    /// Whether `token` is an even number of hex digits (either case), as APNs device tokens are written.
+    static func isHex(_ token: String) -> Bool {
+        token.utf8.count % 2 == 0 && token.utf8.allSatisfy { (48...57).contains($0) || (65...70).contains($0) || (97...102).contains($0) }
     }
 
     static func device(_ d: PushDevice) -> JSONObject {

@@ -8,8 +8,10 @@ import Store
 /// Silent sync pushes: after each commit, one thread (`push-sync`) reads
 /// the change feed for collections with `push_sync: true` and decides, with
 /// the very rule live streams use (`ParsedChange.readable`: the entity's
-/// `_acl` and the collection's level, before or after the change), which
-/// users with sync devices may read each change. Each such device gets a
+/// `_acl` and the collection's level or read rule, with the user's roles,
+/// before or after the change), which users with sync devices may read each
+/// change; a role membership change (a `_roles` feed entry) makes it read
+/// the roles again before the next change, as it resets a live stream. Each such device gets a
 /// background push naming the collections that changed, at most one per
 /// `push.sync_interval` (changes in between are coalesced into the next,
 /// which carries the collapse id `roost-sync`). The pushes go into the push
@@ -43,6 +45,8 @@ final class PushSyncFanout: @unchecked Sendable {
     /// The role names of the devices' users, read with the devices.
     private var roles: [String: [String]] = [:]
     private var devicesRead = Date.distantPast
+    /// A role membership changed since the roles were read (a `_roles` feed entry).
+    private var rolesChanged = false
     /// Per device token: when its last sync push was enqueued, and the collections waiting for the next.
     private var lastSent: [String: Date] = [:]
     private var waiting: [String: (user: String, collections: Set<String>)] = [:]
@@ -119,23 +123,25 @@ final class PushSyncFanout: @unchecked Sendable {
     /// the pushes that are due. - Returns: true when a full batch was read.
     private func round(_ reader: any FeedReading & PushReading & RolesReading) throws -> Bool {
         let (changes, _) = try reader.changes(after: position, limit: 500)
-        let relevant = changes.filter { collections.contains($0.collection) }
-        if !relevant.isEmpty {
-            if Date().timeIntervalSince(devicesRead) > 1 {
+        for change in changes {
+            // A role membership changed: what its user may read changed from this change on, as a
+            // live stream is reset then; the roles are read again before the next change is judged.
+            if change.collection == LiveHub.roleChanges { rolesChanged = true }
+            guard collections.contains(change.collection) else { continue }
+            if rolesChanged || Date().timeIntervalSince(devicesRead) > 1 {
                 devices = Dictionary(grouping: try reader.syncDevices(limit: 100_000).filter { sender.platforms.contains($0.platform) }, by: \.userID)
                 // Roles decide who reads a row only where rows are private or ruled: read them only then.
                 let rolesMatter = collections.contains { access.rules(of: $0) != nil || access.level(of: $0) == .private }
                 roles = rolesMatter ? try reader.rolesByUser() : [:]
                 devicesRead = Date()
+                rolesChanged = false
             }
-            for change in relevant {
-                let parsed = ParsedChange(change, level: access.level(of: change.collection), rules: access.rules(of: change.collection))
-                for (user, owned) in devices {
-                    let scope = AccessScope(principal: .user(user), level: parsed.level, roles: roles[user] ?? [], rules: parsed.rules)
-                    guard parsed.readable(by: scope, after: true) || parsed.readable(by: scope, after: false) else { continue }
-                    for device in owned {
-                        waiting[device.token, default: (user, [])].collections.insert(change.collection)
-                    }
+            let parsed = ParsedChange(change, level: access.level(of: change.collection), rules: access.rules(of: change.collection))
+            for (user, owned) in devices {
+                let scope = AccessScope(principal: .user(user), level: parsed.level, roles: roles[user] ?? [], rules: parsed.rules)
+                guard parsed.readable(by: scope, after: true) || parsed.readable(by: scope, after: false) else { continue }
+                for device in owned {
+                    waiting[device.token, default: (user, [])].collections.insert(change.collection)
                 }
             }
         }
@@ -189,6 +195,8 @@ final class PushSyncFanout: @unchecked Sendable {
             due.append((token, entry.user, entry.collections.sorted()))
         }
         guard !due.isEmpty else { return }
+        // In token order: on PostgreSQL each device's coalescing lock is taken in this order on every node.
+        due.sort { $0.token < $1.token }
         for d in due {
             waiting[d.token] = nil
             lastSent[d.token] = now
