@@ -167,7 +167,7 @@ def test_two_nodes_on_one_database_coalesce_a_device_s_sync_pushes_together():
         conf = config(provider, extra="collections:\n  tasks:\n    permission: shared\n    push_sync: true\n",
                       push_extra="  sync_interval: 2\n")
         first = Roostd(str(Path(tmp) / "a"), conf, env=env(provider)).start()
-        url = engine.database_url(str(Path(tmp) / "a"))
+        url = engine.database_url(first.data_dir)
         second = Roostd(str(Path(tmp) / "b"), f"database_url: {url}\n" + conf, env=env(provider)).start()
         try:
             _, alice_token = user(first, "alice")
