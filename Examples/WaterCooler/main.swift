@@ -55,7 +55,7 @@ do {
     say("bob signed up")
 
     // 2. Bob's phone registers for push, and follows his messages and threads live.
-    let device = try await bob.registerPushDevice(token: "apns-\(suffix)", platform: .ios)
+    let device = try await bob.registerPushDevice(token: "00ff\(suffix)", platform: .ios)
     say("bob's push device: \(device.platform)")
     let bobStore = try OfflineStore(client: bob, url: home.appendingPathComponent("bob.sqlite"),
                                     mirrors: [Mirror("messages"), Mirror("threads"), Mirror("users")])

@@ -38,7 +38,7 @@ extension AgainstRoostd {
         func push() async throws {
             let fx = try Fixture()
             let alice = try await fx.user("alice")
-            let token = "apns-\(UUID().uuidString)"
+            let token = UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
             let device = try await alice.registerPushDevice(token: token, platform: .ios)
             #expect(device.userId == alice.userID)
             #expect(try await alice.pushDevices().map(\.token) == [token])

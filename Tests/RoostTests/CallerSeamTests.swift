@@ -77,7 +77,7 @@ import Testing
         Case(method: .delete, target: "/users/someone-else", statuses: [401, 401, 403, 404]),
         // Push: a reader for the list and the register, the writer itself for the delete.
         Case(method: .get, target: "/push/devices", statuses: [401, 401, 200, 403]),
-        Case(method: .post, target: "/push/devices", body: #"{"platform":"ios","token":"seam-device"}"#, statuses: [401, 401, 201, 403]),
+        Case(method: .post, target: "/push/devices", body: #"{"platform":"ios","token":"5eade71ce0"}"#, statuses: [401, 401, 201, 403]),
         Case(method: .delete, target: "/push/devices/none-such", statuses: [401, 401, 404, 404]),
         // Files: serve paths on a reader, the upload on its pool, the delete on the writer.
         Case(method: .get, target: "/files/\(fileID)", statuses: [401, 401, 404, 404]),

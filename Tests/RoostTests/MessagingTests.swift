@@ -100,22 +100,22 @@ import Testing
         let base = roost.baseURL
         let alice = try Self.signUp(base, "alice"), bob = try Self.signUp(base, "bob")
 
-        #expect(try HTTP.json("POST", "\(base)/push/devices", ["platform": "ios", "token": "tok-1"]).status == 401)
-        #expect(try HTTP.json("POST", "\(base)/push/devices", ["platform": "symbian", "token": "tok-1"], headers: alice.auth).status == 400)
-        #expect(try HTTP.json("POST", "\(base)/push/devices", ["platform": "ios", "token": "tok-1"], headers: alice.auth).status == 201)
-        #expect(try HTTP.json("POST", "\(base)/push/devices", ["platform": "ios", "token": "tok-1"], headers: alice.auth).status == 200)
+        #expect(try HTTP.json("POST", "\(base)/push/devices", ["platform": "ios", "token": "0a1b"]).status == 401)
+        #expect(try HTTP.json("POST", "\(base)/push/devices", ["platform": "symbian", "token": "0a1b"], headers: alice.auth).status == 400)
+        #expect(try HTTP.json("POST", "\(base)/push/devices", ["platform": "ios", "token": "0a1b"], headers: alice.auth).status == 201)
+        #expect(try HTTP.json("POST", "\(base)/push/devices", ["platform": "ios", "token": "0a1b"], headers: alice.auth).status == 200)
         #expect(try HTTP.send("GET", "\(base)/push/devices", headers: alice.auth).array.count == 1)
 
         // Bob signs in on Alice's old phone: the token moves to him.
-        let moved = try HTTP.json("POST", "\(base)/push/devices", ["platform": "ios", "token": "tok-1"], headers: bob.auth)
+        let moved = try HTTP.json("POST", "\(base)/push/devices", ["platform": "ios", "token": "0a1b"], headers: bob.auth)
         #expect(moved.status == 201)
         #expect(moved.object["userId"] as? String == bob.id)
         #expect(try HTTP.send("GET", "\(base)/push/devices", headers: alice.auth).array.isEmpty)
         #expect(try HTTP.send("GET", "\(base)/push/devices", headers: bob.auth).array.count == 1)
 
         // Only its owner removes it.
-        #expect(try HTTP.send("DELETE", "\(base)/push/devices/tok-1", headers: alice.auth).status == 404)
-        #expect(try HTTP.send("DELETE", "\(base)/push/devices/tok-1", headers: bob.auth).status == 200)
+        #expect(try HTTP.send("DELETE", "\(base)/push/devices/0a1b", headers: alice.auth).status == 404)
+        #expect(try HTTP.send("DELETE", "\(base)/push/devices/0a1b", headers: bob.auth).status == 200)
         #expect(try HTTP.send("GET", "\(base)/push/devices", headers: bob.auth).array.isEmpty)
         roost.stop()
     }
