@@ -77,7 +77,7 @@ public final class FileDownloadQueue: Sendable {
     let maxAttempts: Int
     let state: Locked<[String: Item]>
     private let watchers = Locked<[UUID: AsyncStream<Event>.Continuation]>([:])
-    private let runs = Locked<Task<Report, Never>?>(nil)
+    private let runs = SerialRuns<Report>()
     private let reconnectKey = Locked<UUID?>(nil)
     let background: BackgroundDownloads?
 
@@ -199,16 +199,7 @@ public final class FileDownloadQueue: Sendable {
     /// while one runs waits for it, then runs.
     @discardableResult
     public func sendPending() async -> Report {
-        let task = runs.update { last -> Task<Report, Never> in
-            let previous = last
-            let next = Task { [self] in
-                _ = await previous?.value
-                return await self.drain()
-            }
-            last = next
-            return next
-        }
-        return await task.value
+        await runs.run { [self] in await self.drain() }
     }
 
     func sendInBackground() { Task { [weak self] in _ = await self?.sendPending() } }
