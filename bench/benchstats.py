@@ -35,6 +35,29 @@ def proc_cpu_ticks(pid):
     return int(parts[11]) + int(parts[12])
 
 
+def thread_cpu_ticks(pid):
+    """{thread name: CPU ticks} of a process's threads (threads of one name summed)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                text = f.read()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1:text.rindex(")")]
+        parts = text.rsplit(")", 1)[1].split()
+        out[name] = out.get(name, 0) + int(parts[11]) + int(parts[12])
+    return out
+
+
+def thread_cpu_since(pid, before, seconds):
+    """Cores each thread name used since `before` (thread_cpu_ticks), over `seconds`, busiest first."""
+    hz = os.sysconf("SC_CLK_TCK")
+    now = thread_cpu_ticks(pid)
+    used = {k: (v - before.get(k, 0)) / hz / seconds for k, v in now.items()}
+    return {k: round(v, 2) for k, v in sorted(used.items(), key=lambda kv: -kv[1]) if v >= 0.01}
+
+
 def settle(pids, limit=30):
     """Waits until the given processes are idle (together under 6% of a core over half a second)."""
     start = time.monotonic()

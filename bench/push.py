@@ -37,6 +37,8 @@ sys.path[:0] = [str(HERE), str(ROOT / "tests"), str(ROOT / "tests" / "python")]
 import benchstats  # noqa: E402
 from cryptography.hazmat.primitives import serialization  # noqa: E402
 from push_support import KEY_ID, TEAM_ID, TOPIC, Provider, config, env, register, user  # noqa: E402
+from push_nginx import NginxStandin  # noqa: E402
+from push_standin import Checker  # noqa: E402
 from roost_harness import Roostd  # noqa: E402
 
 
@@ -61,30 +63,55 @@ def p99(values):
     return values[min(len(values) - 1, int(len(values) * 0.99))] if values else float("nan")
 
 
-def start_standin(provider, tmp):
-    """bench/push_standin.py on the production APNs port, in its own process: (process, stats file)."""
-    public = Path(tmp) / "apns-public.pem"
-    public.write_bytes(provider.creds.apns_key.public_key().public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
-    stats = Path(tmp) / "standin-stats.json"
-    proc = subprocess.Popen([sys.executable, str(HERE / "push_standin.py"), "--port", str(provider.ports["production"]),
-                             "--cert", str(provider.tmp / "first.pem"), "--key", str(provider.tmp / "first.key"),
-                             "--public-key", str(public), "--kid", KEY_ID, "--team", TEAM_ID, "--topic", TOPIC,
-                             "--stats", str(stats)])
-    deadline = time.monotonic() + 20
-    while not stats.exists():
-        assert time.monotonic() < deadline and proc.poll() is None, "the stand-in did not start"
-        time.sleep(0.1)
-    return proc, stats
+class PythonStandin:
+    """bench/push_standin.py on the production APNs port, in its own process (`--standin python`)."""
+
+    def __init__(self, provider, tmp):
+        public = Path(tmp) / "apns-public.pem"
+        public.write_bytes(provider.creds.apns_key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+        self.stats_file = Path(tmp) / "standin-stats.json"
+        self.proc = subprocess.Popen([sys.executable, str(HERE / "push_standin.py"), "--port", str(provider.ports["production"]),
+                                      "--cert", str(provider.tmp / "first.pem"), "--key", str(provider.tmp / "first.key"),
+                                      "--public-key", str(public), "--kid", KEY_ID, "--team", TEAM_ID, "--topic", TOPIC,
+                                      "--stats", str(self.stats_file)])
+        deadline = time.monotonic() + 20
+        while not self.stats_file.exists():
+            assert time.monotonic() < deadline and self.proc.poll() is None, "the stand-in did not start"
+            time.sleep(0.1)
+
+    def pids(self):
+        return [self.proc.pid]
+
+    def requests(self):
+        return self.stats()["requests"]
+
+    def stats(self):
+        return json.loads(self.stats_file.read_text())
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
 
 
-def read_stats(path):
-    return json.loads(path.read_text())
+class NginxStandinForBench(NginxStandin):
+    """bench/push_nginx.py's stand-in (the default), its provider tokens verified with the key's public half."""
+
+    def __init__(self, provider, tmp):
+        super().__init__(tmp, provider.ports["production"], provider.tmp / "first.pem", provider.tmp / "first.key", TOPIC)
+        self.checker = Checker(provider.creds.apns_key.public_key(), KEY_ID, TEAM_ID, TOPIC)
+
+    def stats(self):
+        return NginxStandin.stats(self, self.checker)
+
+
+def cpu_ticks(pids):
+    return sum(benchstats.proc_cpu_ticks(p) for p in pids)
 
 
 def rate_phase(a, tmp):
     provider = Provider(Path(tmp))  # its PKI, credentials and ports; the lean stand-in serves production
-    standin, stats_file = start_standin(provider, tmp)
+    standin = (NginxStandinForBench if a.standin == "nginx" else PythonStandin)(provider, tmp)
     roost = Roostd(str(Path(tmp) / "data"), config(provider, push_extra="  timeout: 30\n"), env=env(provider)).start()
     try:
         _, alice_token = user(roost, "alice")
@@ -101,7 +128,8 @@ def rate_phase(a, tmp):
         reader = threading.Thread(target=lambda: busy.extend(get_latencies(roost.port, alice_token, 600, stop)))
         t0 = time.monotonic()
         hz = os.sysconf("SC_CLK_TCK")
-        cpu0 = (benchstats.proc_cpu_ticks(standin.pid), benchstats.proc_cpu_ticks(roost.proc.pid))
+        cpu0 = (cpu_ticks(standin.pids()), benchstats.proc_cpu_ticks(roost.proc.pid))
+        threads0 = benchstats.thread_cpu_ticks(roost.proc.pid)
         for start in range(0, a.messages, 50):
             ops = [{"method": "POST", "path": "/messages", "body": {"recipientId": recipients[i % len(recipients)], "text": f"m{i}"}}
                    for i in range(start, min(start + 50, a.messages))]
@@ -110,15 +138,16 @@ def rate_phase(a, tmp):
             if start == 0:
                 reader.start()
         deadline = time.monotonic() + a.wait
-        while read_stats(stats_file)["requests"] < total and time.monotonic() < deadline:
+        while standin.requests() < total and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert read_stats(stats_file)["requests"] >= total, (read_stats(stats_file), [l for l in roost.log_text().splitlines() if "GET /users/me" not in l][-30:])
-        cpu1 = (benchstats.proc_cpu_ticks(standin.pid), benchstats.proc_cpu_ticks(roost.proc.pid))
+        assert standin.requests() >= total, (standin.stats(), [l for l in roost.log_text().splitlines() if "GET /users/me" not in l][-30:])
+        cpu1 = (cpu_ticks(standin.pids()), benchstats.proc_cpu_ticks(roost.proc.pid))
         wall = time.monotonic() - t0
+        threads = benchstats.thread_cpu_since(roost.proc.pid, threads0, wall)
         stop.set()
         reader.join()
         time.sleep(0.6)
-        s = read_stats(stats_file)
+        s = standin.stats()
         span = s["last"] - s["first"]
         metrics = urllib.request.urlopen(roost.base + "/metrics").read().decode()
         return {"pushes": total, "answered": s["requests"], "delivered": s["ok"], "refused": s["refused"],
@@ -127,13 +156,13 @@ def rate_phase(a, tmp):
                 "sent_in_s": round(wall, 2),
                 # CPU of a core over the run: the stand-in near 1.0 would make it the limit
                 "standin_cpu": round((cpu1[0] - cpu0[0]) / hz / wall, 2), "roostd_cpu": round((cpu1[1] - cpu0[1]) / hz / wall, 2),
+                "roostd_threads": threads,
                 "idle_p99_ms": round(p99(idle), 3), "busy_p99_ms": round(p99(busy), 3),
                 "idle_gets": len(idle), "busy_gets": len(busy),
                 "metrics": [line for line in metrics.splitlines() if line.startswith("roost_push_deliveries_total")]}
     finally:
         roost.stop(strict=False)
-        standin.terminate()
-        standin.wait()
+        standin.stop()
 
 
 def sync_phase(a, tmp):
@@ -179,6 +208,8 @@ def main():
     ap.add_argument("--writes", type=int, default=1000, help="writes/s in the sync phase")
     ap.add_argument("--sync-seconds", type=float, default=6.0)
     ap.add_argument("--wait", type=float, default=300, help="the longest wait for every push (s)")
+    ap.add_argument("--standin", choices=("nginx", "python"), default="nginx",
+                    help="the APNs stand-in of the rate phase: nginx (bench/push_nginx.py) or bench/push_standin.py")
     ap.add_argument("--no-record", dest="record", action="store_false")
     a = ap.parse_args()
     os.environ["ROOSTD"] = a.roostd

@@ -41,6 +41,13 @@ public struct ResponseWriter: Sendable {
         self.requestID = requestID
     }
 
+    /// The index of the request's loop when called on that loop's thread, else nil
+    /// (a worker, or a capturing writer): what may run on the loop itself.
+    public var loopIndex: Int? {
+        if case .connection(let c) = target, c.loop.inLoop { return c.loop.index }
+        return nil
+    }
+
     /// Records the template of the route that owns the request, for the
     /// access log and the metrics label. On the request's loop, before `send`.
     public func routed(_ template: String) {

@@ -22,8 +22,10 @@ public final class DocumentReader {
         return loaded
     }
 
-    public init(path: String) throws {
-        db = try SQLiteConnection(path: path, readOnly: true)
+    /// - Parameter waitsWhenBusy: false for a loop's own reader: a lock another
+    ///   connection holds fails the read at once instead of waiting.
+    public init(path: String, waitsWhenBusy: Bool = true) throws {
+        db = try SQLiteConnection(path: path, readOnly: true, waitsWhenBusy: waitsWhenBusy)
         catalog = Catalog(db: db)
     }
 

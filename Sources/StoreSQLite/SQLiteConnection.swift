@@ -20,7 +20,9 @@ public final class SQLiteConnection {
     /// - Parameters:
     ///   - readOnly: open a query-only connection, for reader threads.
     ///   - synchronous: `NORMAL` survives a process crash; `FULL` also a power cut.
-    public init(path: String, readOnly: Bool = false, synchronous: String = "NORMAL") throws {
+    ///   - waitsWhenBusy: retry a lock another connection holds (for up to 5 s);
+    ///     false answers `SQLITE_BUSY` at once (an event loop's reads, which never wait).
+    public init(path: String, readOnly: Bool = false, synchronous: String = "NORMAL", waitsWhenBusy: Bool = true) throws {
         _ = Self.configured
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
@@ -37,11 +39,13 @@ public final class SQLiteConnection {
         // WAL, above all) is retried every millisecond for up to 5 s. SQLite's
         // own busy timeout backs off to 100 ms sleeps, which would keep every
         // queued write waiting long after the lock is free.
-        sqlite3_busy_handler(db, { _, attempts in
-            guard attempts < 5000 else { return 0 }
-            usleep(1000)
-            return 1
-        }, nil)
+        if waitsWhenBusy {
+            sqlite3_busy_handler(db, { _, attempts in
+                guard attempts < 5000 else { return 0 }
+                usleep(1000)
+                return 1
+            }, nil)
+        }
         RegexFunction.register(on: db)
         if !readOnly {
             try exec("PRAGMA journal_mode=WAL")

@@ -15,7 +15,10 @@ public struct SQLiteEngine: StoreEngine {
     public var name: String { "sqlite" }
     public var isEmbedded: Bool { true }
 
-    public func openReader(role: String) throws -> any DocumentReading { try DocumentReader(path: path) }
+    /// A reader; the `loop` role's (an event loop's own, `LoopReads`) never waits on a lock.
+    public func openReader(role: String) throws -> any DocumentReading {
+        try DocumentReader(path: path, waitsWhenBusy: role != "loop")
+    }
 
     public func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting {
         try DocumentWriter(path: path, synchronous: synchronous, ids: ids, logger: logger)

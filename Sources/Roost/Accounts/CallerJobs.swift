@@ -57,13 +57,20 @@ struct CallerJobs: Sendable {
 
     /// Runs `body` on a reader with the caller's scope in `collection`
     /// (its configured level, or `level` when the area sets its own).
-    func read(_ request: Request, _ out: ResponseWriter, in collection: String, level: AccessScope.Level? = nil,
+    /// - Parameter short: a read of a few pages (a GET by id) that may run on
+    ///   the loop itself (`StorePools.shortReadStep`).
+    func read(_ request: Request, _ out: ResponseWriter, in collection: String, level: AccessScope.Level? = nil, short: Bool = false,
               _ body: @escaping @Sendable (any DocumentReading, AccessScope) throws -> Response?) {
         let access = self.access
-        pools.readStep(request, out, authenticate: authenticate) { reader, caller in
+        let scoped: @Sendable (any DocumentReading, Caller) throws -> Response? = { reader, caller in
             // An area with its own level (files) still has the rules configured for it.
             try body(reader, level.map { AccessScope(principal: caller.principal, level: $0, roles: caller.roles, rules: access.rules(of: collection)) }
                 ?? access.scope(caller, in: collection))
+        }
+        if short {
+            pools.shortReadStep(request, out, authenticate: authenticate, scoped)
+        } else {
+            pools.readStep(request, out, authenticate: authenticate, scoped)
         }
     }
 

@@ -77,7 +77,8 @@ struct CollectionHandlers: Sendable {
 
     func get(_ collection: String, _ id: String, _ request: Request, _ out: ResponseWriter) {
         let access = self.access
-        jobs.read(request, out, in: collection) { reader, scope in
+        // One document, a few pages: short, unless it resolves references.
+        jobs.read(request, out, in: collection, short: request.query["resolve"] == nil) { reader, scope in
             guard let text = try reader.get(collection, id: id, scope: scope, redaction: access.redaction(collection, scope.principal)) else {
                 throw HTTPError.notFound("No document with _id \"\(id)\" in \(collection).")
             }

@@ -48,6 +48,8 @@ final class StorePools: Sendable {
     /// database is read before it is queued. Two lanes (`HashLane`): log-ins
     /// and password checks go before sign-ups.
     let hashers: WorkerPool<Void, PlainJob>
+    /// Short reads a loop answers itself while the database is in memory (nil: off, or PostgreSQL).
+    let loopReads: LoopReads?
     /// The longest a log-in may expect to wait before its hash starts (judged
     /// from recent hash times, which grow with the machine's load); beyond it
     /// the answer is 503 + Retry-After, well inside client timeouts.
@@ -70,6 +72,7 @@ final class StorePools: Sendable {
         self.logger = logger
         self.engine = engine
         readSliceNanoseconds = UInt64(config.readSliceMs) * 1_000_000
+        loopReads = LoopReads(engine: engine, config: config, logger: logger)
         let readTimer = RoostMetrics.databaseTimer(engine: engine.name, "read"), commitTimer = RoostMetrics.databaseTimer(engine: engine.name, "commit")
         let cache = SQLiteMemory.split(budget: config.sqliteCacheBytes, readers: config.readers + config.slowReaders)
         // Reads take tens of microseconds, so an idle reader keeps looking a
@@ -141,11 +144,13 @@ final class StorePools: Sendable {
         try slowReaders.start()
         try writer.start()
         try hashers.start()
+        loopReads?.start()
     }
 
     /// Queued reads and hashes are dropped (their clients are gone with the
     /// loops); queued writes are committed, never half-done.
     func shutdown() {
+        loopReads?.stop()
         hashers.shutdown(discardingQueued: true)
         readers.shutdown(discardingQueued: true)
         slowReaders.shutdown(discardingQueued: true)
@@ -235,6 +240,34 @@ final class StorePools: Sendable {
                 out.send(ErrorResponses.response(for: error, request, logger))
             }
         }, orAnswer: out, .reads)
+    }
+
+    /// A short read (a GET by id, a few pages): runs on the request's loop
+    /// itself when `loopReads` allows it now (see `LoopReads`), else as `readStep`.
+    /// A database error on the loop hands it to the readers; any other
+    /// error is the answer, as on a reader.
+    /// - Returns: false when the queue was full (503 already sent).
+    @discardableResult
+    func shortReadStep<Caller: Sendable>(_ request: Request, _ out: ResponseWriter,
+                                         authenticate: @escaping @Sendable (Request, any DocumentReading) throws -> Caller,
+                                         _ body: @escaping @Sendable (any DocumentReading, Caller) throws -> Response?) -> Bool {
+        if let loopReads, let loop = out.loopIndex, !slowLaneAddresses.isListed(request.remoteAddress),
+           let reader = loopReads.reader(loop: loop) {
+            do {
+                let caller = try authenticate(request, reader)
+                if let response = try body(reader, caller) { out.send(response) }
+                loopReads.didServe()
+                return true
+            } catch {
+                guard case .database = StoreError.wrap(error) else {
+                    out.send(ErrorResponses.response(for: error, request, logger))
+                    loopReads.didServe()
+                    return true
+                }
+                loopReads.didHandOn()
+            }
+        }
+        return readStep(request, out, authenticate: authenticate, body)
     }
 
     /// Starts a read over on a slow reader (it outgrew its slice on a reader).

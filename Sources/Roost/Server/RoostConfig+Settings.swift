@@ -20,6 +20,9 @@ extension RoostConfig {
         .int("queue_capacity", \.queueCapacity, 1...1_000_000, "jobs each queue holds before 503"),
         .int("read_slice_ms", \.readSliceMs, 10...600_000, "milliseconds a read may run on a reader before it starts over on a slow reader"),
         .int("slow_readers", \.slowReaders, 1...64, "threads for reads past their slice"),
+        .custom("loop_reads", "whether an event loop answers a GET by id itself, on SQLite, while the whole database is in the page cache (false: every read goes to a reader)",
+                parse: { c, value, source in c.loopReads = try Setting.bool(value, key: "loop_reads", source: source) },
+                value: { "\($0.loopReads)" }),
         .custom("query_time_limit", "seconds any read may run before 503 QueryTimeout", parse: { c, value, source in
             guard let seconds = (value as? Double) ?? (value as? Int).map(Double.init) ?? Double("\(value)"), seconds >= 0.05, seconds <= 3600 else {
                 throw Invalid("\(source): query_time_limit must be a number of seconds from 0.05 to 3600")

@@ -118,6 +118,8 @@ public struct RoostConfig: Sendable {
     /// Bytes of the database file each reader maps into memory (0: none):
     /// reads then use the kernel's page cache in place instead of copying pages.
     public var sqliteMmapBytes = 1 << 30
+    /// Whether a loop answers a GET by id itself while the database is in memory (`LoopReads`).
+    public var loopReads = true
     /// A bearer token that acts as administrator; nil disables it.
     public var adminToken: String?
     /// User fields that only their owner and admins see.

@@ -13,7 +13,7 @@ public enum RoostMetrics {
         .sqliteSeconds, .postgresqlSeconds, .writeCommits, .writeOperations, .thumbnailsGenerated, .webhookDeliveries, .mailDeliveries, .accountJobs,
         .scriptCalls, .scriptSeconds,
         .backupsTaken, .backupLastSuccess, .backupDuration, .backupSize, .liveStreams, .liveEventsSent,
-        .liveSlowDisconnects, .liveOverBudget, .liveLag, .slowLaneReads, .sqlitePageCache, .rateLimited,
+        .liveSlowDisconnects, .liveOverBudget, .liveLag, .slowLaneReads, .loopReads, .sqlitePageCache, .rateLimited,
         .pushDeliveries, .pushTokensRemoved, .pushConnections, .indexBuildsRunning, .indexBuildRows,
     ]
 
@@ -21,6 +21,7 @@ public enum RoostMetrics {
     public static func registerAtStart() {
         _ = thumbnailsGenerated()
         for reason in slowLaneReasons { _ = slowLaneReads(reason: reason) }
+        for outcome in ["served", "handed_on"] { _ = Counter(label: MetricName.loopReads.name, dimensions: [("outcome", outcome)]) }
         for outcome in webhookOutcomes { _ = webhookDeliveries(outcome: outcome) }
         for outcome in mailOutcomes { _ = mailOutcome(outcome) }
         for kind in [AccountJobKind.purge, AccountJobKind.appleExchange, AccountJobKind.appleRevoke] {
@@ -191,6 +192,8 @@ extension MetricName {
         "roost_live_lag_seconds", help: "Time from a change's commit to its event handed to a live stream's connection.")
     static let slowLaneReads = MetricName(
         "roost_slow_lane_reads_total", help: "Reads run on the slow lane, by reason: overran (past read_slice_ms on a reader) or address (its client overran lately).")
+    static let loopReads = MetricName(
+        "roost_loop_reads_total", help: "Short reads (GET by id) an event loop began itself (loop_reads), by outcome: served, or handed_on to the readers after a database error.")
     static let sqlitePageCache = MetricName(
         "roost_sqlite_page_cache_bytes", help: "Bytes of SQLite page cache all connections hold, sampled at scrape time (bounded by sqlite_cache_bytes plus a small cache per look-up connection).")
     static let rateLimited = MetricName(

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Hand-off cost per request (issue #43 §1): futex calls and context switches per
+GET by id and per create, at saturation, on a release roostd.
+
+One roostd (2 loops, 2 readers: the defaults on two cores), 10k documents, then
+for each workload wrk saturates it (GET by random id; durable creates) while
+`perf stat -p` counts roostd's `syscalls:sys_enter_futex` and
+`context-switches` over the same seconds. Per request = count ÷ requests wrk
+completed in that window. Targets: ≤ 0.1 futex calls and ≤ 0.1 context
+switches per GET; fewer per create than the last recorded run.
+
+  bench/wakeups.py [--roostd .build/release/roostd] [--seconds 8] [--connections 32] [--rounds 2] [--no-record]
+
+wrk runs with one thread at nice 5 so roostd's two loops get the cores first;
+the best of `rounds` rounds (the lowest per-request cost) is kept.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.dont_write_bytecode = True
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(HERE), str(ROOT / "tests")]
+import benchstats  # noqa: E402
+from roost_harness import Roostd  # noqa: E402
+from roost_harness import call  # noqa: E402
+
+CONFIG = ("log_level: warning\nloops: 2\nreaders: 2\nrate_limits: off\n"
+          "collections:\n  items:\n    permission: public\n    indexes: [category, n]\n")
+
+
+def seed(port, n):
+    """n documents through /_batch; returns their ids."""
+    ids = []
+    for start in range(0, n, 100):
+        ops = [{"method": "POST", "path": "/items", "body": {"name": "item %d" % i, "n": i, "tags": ["a", "b"]}}
+               for i in range(start, min(n, start + 100))]
+        r = call(port, "POST", "/_batch", {"operations": ops}, timeout=60)
+        assert r.status == 200, r
+        ids += [x["body"]["_id"] for x in r.json()["results"]]
+    return ids
+
+
+def measure(pid, port, script, ids_file, seconds, connections):
+    """wrk on `script` while perf counts roostd's futex calls and context switches."""
+    env = dict(os.environ, BENCH_LUA_DIR=str(HERE / "lua"), BENCH_IDS=ids_file, BENCH_API="roost",
+               BENCH_COLLECTION="items")
+    wrk = subprocess.Popen(["nice", "-n", "5", "wrk", "-t1", "-c%d" % connections, "-d%ds" % (seconds + 2),
+                            "--latency", "-s", str(HERE / "lua" / script), "http://127.0.0.1:%d" % port],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(1)  # past wrk's connection set-up
+    before = requests_served(port)
+    perf = subprocess.run(["perf", "stat", "-x", ",", "-e", "syscalls:sys_enter_futex,context-switches",
+                           "-p", str(pid), "--", "sleep", str(seconds)], capture_output=True, text=True)
+    served = requests_served(port) - before
+    out, _ = wrk.communicate(timeout=seconds + 30)
+    counts = {}
+    for line in perf.stderr.splitlines():
+        parts = line.split(",")
+        if len(parts) > 2 and parts[0].strip().isdigit():
+            counts[parts[2]] = int(parts[0])
+    assert "context-switches" in counts, perf.stderr
+    assert "Non-2xx" not in out, "%s answered errors:\n%s" % (script, out)
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"requests": served, "rps": served / seconds, "wrk_rps": float(rps.group(1)) if rps else None,
+            "non_2xx": int(errors.group(1)) if errors else 0,
+            "futex": counts.get("syscalls:sys_enter_futex", 0), "switches": counts["context-switches"],
+            "futex_per_request": counts.get("syscalls:sys_enter_futex", 0) / max(1, served),
+            "switches_per_request": counts["context-switches"] / max(1, served)}
+
+
+def requests_served(port):
+    """roost_http_requests_total summed over its labels."""
+    text = call(port, "GET", "/metrics", timeout=10).raw.decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("roost_http_requests_total"))
+
+
+def last_create_cost():
+    """The create figures of the last recorded run, for 'fewer per create than before'."""
+    path = HERE / "results" / "wakeups.jsonl"
+    if not path.exists():
+        return None
+    last = json.loads(path.read_text().splitlines()[-1])
+    return last["metrics"]["create"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--roostd", default=os.environ.get("ROOSTD", str(ROOT / ".build/release/roostd")))
+    ap.add_argument("--seconds", type=int, default=8)
+    ap.add_argument("--connections", type=int, default=32)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--documents", type=int, default=10000)
+    ap.add_argument("--no-record", dest="record", action="store_false")
+    a = ap.parse_args()
+    os.environ["ROOSTD"] = a.roostd
+    load = benchstats.loadavg()
+    previous = last_create_cost()
+    best = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        node = Roostd(Path(tmp) / "node", config=CONFIG).start()
+        try:
+            ids = seed(node.port, a.documents)
+            ids_file = os.path.join(tmp, "ids.txt")
+            Path(ids_file).write_text("\n".join(ids) + "\n")
+            for _ in range(a.rounds):
+                for name, script in (("get", "get.lua"), ("create", "create.lua")):
+                    m = measure(node.pid, node.port, script, ids_file, a.seconds, a.connections)
+                    benchstats.log("%s: %s" % (name, json.dumps(m)))
+                    if name not in best or m["switches_per_request"] < best[name]["switches_per_request"]:
+                        best[name] = m
+        finally:
+            node.stop()
+    get, create = best["get"], best["create"]
+    prev = "%.3f futex, %.3f switches (last recorded run)" % (
+        previous["futex_per_request"], previous["switches_per_request"]) if previous else "no earlier run recorded"
+    text = "\n".join([
+        "| per request, at saturation (2 loops, 2 readers) | futex calls | context switches | requests/s | target |",
+        "|---|---|---|---|---|",
+        "| GET by id | %.3f | %.3f | %.0f | ≤ 0.1 and ≤ 0.1 |" % (
+            get["futex_per_request"], get["switches_per_request"], get["rps"]),
+        "| create (durable) | %.3f | %.3f | %.0f | fewer than before: %s |" % (
+            create["futex_per_request"], create["switches_per_request"], create["rps"], prev),
+    ]) + "\n"
+    print(text)
+    if a.record:
+        figs = [benchstats.figure("wakeups.get_futex", round(get["futex_per_request"], 3), "futex calls/GET", "≤ 0.1"),
+                benchstats.figure("wakeups.get_switches", round(get["switches_per_request"], 3), "context switches/GET",
+                                  "≤ 0.1"),
+                benchstats.figure("wakeups.create_switches", round(create["switches_per_request"], 3),
+                                  "context switches/create", "fewer than before",
+                                  "last recorded run" if previous else None,
+                                  round(previous["switches_per_request"], 3) if previous else None,
+                                  round(create["switches_per_request"] / previous["switches_per_request"], 2)
+                                  if previous and previous["switches_per_request"] else None)]
+        benchstats.record("wakeups", {"get": get, "create": create}, [], text, figs, load)
+
+
+if __name__ == "__main__":
+    main()
