@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "CVipsShim", linkerSettings: [.linkedLibrary("dl")]),
         // cachestat(2), which Swift cannot reach (syscall is variadic).
         .target(name: "CFileShim"),
+        // SQLite's "roost-nowait" VFS: reads from the page cache or fail, never wait (event loops' reads).
+        .target(name: "CSQLiteNoWait", dependencies: ["CSQLite"]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd"),
         // jemalloc as the process's malloc, and its options (linked by Daemon; see Allocator.swift).
         .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
@@ -68,7 +70,7 @@ let package = Package(
         // The engine seam and the engine-neutral rules (filters, cursors, access, limits).
         .target(name: "Store", dependencies: ["CPCRE2", "CSodium", "JSON", "Schema", .product(name: "Logging", package: "swift-log")]),
         // The SQLite engine under the Store seam (the default; docs/ENGINES.md).
-        .target(name: "StoreSQLite", dependencies: ["Store", "CSQLite", "CPCRE2", "CSodium", "JSON", "Jobs", "Schema", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "StoreSQLite", dependencies: ["Store", "CSQLite", "CSQLiteNoWait", "CPCRE2", "CSodium", "JSON", "Jobs", "Schema", .product(name: "Logging", package: "swift-log")]),
         // The PostgreSQL engine under the Store seam (database_url; docs/ENGINES.md).
         .target(name: "StorePostgres", dependencies: ["Store", "CPostgres", "CPostgresShim", "JSON", "Schema", .product(name: "Logging", package: "swift-log")]),
         // The file store: upload inspection, durable layout, thumbnails (libvips).

@@ -29,7 +29,7 @@ public enum FileSegment {
 
     /// True when every page of the range is in the page cache: `cachestat`
     /// (Linux 6.5+), else `mincore` over a temporary mapping.
-    public static func isResident(_ fd: Int32, offset: Int, count: Int) -> Bool {
+    static func isResident(_ fd: Int32, offset: Int, count: Int) -> Bool {
         var cached: UInt64 = 0, pages: UInt64 = 0
         if roost_cached_pages(fd, UInt64(offset), UInt64(count), &cached, &pages) == 0 { return cached >= pages }
         return isResidentByMincore(fd, offset: offset, count: count)

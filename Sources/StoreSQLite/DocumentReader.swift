@@ -22,10 +22,10 @@ public final class DocumentReader {
         return loaded
     }
 
-    /// - Parameter waitsWhenBusy: false for a loop's own reader: a lock another
-    ///   connection holds fails the read at once instead of waiting.
-    public init(path: String, waitsWhenBusy: Bool = true) throws {
-        db = try SQLiteConnection(path: path, readOnly: true, waitsWhenBusy: waitsWhenBusy)
+    /// - Parameter neverWaits: for an event loop's own reader: a read that
+    ///   would wait for a lock or the disk fails at once (`SQLiteConnection`).
+    public init(path: String, neverWaits: Bool = false) throws {
+        db = try SQLiteConnection(path: path, readOnly: true, neverWaits: neverWaits)
         catalog = Catalog(db: db)
     }
 

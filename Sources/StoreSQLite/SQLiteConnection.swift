@@ -1,4 +1,5 @@
 import CSQLite
+import CSQLiteNoWait
 import Foundation
 import Store
 
@@ -20,14 +21,20 @@ public final class SQLiteConnection {
     /// - Parameters:
     ///   - readOnly: open a query-only connection, for reader threads.
     ///   - synchronous: `NORMAL` survives a process crash; `FULL` also a power cut.
-    ///   - waitsWhenBusy: retry a lock another connection holds (for up to 5 s);
-    ///     false answers `SQLITE_BUSY` at once (an event loop's reads, which never wait).
-    public init(path: String, readOnly: Bool = false, synchronous: String = "NORMAL", waitsWhenBusy: Bool = true) throws {
+    ///   - neverWaits: for an event loop's reads: a lock another connection
+    ///     holds answers `SQLITE_BUSY` at once (no retries), and a page that is
+    ///     not in the kernel's page cache fails the read at once
+    ///     (`SQLITE_IOERR_READ`, the "roost-nowait" VFS) instead of waiting for the disk.
+    public init(path: String, readOnly: Bool = false, synchronous: String = "NORMAL", neverWaits: Bool = false) throws {
         _ = Self.configured
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE))
             | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        if neverWaits {
+            let registered = roost_nowait_vfs_register()
+            guard registered == SQLITE_OK else { throw SQLiteError(code: registered, message: "cannot register the roost-nowait VFS") }
+        }
+        let rc = sqlite3_open_v2(path, &db, flags, neverWaits ? roost_nowait_vfs_name : nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
             if let db { sqlite3_close_v2(db) }
@@ -39,7 +46,7 @@ public final class SQLiteConnection {
         // WAL, above all) is retried every millisecond for up to 5 s. SQLite's
         // own busy timeout backs off to 100 ms sleeps, which would keep every
         // queued write waiting long after the lock is free.
-        if waitsWhenBusy {
+        if !neverWaits {
             sqlite3_busy_handler(db, { _, attempts in
                 guard attempts < 5000 else { return 0 }
                 usleep(1000)

@@ -15,9 +15,10 @@ public struct SQLiteEngine: StoreEngine {
     public var name: String { "sqlite" }
     public var isEmbedded: Bool { true }
 
-    /// A reader; the `loop` role's (an event loop's own, `LoopReads`) never waits on a lock.
+    /// A reader; the `loop` role's (an event loop's own, `LoopReads`) never
+    /// waits, for a lock or for the disk: such a read fails at once instead.
     public func openReader(role: String) throws -> any DocumentReading {
-        try DocumentReader(path: path, waitsWhenBusy: role != "loop")
+        try DocumentReader(path: path, neverWaits: role == "loop")
     }
 
     public func openWriter(ids: DocumentID, logger: Logger) throws -> any DocumentWriting {

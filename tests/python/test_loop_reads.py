@@ -128,3 +128,46 @@ def test_a_write_held_open_elsewhere_never_delays_a_read_on_the_loop(tmp_path):
             other.close()
     finally:
         node.stop()
+
+
+def drop_from_page_cache(data_dir):
+    """Writes back and drops roost.db's and its WAL's pages from the kernel's page cache."""
+    import os
+    os.sync()
+    for name in ("roost.db", "roost.db-wal"):
+        path = data_dir / name
+        if path.exists():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+def test_a_page_not_in_memory_is_read_by_a_reader_never_waited_for_on_the_loop(tmp_path):
+    """With the database's pages dropped from the page cache, a GET by id on the loop
+    would wait for the disk: it is handed to a reader (which answers 200 and brings the
+    pages in), and the next GET of it is served on the loop. (No connection maps the file,
+    so that the kernel can drop its pages: a mapped page stays.)"""
+    node = Roostd(tmp_path / "n", CONFIG + "loops: 1\nsqlite_mmap_bytes: 0\n").start()
+    try:
+        api = node.api()
+        ids = []
+        for start in range(0, 3000, 100):
+            ops = [{"method": "POST", "path": "/pages", "body": {"n": i, "pad": "x" * 200}} for i in range(start, start + 100)]
+            r = api.request("POST", "/_batch", {"operations": ops})
+            assert r.status == 200, r
+            ids += [x["body"]["_id"] for x in r.json()["results"]]
+        handed_on, tries = metric(node, "handed_on"), 0
+        while metric(node, "handed_on") == handed_on and tries < 5:
+            drop_from_page_cache(node.data_dir)
+            got = api.request("GET", "/pages/" + ids[-1 - tries * 37])
+            assert got.status == 200 and got.json()["n"] == 2999 - tries * 37, got
+            tries += 1
+        assert metric(node, "handed_on") > handed_on, "no read found a page missing from memory"
+        served = metric(node, "served")
+        again = api.request("GET", "/pages/" + ids[-1 - (tries - 1) * 37])
+        assert again.status == 200
+        assert metric(node, "served") == served + 1
+    finally:
+        node.stop()

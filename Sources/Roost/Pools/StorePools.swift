@@ -144,13 +144,11 @@ final class StorePools: Sendable {
         try slowReaders.start()
         try writer.start()
         try hashers.start()
-        loopReads?.start()
     }
 
     /// Queued reads and hashes are dropped (their clients are gone with the
     /// loops); queued writes are committed, never half-done.
     func shutdown() {
-        loopReads?.stop()
         hashers.shutdown(discardingQueued: true)
         readers.shutdown(discardingQueued: true)
         slowReaders.shutdown(discardingQueued: true)

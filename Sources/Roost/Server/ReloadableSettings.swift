@@ -1,11 +1,12 @@
 import Foundation
+import Jobs
 import Store
 
 /// The settings a SIGHUP or the admin API can change without a restart,
 /// shared by every thread: collection permissions, rules and schemas
 /// (the config's, and those of collections set up at run time, which the
 /// config's override), private user fields and the rate limits.
-/// Readers take a snapshot under a lock (one uncontended lock per access check).
+/// Every thread reads its own copy of the snapshot, taken again after a change (`ThreadCachedValue`).
 final class ReloadableSettings: @unchecked Sendable {
     struct Snapshot: Sendable {
         var permissions: [String: RoostConfig.Permission]
@@ -58,15 +59,17 @@ final class ReloadableSettings: @unchecked Sendable {
         }
     }
 
+    /// The snapshot, read by every request without a lock (`ThreadCachedValue`).
+    private let current: ThreadCachedValue<Snapshot>
+    /// Guards `config` and `rateLimits`, which only a reload reads and writes.
     private let lock = NSLock()
-    private var current: Snapshot
     private var config: RoostConfig
     private var rateLimits: RoostConfig.RateLimits
     /// The callers' budgets (`rate_limits`), which keep their own locks.
     let limits: RequestLimits
 
     init(_ config: RoostConfig) {
-        current = Snapshot(config)
+        current = ThreadCachedValue(Snapshot(config))
         self.config = config
         rateLimits = config.rateLimits
         limits = RequestLimits(config.rateLimits)
@@ -75,25 +78,25 @@ final class ReloadableSettings: @unchecked Sendable {
     /// Every collection's settings, the config's over those set up at run time.
     var collections: [String: RoostConfig.Collection] {
         lock.lock(); defer { lock.unlock() }
-        return current.runtime.mapValues(\.collection).merging(config.collections) { _, configured in configured }
+        return current.read { $0.runtime }.mapValues(\.collection).merging(config.collections) { _, configured in configured }
     }
 
-    var snapshot: Snapshot { lock.lock(); defer { lock.unlock() }; return current }
+    var snapshot: Snapshot { current.read { $0 } }
 
-    // One entry under the lock, without copying the whole snapshot: these run for every request and write.
-    func permission(of collection: String) -> RoostConfig.Permission { lock.withLock { current.permission(of: collection) } }
+    // One entry, without copying the whole snapshot: these run for every request and write.
+    func permission(of collection: String) -> RoostConfig.Permission { current.read { $0.permission(of: collection) } }
 
-    func rules(of collection: String) -> CollectionRules? { lock.withLock { current.rules[collection] } }
+    func rules(of collection: String) -> CollectionRules? { current.read { $0.rules[collection] } }
 
-    func schema(of collection: String) -> CollectionSchema? { lock.withLock { current.schemas[collection] } }
+    func schema(of collection: String) -> CollectionSchema? { current.read { $0.schemas[collection] } }
 
-    var privateUserFields: [String] { lock.withLock { current.privateUserFields } }
+    var privateUserFields: [String] { current.read { $0.privateUserFields } }
 
-    func isServerWritten(_ collection: String) -> Bool { lock.withLock { current.serverWritten.contains(collection) } }
+    func isServerWritten(_ collection: String) -> Bool { current.read { $0.serverWritten.contains(collection) } }
 
     /// Whether a first write may create `collection` (declared, or `auto_create_collections`).
     func mayCreate(_ collection: String) -> Bool {
-        lock.withLock { current.autoCreate || current.declared.contains(collection) }
+        current.read { $0.autoCreate || $0.declared.contains(collection) }
     }
 
     /// Installs `config`'s reloadable settings; returns what changed, one
@@ -101,10 +104,13 @@ final class ReloadableSettings: @unchecked Sendable {
     @discardableResult
     func apply(_ config: RoostConfig) -> [String] {
         lock.lock()
-        var new = Snapshot(config, runtime: current.runtime)
-        new.generation = current.generation + 1
-        let old = current, oldLimits = rateLimits
-        current = new
+        let (old, new) = current.update { snapshot -> (Snapshot, Snapshot) in
+            var new = Snapshot(config, runtime: snapshot.runtime)
+            new.generation = snapshot.generation + 1
+            defer { snapshot = new }
+            return (snapshot, new)
+        }
+        let oldLimits = rateLimits
         self.config = config
         rateLimits = config.rateLimits
         limits.limiter.configure(config.rateLimits)
@@ -116,10 +122,13 @@ final class ReloadableSettings: @unchecked Sendable {
     @discardableResult
     func apply(runtime: [String: RuntimeCollection]) -> [String] {
         lock.lock()
-        let old = current
-        current = Snapshot(config, runtime: runtime)
-        current.generation = old.generation + 1
-        let new = current
+        let config = self.config
+        let (old, new) = current.update { snapshot -> (Snapshot, Snapshot) in
+            var new = Snapshot(config, runtime: runtime)
+            new.generation = snapshot.generation + 1
+            defer { snapshot = new }
+            return (snapshot, new)
+        }
         lock.unlock()
         return Self.changes(from: old, to: new)
     }
