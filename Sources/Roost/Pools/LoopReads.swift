@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import Store
 import StoreSQLite
+import Timing
 
 /// Short reads an event loop answers itself (`loop_reads`, SQLite only).
 ///
@@ -20,8 +21,9 @@ final class LoopReads: @unchecked Sendable {
     private let engine: SQLiteEngine
     /// One connection per loop, by loop index; each slot is touched only by its own loop's thread.
     private var connections: [(any DocumentReading)?]
-    /// Loops whose connection could not be opened: their reads go to the readers.
-    private var unavailable: Set<Int> = []
+    /// When each loop may try again to open its connection (opening reads the
+    /// header, which may not be in memory either), in monotonic nanoseconds.
+    private var retryAt: [UInt64]
     private let logger: Logger
     private let served = Counter(label: MetricName.loopReads.name, dimensions: [("outcome", "served")])
     private let handedOn = Counter(label: MetricName.loopReads.name, dimensions: [("outcome", "handed_on")])
@@ -34,22 +36,26 @@ final class LoopReads: @unchecked Sendable {
         guard config.loopReads, let sqlite = engine as? SQLiteEngine else { return nil }
         self.engine = sqlite
         self.connections = Array(repeating: nil, count: max(1, config.loops))
+        self.retryAt = Array(repeating: 0, count: max(1, config.loops))
         self.logger = logger
     }
 
-    /// Loop `index`'s connection, nil when it has none. On that loop's thread.
+    /// Loop `index`'s connection, nil when it has none now (its read goes to
+    /// the readers, counted as handed on). On that loop's thread.
     func reader(loop index: Int) -> (any DocumentReading)? {
         guard index < connections.count else { return nil }
         if let reader = connections[index] { return reader }
-        guard !unavailable.contains(index) else { return nil }
+        let now = monotonicNanoseconds()
+        guard now >= retryAt[index] else { return nil }
         do {
             let reader = try engine.openReader(role: "loop")
             try reader.limitPageCache(bytes: Self.pageCacheBytes)
             connections[index] = reader
             return reader
         } catch {
-            unavailable.insert(index)
-            logger.warning("a loop cannot open its own reader; its reads go to the readers", metadata: ["loop": "\(index)", "error": "\(error)"])
+            retryAt[index] = now + 1_000_000_000
+            handedOn.increment()
+            logger.debug("a loop could not open its own reader yet; its reads go to the readers", metadata: ["loop": "\(index)", "error": "\(error)"])
             return nil
         }
     }
