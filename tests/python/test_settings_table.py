@@ -21,7 +21,7 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 # A different valid value for every scalar setting; a new setting must be added here.
 OTHER = {
     "listen": None, "data_dir": None,                     # set by the harness's flags, which win over the file
-    "loops": 1, "readers": 3, "queue_capacity": 1000, "read_slice_ms": 150, "slow_readers": 2, "query_time_limit": 7,
+    "loops": 1, "readers": 3, "queue_capacity": 1000, "read_slice_ms": 150, "slow_readers": 2, "loop_reads": "false", "query_time_limit": 7,
     "write_batch": 100, "durability": "power", "max_body_bytes": 2097152, "log_level": "debug", "log_target": "stderr",
     "default_permission": "readonly", "session_lifetime": 3600, "changes_retention": 86400, "live_heartbeat": 5,
     "live_buffer_bytes": 65536, "live_max_connections": 50, "live_max_per_address": 7, "live_max_per_account": 5, "password_cost": "owasp",

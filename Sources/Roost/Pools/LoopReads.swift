@@ -28,13 +28,14 @@ final class LoopReads: @unchecked Sendable {
     private let served = Counter(label: MetricName.loopReads.name, dimensions: [("outcome", "served")])
     private let handedOn = Counter(label: MetricName.loopReads.name, dimensions: [("outcome", "handed_on")])
 
-    /// The loops' connections keep the pages of recent reads (the kernel's cache holds the rest).
-    static let pageCacheBytes = 1 << 20
+    /// Each loop connection's page cache: a reader's share of `sqlite_cache_bytes`.
+    private let pageCacheBytes: Int
 
     /// nil unless `loop_reads` is on and the engine is SQLite.
-    init?(engine: any StoreEngine, config: RoostConfig, logger: Logger) {
+    init?(engine: any StoreEngine, config: RoostConfig, pageCacheBytes: Int, logger: Logger) {
         guard config.loopReads, let sqlite = engine as? SQLiteEngine else { return nil }
         self.engine = sqlite
+        self.pageCacheBytes = pageCacheBytes
         self.connections = Array(repeating: nil, count: max(1, config.loops))
         self.retryAt = Array(repeating: 0, count: max(1, config.loops))
         self.logger = logger
@@ -49,7 +50,7 @@ final class LoopReads: @unchecked Sendable {
         guard now >= retryAt[index] else { return nil }
         do {
             let reader = try engine.openReader(role: "loop")
-            try reader.limitPageCache(bytes: Self.pageCacheBytes)
+            try reader.limitPageCache(bytes: pageCacheBytes)
             connections[index] = reader
             return reader
         } catch {

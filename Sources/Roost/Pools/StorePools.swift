@@ -72,9 +72,11 @@ final class StorePools: Sendable {
         self.logger = logger
         self.engine = engine
         readSliceNanoseconds = UInt64(config.readSliceMs) * 1_000_000
-        loopReads = LoopReads(engine: engine, config: config, logger: logger)
         let readTimer = RoostMetrics.databaseTimer(engine: engine.name, "read"), commitTimer = RoostMetrics.databaseTimer(engine: engine.name, "commit")
-        let cache = SQLiteMemory.split(budget: config.sqliteCacheBytes, readers: config.readers + config.slowReaders)
+        // The loops' own connections (`loop_reads`) share the readers' part of the budget.
+        let loopConnections = config.loopReads ? config.loops : 0
+        let cache = SQLiteMemory.split(budget: config.sqliteCacheBytes, readers: config.readers + config.slowReaders + loopConnections)
+        loopReads = LoopReads(engine: engine, config: config, pageCacheBytes: cache.reader, logger: logger)
         // Reads take tens of microseconds, so an idle reader keeps looking a
         // little before it sleeps: under load the next read is usually there
         // by then, and waking a parked thread cost more than the read itself

@@ -20,7 +20,7 @@ extension RoostConfig {
         .int("queue_capacity", \.queueCapacity, 1...1_000_000, "jobs each queue holds before 503"),
         .int("read_slice_ms", \.readSliceMs, 10...600_000, "milliseconds a read may run on a reader before it starts over on a slow reader"),
         .int("slow_readers", \.slowReaders, 1...64, "threads for reads past their slice"),
-        .custom("loop_reads", "whether an event loop answers a GET by id itself, on SQLite, while the whole database is in the page cache (false: every read goes to a reader)",
+        .custom("loop_reads", "whether an event loop answers a GET by id itself (SQLite) from pages already in memory; a read that would wait goes to a reader (false: every read does)",
                 parse: { c, value, source in c.loopReads = try Setting.bool(value, key: "loop_reads", source: source) },
                 value: { "\($0.loopReads)" }),
         .custom("query_time_limit", "seconds any read may run before 503 QueryTimeout", parse: { c, value, source in
