@@ -65,7 +65,7 @@ let package = Package(
         // The monotonic clock and Duration conversions, written once.
         .target(name: "Timing"),
         .target(name: "Jobs", dependencies: ["Timing", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", "Timing", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", "Jobs", "Timing", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium", "CJOSEShim", "JSON"]),
         // The engine seam and the engine-neutral rules (filters, cursors, access, limits).
         .target(name: "Store", dependencies: ["CPCRE2", "CSodium", "JSON", "Schema", .product(name: "Logging", package: "swift-log")]),

@@ -1,5 +1,6 @@
 import CEvent
 import Foundation
+import Jobs
 
 /// One libevent `event_base` run by one thread.
 ///
@@ -17,7 +18,7 @@ public final class EventLoop: @unchecked Sendable {
     private var signalEvents: [OpaquePointer] = []
     private var signalHandlers: [Int32: () -> Void] = [:]
     private var tickHandlers: [() -> Void] = []
-    private let inboxLock = NSLock()
+    private let inboxLock = AdaptiveLock()
     private var inbox: [() -> Void] = []
     private var thread: pthread_t?
     public let index: Int

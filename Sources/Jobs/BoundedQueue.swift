@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A fixed-capacity queue shared by producer threads (event loops) and
 /// consumer threads (workers). `offer` never blocks: a full queue says no,
@@ -10,12 +11,16 @@ import Foundation
 /// nothing else, and while it sleeps the others leave it lane 0's next
 /// element (so urgent work goes to the thread kept for it when that is free).
 public final class BoundedQueue<Element>: @unchecked Sendable {
-    // Guarded by `condition`. NSCondition is a pthread mutex + condvar, which
-    // ThreadSanitizer understands.
-    private let condition = NSCondition()
+    // Guarded by `condition`, an adaptive pthread mutex + condvar (which
+    // ThreadSanitizer understands): producers and consumers hold it for a
+    // ring push or pop, so one that finds it taken spins briefly, not sleeps.
+    private let condition = AdaptiveLock()
     private var lanes: [Ring]
-    private var stored = 0
-    private var closed = false
+    private var stored = 0 { didSet { visible.store(stored, ordering: .releasing) } }
+    private var closed = false { didSet { visible.store(closed ? -1 : stored, ordering: .releasing) } }
+    /// `stored` (or -1 once closed), read without the lock by a consumer
+    /// looking for work before it sleeps (`spinWhileEmpty`).
+    private let visible = Atomic<Int>(0)
     /// Consumers kept for lane 0 that are asleep in `take`.
     private var firstLaneSleepers = 0
 
@@ -118,16 +123,17 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         last == lanes.count - 1 ? stored : lanes[0...last].reduce(0) { $0 + $1.count }
     }
 
-    /// Called with the lock held; returns with it held. Yields the CPU, not
-    /// busy-waits, so other runnable threads go first.
+    /// Called with the lock held; returns with it held. Looks for work
+    /// without the lock (so producers never wait on a looking consumer) and
+    /// yields the CPU, not busy-waits, so other runnable threads go first.
     private func spinWhileEmpty(_ firstLaneOnly: Bool) {
         guard takeable(firstLaneOnly) == 0 && !closed else { return }
+        condition.unlock()
         let clock = ContinuousClock(), until = clock.now + spinBeforeSleep
-        while takeable(firstLaneOnly) == 0 && !closed && clock.now < until {
-            condition.unlock()
+        while visible.load(ordering: .acquiring) == 0 && clock.now < until {
             sched_yield()
-            condition.lock()
         }
+        condition.lock()
     }
 
     /// Refuses new work; consumers drain what is queued, then stop.
