@@ -14,6 +14,11 @@
 enum {
     /* Below this, a remainder is copied into the output buffer: a reference is a chain of its own. */
     COPY_BELOW = 2048,
+    /* Larger chunks go through the output buffer, which libevent sends 16 KiB
+       a turn (as it always did): a client that stops reading meets a full
+       buffer, and the stall clock, at once, not after the kernel took a
+       large chunk in odd pieces. */
+    DIRECT_MAX = 16384,
 };
 
 long roost_stream_send(struct evhttp_request *req, const void *data, size_t len, int direct,
@@ -30,7 +35,7 @@ long roost_stream_send(struct evhttp_request *req, const void *data, size_t len,
     size_t tail_len = req->chunked ? 2 : 0;
     size_t written = 0;
     evutil_socket_t fd = bufferevent_getfd(bev);
-    if (direct && fd >= 0 && evbuffer_get_length(output) == 0) {
+    if (direct && fd >= 0 && len <= DIRECT_MAX && evbuffer_get_length(output) == 0) {
         struct iovec iov[3] = {{head, head_len}, {(void *)data, len}, {"\r\n", tail_len}};
         struct iovec *first = head_len ? iov : iov + 1;
         int count = head_len ? 3 : 1;
