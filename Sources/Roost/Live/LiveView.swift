@@ -13,8 +13,6 @@ final class LiveView {
     var account: String? { principal.userID }
     /// Each topic's collection and filter, resolved when the first subscriber came.
     let topicFilters: [(collection: String, filter: LiveFilter?)]
-    /// Subscribers that hold it (the hub forgets it at 0).
-    var members = 0
     /// Its scope per collection, with the rules it was resolved from:
     /// a read rule is resolved once per view, not once per change.
     private var scopes: [String: (level: AccessScope.Level, rules: String?, scope: AccessScope)] = [:]
