@@ -56,7 +56,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-rules bench-collections bench-accounts bench-scale drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-live-fanout bench-rules bench-collections bench-accounts bench-scale drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -173,6 +173,12 @@ clean:
 
 bench:
 	bench/run.sh
+	.venv/bin/python bench/live_fanout.py
+
+# Live fan-out beside the writes (#43): 300 subscribers × 200 sequential creates vs PocketBase, creates with and
+# without them, GET p99 beside 1,000 streams at 200 writes/s (docs/LIVE-FANOUT.md).
+bench-live-fanout: release
+	.venv/bin/python bench/live_fanout.py
 
 # Access rules (#35): a list under a read rule vs shared, live fan-out with a per-subscriber rule vs none.
 bench-rules: release

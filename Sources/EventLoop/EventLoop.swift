@@ -18,6 +18,9 @@ public final class EventLoop: @unchecked Sendable {
     private var signalEvents: [OpaquePointer] = []
     private var signalHandlers: [Int32: () -> Void] = [:]
     private var tickHandlers: [() -> Void] = []
+    /// A zero-timeout timer: work queued by `nextTurn` runs after the events ready now.
+    private var turnEvent: OpaquePointer?
+    private var nextTurnWork: [() -> Void] = []
     private let inboxLock = AdaptiveLock()
     private var inbox: [() -> Void] = []
     private var thread: pthread_t?
@@ -61,12 +64,16 @@ public final class EventLoop: @unchecked Sendable {
         }, context)
         var second = timeval(tv_sec: 1, tv_usec: 0)
         event_add(tickEvent, &second)
+        turnEvent = event_new(base, -1, 0, { _, _, ctx in
+            Unmanaged<EventLoop>.fromOpaque(ctx!).takeUnretainedValue().runNextTurn()
+        }, context)
     }
 
     deinit {
         for e in signalEvents { event_free(e) }
         if let wakeEvent { event_free(wakeEvent) }
         if let tickEvent { event_free(tickEvent) }
+        if let turnEvent { event_free(turnEvent) }
         event_base_free(base)
     }
 
@@ -99,6 +106,23 @@ public final class EventLoop: @unchecked Sendable {
         let work = inbox
         inbox.removeAll(keepingCapacity: true)
         inboxLock.unlock()
+        for w in work { w() }
+    }
+
+    /// Runs `work` on this loop's next turn: after the events that are ready
+    /// now (requests that came meanwhile go first), not before the loop has
+    /// looked at its sockets again. Long work done in slices, one per turn,
+    /// never holds a request up for more than a slice. On the loop thread only.
+    public func nextTurn(_ work: @escaping () -> Void) {
+        nextTurnWork.append(work)
+        guard nextTurnWork.count == 1 else { return }
+        var now = timeval(tv_sec: 0, tv_usec: 0)
+        event_add(turnEvent, &now)
+    }
+
+    private func runNextTurn() {
+        let work = nextTurnWork
+        nextTurnWork.removeAll(keepingCapacity: true)
         for w in work { w() }
     }
 

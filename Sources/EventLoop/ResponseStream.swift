@@ -1,4 +1,5 @@
 import CEvent
+import CEventShim
 import Foundation
 import HTTP
 import Synchronization
@@ -24,6 +25,8 @@ public final class ResponseStream: @unchecked Sendable {
     let server: HTTPServer
     public let requestID: String
     let request: OpaquePointer
+    /// A plain socket (not TLS): a chunk may go straight into it.
+    let direct: Bool
     let connection: OpaquePointer
     private var onClose: (() -> Void)?
     /// Runs on the loop when the output buffer falls to the threshold set by `signalBelow`.
@@ -43,11 +46,12 @@ public final class ResponseStream: @unchecked Sendable {
     /// 0, or 1 + the unsent size at or below which `onDrain` runs (once).
     private let drainThreshold = Atomic<Int>(0)
 
-    init(loop: EventLoop, server: HTTPServer, request: OpaquePointer, requestID: String) {
+    init(loop: EventLoop, server: HTTPServer, request: OpaquePointer, requestID: String, direct: Bool) {
         self.loop = loop
         self.server = server
         self.request = request
         self.requestID = requestID
+        self.direct = direct
         connection = evhttp_request_get_connection(request)
     }
 
@@ -79,32 +83,23 @@ public final class ResponseStream: @unchecked Sendable {
     /// Queues `bytes` for the client as one chunk.
     /// - Returns: false when the stream is closed.
     @discardableResult
-    public func write(_ bytes: [UInt8]) -> Bool { write([SharedBytes(bytes)], promised: 0) }
+    public func write(_ bytes: [UInt8]) -> Bool { send(SharedBytes(bytes), promised: 0) }
 
-    /// Queues `pieces` for the client as one chunk: large ones by reference
-    /// (no copy: the buffer holds the object until it is sent), small ones
-    /// copied. `promised` is what the producer counted with `promise` for them.
+    /// Sends `chunk` to the client as one chunk: on a plain socket whose
+    /// output buffer is empty, straight into the socket (one `writev`, no
+    /// trip round the loop); otherwise, or what the socket does not take,
+    /// into the connection's output buffer, by reference (the buffer holds
+    /// the object until it is sent, so every stream of a round can share one
+    /// chunk). `promised` is what the producer counted with `promise` for it.
     /// - Returns: false when the stream is closed.
     @discardableResult
-    public func write(_ pieces: [SharedBytes], promised count: Int) -> Bool {
+    public func send(_ chunk: SharedBytes, promised count: Int) -> Bool {
         if count != 0 { promised.subtract(count, ordering: .relaxed) }
         guard isOpen else { return false }
-        let buffer = evbuffer_new()
-        for piece in pieces where piece.count > 0 {
-            if piece.count < SharedBytes.referenceThreshold {
-                evbuffer_add(buffer, piece.base, piece.count)
-            } else {
-                let held = Unmanaged.passRetained(piece).toOpaque()
-                if evbuffer_add_reference(buffer, piece.base, piece.count, { _, _, extra in
-                    if let extra { Unmanaged<SharedBytes>.fromOpaque(extra).release() }
-                }, held) != 0 {
-                    Unmanaged<SharedBytes>.fromOpaque(held).release()
-                }
-            }
-        }
-        evhttp_send_reply_chunk(request, buffer)
-        evbuffer_free(buffer)
-        return true
+        let held = Unmanaged.passRetained(chunk).toOpaque()
+        return roost_stream_send(request, chunk.base, chunk.count, direct ? 1 : 0, { _, _, held in
+            if let held { Unmanaged<SharedBytes>.fromOpaque(held).release() }
+        }, held) >= 0
     }
 
     /// Bytes written but not yet taken by the client.
@@ -192,9 +187,9 @@ extension ResponseWriter {
             // A captured reply (in-process tests) records the stream's head only.
             return send(Response(status: status, headers: headers))
         }
-        let (loop, server, handle, requestID, trace) = (c.loop, c.server, c.handle, self.requestID, c.trace)
+        let (loop, server, handle, requestID, trace, plain) = (c.loop, c.server, c.handle, self.requestID, c.trace, c.hsts == nil)
         let begin: @Sendable () -> Void = {
-            let stream = ResponseStream(loop: loop, server: server, request: handle.pointer, requestID: requestID)
+            let stream = ResponseStream(loop: loop, server: server, request: handle.pointer, requestID: requestID, direct: plain)
             stream.start(status: status, headers: headers, timeoutSeconds: timeoutSeconds)
             server.streamStarted(status: status, requestID: requestID, loop: loop, trace: trace)
             ready(stream)

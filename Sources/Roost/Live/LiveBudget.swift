@@ -22,4 +22,18 @@ enum LiveBudget {
     static let stallMilliseconds: Int64 = 2_000
     /// A round hands the loops what it has built at least this often (seconds).
     static let flushInterval = 0.01
+    /// Streams a loop writes before it looks at its sockets again: a request
+    /// that comes during a big round waits for one slice, not for the round.
+    static let streamsPerTurn = 16
+    /// The longest a round waits for the loops to finish writing the last
+    /// one and rest after it (seconds), gathering the commits made meanwhile.
+    static let longestGather = 0.05
+    /// After the loops wrote a round, the next waits this many times as long
+    /// as that took: with many streams, the fan-out leaves the loops (and the
+    /// cores) to the requests that make the next commits most of the time,
+    /// and each round carries the commits of that time to every stream in
+    /// one write. With few streams the rest is microseconds.
+    static let restPerWrite = 2.0
+    /// The longest rest (seconds): what it adds to an event's way out.
+    static let longestRest = 0.02
 }

@@ -42,7 +42,7 @@ extension LiveHub {
             var full: Int?   // the size of the event that did not fit
             for change in changes where change.seq <= head {
                 let parsed = parsed(change)
-                switch event(change, parsed, for: subscriber) {
+                switch event(change, parsed, for: subscriber.view) {
                 case .none: break
                 case .overBudget:
                     resync(subscriber, at: change.seq)

@@ -43,6 +43,7 @@ extension LiveHub {
         if subscriber.buffered.isEmpty { dirty.append(subscriber) }
         subscriber.buffered.append(bytes)
         subscriber.bufferedBytes += bytes.count
+        subscriber.bufferedHash = (subscriber.bufferedHash &* 31) &+ ObjectIdentifier(bytes).hashValue
     }
 
     func send(_ subscriber: Subscriber, _ bytes: [UInt8]) { send(subscriber, SharedBytes(bytes)) }
@@ -87,35 +88,78 @@ extension LiveHub {
         if !rolesChanged { metrics.overBudget.increment() }
     }
 
-    /// Hands each loop its bytes: one `execute` per loop per flush. The bytes
-    /// are promised to their streams first, so `held` counts them until the
-    /// loop has put them in the connection's buffer.
+    /// Hands each loop its bytes: one `execute` per loop per flush. Streams
+    /// whose round holds the same bytes (the same view, as most do) share one
+    /// chunk, made once. The bytes are promised to their streams first, so
+    /// `held` counts them until the loop has put them in the connection.
     func flush() {
         guard !dirty.isEmpty else { return }
-        var byLoop: [Int: (EventLoop, [(ResponseStream, [SharedBytes], Int, Bool)])] = [:]
+        var chunks = RoundChunks()
+        var byLoop: [Int: (EventLoop, [StreamWrite])] = [:]
         for subscriber in dirty {
             let loop = subscriber.stream.loop
             subscriber.stream.promise(subscriber.bufferedBytes)
-            byLoop[loop.index, default: (loop, [])].1.append((subscriber.stream, subscriber.buffered, subscriber.bufferedBytes,
-                                                              subscriber.ending))
+            let write = StreamWrite(stream: subscriber.stream, chunks: chunks.chunks(for: subscriber), promised: subscriber.bufferedBytes,
+                                    end: subscriber.ending)
+            byLoop[loop.index, default: (loop, [])].1.append(write)
             subscriber.buffered = []
             subscriber.bufferedBytes = 0
+            subscriber.bufferedHash = 0
         }
         dirty.removeAll(keepingCapacity: true)
         lastFlush = Date()
-        for (_, (loop, items)) in byLoop {
-            loop.execute {
-                for (stream, pieces, count, end) in items {
-                    stream.write(pieces, promised: count)
-                    if end { stream.finish() }
-                }
+        condition.lock()
+        if writing == 0 { writeStarted = Date() }
+        writing += byLoop.count
+        condition.unlock()
+        for (_, (loop, writes)) in byLoop {
+            loop.execute { [self] in write(writes, from: 0, on: loop) }
+        }
+    }
+
+    /// One stream's share of a flush: its chunks, then its end when it was told to resync.
+    struct StreamWrite {
+        let stream: ResponseStream
+        let chunks: [SharedBytes]
+        let promised: Int
+        let end: Bool
+    }
+
+    /// On `loop`: writes `LiveBudget.streamsPerTurn` streams, the rest on the
+    /// loop's next turns, so a request that comes meanwhile waits for one
+    /// slice, not for every stream; the last slice tells the hub.
+    private func write(_ writes: [StreamWrite], from start: Int, on loop: EventLoop) {
+        let end = min(writes.count, start + LiveBudget.streamsPerTurn)
+        for write in writes[start..<end] {
+            var promised = write.promised   // counted once, with the first chunk
+            for chunk in write.chunks {
+                write.stream.send(chunk, promised: promised)
+                promised = 0
             }
+            if write.end { write.stream.finish() }
+        }
+        if end < writes.count {
+            loop.nextTurn { [self] in write(writes, from: end, on: loop) }
+        } else {
+            condition.lock()
+            writing -= 1
+            if writing == 0 {
+                let now = Date()
+                restUntil = now.addingTimeInterval(min(LiveBudget.longestRest, now.timeIntervalSince(writeStarted) * LiveBudget.restPerWrite))
+                condition.signal()
+            }
+            condition.unlock()
         }
     }
 
     func closeAll(_ pending: [Subscriber]) {
+        // Each stream ends after its last bytes, in the same write.
+        for subscriber in subscribers.values where !subscriber.ending {
+            subscriber.ending = true
+            if subscriber.buffered.isEmpty { dirty.append(subscriber) }
+        }
         flush()
-        for subscriber in Array(subscribers.values) + pending {
+        for subscriber in pending {
             let stream = subscriber.stream
             stream.loop.execute { stream.finish() }
         }

@@ -2,12 +2,13 @@ import EventLoop
 import JSON
 import Store
 
-/// Which event a change makes for a subscriber. Decided in memory: access
-/// from the entity's `_acl` and the collection's level, the subscriber's
+/// Which event a change makes for a view's subscribers. Decided in memory:
+/// access from the entity's `_acl` and the collection's level, the view's
 /// filters by `FilterMatcher` on the parsed entity (each distinct filter
-/// once per change, see `LiveFilter.verdict`). No SQL per subscriber.
+/// once per change, see `LiveFilter.verdict`). Once per view, never per
+/// subscriber, and no SQL.
 extension LiveHub {
-    /// What a change makes for one subscriber.
+    /// What a change makes for a view's subscribers.
     enum Outcome {
         /// Nothing it may see or asked for.
         case none
@@ -24,14 +25,14 @@ extension LiveHub {
     /// whose roles changed, id = the user's id; never a client collection).
     static let roleChanges = "_roles"
 
-    /// The event `change` makes for `subscriber`, if any.
-    func event(_ change: FeedChange, _ parsed: ParsedChange, for subscriber: Subscriber) -> Outcome {
+    /// The event `change` makes for every subscriber of `view`, if any.
+    func event(_ change: FeedChange, _ parsed: ParsedChange, for view: LiveView) -> Outcome {
         if change.collection == Self.roleChanges {
-            return subscriber.account != nil && subscriber.account == change.id ? .rolesChanged : .none
+            return view.account != nil && view.account == change.id ? .rolesChanged : .none
         }
-        let topics = subscriber.topicFilters
+        let topics = view.topicFilters
         guard topics.contains(where: { $0.collection == change.collection }) else { return .none }
-        let scope = subscriber.scope(in: change.collection, level: parsed.level, rules: parsed.rules)
+        let scope = view.scope(in: change.collection, level: parsed.level, rules: parsed.rules)
         func sees(after: Bool) -> LiveFilter.Verdict {
             guard parsed.readable(by: scope, after: after) else { return .noMatch }
             var verdict = LiveFilter.Verdict.noMatch
@@ -59,9 +60,9 @@ extension LiveHub {
         }
         // Most subscribers see the same bytes for a change: made once per kind and view.
         let visible = after == .match
-        let redacted = visible && access.redaction(change.collection, subscriber.principal).map { !$0.fields.isEmpty && $0.exceptID != change.id } == true
+        let redacted = visible && access.redaction(change.collection, view.principal).map { !$0.fields.isEmpty && $0.exceptID != change.id } == true
         return .event(parsed.encoded(kind, redacted: redacted) {
-            let entity = visible ? visibleEntity(change, parsed, for: subscriber.principal) : nil
+            let entity = visible ? visibleEntity(change, parsed, for: view.principal) : nil
             return ServerSentEvent.encode(id: token(change.seq), kind: kind,
                                           data: ServerSentEvent.data(collection: change.collection, id: change.id, entity: entity))
         })

@@ -21,18 +21,17 @@ extension LiveHub {
         let account: String?
         // Hub thread only:
         var position: Int64 = 0
-        /// Each topic's collection and filter, resolved when the stream is admitted.
-        var topicFilters: [(collection: String, filter: LiveFilter?)] = []
+        /// What it sees (shared with every stream of the same topics and caller), set when it is admitted.
+        var view: LiveView!
         /// This round's bytes, handed to the loop at the next flush.
         var buffered: [SharedBytes] = []
         var bufferedBytes = 0
+        /// The identities of `buffered`, hashed as they come: streams with the same bytes share one chunk.
+        var bufferedHash = 0
         /// The size of the last event made for it: a catch-up read takes about what fits.
         var lastEventBytes = 0
         /// Told to resync: its stream ends after its bytes are flushed, and it gets nothing more.
         var ending = false
-        /// Its scope per collection, with the rules it was resolved from:
-        /// a read rule is resolved once per stream, not once per change.
-        private var scopes: [String: (level: AccessScope.Level, rules: String?, scope: AccessScope)] = [:]
 
         init(id: Int, stream: ResponseStream, principal: AccessScope.Principal, roles: [String], tokenHash: String?,
              subscription: LiveSubscription, since: FeedCursor?, openedAt: Int64?, address: String, account: String?) {
@@ -48,19 +47,7 @@ extension LiveHub {
             self.account = account
         }
 
-        /// Its scope in `collection` under the collection's current level and
-        /// rules (made again only when a reload changed them).
-        func scope(in collection: String, level: AccessScope.Level, rules: CollectionRules?) -> AccessScope {
-            if let known = scopes[collection], known.level == level, known.rules == rules?.fingerprint { return known.scope }
-            let scope = AccessScope(principal: principal, level: level, roles: roles, rules: rules)
-            scopes[collection] = (level, rules?.fingerprint, scope)
-            return scope
-        }
-
         /// Bytes held for the client: this round's and those handed to its loop but not yet sent.
         var held: Int { bufferedBytes + stream.backlog }
-
-        /// What its filters cost on their last evaluations (cheap subscribers are served first).
-        var cost: Int { topicFilters.reduce(0) { $0 + ($1.filter?.lastSteps ?? 0) } }
     }
 }

@@ -48,6 +48,14 @@ final class LiveHub: @unchecked Sendable {
     /// Open (or opening) streams per signed-in user, for `maxPerAccount`.
     var openByAccount: [String: Int] = [:]
     private var checkSessions = false
+    /// Flushes the loops are still writing: the next round waits for them,
+    /// and then rests in proportion to how long they took (`LiveBudget.restPerWrite`),
+    /// so the commits made meanwhile go out together.
+    var writing = 0
+    /// When the loops began writing what they write now.
+    var writeStarted = Date()
+    /// The next round does not start before this (once the loops are done).
+    var restUntil = Date.distantPast
     private var stoppedAt: Date?
     /// Streams open when `shutdown` came (0: nothing to let leave).
     private var openAtStop = 0
@@ -64,6 +72,8 @@ final class LiveHub: @unchecked Sendable {
     private var tokens: [Int64: String] = [:]
     /// Each distinct filter (by its JSON text), compiled once: see `LiveFilter`.
     var filters: [String: LiveFilter?] = [:]
+    /// What subscribers see, by `LiveView.key`: each change is judged once per view.
+    var views: [String: LiveView] = [:]
     /// Subscribers with bytes `buffered` since the last flush.
     var dirty: [Subscriber] = []
     var lastBeat = Date()
@@ -161,6 +171,14 @@ final class LiveHub: @unchecked Sendable {
             while !woken && added.isEmpty && removed.isEmpty && !stopped {
                 if !condition.wait(until: Date().addingTimeInterval(pause)) { break }
             }
+            // While the loops still write the last round, and rest after it,
+            // the commits made meanwhile gather for the next one: a round per
+            // commit would cost every stream a write per commit, and take the
+            // loops from the requests that make the next commits.
+            let until = Date().addingTimeInterval(LiveBudget.longestGather)
+            while added.isEmpty && !stopped && (writing > 0 || restUntil > Date()) && Date() < until {
+                _ = condition.wait(until: writing > 0 ? until : min(restUntil, until))
+            }
             let (newOnes, gone, stop, check, streams) = (added, removed, stopped, checkSessions, open)
             added.removeAll(); removed.removeAll(); woken = false; checkSessions = false
             condition.unlock()
@@ -190,7 +208,7 @@ final class LiveHub: @unchecked Sendable {
     private func admit(_ subscriber: Subscriber, _ reader: any FeedReading & AccountsReading) throws {
         if try sessionEndedBeforeAdmission(subscriber, reader) { return }
         subscribers[subscriber.id] = subscriber
-        subscriber.topicFilters = subscriber.subscription.topics.map { ($0.collection, filter($0)) }
+        subscriber.view = view(of: subscriber)
         send(subscriber, ServerSentEvent.preamble(retryMilliseconds: 2000))
         let horizon = try reader.feedMeta().horizon
         if let since = subscriber.since {
@@ -223,8 +241,7 @@ final class LiveHub: @unchecked Sendable {
         let (changes, _) = try reader.changes(after: head, limit: limit)
         largestChange = changes.reduce(0) { max($0, Self.bytes(of: $1)) }
         guard !changes.isEmpty else { return false }
-        // Cheap filters first: a costly one cannot use up a change's budget before them.
-        let live = subscribers.values.filter { $0.position == head }.sorted { ($0.cost, $0.id) < ($1.cost, $1.id) }
+        let live = subscribers.values.filter { $0.position == head }
         let paused = deliver(changes, to: live, from: head)
         head = changes.last!.seq
         for subscriber in live where !paused.contains(subscriber.id) { subscriber.position = head }
@@ -240,46 +257,6 @@ final class LiveHub: @unchecked Sendable {
     /// The bytes of a change's entity states, as read from the feed.
     static func bytes(of change: FeedChange) -> Int {
         (change.before?.utf8.count ?? 0) + (change.after?.utf8.count ?? 0)
-    }
-
-    /// Builds every live subscriber's events for `changes` (the feed after
-    /// `start`), each subscriber within its buffer: one whose next event does
-    /// not fit stops at the change before it and catches up later. The lag
-    /// histogram takes one sample per change delivered; the events counter
-    /// is bumped once per round. What is built goes out every
-    /// `LiveBudget.flushInterval`, not only at the round's end.
-    /// - Returns: the ids of the subscribers that stopped short.
-    private func deliver(_ changes: [FeedChange], to subscribers: [Subscriber], from start: Int64) -> Set<Int> {
-        guard !subscribers.isEmpty else { return [] }
-        let now = ChangeFeedClock.milliseconds
-        var sent = 0
-        var paused: Set<Int> = []
-        var previous = start
-        for change in changes {
-            let parsed = parsed(change)
-            let before = sent
-            for subscriber in subscribers where !subscriber.ending && !paused.contains(subscriber.id) {
-                switch event(change, parsed, for: subscriber) {
-                case .none: continue
-                case .overBudget: resync(subscriber, at: change.seq)
-                case .rolesChanged: resync(subscriber, at: change.seq, rolesChanged: true)
-                case .event(let bytes):
-                    subscriber.lastEventBytes = bytes.count
-                    guard fits(subscriber, bytes.count) else {
-                        paused.insert(subscriber.id)
-                        subscriber.position = previous
-                        continue
-                    }
-                    send(subscriber, bytes)
-                    sent += 1
-                }
-            }
-            if sent > before { metrics.lag.recordMilliseconds(max(0, now - change.at)) }
-            previous = change.seq
-            if Date().timeIntervalSince(lastFlush) >= LiveBudget.flushInterval { flush() }
-        }
-        if sent > 0 { metrics.events.increment(by: Int64(sent)) }
-        return paused
     }
 
     /// The event id of position `seq`: sealed once and kept a while, so every

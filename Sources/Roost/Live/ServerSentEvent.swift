@@ -1,3 +1,4 @@
+import EventLoop
 import JSON
 
 /// One Server-Sent Event as bytes on the wire (`id`, `event`, `data`, blank line).
@@ -24,6 +25,8 @@ enum ServerSentEvent {
     /// The first bytes of every stream: how long a client waits before reconnecting.
     static func preamble(retryMilliseconds: Int) -> [UInt8] { Array("retry: \(retryMilliseconds)\n\n".utf8) }
 
-    /// A comment line that keeps idle connections (and proxies) awake.
-    static let heartbeat: [UInt8] = Array(": heartbeat\n\n".utf8)
+    /// A comment line that keeps idle connections (and proxies) awake; one
+    /// object for every stream, so streams whose round holds it and the same
+    /// events still share one chunk.
+    static let heartbeat = SharedBytes(Array(": heartbeat\n\n".utf8))
 }

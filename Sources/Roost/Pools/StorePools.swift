@@ -126,9 +126,6 @@ final class StorePools: Sendable {
                             run: { writer, jobs in
                                 let started = monotonicNanoseconds()
                                 let results = writer.commitBatch(jobs.map { $0.operation })
-                                if results.contains(where: { if case .success = $0 { return true } else { return false } }) {
-                                    afterCommit.get()?()
-                                }
                                 commitTimer.recordNanoseconds(Int64(monotonicNanoseconds() &- started))
                                 batches.commits.increment()
                                 batches.operations.increment(by: Int64(jobs.count))
@@ -137,6 +134,11 @@ final class StorePools: Sendable {
                                     case .success(let complete): complete()
                                     case .failure(let error): job.failed(error)
                                     }
+                                }
+                                // The answers first: the live fan-out's wake-up does not
+                                // stand between a commit and its client's next request.
+                                if results.contains(where: { if case .success = $0 { return true } else { return false } }) {
+                                    afterCommit.get()?()
                                 }
                             })
     }
