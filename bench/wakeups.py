@@ -7,9 +7,10 @@ for each workload wrk saturates it (GET by random id; durable creates) while
 `perf stat -p` counts roostd's `syscalls:sys_enter_futex` and
 `context-switches` over the same seconds. Per request = count ÷ requests wrk
 completed in that window. Targets: ≤ 0.1 futex calls and ≤ 0.1 context
-switches per GET; fewer per create than the last recorded run.
+switches per GET; fewer per create than an earlier commit's binary
+(`--baseline`) in the same run.
 
-  bench/wakeups.py [--roostd .build/release/roostd] [--seconds 8] [--connections 32] [--rounds 2] [--no-record]
+  bench/wakeups.py [--roostd .build/release/roostd] [--baseline OLD_ROOSTD --baseline-name COMMIT] [--seconds 8] [--rounds 2] [--no-record]
 
 wrk runs with one thread at nice 5 so roostd's two loops get the cores first;
 the best of `rounds` rounds (the lowest per-request cost) is kept. The same
@@ -90,18 +91,10 @@ def requests_served(port):
                if line.startswith("roost_http_requests_total"))
 
 
-def last_create_cost():
-    """The create figures of the last recorded run, for 'fewer per create than before'."""
-    path = HERE / "results" / "wakeups.jsonl"
-    if not path.exists():
-        return None
-    last = json.loads(path.read_text().splitlines()[-1])
-    return last["metrics"]["create"]
-
-
-def run_node(a, tmp, name, extra):
-    """One roostd (CONFIG + extra): the best of `rounds` rounds of each workload."""
+def run_node(a, tmp, name, extra, binary=None):
+    """One roostd (CONFIG + extra; `binary` instead of --roostd): the best of `rounds` rounds of each workload."""
     best = {}
+    os.environ["ROOSTD"] = binary or a.roostd
     node = Roostd(Path(tmp) / name, config=CONFIG + extra).start()
     try:
         ids = seed(node.port, a.documents)
@@ -130,18 +123,20 @@ def main():
     ap.add_argument("--connections", type=int, default=32)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--documents", type=int, default=10000)
+    ap.add_argument("--baseline", help="an earlier commit's release roostd, run in the same run (creates are compared with it)")
+    ap.add_argument("--baseline-name", default="baseline", help="what the baseline is, for the table (a commit)")
     ap.add_argument("--no-record", dest="record", action="store_false")
     a = ap.parse_args()
-    os.environ["ROOSTD"] = a.roostd
     load = benchstats.loadavg()
-    previous = last_create_cost()
     with tempfile.TemporaryDirectory() as tmp:
         # Today's read path, and the same binary with every read handed to a reader (as before loop_reads).
         on = run_node(a, tmp, "loop-reads", "")
         off = run_node(a, tmp, "readers-only", "loop_reads: false\n")
+        base = run_node(a, tmp, "baseline", "", a.baseline) if a.baseline else None
     get, create = on["get"], on["create"]
-    prev = "%.3f futex, %.3f switches (last recorded run)" % (
-        previous["futex_per_request"], previous["switches_per_request"]) if previous else "no earlier run recorded"
+    previous = base["create"] if base else None
+    prev = "%.3f futex, %.3f switches (the baseline, same run)" % (
+        previous["futex_per_request"], previous["switches_per_request"]) if previous else "no baseline given"
     text = "\n".join([
         "| per request, at saturation (2 loops, 2 readers; wrk shares the 2 cores) | futex calls | context switches | roostd CPU (µs) | requests/s | target |",
         "|---|---|---|---|---|---|",
@@ -149,7 +144,8 @@ def main():
         row("GET by id, `loop_reads: false` (every read on a reader, as before)", off["get"], "same run, for comparison"),
         row("create (durable)", create, "fewer than before: " + prev),
         row("create, `loop_reads: false`", off["create"], "same run, for comparison"),
-    ]) + "\n"
+    ] + ([row("GET by id, baseline (%s)" % a.baseline_name, base["get"], "same run"),
+          row("create, baseline (%s)" % a.baseline_name, base["create"], "same run")] if base else [])) + "\n"
     print(text)
     if a.record:
         figs = [benchstats.figure("wakeups.get_futex", round(get["futex_per_request"], 3), "futex calls/GET", "≤ 0.1",
@@ -158,11 +154,11 @@ def main():
                                   "≤ 0.1", "loop_reads: false", round(off["get"]["switches_per_request"], 3)),
                 benchstats.figure("wakeups.create_switches", round(create["switches_per_request"], 3),
                                   "context switches/create", "fewer than before",
-                                  "last recorded run" if previous else None,
+                                  "baseline " + a.baseline_name if previous else None,
                                   round(previous["switches_per_request"], 3) if previous else None,
                                   round(create["switches_per_request"] / previous["switches_per_request"], 2)
                                   if previous and previous["switches_per_request"] else None)]
-        benchstats.record("wakeups", {"get": get, "create": create, "readers_only": off}, [], text, figs, load)
+        benchstats.record("wakeups", {"get": get, "create": create, "readers_only": off, "baseline": base}, [], text, figs, load)
 
 
 if __name__ == "__main__":
