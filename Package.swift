@@ -92,7 +92,7 @@ let package = Package(
 
         // Unix-daemon plumbing: sd_notify, watchdog, socket activation, journald, metrics.
         .target(name: "Daemon", dependencies: [
-            "CSystemd", "CJemalloc", "Timing",
+            "CSystemd", "CJemalloc", "Jobs", "Timing",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,3 +1,4 @@
+import Jobs
 import Metrics
 import Foundation
 
@@ -21,7 +22,8 @@ public final class LiveCounters: MetricsFactory, @unchecked Sendable {
         public var latency = LatencyHistogram()
     }
 
-    private let lock = NSLock()
+    // Taken by every request on every loop, for a few instructions: spins before it sleeps.
+    private let lock = AdaptiveLock()
     private var state = Snapshot()
 
     public init() {}

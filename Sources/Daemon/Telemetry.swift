@@ -1,4 +1,5 @@
 import Foundation
+import Jobs
 import Metrics
 import Prometheus
 
@@ -41,7 +42,8 @@ public final class RequestMetrics: @unchecked Sendable {
         let status: Int
     }
 
-    private let lock = NSLock()
+    // Taken by every request on every loop, for one look-up: spins before it sleeps.
+    private let lock = AdaptiveLock()
     private var handles: [Key: (Metrics.Counter, Metrics.Timer)] = [:]
 
     public init() {}

@@ -1,5 +1,6 @@
 import Daemon
 import Foundation
+import Synchronization
 import Timing
 
 /// Client addresses (IPv4, or an IPv6 /64) whose read ran past its slice on
@@ -8,13 +9,15 @@ import Timing
 /// keep every reader busy for a slice each; it only queues behind itself.
 ///
 /// Consulted on the event loop for every read, so the common case (nobody
-/// listed) is one lock and an empty-dictionary check. At most `capacity`
+/// listed) is one atomic load: no lock the loops would share. At most `capacity`
 /// addresses are held; past it the entry that expires first makes room.
 final class SlowLaneAddresses: @unchecked Sendable {
     let penalty: Double
     let capacity: Int
     private let lock = NSLock()
-    private var until: [String: UInt64] = [:]
+    private var until: [String: UInt64] = [:] { didSet { listed.store(until.count, ordering: .releasing) } }
+    /// `until.count`, read without the lock.
+    private let listed = Atomic<Int>(0)
 
     init(penalty: Double = 10, capacity: Int = 4096) {
         self.penalty = penalty
@@ -38,8 +41,7 @@ final class SlowLaneAddresses: @unchecked Sendable {
 
     /// True when `address` overran a slice within the last `penalty` seconds.
     func isListed(_ address: String) -> Bool {
-        let empty = lock.withLock { until.isEmpty }
-        if empty || address.isEmpty { return false }
+        if listed.load(ordering: .acquiring) == 0 || address.isEmpty { return false }
         let key = LoginThrottle.addressKey(address)
         let now = monotonicNanoseconds()
         return lock.withLock {
