@@ -41,10 +41,10 @@ public struct ResponseWriter: Sendable {
         self.requestID = requestID
     }
 
-    /// The index of the request's loop when called on that loop's thread, else nil
+    /// The request's loop when called on that loop's thread, else nil
     /// (a worker, or a capturing writer): what may run on the loop itself.
-    public var loopIndex: Int? {
-        if case .connection(let c) = target, c.loop.inLoop { return c.loop.index }
+    public var currentLoop: EventLoop? {
+        if case .connection(let c) = target, c.loop.inLoop { return c.loop }
         return nil
     }
 

@@ -29,6 +29,19 @@ public final class DocumentReader {
         catalog = Catalog(db: db)
     }
 
+    /// Opens a read transaction that the reads after it join until
+    /// `endSnapshot` (an event loop's reads of one turn): one snapshot, and
+    /// the WAL's read lock (a mutex every connection of the process shares)
+    /// taken once instead of once per read.
+    public func beginSnapshot() throws {
+        if !db.inTransaction { try db.prepare("BEGIN").run() }
+    }
+
+    /// Ends the read transaction `beginSnapshot` opened (nothing when none is open).
+    public func endSnapshot() {
+        if db.inTransaction { try? db.prepare("ROLLBACK").run() }
+    }
+
     /// Reads on the writer's connection, inside its transaction (see `DocumentWriting.readerInTransaction`).
     init(sharing db: SQLiteConnection, catalog: Catalog) {
         self.db = db

@@ -1,4 +1,5 @@
 import Daemon
+import EventLoop
 import Logging
 import Metrics
 import Store
@@ -19,8 +20,13 @@ import Timing
 /// and its cold ones on the readers.
 final class LoopReads: @unchecked Sendable {
     private let engine: SQLiteEngine
-    /// One connection per loop, by loop index; each slot is touched only by its own loop's thread.
-    private var connections: [(any DocumentReading)?]
+    /// One connection per loop, by loop index; each slot (here and below) is
+    /// touched only by its own loop's thread.
+    private var connections: [DocumentReader?]
+    /// Each loop's reads of one turn share one read transaction (`DocumentReader.beginSnapshot`),
+    /// ended at the loop's next turn; a count per loop names the one open.
+    private var snapshots: [UInt64]
+    private var snapshotOpen: [Bool]
     /// When each loop may try again to open its connection (opening reads the
     /// header, which may not be in memory either), in monotonic nanoseconds.
     private var retryAt: [UInt64]
@@ -38,18 +44,43 @@ final class LoopReads: @unchecked Sendable {
         self.pageCacheBytes = pageCacheBytes
         self.connections = Array(repeating: nil, count: max(1, config.loops))
         self.retryAt = Array(repeating: 0, count: max(1, config.loops))
+        self.snapshots = Array(repeating: 0, count: max(1, config.loops))
+        self.snapshotOpen = Array(repeating: false, count: max(1, config.loops))
         self.logger = logger
     }
 
-    /// Loop `index`'s connection, nil when it has none now (its read goes to
-    /// the readers, counted as handed on). On that loop's thread.
-    func reader(loop index: Int) -> (any DocumentReading)? {
-        guard index < connections.count else { return nil }
+    /// `loop`'s connection, nil when it has none now (its read goes to the
+    /// readers, counted as handed on), inside the turn's read transaction.
+    /// On that loop's thread.
+    func reader(on loop: EventLoop) -> (any DocumentReading)? {
+        let index = loop.index
+        guard index < connections.count, let reader = connection(index) else { return nil }
+        if !snapshotOpen[index] {
+            do { try reader.beginSnapshot() } catch { return reader }
+            snapshotOpen[index] = true
+            snapshots[index] &+= 1
+            let snapshot = snapshots[index]
+            loop.nextTurn { [self] in
+                guard snapshots[index] == snapshot, snapshotOpen[index] else { return }
+                endSnapshot(index)
+            }
+        }
+        return reader
+    }
+
+    /// Ends loop `index`'s read transaction now (after a read that failed in it).
+    func endSnapshot(_ index: Int) {
+        guard index < connections.count, snapshotOpen[index] else { return }
+        connections[index]?.endSnapshot()
+        snapshotOpen[index] = false
+    }
+
+    private func connection(_ index: Int) -> DocumentReader? {
         if let reader = connections[index] { return reader }
         let now = monotonicNanoseconds()
         guard now >= retryAt[index] else { return nil }
         do {
-            let reader = try engine.openReader(role: "loop")
+            guard let reader = try engine.openReader(role: "loop") as? DocumentReader else { return nil }
             try reader.limitPageCache(bytes: pageCacheBytes)
             connections[index] = reader
             return reader

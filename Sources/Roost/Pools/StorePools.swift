@@ -253,8 +253,8 @@ final class StorePools: Sendable {
     func shortReadStep<Caller: Sendable>(_ request: Request, _ out: ResponseWriter,
                                          authenticate: @escaping @Sendable (Request, any DocumentReading) throws -> Caller,
                                          _ body: @escaping @Sendable (any DocumentReading, Caller) throws -> Response?) -> Bool {
-        if let loopReads, let loop = out.loopIndex, !slowLaneAddresses.isListed(request.remoteAddress),
-           let reader = loopReads.reader(loop: loop) {
+        if let loopReads, let loop = out.currentLoop, !slowLaneAddresses.isListed(request.remoteAddress),
+           let reader = loopReads.reader(on: loop) {
             do {
                 let caller = try authenticate(request, reader)
                 if let response = try body(reader, caller) { out.send(response) }
@@ -266,6 +266,7 @@ final class StorePools: Sendable {
                     loopReads.didServe()
                     return true
                 }
+                loopReads.endSnapshot(loop.index)
                 loopReads.didHandOn()
             }
         }
