@@ -68,6 +68,8 @@ extension PostgresDocumentWriter {
 
     /// PostgreSQL keeps no read-rule stamps: its reads judge each row by the whole rule.
     public func useSchemas(_ schemas: @escaping @Sendable (String) -> JSONSchema?) { self.schemas = schemas }
+
+    public func useDeclaredGeoPaths(_ paths: @escaping @Sendable (String) -> [String]) { declaredGeoPaths = paths }
     public func useRuleStamps(_ stamps: @escaping @Sendable (String) -> RuleStamp?) {}
     public func restampRows(limit: Int) throws -> Bool { false }
 

@@ -41,6 +41,8 @@ public final class PostgresDocumentWriter {
     let referenceChecks = ReferenceChecks()
     /// Each collection's JSON Schema (`useSchemas`).
     var schemas: @Sendable (String) -> JSONSchema? = { _ in nil }
+    /// Each collection's declared geo-indexed paths (`useDeclaredGeoPaths`).
+    var declaredGeoPaths: @Sendable (String) -> [String] = { _ in [] }
     /// Each table's geo-indexed paths (`GeoPointCheck`), read once; index changes forget them.
     var geoPaths: [Int64: [String]] = [:]
     var geoPathsGeneration = CatalogGeneration.current
@@ -137,7 +139,7 @@ public final class PostgresDocumentWriter {
         try checkACLPrincipals(new.document, existing: nil)
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
-        try GeoPointCheck.check(document, previous: nil, paths: try geoIndexed(layout))
+        try GeoPointCheck.check(document, previous: nil, paths: try geoIndexed(layout).union(declaredGeoPaths(collection)))
         try SchemaCheck.check(document, in: collection, schema: schemas(collection))
         let text = document.jsonText
         growth.add(layout.table)
@@ -205,7 +207,7 @@ public final class PostgresDocumentWriter {
         let now = try existing.prepareUpdate(&document, id: id, scope: scope)
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
-        try GeoPointCheck.check(document, previous: existing.document, paths: try geoIndexed(layout))
+        try GeoPointCheck.check(document, previous: existing.document, paths: try geoIndexed(layout).union(declaredGeoPaths(collection)))
         try SchemaCheck.check(document, in: collection, schema: schemas(collection))
         let params = ParameterList([.text(now), .text(document.jsonText), .int(existing.rowID), .text(existing.updatedAt)])
         let canWrite = PostgresAccess.sql(scope.writeRule, params.bind).map { " AND \($0)" } ?? ""
@@ -227,12 +229,12 @@ public final class PostgresDocumentWriter {
 
 extension PostgresDocumentWriter {
     /// The geo-indexed paths of `layout`'s collection.
-    func geoIndexed(_ layout: CollectionLayout) throws -> [String] {
+    func geoIndexed(_ layout: CollectionLayout) throws -> Set<String> {
         let generation = CatalogGeneration.current
         if generation != geoPathsGeneration { geoPaths = [:]; geoPathsGeneration = generation }
-        if let known = geoPaths[layout.tableID] { return known }
+        if let known = geoPaths[layout.tableID] { return Set(known) }
         let paths = try db.query("SELECT path FROM _indexes WHERE collection_id = $1::bigint AND kind = 'geo'", [.int(layout.tableID)]) { $0.text(0) ?? "" }
         geoPaths[layout.tableID] = paths
-        return paths
+        return Set(paths)
     }
 }

@@ -10,6 +10,8 @@ import Store
 extension DocumentWriter {
     public func useSchemas(_ schemas: @escaping @Sendable (String) -> JSONSchema?) { self.schemas = schemas }
 
+    public func useDeclaredGeoPaths(_ paths: @escaping @Sendable (String) -> [String]) { declaredGeoPaths = paths }
+
     public func useRuleStamps(_ stamps: @escaping @Sendable (String) -> RuleStamp?) {
         ruleStamps = stamps
         restampCursors = [:]

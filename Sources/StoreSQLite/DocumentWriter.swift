@@ -23,6 +23,8 @@ public final class DocumentWriter {
     public var checksGeoPoints = true
     /// Each collection's JSON Schema (`useSchemas`).
     var schemas: @Sendable (String) -> JSONSchema? = { _ in nil }
+    /// Each collection's declared geo-indexed paths (`useDeclaredGeoPaths`).
+    var declaredGeoPaths: @Sendable (String) -> [String] = { _ in [] }
     /// Each collection's read-rule stamp (`useRuleStamps`), worked out for every row written.
     var ruleStamps: @Sendable (String) -> RuleStamp? = { _ in nil }
     /// How far `restampRows` got in each collection, and under which fingerprint.
@@ -92,7 +94,7 @@ public final class DocumentWriter {
         try checkACLPrincipals(new.document, existing: nil)
         let (id, now, document) = (new.id, new.now, new.document)
         let layout = try catalog.ensure(collection)
-        if checksGeoPoints { try GeoPointCheck.check(document, previous: nil, paths: layout.maintainedGeoTables.keys) }
+        if checksGeoPoints { try GeoPointCheck.check(document, previous: nil, paths: geoChecked(layout)) }
         try SchemaCheck.check(document, in: collection, schema: schemas(collection))
         let text = document.jsonText
         do {
@@ -186,7 +188,7 @@ public final class DocumentWriter {
         let now = try existing.prepareUpdate(&document, id: id, scope: scope)
         // After the rule: a caller it refuses hears 403, not which principals exist.
         try checkACLPrincipals(document, existing: existing.acl)
-        if checksGeoPoints { try GeoPointCheck.check(document, previous: existing.document, paths: layout.maintainedGeoTables.keys) }
+        if checksGeoPoints { try GeoPointCheck.check(document, previous: existing.document, paths: geoChecked(layout)) }
         try SchemaCheck.check(document, in: layout.name, schema: schemas(layout.name))
         let (stamp, bits) = stampValues(layout.name, document)
         try db.prepare("UPDATE \(layout.table) SET updated_at = ?1, doc = ?2, rs = ?4, rb = ?5 WHERE rid = ?3")
@@ -205,5 +207,12 @@ extension DocumentWriter {
     public func document(in collection: String, id: String) throws -> String? {
         guard let layout = try catalog.layout(collection) else { return nil }
         return try db.prepare("SELECT doc FROM \(layout.table) WHERE id = ?1").firstRow([.text(id)]) { $0.text(0) }
+    }
+}
+
+extension DocumentWriter {
+    /// The paths whose values must be points: the geo indexes written to and those declared but not built yet.
+    func geoChecked(_ layout: CollectionLayout) -> Set<String> {
+        Set(layout.maintainedGeoTables.keys).union(declaredGeoPaths(layout.name))
     }
 }

@@ -336,3 +336,30 @@ def test_the_served_openapi_follows_each_change_of_schema_and_level(node):
     assert list(models(ADMIN_TOKEN)["DriftingDocument"]["properties"]) == ["b"]
     assert admin(node, "PATCH", "/admin/collections/drifting", {"schema": None}).status == 200
     assert "DriftingDocument" not in models(ADMIN_TOKEN)
+
+
+@pytest.mark.parametrize("rows", [0, 3000])
+def test_a_geo_index_checks_points_from_the_answer_on_before_it_is_built(node, rows):
+    """The check follows the declaration, not the build: the first write after the 201
+    (while the index may still be building) is judged, on a new and on a full collection."""
+    name = f"spots{rows}"
+    assert admin(node, "POST", "/admin/collections", {"name": name, "permission": "public"}).status == 201
+    for start in range(0, rows, 100):
+        batch = [{"method": "POST", "path": f"/{name}", "body": {"n": i}} for i in range(start, start + 100)]
+        assert admin(node, "POST", "/_batch", {"operations": batch}).status == 200
+    r = admin(node, "PATCH", f"/admin/collections/{name}", {"indexes": ["where:geo"]})
+    assert r.status == 200, r
+    for bad in ([37.77, -122.48], [10, 200], {"lat": 37.77, "lng": -122.48}):
+        refused = node.call("POST", f"/{name}", {"where": bad})
+        assert (refused.status, refused.body["error"]) == (400, "InvalidDocument"), (bad, refused)
+        assert "[longitude, latitude]" in refused.body["description"]
+    good = node.call("POST", f"/{name}", {"where": [-122.48, 37.77]})
+    assert good.status == 201, good
+    # An update that moves the point is judged too; one that leaves it alone is not.
+    moved = node.call("PATCH", f"/{name}/{good.body['_id']}", {"where": [37.77, -122.48]})
+    assert moved.status == 400, moved
+    assert node.call("PATCH", f"/{name}/{good.body['_id']}", {"n": 1}).status == 200
+    # The stored point is found once the build is done.
+    wait_until(lambda: [i["state"] for i in detail(node, name)["indexes"]] == ["ready"], timeout=60)
+    near = node.call("GET", f"/{name}?query=" + q({"where": {"$geoWithin": {"$centerSphere": [[-122.48, 37.77], 0.001]}}}))
+    assert near.status == 200 and [d["_id"] for d in near.body] == [good.body["_id"]], near

@@ -14,6 +14,9 @@ final class ReloadableSettings: @unchecked Sendable {
         var rules: [String: CollectionRules]
         /// Configured JSON Schemas by collection (docs/SCHEMAS.md).
         var schemas: [String: CollectionSchema]
+        /// Declared geo-indexed paths by collection: a write there must hold a point
+        /// (`GeoPointCheck`) from the moment the index is declared, before it is built.
+        var geoPaths: [String: [String]]
         var defaultPermission: RoostConfig.Permission
         var privateUserFields: [String]
         /// Collections only the server (its hooks) and admins write: the messaging threads.
@@ -37,6 +40,10 @@ final class ReloadableSettings: @unchecked Sendable {
             permissions = collections.compactMapValues(\.permission)
             rules = collections.compactMapValues(\.rules)
             schemas = collections.compactMapValues(\.schema)
+            geoPaths = collections.compactMapValues { collection in
+                let paths = collection.indexes.filter { $0.kind == .geo }.map(\.path).sorted()
+                return paths.isEmpty ? nil : paths
+            }
             // Threads and messages are private unless the config says otherwise:
             // only the participants (their ACL) may read them.
             if config.messaging.enabled {
@@ -89,6 +96,9 @@ final class ReloadableSettings: @unchecked Sendable {
     func rules(of collection: String) -> CollectionRules? { current.read { $0.rules[collection] } }
 
     func schema(of collection: String) -> CollectionSchema? { current.read { $0.schemas[collection] } }
+
+    /// `collection`'s declared geo-indexed paths (none: `[]`).
+    func geoPaths(of collection: String) -> [String] { current.read { $0.geoPaths[collection] ?? [] } }
 
     var privateUserFields: [String] { current.read { $0.privateUserFields } }
 

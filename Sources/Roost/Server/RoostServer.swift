@@ -62,6 +62,7 @@ public final class RoostServer {
         try applyReferences(writer, settings: settings)
         writer.useRuleStamps { collection in settings.rules(of: collection)?.read?.stamp }
         writer.useSchemas { collection in settings.schema(of: collection)?.compiled }
+        writer.useDeclaredGeoPaths { collection in settings.geoPaths(of: collection) }
         let objects = try FileHandlers.objectStore(config: config, removals: removals, logger: logger)
         if !engine.isEmbedded && config.filesStore == .local {
             logger.notice("files are kept on this node's disk (files_store: local) while the data are in a shared database: run one node, or use files_store: s3 for many (docs/SCALING.md)")

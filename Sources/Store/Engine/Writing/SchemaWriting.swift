@@ -17,6 +17,10 @@ public protocol SchemaWriting: AnyObject {
     func useRuleStamps(_ stamps: @escaping @Sendable (String) -> RuleStamp?)
     /// Each collection's JSON Schema, checked on every document written from now on (`SchemaCheck`).
     func useSchemas(_ schemas: @escaping @Sendable (String) -> JSONSchema?)
+    /// Each collection's declared geo-indexed paths, checked as points (`GeoPointCheck`) on every
+    /// document written from now on, besides those of the indexes already built: a write right
+    /// after an index is declared, while it is built, is checked too.
+    func useDeclaredGeoPaths(_ paths: @escaping @Sendable (String) -> [String])
     /// Stamps up to `limit` rows written under another stamp. - Returns: true when more may remain.
     func restampRows(limit: Int) throws -> Bool
 }
