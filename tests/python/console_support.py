@@ -95,6 +95,17 @@ def css(driver, selector):
     return driver.find_element(By.CSS_SELECTOR, selector)
 
 
+def click(driver, selector, timeout=10):
+    """Clicks what `selector` finds, looking again when the page re-rendered it between the find and the click."""
+    def clicked(d):
+        found = d.find_elements(By.CSS_SELECTOR, selector)
+        if not found:
+            return False
+        found[0].click()
+        return True
+    wait(driver, clicked, timeout)
+
+
 def visible_text(driver, selector):
     try:
         found = driver.find_elements(By.CSS_SELECTOR, selector)

@@ -9,7 +9,7 @@ import tempfile
 import pytest
 
 from roost_harness import ADMIN_TOKEN as ADMIN, FAST_HASHING, Roostd, assert_error
-from console_support import By, Select, browser, console_errors, css, go, shot, sign_in, visible_text, wait  # skips without chromium
+from console_support import By, Select, browser, click, console_errors, css, go, shot, sign_in, visible_text, wait  # skips without chromium
 from oidc_support import Issuer
 from test_accounts_2fa import totp
 
@@ -45,7 +45,7 @@ def open_user(driver, user_id, search):
     go(driver, "users")
     css(driver, "#user-search").send_keys(search)
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-user="{user_id}"]'))
-    css(driver, f'tr[data-user="{user_id}"] button').click()
+    click(driver, f'tr[data-user="{user_id}"] button')
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, '#user-sign-in dd[data-fact="two-factor"]'))
 
 
