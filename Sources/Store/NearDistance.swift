@@ -41,6 +41,26 @@ public struct NearDistance: Sendable {
         centre = (near.centre.x, near.centre.y)
     }
 
+    /// `document` (a stored document's JSON text, an object) with `_distance` set to
+    /// `metres`, the distance the engine measured while ordering the page, added
+    /// as `annotate` adds it (the last member) without parsing the document.
+    public static func appended(_ metres: Double, to document: String) -> String {
+        var text = document
+        guard text.utf8.last == UInt8(ascii: "}"), !text.contains("\"\(field)\"") else {
+            return NearDistance.reparsed(document, metres)
+        }
+        text.removeLast()
+        let member = "\"\(field)\":" + JSONValue.double(metres).jsonText + "}"
+        return text.utf8.last == UInt8(ascii: "{") ? text + member : text + "," + member
+    }
+
+    /// `document` parsed, with `_distance` set, and written again (what `appended` falls back to).
+    static func reparsed(_ document: String, _ metres: Double) -> String {
+        guard case .object(var object)? = try? JSONParser.parse(document) else { return document }
+        object[field] = .double(metres)
+        return JSONValue.object(object).jsonText
+    }
+
     /// `document` (a stored document's JSON text) with `_distance`, in metres;
     /// unchanged when it cannot be read or holds no point at the field.
     public func annotate(_ document: String) -> String {

@@ -71,16 +71,30 @@ extension DocumentReader {
             return plan(.walk, from: table, segments)
         }
         if visible == nil, query.sort.isEmpty, let nearest = filter.nearest, let distance = filter.nearestFirst {
-            let keyset = marks.map { " AND " + ListPlan.after(flat, $0) } ?? ""
+            // Each candidate's distance is worked out once, in a subquery SQLite runs as a
+            // co-routine (its `LIMIT -1` keeps it from being flattened back into the
+            // statement): the selected key, the radius, the filter's own `$nearSphere`
+            // terms and the order all read its `nd` column instead of measuring again.
+            let measured = Self.nearestDistanceColumn
+            let flatByColumn = [(sql: measured, ascending: true)] + flat.dropFirst()
+            let rest = filter.whereSQL.replacingOccurrences(of: distance, with: measured)
+            let keyset = marks.map { " AND " + ListPlan.after(flatByColumn, $0) } ?? ""
             let start = cursor == nil ? try nearestStart(nearest, wanted: wanted) : nil
             let segments = Self.widening(nearest, from: start).map { radius -> ListPlan.Segment in
-                guard let radius else { return .init(condition: "(\(filter.whereSQL))\(keyset)", orderBy: ListPlan.orderBy(flat)) }
-                let (minX, maxX, minY, maxY) = FilterCompiler.capBox(centre: nearest.centre, radius: radius / FilterCompiler.earthRadiusMetres)
-                let box = "maxX >= \(bind(.double(minX))) AND minX <= \(bind(.double(maxX))) AND maxY >= \(bind(.double(minY))) AND minY <= \(bind(.double(maxY)))"
-                let condition = "d.rid IN (SELECT id FROM \(nearest.table) WHERE \(box)) AND \(distance) <= \(bind(.double(radius))) AND (\(filter.whereSQL))\(keyset)"
-                return .init(condition: condition, orderBy: ListPlan.orderBy(flat))
+                var candidates = ""
+                var within = ""
+                if let radius {
+                    let (minX, maxX, minY, maxY) = FilterCompiler.capBox(centre: nearest.centre, radius: radius / FilterCompiler.earthRadiusMetres)
+                    let box = "maxX >= \(bind(.double(minX))) AND minX <= \(bind(.double(maxX))) AND maxY >= \(bind(.double(minY))) AND minY <= \(bind(.double(maxY)))"
+                    candidates = " WHERE d.rid IN (SELECT id FROM \(nearest.table) WHERE \(box))"
+                    within = "\(measured) <= \(bind(.double(radius))) AND "
+                }
+                let from = "FROM (SELECT d.*, \(distance) AS nd FROM \(layout.table) AS d\(candidates) LIMIT -1) AS d"
+                return .init(condition: "\(within)(\(rest))\(keyset)", orderBy: ListPlan.orderBy(flatByColumn), from: from)
             }
-            return plan(.nearest, from: table, segments)
+            let columns = ([select] + flatByColumn.map(\.sql)).joined(separator: ", ")
+            return ListPlan(strategy: .nearest, select: "SELECT \(columns)", from: table, segments: segments, params: compiler.params,
+                            keyColumns: flat.count, order: order, distanceKey: select == "d.doc")
         }
         if visible == nil, let driver = filter.streamable, query.sort.isEmpty, filter.nearestFirst == nil {
             let condition = marks.map { "m.rid > \($0[0])" } ?? "1"
@@ -182,6 +196,9 @@ extension DocumentReader {
         let radius = (2 * Double(max(wanted, 1)) / (expectedPerSquareMetre * .pi)).squareRoot()
         return max(1, min(100, radius))
     }
+
+    /// The column of a nearest search's candidates that holds their distance in metres.
+    static let nearestDistanceColumn = "d.nd"
 
     /// Points of a 100 m box counted at most, to size a nearest search's first step.
     static let nearestProbeCap = 4096

@@ -92,6 +92,7 @@ public final class DocumentReader {
     /// Runs `plan`'s segments in order until `limit` rows (after `skip`) are read.
     func run(_ plan: ListPlan, limit: Int, skip: Int) throws -> ListPage {
         var documents: [String] = []
+        var distances: [Double]? = plan.distanceKey ? [] : nil
         var last: [SQLValue] = []
         var skipLeft = skip
         let limitParam = plan.params.count + 1
@@ -115,10 +116,16 @@ public final class DocumentReader {
             }
             skipLeft = 0
             documents += rows.map(\.0)
+            if distances != nil {
+                for row in rows {
+                    guard case .double(let metres) = row.1[0], metres.isFinite else { distances = nil; break }
+                    distances?.append(metres)
+                }
+            }
             if let tail = rows.last { last = tail.1 }
         }
         let next = documents.count == limit && limit > 0 ? KeysetCursor(order: plan.order, values: last).token(try cursorSeal()) : nil
-        return ListPage(documents: documents, next: next)
+        return ListPage(documents: documents, next: next, distances: distances)
     }
 
     /// How a list would be read: the strategy, and each statement with

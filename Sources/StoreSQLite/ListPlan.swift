@@ -41,6 +41,9 @@ struct ListPlan {
     var keyColumns: Int
     /// Names the order, so an `after` cursor is used only with its own.
     var order: String
+    /// Whether the first key column is each document's distance in metres, to be
+    /// handed on with the page (`ListPage.distances`): a nearest page of whole documents.
+    var distanceKey = false
 
     /// The SQL of segment `i`, with `LIMIT` and `OFFSET` bound at `limitParam`, `limitParam + 1`.
     func sql(_ i: Int, limitParam: Int) -> String {

@@ -156,3 +156,29 @@ def test_a_near_sphere_list_carries_each_distance_in_metres(roost, collection, f
     assert one.status == 200 and "_distance" not in one.body
     for d in r.body + plain.body:
         roost.call("DELETE", f"/{collection}/{d['_id']}")
+
+
+@pytest.mark.parametrize("fields", [None, ["name"]])
+def test_a_near_sphere_page_adds_the_distance_last_whole_or_projected(roost, fields):
+    """The distance the engine ordered by is the one shown, as the last member (SQLite
+    hands it on with the page instead of parsing each document again)."""
+    centre = (2.35, 48.85)
+    for i in range(30):
+        assert roost.call("POST", "/places", {"name": f"p{i}", "location": [2.35 + i * 0.001, 48.85 + i * 0.0005]}).status == 201
+    query = {"location": {"$nearSphere": {"$geometry": {"type": "Point", "coordinates": list(centre)}}}}
+    path = "/places?limit=10&query=" + urllib.parse.quote(json.dumps(query))
+    if fields:
+        path += "&fields=" + ",".join(fields)
+    r = roost.call("GET", path)
+    assert r.status == 200 and [d["name"] for d in r.body] == [f"p{i}" for i in range(10)], r
+    for d in r.body:
+        if fields:  # the projection leaves out the point, so the page is not measured again
+            assert set(d) == {"_id", "name"}, d
+        else:
+            assert list(d)[-1] == "_distance", d
+            expected = _metres(centre[0], centre[1], *d["location"])
+            assert abs(d["_distance"] - expected) < 1e-6 * expected + 1e-6, (d, expected)
+    listed = roost.call("GET", "/places?limit=100").body
+    for d in listed:
+        if d.get("name", "").startswith("p") and d["name"][1:].isdigit():
+            roost.call("DELETE", f"/places/{d['_id']}")

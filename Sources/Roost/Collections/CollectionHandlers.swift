@@ -51,7 +51,11 @@ struct CollectionHandlers: Sendable {
                                        redaction: access.redaction(collection, scope.principal))
             var documents = page.documents
             // A nearest-first list says how near: `_distance`, in metres.
-            if let near = NearDistance(find.filter) { documents = documents.map(near.annotate) }
+            if let distances = page.distances, distances.count == documents.count {
+                documents = zip(documents, distances).map { NearDistance.appended($1, to: $0) }
+            } else if let near = NearDistance(find.filter) {
+                documents = documents.map(near.annotate)
+            }
             var truncated = false
             if let fields = try References.fields(request) {
                 (documents, truncated) = try References.resolve(documents, fields: fields, as: scope, access: access, reader: reader)
