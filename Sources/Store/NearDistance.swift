@@ -12,6 +12,7 @@ import JSON
 public struct NearDistance: Sendable {
     /// The member documents carry the distance in.
     public static let field = "_distance"
+    static let quotedField = "\"\(field)\""
 
     let path: [String]
     package let centre: (Double, Double)
@@ -46,7 +47,7 @@ public struct NearDistance: Sendable {
     /// as `annotate` adds it (the last member) without parsing the document.
     public static func appended(_ metres: Double, to document: String) -> String {
         var text = document
-        guard text.utf8.last == UInt8(ascii: "}"), !text.contains("\"\(field)\"") else {
+        guard text.utf8.last == UInt8(ascii: "}"), UTF8Search.firstOffset(of: Self.quotedField, in: text) == nil else {
             return NearDistance.reparsed(document, metres)
         }
         text.removeLast()

@@ -77,7 +77,7 @@ extension DocumentReader {
             // terms and the order all read its `nd` column instead of measuring again.
             let measured = Self.nearestDistanceColumn
             let flatByColumn = [(sql: measured, ascending: true)] + flat.dropFirst()
-            let rest = filter.whereSQL.replacingOccurrences(of: distance, with: measured)
+            let rest = UTF8Search.replacing(distance, with: measured, in: filter.whereSQL)
             let keyset = marks.map { " AND " + ListPlan.after(flatByColumn, $0) } ?? ""
             let start = cursor == nil ? try nearestStart(nearest, wanted: wanted) : nil
             let segments = Self.widening(nearest, from: start).map { radius -> ListPlan.Segment in
