@@ -39,7 +39,7 @@ roost_h2_client *roost_h2_new(const char *ca_file, char *err, size_t errlen) {
     // Streams over one connection per host, never a second connection.
     api.multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     api.multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
-    api.multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 100L);
+    api.multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 32L);
     if (ca_file && ca_file[0]) c->ca_file = strdup(ca_file);
     return c;
 }
