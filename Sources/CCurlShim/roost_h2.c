@@ -9,10 +9,16 @@
 
 #define ROOST_H2_MAX_BODY (64 * 1024)
 
+/// Easy handles kept between batches: set up once (callbacks, protocols,
+/// CA file, HTTP/2), so a transfer only sets its URL, headers and body.
+#define ROOST_H2_POOL_MAX 2048
+
 struct roost_h2_client {
     CURLM *multi;
     char *ca_file;
     long connections;
+    CURL **pool;
+    size_t pooled;
 };
 
 /// One request in flight: its handle, headers and where its answer goes.
@@ -33,13 +39,18 @@ roost_h2_client *roost_h2_new(const char *ca_file, char *err, size_t errlen) {
     // Streams over one connection per host, never a second connection.
     api.multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     api.multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
-    api.multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
+    // A window of 32 streams in flight, the rest pending: curl 7.88 polls the
+    // connection once per in-flight transfer on every wake-up, so hundreds at
+    // once cost more CPU per push than the round trips a small window waits.
+    api.multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 32L);
     if (ca_file && ca_file[0]) c->ca_file = strdup(ca_file);
     return c;
 }
 
 void roost_h2_free(roost_h2_client *c) {
     if (!c) return;
+    for (size_t i = 0; i < c->pooled; i++) api.easy_cleanup(c->pool[i]);
+    free(c->pool);
     api.multi_cleanup(c->multi);
     free(c->ca_file);
     free(c);
@@ -70,6 +81,36 @@ static size_t header_line(char *buffer, size_t size, size_t nitems, void *userda
     return len;
 }
 
+/// A pooled easy handle, or a new one with the options every push transfer shares.
+static CURL *take_handle(roost_h2_client *c) {
+    if (c->pooled > 0) return c->pool[--c->pooled];
+    CURL *e = api.easy_init();
+    if (!e) return NULL;
+    api.easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    api.easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    api.easy_setopt(e, CURLOPT_USERAGENT, "roostd-push");
+    api.easy_setopt(e, CURLOPT_WRITEFUNCTION, keep_body);
+    api.easy_setopt(e, CURLOPT_HEADERFUNCTION, header_line);
+    api.easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+    if (c->ca_file) api.easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
+    return e;
+}
+
+/// Returns a finished handle to the pool (or frees it when the pool is full).
+static void give_back(roost_h2_client *c, CURL *e) {
+    if (!c->pool) c->pool = calloc(ROOST_H2_POOL_MAX, sizeof *c->pool);
+    if (c->pool && c->pooled < ROOST_H2_POOL_MAX) {
+        // Drop pointers into this batch's memory before the handle rests.
+        api.easy_setopt(e, CURLOPT_HTTPHEADER, (struct curl_slist *)NULL);
+        api.easy_setopt(e, CURLOPT_POSTFIELDS, (char *)NULL);
+        api.easy_setopt(e, CURLOPT_ERRORBUFFER, (char *)NULL);
+        c->pool[c->pooled++] = e;
+    } else {
+        api.easy_cleanup(e);
+    }
+}
+
 static void fail_all(roost_h2_response *out, size_t n, const char *why) {
     for (size_t i = 0; i < n; i++) snprintf(out[i].error, sizeof out[i].error, "%s", why);
 }
@@ -84,28 +125,33 @@ int roost_h2_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_r
     if (!t) { fail_all(out, n, "out of memory"); return -1; }
     size_t added = 0;
     for (size_t i = 0; i < n; i++) {
-        CURL *e = api.easy_init();
+        CURL *e = take_handle(c);
         if (!e) { snprintf(out[i].error, sizeof out[i].error, "curl_easy_init failed"); t[i].done = 1; continue; }
         t[i].easy = e;
         t[i].out = &out[i];
         t[i].headers = roost_curl_header_list(req[i].headers, req[i].header_count, 1);
-        roost_curl_setup(e, &(struct roost_curl_options){
-            .url = req[i].url, .protocols = "http,https", .timeout_ms = timeout_ms, .connect_timeout_ms = timeout_ms,
-            .user_agent = "roostd-push", .headers = t[i].headers, .body = keep_body, .body_data = &out[i],
-            .header = header_line, .header_data = &out[i], .errbuf = t[i].errbuf});
+        t[i].errbuf[0] = 0;
+        api.easy_setopt(e, CURLOPT_URL, req[i].url);
+        api.easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+        api.easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+        api.easy_setopt(e, CURLOPT_HTTPHEADER, t[i].headers);
+        api.easy_setopt(e, CURLOPT_WRITEDATA, &out[i]);
+        api.easy_setopt(e, CURLOPT_HEADERDATA, &out[i]);
+        api.easy_setopt(e, CURLOPT_ERRORBUFFER, t[i].errbuf);
         int cleartext = strncmp(req[i].url, "http://", 7) == 0;
         api.easy_setopt(e, CURLOPT_HTTP_VERSION, (long)(cleartext ? CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE : CURL_HTTP_VERSION_2TLS));
-        api.easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
         if (strcmp(req[i].method, "POST") == 0) {
-            api.easy_setopt(e, CURLOPT_POST, 1L);
             api.easy_setopt(e, CURLOPT_POSTFIELDS, req[i].body ? req[i].body : "");
             api.easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req[i].body_len);
+        } else {
+            api.easy_setopt(e, CURLOPT_HTTPGET, 1L);
         }
-        if (c->ca_file) api.easy_setopt(e, CURLOPT_CAINFO, c->ca_file);
         api.easy_setopt(e, CURLOPT_PRIVATE, &t[i]);
         if (api.multi_add_handle(c->multi, e) != CURLM_OK) {
             snprintf(out[i].error, sizeof out[i].error, "curl_multi_add_handle failed");
             t[i].done = 1;
+            give_back(c, e);
+            t[i].easy = NULL;
             continue;
         }
         added++;
@@ -143,7 +189,7 @@ int roost_h2_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_r
         if (t[i].easy) {
             if (!t[i].done) snprintf(out[i].error, sizeof out[i].error, "the transfer did not finish");
             api.multi_remove_handle(c->multi, t[i].easy);
-            api.easy_cleanup(t[i].easy);
+            give_back(c, t[i].easy);
         }
         if (t[i].headers) api.slist_free_all(t[i].headers);
     }

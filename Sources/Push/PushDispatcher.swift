@@ -24,8 +24,8 @@ public final class PushDispatcher: @unchecked Sendable {
         /// Seconds to wait after each failed attempt; its length sets the number of attempts.
         public var schedule = RetrySchedule(delays: [1, 5, 30, 120, 600, 1800, 3600, 7200])
         public var timeoutMilliseconds = 10_000
-        /// Pushes sent together (streams of one connection; APNs allows 1,000 concurrent streams, curl
-        /// keeps to what the server announces).
+        /// Pushes read and recorded together (sent as streams of one connection, at most 32 in flight:
+        /// `roost_h2.c`).
         public var batch = 500
         /// The longest the thread sleeps without being woken.
         public var pollMilliseconds = 1_000
@@ -161,6 +161,7 @@ public final class PushDispatcher: @unchecked Sendable {
     func deliver(_ due: [DuePush], _ client: HTTP2Client) -> [PushAttemptRecord] {
         var records: [PushAttemptRecord] = []
         var jobs: [Job] = []
+        var notifications: [String: PushNotification?] = [:]
         for push in due {
             let attempt = push.attempts + 1
             guard let device = push.device else {
@@ -169,7 +170,11 @@ public final class PushDispatcher: @unchecked Sendable {
                 onOutcome("none", "dropped")
                 continue
             }
-            guard let parsed = try? JSONParser.parse(push.payload), let notification = PushNotification(json: parsed) else {
+            // A message's pushes to a user's devices share one payload: parsed once per batch.
+            let known = notifications[push.payload]
+            let notification = known ?? (try? JSONParser.parse(push.payload)).flatMap(PushNotification.init(json:))
+            if known == nil { notifications[push.payload] = .some(notification) }
+            guard let notification else {
                 records.append(PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: nil,
                                                  error: "unreadable notification", outcome: .dead))
                 onOutcome("none", "gave_up")
@@ -226,10 +231,15 @@ public final class PushDispatcher: @unchecked Sendable {
             }
         }
         var out: [Int: HTTP2Response] = [:]
+        // APNs bodies by outbox payload: encoded once per batch however many devices share one.
+        var apnsPayloads: [String: [UInt8]?] = [:]
         for i in indices {
             let job = jobs[i]
             if job.push.platform == "ios", let apns {
-                guard let payload = job.notification.apnsPayload() else {
+                let known = apnsPayloads[job.push.payload]
+                let encoded = known ?? job.notification.apnsPayload()
+                if known == nil { apnsPayloads[job.push.payload] = .some(encoded) }
+                guard let payload = encoded else {
                     jobs[i].verdict = .dead(reason: "the notification does not fit APNs's 4 KB")
                     continue
                 }

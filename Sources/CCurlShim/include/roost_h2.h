@@ -1,8 +1,8 @@
 #ifndef ROOST_H2_H
 #define ROOST_H2_H
 // A long-lived HTTP/2 client on libcurl's multi interface, for push
-// providers (APNs, FCM): every request of a batch goes out at once,
-// multiplexed as streams over one connection per host (CURLPIPE_MULTIPLEX,
+// providers (APNs, FCM): the requests of a batch go out as a sliding window
+// of at most 32 streams over one connection per host (CURLPIPE_MULTIPLEX,
 // CURLOPT_PIPEWAIT, at most one connection per host), and the connections
 // stay open between batches. One client per thread; libcurl is loaded on
 // first use (roost_curl_start), never at start-up.
