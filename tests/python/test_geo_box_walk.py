@@ -119,9 +119,11 @@ def test_postgres_walks_the_primary_key_for_a_box(world):
     assert r.body["strategy"] == "scan", r.body
 
 
-# Values a box's row test meets besides [lng, lat] numbers: booleans (1 and 0
-# to SQLite's geo SQL), strings, nulls, containers, short arrays, GeoJSON
-# points (also with odd coordinates), and no point at all.
+# Values besides [lng, lat] numbers: booleans (1 and 0 to SQLite's geo SQL),
+# strings, nulls, containers, short arrays, GeoJSON points, coordinates just
+# outside a box's edge, and no point at all. A geo-indexed field refuses most
+# of them on write (in this build it stores GeoJSON points and null besides
+# points); the stored ones meet the box walk's sieve and exact test.
 ODD_POINTS = [
     [True, False], [1, False], [True, 0.5], ["1", "0"], [None, 0], [1], [], [[1, 0], [1, 0]],
     [{"x": 1}, 0], {"type": "Point", "coordinates": [1, 0]}, {"type": "Point", "coordinates": [True, 0.25]},
