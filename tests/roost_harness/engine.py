@@ -56,8 +56,11 @@ def sql(data_dir, statement, params=()):
     For tests that look at or repair stored rows directly."""
     url = database_url(data_dir)
     if url is None:
+        import contextlib
         import sqlite3
-        with sqlite3.connect(str(os.path.join(str(data_dir), "roost.db")), timeout=10) as db:
+        # Closed here, not whenever it is collected (a `with` on the connection only commits):
+        # its close removes the WAL, which a later look at the files must not race.
+        with contextlib.closing(sqlite3.connect(str(os.path.join(str(data_dir), "roost.db")), timeout=10)) as db, db:
             return [tuple(r) for r in db.execute(statement, tuple(params)).fetchall()]
     parts = statement.split("?")
     if len(parts) - 1 != len(params):
@@ -75,6 +78,12 @@ def dump(data_dir):
     url = database_url(data_dir)
     if url is None:
         import pathlib
-        return b"".join(p.read_bytes() for p in pathlib.Path(data_dir).iterdir() if p.name.startswith("roost.db"))
+
+        def read(p):
+            try:
+                return p.read_bytes()
+            except FileNotFoundError:  # a WAL removed as the last connection to it closed
+                return b""
+        return b"".join(read(p) for p in sorted(pathlib.Path(data_dir).iterdir()) if p.name.startswith("roost.db"))
     import subprocess
     return subprocess.run([str(cluster().bin / "pg_dump"), url], capture_output=True, timeout=120, check=True).stdout
