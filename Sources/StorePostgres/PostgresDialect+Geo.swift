@@ -24,9 +24,20 @@ extension PostgresDialect {
     static let halfMaxDouble = "8.98846567431158e307"
 
     public func greatCircle(_ x: String, _ y: String, cx: String, cy: String) -> String {
+        let cx = Self.asFloat8(cx), cy = Self.asFloat8(cy)
         let a = "(pow(sin(radians(\(y) - \(cy)) / 2), 2) + cos(radians(\(cy))) * cos(radians(\(y))) * pow(sin(radians(\(x) - \(cx)) / 2), 2))"
         return "(CASE WHEN abs(\(x) / 2 - \(cx) / 2) <= \(Self.halfMaxDouble) AND abs(\(y) / 2 - \(cy) / 2) <= \(Self.halfMaxDouble)"
             + " AND \(a) >= 0 THEN 2 * asin(least(1, sqrt(\(a)))) END)"
+    }
+
+    /// A bound double (`$n::numeric`, `placeholder`) read as `float8` instead:
+    /// its text is a double's shortest form, which `float8` reads as the same
+    /// double the `numeric` would become, but a generic plan converts a
+    /// `numeric` parameter again on every row (text and back, about 1 µs, ten
+    /// times a distance). Any other expression is returned unchanged.
+    static func asFloat8(_ bound: String) -> String {
+        guard bound.hasPrefix("$"), bound.hasSuffix("::numeric"), bound.dropFirst().dropLast(9).allSatisfy(\.isNumber) else { return bound }
+        return bound.dropLast(9) + "::float8"
     }
 
     /// A `jsonb` value as the number SQLite's geo SQL reads: a number as
@@ -85,35 +96,20 @@ extension PostgresDialect {
     }
 
     /// A cheap test that is true for every point the exact `$box` test keeps
-    /// (and for a few more): a `[lng, lat]` array's coordinates are compared
-    /// as `jsonb` with bounds widened far beyond a double's rounding. `jsonb`
-    /// orders types before values (strings and nulls below numbers, containers
-    /// above), so a coordinate the exact test reads as NULL fails too; a
-    /// boolean (1 or 0 there) passes, and so does anything not an array (a
-    /// GeoJSON point): those meet the exact test. The bounds are `jsonb`
-    /// parameters, converted once per statement, not once per row.
+    /// (and for a few more): both coordinates stored as numbers are compared
+    /// as `jsonb` numbers (exact decimals) with bounds widened far beyond a
+    /// double's rounding; anything else (booleans, text) passes to the exact test.
     /// It spares the walk of a box (`PostgresDocumentReader+BoxWalk`) the
     /// exact test's arithmetic on the rows far outside it.
     func boxSieve(document: String, path: [String], minX: Double, maxX: Double, minY: Double, maxY: Double,
                   bind: (SQLValue) -> String) -> String {
-        let point = json(.path(base: document, steps: path.map { .key($0) }), bind: bind)
-        func within(_ i: Int, _ low: Double, _ high: Double) -> String {
-            let coordinate = "(\(point) -> \(i)::integer)"
-            return "(\(coordinate) BETWEEN \(jsonNumber(widened(low, -1), bind)) AND \(jsonNumber(widened(high, 1), bind))"
-                + " OR jsonb_typeof(\(coordinate)) = 'boolean')"
+        let (lng, lat) = pointJSON(document: document, path: path, bind: bind)
+        // A scalar subquery is an InitPlan, computed once a statement, not once a row.
+        func widened(_ v: Double, _ direction: Double) -> String {
+            "(SELECT to_jsonb(\(bind(.double(v + direction * (abs(v) * 1e-9 + 1e-300))))))"
         }
-        return "coalesce(CASE WHEN jsonb_typeof(\(point)) = 'array'"
-            + " THEN \(within(0, minX, maxX)) AND \(within(1, minY, maxY)) ELSE TRUE END, FALSE)"
-    }
-
-    /// `v` moved away from the box by far more than a double's rounding.
-    private func widened(_ v: Double, _ direction: Double) -> Double { v + direction * (abs(v) * 1e-9 + 1e-300) }
-
-    /// A number as a `jsonb` parameter: its text (a JSON number, finite or
-    /// refused by `PGTextParameters`) read once as `jsonb`, not cast per row.
-    private func jsonNumber(_ v: Double, _ bind: (SQLValue) -> String) -> String {
-        let numeric = bind(.double(v)), cast = "::numeric"
-        precondition(numeric.hasSuffix(cast), "a double's placeholder is cast to numeric")
-        return "(" + numeric.dropLast(cast.count) + "::jsonb)"
+        return "(CASE WHEN jsonb_typeof(\(lng)) = 'number' AND jsonb_typeof(\(lat)) = 'number'"
+            + " THEN \(lng) >= \(widened(minX, -1)) AND \(lng) <= \(widened(maxX, 1))"
+            + " AND \(lat) >= \(widened(minY, -1)) AND \(lat) <= \(widened(maxY, 1)) ELSE TRUE END)"
     }
 }

@@ -22,8 +22,15 @@ extension PostgresDocumentReader {
     /// (it assumes a tenth of the table), so its estimate passes
     /// `jit_above_cost` on large tables and a 20-row page spent 40 ms
     /// compiling (a skip page's deferred join at 200,000 rows).
+    ///
+    /// Nor parallel workers: for the same tenth of a small table a generic
+    /// plan chose two workers scanning and sorting a value index under a
+    /// Gather Merge over the walk of the primary key, and starting them
+    /// cost more than any page (a `skip=9000` page at 10,000 rows: 42 ms
+    /// against 1.4 ms for the walk, which it picks without them).
     func useGenericPlans() {
-        db.runDeferred("SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true)")
+        db.runDeferred("SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('jit', 'off', true),"
+            + " set_config('max_parallel_workers_per_gather', '0', true)")
     }
 
     /// The paths of `layout`'s declared value indexes, read once per

@@ -27,3 +27,28 @@ extension PostgresMigrations {
         $$;
         """)
 }
+
+/// Migration 18: `roost_float8` (migration 6) with the same answers, faster.
+///
+/// Every geo test reads each coordinate through it (`PostgresDialect.geoNumber`),
+/// and its first test, the regex `[eE]-|\.0{250}`, cost about 5 µs a call
+/// (the 250-state pattern is matched afresh each time). A number's text
+/// shorter than 251 bytes holds no `.` followed by 250 zeros, so where it
+/// also holds no `e-` or `E-` the regex is false and the answer is
+/// `t::float8`, as before: the new first branch is a case of the old
+/// first branch, and every other text meets the old tests unchanged. The
+/// function keeps its OID, so the geo indexes that store it stay valid (their
+/// contents are the same values).
+extension PostgresMigrations {
+    static let fasterFloat8 = (version: 18, sql: """
+        CREATE OR REPLACE FUNCTION roost_float8(t text) RETURNS float8 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+            SELECT CASE
+                WHEN octet_length(t) < 251 AND strpos(t, 'e-') = 0 AND strpos(t, 'E-') = 0 THEN t::float8
+                WHEN t !~ '[eE]-|\\.0{250}' THEN t::float8
+                WHEN t ~ '[eE]-0*[0-9]{5}' THEN 0::float8
+                WHEN abs(t::numeric) < 2.4703282292062328e-324 THEN 0::float8
+                ELSE t::numeric::float8
+            END
+        $$;
+        """)
+}

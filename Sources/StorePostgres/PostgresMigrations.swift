@@ -61,6 +61,7 @@ public enum PostgresMigrations {
         PostgresCollectionSettingsSQL.migration,
         // What an account deletion leaves for after its answer, and Apple refresh tokens.
         PostgresAccountJobsSQL.migration,
+        fasterFloat8,
     ]
 
     /// Applies every migration the database has not recorded.

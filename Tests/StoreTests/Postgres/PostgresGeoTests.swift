@@ -115,5 +115,41 @@ struct PostgresGeoTests {
         #expect(throws: QueryError.self) { try pg.reader.find("c", FindQuery(filter: json(filter))) }
     }
 
+    /// Migration 18 keeps the geo indexes that store `roost_float8` valid only if
+    /// every text reads as migration 6's body read it (SQL NULL, -0 and 0 included).
+    @Test("roost_float8 after migration 18 answers as migration 6's function did")
+    func float8KeepsItsAnswers() throws {
+        let store = try PGTestStore()
+        let db = try PGConnection(url: store.url)
+        let original = try #require(PostgresMigrations.indexes.sql.range(of: "CREATE FUNCTION roost_float8"))
+        let body = PostgresMigrations.indexes.sql[original.lowerBound...].replacingOccurrences(of: "roost_float8(", with: "migration6_float8(")
+        try db.execute(body)
+        let texts = ["1.5", "-0", "0", "1e308", "1E-5", "1e-5", "1e-400", "2.4703282292062328e-324", "4.9e-324", "-1e-310",
+                     "0." + String(repeating: "0", count: 300) + "1", "0." + String(repeating: "0", count: 249) + "1",
+                     "0." + String(repeating: "0", count: 248) + "1", "-0." + String(repeating: "0", count: 330) + "7",
+                     "1" + String(repeating: "0", count: 300), "-123456789012345678901234567890", "48.8566", "2.3522", "1e-00005"]
+        for text in texts {
+            let same = try db.first("SELECT roost_float8($1::text) IS NOT DISTINCT FROM migration6_float8($1::text), roost_float8($1::text)::text",
+                                    [.text(text)]) { ($0.text(0), $0.text(1)) }
+            #expect(same?.0 == "t", "\(text.prefix(40))…: \(same?.1 ?? "nil")")
+        }
+        #expect(try db.first("SELECT roost_float8(NULL) IS NULL") { $0.text(0) } == "t")
+        // Numbers as the geo SQL reads them: jsonb's own text of each stored coordinate.
+        let stored = try db.first("""
+            SELECT count(*) FILTER (WHERE roost_float8(v #>> '{}') IS DISTINCT FROM migration6_float8(v #>> '{}'))
+            FROM (SELECT to_jsonb(x / 7.0) AS v FROM generate_series(-2000, 2000) AS x
+                  UNION ALL SELECT to_jsonb(('1e-' || x)::numeric) FROM generate_series(1, 400) AS x) AS s
+            """) { $0.int(0) }
+        #expect(stored == 0)
+    }
+
+    @Test("a distance's centre is a float8 parameter; other expressions stay as they are")
+    func centreAsFloat8() {
+        #expect(PostgresDialect.asFloat8("$12::numeric") == "$12::float8")
+        #expect(PostgresDialect.asFloat8("$1::text") == "$1::text")
+        #expect(PostgresDialect.asFloat8("p.x") == "p.x")
+        #expect(PostgresDialect.asFloat8("($1::numeric)") == "($1::numeric)")
+    }
+
     static func id(_ text: String) -> String { object(text)["_id"]?.stringValue ?? "?" }
 }
