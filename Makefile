@@ -95,30 +95,34 @@ test-roostkit:
 # The API tests run in PYTEST_WORKERS processes (pytest-xdist, a file per worker at a
 # time, each worker with its own roostd and PostgreSQL); the files that measure time,
 # memory or load (marked `serial` in tests/python/conftest.py) run afterwards, alone
-# (pytest's status 5, no test selected, is not a failure).
-PYTEST_WORKERS ?= 2
+# (pytest's status 5, no test selected, is not a failure). Most API tests wait on the
+# daemons they start, so the workers outnumber the cores.
+PYTEST_WORKERS ?= 3
 PYTEST_SPLIT    = -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"
+PYTEST_SQLITE   = ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q
+PYTEST_PG       = ROOST_TEST_ENGINE=postgresql $(PYTEST_SQLITE)
 
 test-python: build $(VENV)/.ready
-	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q $(PYTEST_SPLIT) tests/python tests/drills
-	ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q -m serial tests/python tests/drills || [ $$? -eq 5 ]
+	$(PYTEST_SQLITE) $(PYTEST_SPLIT) tests/python tests/drills
+	$(PYTEST_SQLITE) -m serial tests/python tests/drills || [ $$? -eq 5 ]
 
 # The API suite and the MongoDB differential test again with every roostd on
 # a throwaway PostgreSQL (ROOST_TEST_ENGINE=postgresql; docs/ENGINES.md). The
-# files left out test what only SQLite has (backups, page cache, plans) or
-# start no roostd.
+# files left out test what only SQLite has (backups, page cache, plans),
+# start no roostd, or put roostd on PostgreSQL whatever the engine
+# (test_postgres_outage, test_pg_connections, test_cross_node*: `test-python` runs them).
 ENGINE_SUITE = $(addprefix tests/python/,test_accounts.py test_access_matrix.py test_access_matrix_acl.py \
 	test_write_path.py test_delta_sync.py test_delta_sync_edges.py test_delta_sync_etags.py test_live.py test_live_bounds.py \
 	test_live_access.py test_webhooks.py test_files.py test_files_signed_url.py test_references.py test_mongo_semantics.py \
 	test_mongo_seed_client.py test_session_revocation.py test_hostile_input.py test_hostile.py \
-	test_hostile_engine.py test_postgres_outage.py test_held_creates.py test_feed_cost.py test_resolve_bounds.py \
+	test_hostile_engine.py test_held_creates.py test_feed_cost.py test_resolve_bounds.py \
 	test_accounts_password_throttle.py test_accounts_signup_flood.py test_accounts_email.py test_accounts_idtoken.py test_accounts_anonymous.py test_accounts_2fa.py test_account_deletion.py test_accounts_apple.py test_console_accounts.py \
 	test_private_counting.py test_query_plans.py test_list_index_plans.py test_geo_box_walk.py test_nearest_dense.py test_newcomer_fixes.py test_first_run.py test_scripts.py test_script_jobs.py test_script_refusals.py \
 	test_push.py test_push_sync.py test_rules.py test_rules_builtin.py test_schemas.py test_runtime_collections.py test_console_fixes.py test_console_pages.py test_admin_users.py test_console_collections.py test_rules_oracle.py test_rules_push.py test_roles.py)
 
 test-python-postgresql: build $(VENV)/.ready
-	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q $(PYTEST_SPLIT) $(ENGINE_SUITE)
-	ROOST_TEST_ENGINE=postgresql ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q -m serial $(ENGINE_SUITE) || [ $$? -eq 5 ]
+	$(PYTEST_PG) $(PYTEST_SPLIT) $(ENGINE_SUITE)
+	$(PYTEST_PG) -m serial $(ENGINE_SUITE) || [ $$? -eq 5 ]
 
 # The version the packages carry: RoostServer.version.
 VERSION := $(shell sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/Roost/Server/RoostServer.swift)
@@ -152,7 +156,19 @@ test-package: deb dist $(VENV)/.ready
 test-package-debug:
 	$(MAKE) test-package PACKAGE_FROM=debug
 
-test: test-swift test-python test-python-postgresql test-package-debug
+# What CI runs. The Swift tests run beside the SQLite API tests' parallel part (both mostly
+# wait on the daemons and databases they start; their output follows, whole), then each
+# serial part alone, then the PostgreSQL suite and the packages: the same checks as
+# test-swift, test-python, test-python-postgresql and test-package-debug one after another.
+test: build $(VENV)/.ready
+	swift build --build-tests
+	swift test --skip-build > .build/swift-test.log 2>&1 & swift=$$!; \
+	$(PYTEST_SQLITE) $(PYTEST_SPLIT) tests/python tests/drills; python=$$?; \
+	wait $$swift; swift=$$?; cat .build/swift-test.log; \
+	echo "Swift tests: exit $$swift; SQLite API tests (parallel part): exit $$python"; \
+	[ $$swift -eq 0 ] && [ $$python -eq 0 ]
+	$(PYTEST_SQLITE) -m serial tests/python tests/drills || [ $$? -eq 5 ]
+	$(MAKE) --no-print-directory test-python-postgresql test-package-debug
 
 # Reliability drills (tests/drills, loopback only, about 6 minutes): kill -9 under
 # load, a hostile-input corpus, slowloris, schemathesis. Each prints one summary

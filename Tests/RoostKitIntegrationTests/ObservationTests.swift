@@ -148,7 +148,12 @@ extension AgainstRoostd {
 
             let fx = try Fixture()
             let alice = try await fx.user("alice")
-            let task = Task { try await alice.collection("notes", of: Note.self).find() }
+            // The task waits until it is cancelled, so the request always starts in a cancelled task
+            // (a task left to run at once could finish its request before `cancel()` on a busy machine).
+            let task = Task {
+                try? await Task.sleep(for: .seconds(30))
+                return try await alice.collection("notes", of: Note.self).find()
+            }
             task.cancel()
             let cancelled = await #expect(throws: RoostError.self) { try await task.value }
             #expect(cancelled == .cancelled)

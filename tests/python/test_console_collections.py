@@ -214,6 +214,9 @@ def test_edit_a_runtime_collection_with_if_match(signed_in, roost, name):
     shot(driver, f"collections-edited-{name}")
     # Someone else changes it meanwhile: the console's save is refused (412), nothing is overwritten.
     assert admin(roost, "PATCH", f"/admin/collections/{name}", {"permission": "shared"}).status == 200
+    # The page may still be polling the index it just dropped (every second): a poll must not adopt
+    # the newer version behind the form's back, or the save below would overwrite the change.
+    time.sleep(1.5)
     Select(css(driver, "#collection-permission")).select_by_value("readonly")
     css(driver, "#save-collection").click()
     wait(driver, lambda d: "Conflict" in visible_text(d, "#collection-conflict"))

@@ -331,8 +331,9 @@ export function mountEditor(main, name) {
     if (state.stopped) return;
     say(loadError, '');
     state.managedBy = state.dropped ? 'dropped' : detail.managedBy;
-    state.version = detail.version ?? null;
-    if (refill) fill(detail);
+    // The form's version moves only with the form: a status poll that adopted a newer version
+    // would let Save overwrite someone else's change without the 412 (If-Match) that stops it.
+    if (refill) { state.version = detail.version ?? null; fill(detail); }
     describe(detail);
     renderStatus(detail);
     if (busy(detail)) state.timer = setTimeout(() => load(false), POLL_MS);

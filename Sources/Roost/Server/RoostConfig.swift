@@ -115,9 +115,12 @@ public struct RoostConfig: Sendable {
     /// Bytes of SQLite page cache the writer and the readers share (a quarter
     /// for the writer); other connections keep `SQLiteMemory.lookupCacheBytes` each.
     public var sqliteCacheBytes = 32 << 20
-    /// Bytes of the database file each reader maps into memory (0: none):
-    /// reads then use the kernel's page cache in place instead of copying pages.
-    public var sqliteMmapBytes = 1 << 30
+    /// Bytes of the database file each reader maps into memory (0, the default:
+    /// none). A mapped page is read in place, but each reader maps the file
+    /// itself, so RSS counts a page once per reader that touched it (269 MiB
+    /// against 79 MiB over the same reads of 200k documents; docs/MEMORY.md),
+    /// and copying pages from the kernel's cache measured no slower.
+    public var sqliteMmapBytes = 0
     /// Whether a loop answers a GET by id itself while the database is in memory (`LoopReads`).
     public var loopReads = true
     /// A bearer token that acts as administrator; nil disables it.
