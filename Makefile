@@ -156,19 +156,7 @@ test-package: deb dist $(VENV)/.ready
 test-package-debug:
 	$(MAKE) test-package PACKAGE_FROM=debug
 
-# What CI runs. The Swift tests run beside the SQLite API tests' parallel part (both mostly
-# wait on the daemons and databases they start; their output follows, whole), then each
-# serial part alone, then the PostgreSQL suite and the packages: the same checks as
-# test-swift, test-python, test-python-postgresql and test-package-debug one after another.
-test: build $(VENV)/.ready
-	swift build --build-tests
-	swift test --skip-build > .build/swift-test.log 2>&1 & swift=$$!; \
-	$(PYTEST_SQLITE) $(PYTEST_SPLIT) tests/python tests/drills; python=$$?; \
-	wait $$swift; swift=$$?; cat .build/swift-test.log; \
-	echo "Swift tests: exit $$swift; SQLite API tests (parallel part): exit $$python"; \
-	[ $$swift -eq 0 ] && [ $$python -eq 0 ]
-	$(PYTEST_SQLITE) -m serial tests/python tests/drills || [ $$? -eq 5 ]
-	$(MAKE) --no-print-directory test-python-postgresql test-package-debug
+test: test-swift test-python test-python-postgresql test-package-debug
 
 # Reliability drills (tests/drills, loopback only, about 6 minutes): kill -9 under
 # load, a hostile-input corpus, slowloris, schemathesis. Each prints one summary

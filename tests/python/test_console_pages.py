@@ -19,6 +19,7 @@ from console_support import (  # skips this module without chromium and Selenium
     By,
     Select,
     browser,
+    click,
     console_errors,
     css,
     go,
@@ -95,7 +96,7 @@ def open_user(driver, user_id, search):
     go(driver, "users")
     css(driver, "#user-search").send_keys(search)
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-user="{user_id}"]'))
-    css(driver, f'tr[data-user="{user_id}"] button').click()
+    click(driver, f'tr[data-user="{user_id}"] button')   # the search may re-render the row meanwhile
     wait(driver, lambda d: d.find_elements(By.ID, "profile-json") and d.find_elements(By.CSS_SELECTOR, "#sessions-table tbody tr"))
 
 
