@@ -19,11 +19,11 @@ struct PostgresBoxWalk {
     let minX: Double, maxX: Double, minY: Double, maxY: Double
     let budget: Int
 
-    /// Points a walk may test: a thousand per row of the page and those
-    /// skipped (a box of 0.1% of the points fills it), within [10,000, 200,000].
+    /// Points a walk may test: a hundred per row of the page and those
+    /// skipped (a box of 1% of the points fills it), within [2,000, 50,000].
     static func budget(skip: Int, limit: Int) -> Int {
         let wanted = skip > Int.max - limit ? Int.max : skip + limit
-        return wanted > 200 ? 200_000 : max(10_000, 1_000 * wanted)
+        return wanted > 500 ? 50_000 : max(2_000, 100 * wanted)
     }
 
     /// The FROM clause: the walked rows inside the box as `m` (`m.rid`, in

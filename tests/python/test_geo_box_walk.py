@@ -106,8 +106,8 @@ def test_a_private_collections_box_counts_only_the_callers_rows(world):
             assert got == expected[skip:skip + 20]
 
 
-def test_postgres_walks_the_primary_key_for_a_box(world):
-    """The bounded walk's plan: a Limit over the primary key's scan, no Sort of the box's points."""
+def test_postgres_walks_the_points_table_for_a_box(world):
+    """The bounded walk's plan: a Limit over the points table's primary key (an index-only scan), no Sort of the box's points."""
     from roost_harness import engine
     if engine.name() != "postgresql":
         pytest.skip("PostgreSQL's plans")
@@ -115,8 +115,8 @@ def test_postgres_walks_the_primary_key_for_a_box(world):
     r = d.call("GET", f"/spots?explain=true&limit=20&query={q({'loc': {'$geoWithin': {'$box': BOXES[1]}}})}", token=ADMIN_TOKEN)
     assert r.status == 200, r
     plan = "\n".join(r.body["statements"][-1]["plan"])
-    assert plan.startswith("Limit") and "Index Scan using" in plan and "_pkey" in plan and "Sort" not in plan, plan
-    assert r.body["strategy"] == "scan", r.body
+    assert plan.startswith("Limit") and "Index Only Scan using" in plan and "_p_pkey" in plan and "Sort" not in plan, plan
+    assert r.body["strategy"] == "geo-walk", r.body
 
 
 # Values besides [lng, lat] numbers: booleans (1 and 0 to SQLite's geo SQL),
