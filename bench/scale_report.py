@@ -61,18 +61,21 @@ def report(a, run_id, rev, pb_version, sizes, seeds, results):
     return text
 
 
-def figures(results):
+def figures(results, engine="sqlite"):
     """The run's figures for bench/report.py: per shape and size roostd's req/s against PocketBase's, and per
-    shape measured at both 10k and 1M the cost ratio (10k req/s ÷ 1M req/s, lower is better)."""
+    shape measured at both 10k and 1M the cost ratio (10k req/s ÷ 1M req/s, lower is better). On PostgreSQL
+    their ids start `scale_pg.` (their own targets, issue #42: ≥ PocketBase), on SQLite `scale.` (#22)."""
     out, rps = [], {}
+    stem = "scale_pg" if engine == "postgresql" else "scale"
     for size, sh, r, p, _, _ in results:
         rps[(sh.key, size)] = r["rps"]
-        need = ("≥ 5× PocketBase" if sh.key == "page50" else "≥ 3× PocketBase") if p else "no PocketBase figure"
-        out.append(B.figure("scale.%s.%s" % (sh.key, k(size)), round(r["rps"], 1), "req/s", need,
+        need = ("≥ PocketBase" if engine == "postgresql" else "≥ 5× PocketBase" if sh.key == "page50" else "≥ 3× PocketBase") \
+            if p else "no PocketBase figure"
+        out.append(B.figure("%s.%s.%s" % (stem, sh.key, k(size)), round(r["rps"], 1), "req/s", need,
                             "PocketBase" if p else None, round(p["rps"], 1) if p else None,
                             round(r["rps"] / p["rps"], 2) if p and p["rps"] else None))
     for size, sh, _, _, _, _ in results:
         if size == 1000000 and (sh.key, 10000) in rps and rps[(sh.key, size)]:
-            out.append(B.figure("scale.%s.cost" % sh.key, round(rps[(sh.key, 10000)] / rps[(sh.key, size)], 2),
+            out.append(B.figure("%s.%s.cost" % (stem, sh.key), round(rps[(sh.key, 10000)] / rps[(sh.key, size)], 2),
                                 "× (10k req/s ÷ 1M req/s)", "≤ 2×" if sh.indexed else "none (O(skip))"))
     return out
