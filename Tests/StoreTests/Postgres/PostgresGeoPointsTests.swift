@@ -86,7 +86,7 @@ struct PostgresGeoPointsTests {
         try store.writer.applyIndexes([Self.loc], on: "c")
         let db = try PGConnection(url: store.url)
         let found = try #require(try Self.index(db, "c"))
-        let box = FindQuery(filter: json(#"{"loc":{"$geoWithin":{"$box":[[-10,-10],[10,10]]}}}"#), limit: 20)
+        let box = FindQuery(filter: json(#"{"loc":{"$geoWithin":{"$box":[[-180,-90],[180,90]]}}}"#), limit: 20)
         let before = try store.ids("c", box)
         #expect(before.count == 20)
         // As a database migrated to 19 finds it: the flag false, no table.
