@@ -55,7 +55,12 @@ extension PostgresDocumentReader {
         }
         guard let walk else { return nil }
         let used = KeyedFields()
-        let compiled = try makeListCompiler(layout, keyFields: try keyFields(layout, scope: scope, filter: query.filter), used: used).compile(query.filter)
+        let compiler = makeListCompiler(layout, keyFields: try keyFields(layout, scope: scope, filter: query.filter), used: used)
+        // No GiST conditions: the walk reads no index of the table but its primary key, and on each
+        // fetched row a candidate's test (`ll_to_earth` of the parsed point) would cost more than the
+        // exact tests, which read the points tables.
+        compiler.geoCandidates = nil
+        let compiled = try compiler.compile(query.filter)
         let statement = try listStatement(layout, compiled, query, scope: scope, keyed: used.fields, walk: walk)
         return statement.walkBudget == nil ? nil : statement
     }

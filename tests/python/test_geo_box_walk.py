@@ -135,7 +135,8 @@ def assert_walks_points(body):
     assert len(walks) == 1, tree
     assert not any(n["Node Type"] in ("Sort", "Incremental Sort", "Seq Scan", "Bitmap Heap Scan", "Hash Join", "Merge Join")
                    for n in nodes), tree
-    fetches = [n for n in nodes if n["Node Type"] == "Index Scan" and n["Index Name"].endswith("_pkey")]
+    fetches = [n for n in nodes if n["Node Type"] in ("Index Scan", "Index Only Scan") and n["Index Name"].endswith("_pkey")
+               and not n["Index Name"].endswith("_p_pkey")]
     assert fetches and all("(rid = " in n.get("Index Cond", "") for n in fetches), tree
     return walks[0]
 
