@@ -272,8 +272,8 @@ def main():
     jl.close()
     text = report(a, run_id, rev, pb_version, sizes, seeds, results)
     if a.record:
-        B.record("scale", {"run": run_id, "rev": rev, "sizes": sizes, "pocketbase": pb_version}, [], text,
-                 scale_figures(results), load_before, path=a.jsonl)
+        B.record("scale", {"run": run_id, "rev": rev, "sizes": sizes, "pocketbase": pb_version, "engine": a.engine}, [], text,
+                 scale_figures(results, a.engine), load_before, path=a.jsonl)
 
 
 if __name__ == "__main__":

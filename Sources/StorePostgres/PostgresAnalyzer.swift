@@ -71,6 +71,12 @@ final class PostgresAnalyzer: @unchecked Sendable {
                 }
                 // Table names are built from numbers only (`CollectionLayout.table`).
                 try db?.execute("VACUUM (ANALYZE, SKIP_LOCKED) \(table)")
+                // Its geo indexes' points tables (`PostgresGeoPoints`): a box's walk is an index-only scan of each.
+                let points = try db?.query("SELECT c.relname::text FROM pg_class c WHERE c.relkind = 'r' AND c.relname LIKE $1::text",
+                                           [.text(table + "\\_g%\\_p")]) { $0.text(0) ?? "" } ?? []
+                for name in points where name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+                    try db?.execute("VACUUM (ANALYZE, SKIP_LOCKED) \(name)")
+                }
                 logger.debug("analyzed", metadata: ["table": "\(table)"])
             } catch {
                 db = nil  // a broken connection is opened again for the next table

@@ -94,22 +94,4 @@ extension PostgresDialect {
         }
         return (coordinate(0), coordinate(1))
     }
-
-    /// A cheap test that is true for every point the exact `$box` test keeps
-    /// (and for a few more): both coordinates stored as numbers are compared
-    /// as `jsonb` numbers (exact decimals) with bounds widened far beyond a
-    /// double's rounding; anything else (booleans, text) passes to the exact test.
-    /// It spares the walk of a box (`PostgresDocumentReader+BoxWalk`) the
-    /// exact test's arithmetic on the rows far outside it.
-    func boxSieve(document: String, path: [String], minX: Double, maxX: Double, minY: Double, maxY: Double,
-                  bind: (SQLValue) -> String) -> String {
-        let (lng, lat) = pointJSON(document: document, path: path, bind: bind)
-        // A scalar subquery is an InitPlan, computed once a statement, not once a row.
-        func widened(_ v: Double, _ direction: Double) -> String {
-            "(SELECT to_jsonb(\(bind(.double(v + direction * (abs(v) * 1e-9 + 1e-300))))))"
-        }
-        return "(CASE WHEN jsonb_typeof(\(lng)) = 'number' AND jsonb_typeof(\(lat)) = 'number'"
-            + " THEN \(lng) >= \(widened(minX, -1)) AND \(lng) <= \(widened(maxX, 1))"
-            + " AND \(lat) >= \(widened(minY, -1)) AND \(lat) <= \(widened(maxY, 1)) ELSE TRUE END)"
-    }
 }

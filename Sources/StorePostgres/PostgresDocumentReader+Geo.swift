@@ -5,23 +5,43 @@ import Store
 /// (`PostgresGeoIndex`), and an unsorted `$nearSphere` first finds how far
 /// its page reaches through the index's nearest-neighbour order.
 extension PostgresDocumentReader {
-    /// A compiler whose geo conditions narrow through the collection's geo indexes.
+    /// A compiler whose geo conditions narrow through the collection's geo
+    /// indexes and read their points tables (`PostgresGeoPoints`).
     func makeCompiler(_ layout: CollectionLayout?) -> FilterCompiler {
         let compiler = FilterCompiler(dialect: dialect)
         if let layout {
-            compiler.geoCandidates = { [self] path, region, bind in
-                // An index this node cannot see yet only costs speed: the exact test decides.
-                guard (try? hasGeoIndex(layout, path.description)) == true else { return nil }
+            // Looked up once a compile: an index this node cannot see yet only costs speed.
+            var known: [String: GeoIndexState?] = [:]
+            let lookup = { [self] (path: FieldPath) -> GeoIndexState? in
+                if let found = known[path.description] { return found }
+                let state = try? geoIndex(layout, path.description)
+                known[path.description] = state
+                return state
+            }
+            compiler.geoCandidates = { path, region, bind in
+                guard lookup(path) != nil else { return nil }
                 return PostgresGeoIndex.candidates(path: path.components, region: region, bind: bind)
             }
+            compiler.pointTable = { path in lookup(path)?.points }
         }
         return compiler
     }
 
-    func hasGeoIndex(_ layout: CollectionLayout, _ path: String) throws -> Bool {
-        try db.first("SELECT 1 FROM _indexes WHERE collection_id = $1::bigint AND path = $2::text AND kind = 'geo'",
-                     [.int(layout.tableID), .text(path)]) { _ in true } ?? false
+    /// A geo index, and its points table once filled.
+    struct GeoIndexState {
+        let id: Int64
+        let points: String?
     }
+
+    func geoIndex(_ layout: CollectionLayout, _ path: String) throws -> GeoIndexState? {
+        try db.first("SELECT id, points FROM _indexes WHERE collection_id = $1::bigint AND path = $2::text AND kind = 'geo'",
+                     [.int(layout.tableID), .text(path)]) { row in
+            let id = row.int(0) ?? 0
+            return GeoIndexState(id: id, points: row.bool(1) == true ? PostgresGeoPoints.table(tableID: layout.tableID, indexID: id) : nil)
+        } ?? nil
+    }
+
+    func hasGeoIndex(_ layout: CollectionLayout, _ path: String) throws -> Bool { try geoIndex(layout, path) != nil }
 
     /// A condition that keeps the first `wanted` matches of a nearest-first list.
     ///

@@ -90,7 +90,7 @@ extension PostgresDocumentReader {
     /// name the fields `keyed`: each gets its gate.
     func listStatement(_ layout: CollectionLayout, _ compiled: CompiledFilter, _ query: FindQuery,
                        scope: AccessScope, withTotal: Bool = false, keyed: Set<String> = [],
-                       walkBudget: Int? = nil) throws -> PostgresListStatement {
+                       walk: PostgresBoxWalk? = nil) throws -> PostgresListStatement {
         let params = ParameterList(compiled.params)
         // Unsorted, a $nearSphere orders by its exact distance (as on SQLite), then the row.
         let near = query.sort.isEmpty ? compiled.nearestFirst : nil
@@ -113,7 +113,13 @@ extension PostgresDocumentReader {
         let sort: [(field: String, ascending: Bool)] = rangeField.map { [(field: $0, ascending: true)] } ?? query.sort
         let keys = near.map { [PostgresOrderColumn(sql: $0, kind: .numeric, ascending: true)] }
             ?? sort.flatMap { Self.orderColumns($0.field, ascending: $0.ascending, params.bind) }
-        let columns = keys + [PostgresOrderColumn(sql: "d.rid", kind: .int, ascending: sort.first?.ascending ?? true)]
+        // A row-order list of a box walks its points table (`PostgresBoxWalk`), in the walk's row order
+        // (`m.rid`), but only so far: a page not filled there is read again by the geo index
+        // (`findInSnapshot`). Never where rows are hidden: visibility decides first there, and
+        // how far a walk went must not depend on unreadable rows.
+        var walking: PostgresBoxWalk?
+        if let walk, near == nil, rangeField == nil, query.sort.isEmpty, query.limit > 0, case .all = scope.readRule { walking = walk }
+        let columns = keys + [PostgresOrderColumn(sql: walking == nil ? "d.rid" : "m.rid", kind: .int, ascending: sort.first?.ascending ?? true)]
         let order = near != nil ? "~near" : rangeField.map { "~\($0):1" }
             ?? query.sort.map { "\($0.field):\($0.ascending ? 1 : -1)" }.joined(separator: ",")
         var keyset = ""
@@ -138,17 +144,8 @@ extension PostgresDocumentReader {
                 bounded = true
             }
         }
-        // A row-order list of a dense box walks the primary key from the page's start, testing
-        // each row, but only so far (`walkBudget` rows): a page not filled within them is read
-        // again by the geo index (`findInSnapshot`). Never where rows are hidden: visibility
-        // decides first there, and how far a walk went must not depend on unreadable rows.
-        var budgeted: Int?
-        if let walkBudget, near == nil, rangeField == nil, query.sort.isEmpty, visible == nil, query.limit > 0 {
-            let from = afterRow.map { " WHERE b.rid > \(params.bind($0))" } ?? ""
-            condition += " AND d.rid <= (SELECT max(w.rid) FROM (SELECT b.rid FROM \(layout.table) AS b\(from)"
-                + " ORDER BY b.rid LIMIT \(params.bind(.int(Int64(walkBudget))))) AS w)"
-            budgeted = walkBudget
-        }
+        let from = walking?.from(table: layout.table, after: afterRow, params.bind) ?? "\(layout.table) AS d"
+        let budgeted = walking?.budget
         // Bound after the nearest probe, which copies the parameters so far and must use each one.
         /// The answer's text of the row `alias`: the document, or its `fields`.
         var selectOf: (String) -> String = { "\($0).doc::text" }
@@ -174,10 +171,10 @@ extension PostgresDocumentReader {
             let keys = columns.indices.map { "p.k\($0)" }
             let outerOrder = zip(columns, keys).map { "\($1) \($0.ascending ? "ASC" : "DESC")" }.joined(separator: ", ")
             sql = "SELECT (SELECT \(selectOf("w")) FROM \(layout.table) AS w WHERE w.rid = p.k\(columns.count - 1)), \(keys.joined(separator: ", "))"
-                + " FROM (SELECT \(columns.enumerated().map { "\($1.sql) AS k\($0)" }.joined(separator: ", ")) FROM \(layout.table) AS d"
+                + " FROM (SELECT \(columns.enumerated().map { "\($1.sql) AS k\($0)" }.joined(separator: ", ")) FROM \(from)"
                 + " WHERE \(condition) \(page)) AS p ORDER BY \(outerOrder)"
         } else {
-            sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", "))\(countsTotal ? ", count(*) OVER ()" : "") FROM \(layout.table) AS d"
+            sql = "SELECT \(select), \(columns.map(\.sql).joined(separator: ", "))\(countsTotal ? ", count(*) OVER ()" : "") FROM \(from)"
                 + " WHERE \(condition) \(page)"
         }
         return PostgresListStatement(sql: sql, params: params.values, columns: columns, order: order, probe: probe,

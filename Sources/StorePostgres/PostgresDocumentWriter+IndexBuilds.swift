@@ -25,6 +25,7 @@ extension PostgresDocumentWriter {
                     try db.execute("DROP INDEX CONCURRENTLY IF EXISTS \(name)")
                 }
                 if spec.kind != .geo { try db.execute("DROP STATISTICS IF EXISTS \(Self.statisticsName(tableID: layout.tableID, indexID: id))") }
+                if spec.kind == .geo { for sql in PostgresGeoPoints.dropSQL(table: layout.table, tableID: layout.tableID, indexID: id) { try db.execute(sql) } }
                 changed = true
                 logger.info("dropped index", metadata: ["collection": "\(collection)", "index": "\(spec)"])
             }
@@ -33,7 +34,14 @@ extension PostgresDocumentWriter {
                 let id: Int64
                 if let found = known[spec] {
                     // Built whole, by this node or another, unless a build was cut short (an invalid or missing index).
-                    guard try !isBuilt(Self.createdNames(spec, table: layout.table, tableID: layout.tableID, indexID: found)) else { continue }
+                    guard try !isBuilt(Self.createdNames(spec, table: layout.table, tableID: layout.tableID, indexID: found)) else {
+                        // A geo index made before its points table (migration 19) gets one.
+                        if spec.kind == .geo, try !hasPoints(indexID: found) {
+                            try buildPoints(layout, indexID: found, path: spec.path, inTransaction: false)
+                            changed = true
+                        }
+                        continue
+                    }
                     id = found
                 } else {
                     if spec.kind == .geo { try createGeoExtensions() }
@@ -47,6 +55,7 @@ extension PostgresDocumentWriter {
                 for sql in Self.createSQL(spec, table: layout.table, tableID: layout.tableID, indexID: id) {
                     try db.execute(sql.replacingOccurrences(of: "CREATE INDEX IF NOT EXISTS", with: "CREATE INDEX CONCURRENTLY IF NOT EXISTS"))
                 }
+                if spec.kind == .geo { try buildPoints(layout, indexID: id, path: spec.path, inTransaction: false) }
                 try db.execute("ANALYZE \(layout.table)")
                 changed = true
                 logger.info("built index", metadata: ["collection": "\(collection)", "index": "\(spec)"])

@@ -40,6 +40,7 @@ extension PostgresDocumentWriter {
                     let names = Self.indexNames(tableID: layout.tableID, indexID: id, spec.kind).joined(separator: ", ")
                     try db.execute("DROP INDEX IF EXISTS \(names)")
                     if spec.kind != .geo { try db.execute("DROP STATISTICS IF EXISTS \(Self.statisticsName(tableID: layout.tableID, indexID: id))") }
+                    if spec.kind == .geo { for sql in PostgresGeoPoints.dropSQL(table: layout.table, tableID: layout.tableID, indexID: id) { try db.execute(sql) } }
                     try db.run("DELETE FROM _indexes WHERE id = $1::bigint", [.int(id)])
                     logger.info("dropped index", metadata: ["collection": "\(collection)", "index": "\(spec)"])
                 }
@@ -51,6 +52,12 @@ extension PostgresDocumentWriter {
                     for sql in Self.createSQL(spec, table: layout.table, tableID: layout.tableID, indexID: id) { try db.execute(sql) }
                     rebuilt.append(spec)
                 }
+                // A kept geo index without its points table (made before migration 19) gets it.
+                for (id, spec) in existing where specs.contains(spec) && spec.kind == .geo {
+                    guard try !hasPoints(indexID: id) else { continue }
+                    try buildPoints(layout, indexID: id, path: spec.path, inTransaction: true)
+                    rebuilt.append(spec)
+                }
                 let added = specs.subtracting(existing.map(\.1))
                 guard !added.isEmpty || !rebuilt.isEmpty else { return }
                 if added.contains(where: { $0.kind == .geo }) { try createGeoExtensions() }
@@ -58,9 +65,13 @@ extension PostgresDocumentWriter {
                     let id = try db.first("INSERT INTO _indexes (collection_id, path, kind) VALUES ($1::bigint, $2::text, $3::text) RETURNING id",
                                           [.int(layout.tableID), .text(spec.path), .text(spec.kind.rawValue)]) { $0.int(0) ?? 0 } ?? 0
                     for sql in Self.createSQL(spec, table: layout.table, tableID: layout.tableID, indexID: id) { try db.execute(sql) }
+                    if spec.kind == .geo { try buildPoints(layout, indexID: id, path: spec.path, inTransaction: true) }
                 }
                 // Expression indexes get their statistics from ANALYZE: without them the planner guesses.
                 try db.execute("ANALYZE \(layout.table)")
+                for (id, spec) in try geoIndexIDs(layout) where specs.contains(spec) {
+                    try db.execute("ANALYZE \(PostgresGeoPoints.table(tableID: layout.tableID, indexID: id))")
+                }
                 logger.info("built indexes", metadata: ["collection": "\(collection)", "indexes": "\((added.map(\.description) + rebuilt.map(\.description)).sorted())"])
             }
         } catch {
@@ -82,6 +93,13 @@ extension PostgresDocumentWriter {
             throw PGError(sqlState: error.sqlState, message: "A geo index needs the PostgreSQL extensions cube and earthdistance "
                 + "(contrib; a role with CREATE on the database may create them, or a superuser: "
                 + "CREATE EXTENSION earthdistance CASCADE): \(error.message)")
+        }
+    }
+
+    /// The collection's geo indexes, by id.
+    func geoIndexIDs(_ layout: CollectionLayout) throws -> [(Int64, IndexSpec)] {
+        try db.query("SELECT id, path FROM _indexes WHERE collection_id = $1::bigint AND kind = 'geo'", [.int(layout.tableID)]) {
+            ($0.int(0) ?? 0, IndexSpec(path: $0.text(1) ?? "", kind: .geo))
         }
     }
 

@@ -24,7 +24,7 @@ struct PostgresListStatement {
     let countsTotal: Bool
     /// The fields whose key conditions the statement uses, each behind its gate (`PostgresKeyConditions`).
     var gated: Set<String> = []
-    /// A dense box's walk of the primary key, bounded to this many rows (`PostgresDocumentReader+BoxWalk`).
+    /// A box's walk of its points table, bounded to this many points (`PostgresBoxWalk`).
     var walkBudget: Int?
 }
 

@@ -52,3 +52,13 @@ extension PostgresMigrations {
         $$;
         """)
 }
+
+/// Migration 19: whether a geo index's points table (`PostgresGeoPoints`) is
+/// filled. Existing geo indexes start without one; the index machinery
+/// builds and fills it (`applyIndexes` at start-up, the index builder for a
+/// collection set up at run time) before readers use it.
+extension PostgresMigrations {
+    static let geoPoints = (version: 19, sql: """
+        ALTER TABLE _indexes ADD COLUMN points boolean NOT NULL DEFAULT FALSE;
+        """)
+}

@@ -62,6 +62,7 @@ public enum PostgresMigrations {
         // What an account deletion leaves for after its answer, and Apple refresh tokens.
         PostgresAccountJobsSQL.migration,
         fasterFloat8,
+        geoPoints,
     ]
 
     /// Applies every migration the database has not recorded.

@@ -7,6 +7,8 @@ import JSON
 ///   order, under the LIMIT, with no sort: the walk stops at the page.
 /// - `index-lookup`: an index finds the matches, which are then sorted (or
 ///   counted past) before the page.
+/// - `geo-walk`: a box's points table is walked along its primary key
+///   (`PostgresBoxWalk`), stopping at the page.
 /// - `scan`: no value index serves the list's own rows (a list in row
 ///   order that reads the primary key in that order is one too).
 ///
@@ -19,6 +21,7 @@ enum PostgresPlanStrategy {
     /// order, which SQLite calls `index-lookup` too.
     static func name(ofJSONPlan text: String, insertionOrder: Bool = false) -> String {
         guard let root = (try? JSONParser.parse(text))?.arrayValue?.first?.objectValue?["Plan"] else { return "scan" }
+        if walksPoints(root) { return "geo-walk" }
         if let walked = walkedIndex(root) {
             // In row order, the primary key's walk is SQLite's scan in row order, stopping at the page too.
             guard insertionOrder else { return "index-walk" }
@@ -46,6 +49,13 @@ enum PostgresPlanStrategy {
         while below.objectValue?["Node Type"]?.stringValue == "Result", let next = inputs(below).first { below = next }
         guard indexScans.contains(below.objectValue?["Node Type"]?.stringValue ?? "") else { return nil }
         return below.objectValue?["Index Name"]?.stringValue ?? ""
+    }
+
+    /// Whether the rows come from a scan of a points table's primary key (`PostgresGeoPoints`).
+    static func walksPoints(_ node: JSONValue) -> Bool {
+        let index = node.objectValue?["Index Name"]?.stringValue ?? ""
+        return (indexScans.contains(node.objectValue?["Node Type"]?.stringValue ?? "") && index.hasPrefix("c_") && index.hasSuffix("_p_pkey"))
+            || inputs(node).contains(where: walksPoints)
     }
 
     static func usesIndex(_ node: JSONValue) -> Bool {

@@ -9,6 +9,10 @@ extension FilterCompiler {
     /// A scalar subquery yielding `expr` over the point at `path` as `p.x, p.y`,
     /// or NULL when the field holds no point.
     func overPoint(_ path: FieldPath, root: ValueRef, _ expr: (String, String) -> String) -> String {
+        // The same numbers from the engine's points table (no row there: no point), not parsed again.
+        if case .path(let base, let steps) = root, base == Self.documentColumn, steps.isEmpty, let table = pointTable?(path) {
+            return "(SELECT \(expr("s.x", "s.y")) FROM \(table) AS s WHERE s.rid = \(Self.rowIDColumn))"
+        }
         var ref = root
         for c in path.components { ref = ref.child(.key(c), dialect) }
         let t = typeOf(ref)

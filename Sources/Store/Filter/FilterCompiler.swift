@@ -94,6 +94,11 @@ public final class FilterCompiler {
     /// whose point at the path lies in the region (and may keep others), or
     /// nil when the path has none. Its SQL binds through the given function.
     public var geoCandidates: ((FieldPath, GeoRegion, (SQLValue) -> String) -> String?)?
+    /// Another engine's table of the points stored at a path of the
+    /// document: one row `(rid, x, y)` per row whose field holds a point,
+    /// `x` and `y` exactly the numbers `overPoint` reads from the document;
+    /// nil when the path has none. Geo tests then read those two columns.
+    public var pointTable: ((FieldPath) -> String?)?
     /// Another engine's sorted index on a top-level field: the condition
     /// `field op value` (`$eq`, `$gt`, `$gte`, `$lt`, `$lte`) written on the
     /// index's own expressions, or nil to compile it generically. It must
