@@ -12,6 +12,8 @@ APT_PACKAGES += libsystemd-dev systemd
 # libcurl for webhook delivery (HTTP/HTTPS POSTs from worker threads): its headers at
 # build time; libcurl.so.4 is loaded at the first delivery, not linked.
 APT_PACKAGES += libcurl4-openssl-dev
+# nghttp2 for the push client's HTTP/2 transport to APNs and FCM (linked; CCurlShim/roost_h2_direct.c).
+APT_PACKAGES += libnghttp2-dev
 # OpenSSL: libcrypto for SHA-256 of uploads (SHA extensions), libssl for the
 # HTTPS listeners (through libevent_openssl, which libevent-dev ships).
 APT_PACKAGES += libssl-dev

@@ -46,7 +46,8 @@ let package = Package(
         // Non-variadic calls around curl_easy_setopt: webhook delivery and the S3
         // file store (files_store: s3). roostd
         // does not link libcurl: the shim dlopens libcurl.so.4 at the first delivery.
-        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl")]),
+        // The push client's HTTP/2 transport (roost_h2_direct.c) links nghttp2 and libssl.
+        .target(name: "CCurlShim", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("nghttp2"), .linkedLibrary("ssl"), .linkedLibrary("crypto")]),
         // libpq's header (libpq-dev), for the StorePostgres engine (issue #17). Not linked:
         // CPostgresShim defines the functions and dlopens libpq.so.5 at the first connection.
         .systemLibrary(name: "CPostgres"),

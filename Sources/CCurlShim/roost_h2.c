@@ -1,5 +1,8 @@
-// HTTP/2 push client on libcurl's multi interface (see roost_h2.h).
+// HTTP/2 push client (see roost_h2.h): its own nghttp2 transport
+// (roost_h2_direct.c) for every origin that speaks h2 with no proxy between,
+// libcurl's multi interface for the rest.
 #include "roost_h2.h"
+#include "roost_h2_direct.h"
 #include "roost_curl.h"
 #include "curl_api.h"
 #include <stdio.h>
@@ -14,6 +17,8 @@
 #define ROOST_H2_POOL_MAX 2048
 
 struct roost_h2_client {
+    roost_h2_direct *direct;
+    /// libcurl's side, made (and libcurl loaded) at its first request.
     CURLM *multi;
     char *ca_file;
     long connections;
@@ -31,34 +36,42 @@ struct transfer {
 };
 
 roost_h2_client *roost_h2_new(const char *ca_file, char *err, size_t errlen) {
-    if (roost_curl_start(err, errlen) != 0) return NULL;
     roost_h2_client *c = calloc(1, sizeof *c);
     if (!c) { snprintf(err, errlen, "out of memory"); return NULL; }
+    c->direct = roost_h2_direct_new(ca_file, err, errlen);
+    if (!c->direct) { free(c); return NULL; }
+    if (ca_file && ca_file[0]) c->ca_file = strdup(ca_file);
+    return c;
+}
+
+/// libcurl's multi handle, loading libcurl first: 0, or -1 with the reason in `err`.
+static int start_multi(roost_h2_client *c, char *err, size_t errlen) {
+    if (c->multi) return 0;
+    if (roost_curl_start(err, errlen) != 0) return -1;
     c->multi = api.multi_init();
-    if (!c->multi) { free(c); snprintf(err, errlen, "curl_multi_init failed"); return NULL; }
+    if (!c->multi) { snprintf(err, errlen, "curl_multi_init failed"); return -1; }
     // Streams over one connection per host, never a second connection.
     api.multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
     api.multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
     // A window of 200 streams in flight, the rest pending: curl 7.88 polls the
     // connection once per in-flight transfer on every wake-up, so a thousand at
     // once cost more CPU per push than they save; and a window W over a round
-    // trip R caps the rate at W/R, so 200 keeps about 4,000/s at APNs' 50 ms
-    // (a loopback stand-in measured 32 best, but has no round trip to cover).
+    // trip R caps the rate at W/R, so 200 keeps about 4,000/s at APNs' 50 ms.
     api.multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 200L);
-    if (ca_file && ca_file[0]) c->ca_file = strdup(ca_file);
-    return c;
+    return 0;
 }
 
 void roost_h2_free(roost_h2_client *c) {
     if (!c) return;
     for (size_t i = 0; i < c->pooled; i++) api.easy_cleanup(c->pool[i]);
     free(c->pool);
-    api.multi_cleanup(c->multi);
+    if (c->multi) api.multi_cleanup(c->multi);
+    roost_h2_direct_free(c->direct);
     free(c->ca_file);
     free(c);
 }
 
-long roost_h2_connections(const roost_h2_client *c) { return c ? c->connections : 0; }
+long roost_h2_connections(const roost_h2_client *c) { return c ? c->connections + roost_h2_direct_connections(c->direct) : 0; }
 
 static size_t keep_body(char *ptr, size_t size, size_t nmemb, void *userdata) {
     size_t len = size * nmemb;
@@ -117,12 +130,18 @@ static void fail_all(roost_h2_response *out, size_t n, const char *why) {
     for (size_t i = 0; i < n; i++) snprintf(out[i].error, sizeof out[i].error, "%s", why);
 }
 
-int roost_h2_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_response *out, size_t n, long timeout_ms) {
+static void clear(roost_h2_response *out, size_t n) {
     for (size_t i = 0; i < n; i++) {
         out[i].status = 0; out[i].retry_after = -1; out[i].body = NULL; out[i].body_len = 0;
         out[i].http_version = 0; out[i].error[0] = 0;
     }
-    if (!c) { fail_all(out, n, "no HTTP/2 client"); return -1; }
+}
+
+/// The requests through libcurl's multi interface.
+static int curl_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_response *out, size_t n, long timeout_ms) {
+    clear(out, n);
+    char why[256];
+    if (start_multi(c, why, sizeof why) != 0) { fail_all(out, n, why); return -1; }
     struct transfer *t = calloc(n ? n : 1, sizeof *t);
     if (!t) { fail_all(out, n, "out of memory"); return -1; }
     size_t added = 0;
@@ -197,6 +216,36 @@ int roost_h2_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_r
     }
     free(t);
     return 0;
+}
+
+int roost_h2_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_response *out, size_t n, long timeout_ms) {
+    clear(out, n);
+    if (!c) { fail_all(out, n, "no HTTP/2 client"); return -1; }
+    unsigned char *handled = calloc(n ? n : 1, 1);
+    if (!handled) { fail_all(out, n, "out of memory"); return -1; }
+    roost_h2_direct_perform(c->direct, req, out, handled, n, timeout_ms);
+    size_t rest = 0;
+    for (size_t i = 0; i < n; i++) rest += !handled[i];
+    int rc = 0;
+    if (rest == n) {
+        rc = curl_perform(c, req, out, n, timeout_ms);
+    } else if (rest > 0) {
+        roost_h2_request *sub_req = calloc(rest, sizeof *sub_req);
+        roost_h2_response *sub_out = calloc(rest, sizeof *sub_out);
+        if (!sub_req || !sub_out) {
+            for (size_t i = 0; i < n; i++) if (!handled[i]) snprintf(out[i].error, sizeof out[i].error, "out of memory");
+        } else {
+            size_t k = 0;
+            for (size_t i = 0; i < n; i++) if (!handled[i]) sub_req[k++] = req[i];
+            rc = curl_perform(c, sub_req, sub_out, rest, timeout_ms);
+            k = 0;
+            for (size_t i = 0; i < n; i++) if (!handled[i]) out[i] = sub_out[k++];
+        }
+        free(sub_req);
+        free(sub_out);
+    }
+    free(handled);
+    return rc;
 }
 
 void roost_h2_release(roost_h2_response *out, size_t n) {

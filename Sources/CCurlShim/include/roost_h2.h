@@ -1,11 +1,13 @@
 #ifndef ROOST_H2_H
 #define ROOST_H2_H
-// A long-lived HTTP/2 client on libcurl's multi interface, for push
-// providers (APNs, FCM): the requests of a batch go out as a sliding window
-// of at most 32 streams over one connection per host (CURLPIPE_MULTIPLEX,
-// CURLOPT_PIPEWAIT, at most one connection per host), and the connections
-// stay open between batches. One client per thread; libcurl is loaded on
-// first use (roost_curl_start), never at start-up.
+// A long-lived HTTP/2 client for push providers (APNs, FCM): the requests of
+// a batch go out as streams of one connection per origin (at most 1,000 in
+// flight, fewer when the peer's SETTINGS say so), and the connections stay
+// open between batches. Its own transport (nghttp2 + OpenSSL, ALPN h2, the
+// server's name checked) carries them; libcurl's multi interface takes an
+// origin whose server does not offer h2, or any request when a proxy is set
+// in the environment (libcurl is loaded then, never at start-up). One client
+// per thread.
 #include <stddef.h>
 
 #ifdef __cplusplus

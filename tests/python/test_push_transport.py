@@ -1,0 +1,154 @@
+"""The push client's transport (CCurlShim/roost_h2_direct.c): its own HTTP/2
+over nghttp2 and OpenSSL to every provider that offers h2, libcurl for a server
+that does not, the server's certificate and name checked, and a connection the
+provider closed while it idled opened again without a failed attempt."""
+
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from push_support import Provider, config, env, message, register, user
+from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
+from roost_harness.pki import make_pki
+
+
+def start_world(tmp, provider_options=None, config_changes=None):
+    provider = Provider(Path(tmp), **(provider_options or {})).start()
+    text = config(provider)
+    for old, new in (config_changes or {}).items():
+        text = text.replace(old, new)
+    data = Path(tmp) / "roost"
+    data.mkdir()
+    roost = Roostd(str(data), text, env=env(provider)).start()
+    return provider, roost
+
+
+def libraries(roost):
+    """The shared objects roostd has mapped now."""
+    maps = Path(f"/proc/{roost.proc.pid}/maps").read_text()
+    return {line.split()[-1].rsplit("/", 1)[-1] for line in maps.splitlines() if ".so" in line}
+
+
+def loaded(roost, name):
+    return any(lib.startswith(name) for lib in libraries(roost))
+
+
+def deliveries(roost, status):
+    resp = roost.call("GET", f"/admin/push/deliveries?status={status}&limit=1000", token=ADMIN)
+    assert resp.status == 200, resp.body
+    return resp.body
+
+
+@pytest.fixture
+def tmp():
+    with tempfile.TemporaryDirectory() as d:
+        yield d
+
+
+def test_apns_and_fcm_go_over_the_own_transport_without_libcurl(tmp):
+    provider, roost = start_world(tmp)
+    try:
+        alice_token = user(roost, "alice")[1]
+        bob, bob_token = user(roost, "bob")
+        register(roost, bob_token, "phone-bob")
+        register(roost, bob_token, "pixel-bob", platform="android")
+        for i in range(5):
+            message(roost, alice_token, bob, f"m{i}")
+        assert provider.wait_for(lambda p: len(p.delivered()) == 10), roost.log_text()
+        assert not provider.errors, provider.errors
+        assert {r["http_version"] for r in provider.delivered()} == {"2"}
+        # one connection per provider host, the user agent named
+        assert len({r["conn"] for r in provider.requests if r["service"] == "apns"}) == 1
+        assert {r["headers"].get("user-agent") for r in provider.delivered()} == {"roostd-push"}
+        assert loaded(roost, "libnghttp2"), libraries(roost)
+        assert not loaded(roost, "libcurl"), "libcurl was loaded although every provider speaks HTTP/2"
+    finally:
+        roost.stop(strict=False)
+        provider.stop()
+
+
+def test_a_server_without_http2_is_reached_through_libcurl(tmp):
+    # FCM's HTTP v1 API answers HTTP/1.1 too; a server (or a proxy in front of it)
+    # that offers no h2 gets the same requests through libcurl.
+    provider, roost = start_world(tmp, {"fcm_alpn": ("http/1.1",)})
+    try:
+        alice_token = user(roost, "alice")[1]
+        bob, bob_token = user(roost, "bob")
+        register(roost, bob_token, "phone-bob")
+        register(roost, bob_token, "pixel-bob", platform="android")
+        for i in range(3):
+            message(roost, alice_token, bob, f"m{i}")
+        assert provider.wait_for(lambda p: len(p.delivered()) == 6), roost.log_text()
+        assert not provider.errors, provider.errors
+        assert {r["http_version"] for r in provider.delivered("fcm")} == {"1.1"}
+        assert {r["http_version"] for r in provider.delivered("apns")} == {"2"}
+        assert loaded(roost, "libcurl")
+        assert all(r["attempts"] == 1 for r in deliveries(roost, "delivered"))
+    finally:
+        roost.stop(strict=False)
+        provider.stop()
+
+
+def test_a_connection_closed_while_idle_is_opened_again_without_a_failed_attempt(tmp):
+    provider, roost = start_world(tmp, {"idle_timeout": 1})
+    try:
+        alice_token = user(roost, "alice")[1]
+        bob, bob_token = user(roost, "bob")
+        register(roost, bob_token, "phone-bob")
+        register(roost, bob_token, "pixel-bob", platform="android")
+        sent = 0
+        for round in range(3):
+            for i in range(4):
+                message(roost, alice_token, bob, f"r{round} m{i}")
+                sent += 2
+            assert provider.wait_for(lambda p: len(p.delivered()) == sent), roost.log_text()
+            time.sleep(2.5)  # the servers close the idle connections meanwhile
+        assert not provider.errors, provider.errors
+        # a new connection for each round, and no push needed a second attempt
+        assert len({r["conn"] for r in provider.requests if r["service"] == "apns"}) == 3
+        assert len(provider.requests) == sent
+        rows = deliveries(roost, "delivered")
+        assert len(rows) == sent and all(r["attempts"] == 1 for r in rows)
+    finally:
+        roost.stop(strict=False)
+        provider.stop()
+
+
+@pytest.mark.parametrize("change, why", [
+    ("other CA", "certificate"),
+    ("wrong name", "certificate"),
+])
+def test_a_server_that_cannot_prove_its_name_gets_nothing(tmp, change, why):
+    changes = {}
+    if change == "other CA":
+        other = Path(tmp) / "other-pki"
+        other.mkdir()
+        make_pki(other)
+        changes = {f"ca_file: {Path(tmp) / 'ca.pem'}": f"ca_file: {other / 'ca.pem'}"}
+    else:
+        # the certificates name localhost and 127.0.0.1; "127.1" reaches 127.0.0.1 by another name
+        changes = {"url: https://127.0.0.1": "url: https://127.1"}
+    provider, roost = start_world(tmp, None, changes)
+    try:
+        alice_token = user(roost, "alice")[1]
+        bob, bob_token = user(roost, "bob")
+        register(roost, bob_token, "phone-bob")
+        message(roost, alice_token, bob, "secret")
+
+        def failed():
+            rows = deliveries(roost, "pending")
+            return rows and rows[0]["attempts"] >= 1 and rows[0]["lastError"]
+        deadline = time.monotonic() + 20
+        while not failed() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        row = deliveries(roost, "pending")[0]
+        assert row["attempts"] >= 1 and why in row["lastError"].lower(), row
+        assert provider.requests == [], "a request reached a server whose certificate was not trusted"
+        # the device stays: a TLS failure says nothing about the token
+        devices = roost.call("GET", "/admin/push/devices", token=ADMIN).body
+        assert len(devices) == 1, devices
+    finally:
+        roost.stop(strict=False)
+        provider.stop()
