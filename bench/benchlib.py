@@ -301,3 +301,23 @@ def publish(name, text, out=None, keep=False, metrics=None, targets=None, figure
             f.write(text)
     if keep:
         record(name, metrics, targets, text, figures, load_before, notes)
+
+
+def build_httpseq():
+    """bench/out/httpseq, compiled from bench/httpseq.c when missing or older."""
+    exe = os.path.join(OUT, "httpseq")
+    src = os.path.join(HERE, "httpseq.c")
+    if not os.access(exe, os.X_OK) or os.path.getmtime(src) > os.path.getmtime(exe):
+        os.makedirs(OUT, exist_ok=True)
+        subprocess.run(["gcc", "-O2", "-o", exe, src], check=True)
+    return exe
+
+
+def httpseq(exe, *args, timeout=600, env=None):
+    """One bench/httpseq.c run: its DONE line's fields (`env`: extra environment, e.g. HTTPSEQ_AUTHORIZATION)."""
+    p = subprocess.run([exe] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
+    line = next((l for l in p.stdout.splitlines() if l.startswith("DONE ")), None)
+    if p.returncode != 0 or line is None:
+        raise SystemExit("httpseq %s failed: %s %s" % (" ".join(map(str, args)), p.stdout[-300:], p.stderr[-300:]))
+    return {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}

@@ -9,6 +9,8 @@
  *       SECONDS, each at its slot (t0 + i/RATE) or at once when late, one outstanding at a time,
  *       taking CONNECTIONS keep-alive connections (default 4) in turn, so both loops are sampled.
  *
+ * HTTPSEQ_AUTHORIZATION in the environment, when set, is sent as each GET's Authorization header.
+ *
  * Prints one line: DONE sent=.. errors=.. start_ms=.. end_ms=.. p50_us=.. p90_us=.. p99_us=.. max_us=..
  * start_ms and end_ms are CLOCK_MONOTONIC milliseconds (sseclient's first_ms/last_ms clock): the
  * first request's send and the last answer's receipt. A request answered with another status than
@@ -152,18 +154,20 @@ static void get(const char *prefix, const char *ids_file, double rate, double se
     }
     fclose(f);
     if (!nids) { fprintf(stderr, "no ids in %s\n", ids_file); exit(1); }
+    const char *auth = getenv("HTTPSEQ_AUTHORIZATION");
     int *fds = calloc(nconn, sizeof *fds);
     for (int c = 0; c < nconn; c++) fds[c] = dial();
     long n = (long)(rate * seconds);
     uint32_t *lat = calloc(n ? n : 1, sizeof *lat);
     long sent = 0, errors = 0;
-    char req[1024];
+    char req[2048];
     double t0 = mono_us() + 1000, end = t0;
     for (long i = 0; i < n; i++) {
         double slot = t0 + i * 1e6 / rate, wait = slot - mono_us();
         if (wait > 0) { struct timespec ts = { (time_t)(wait / 1e6), (long)((long)wait % 1000000) * 1000 }; nanosleep(&ts, NULL); }
         int c = i % nconn;
-        int rlen = snprintf(req, sizeof req, "GET %s/%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", prefix, ids[i % nids], port);
+        int rlen = auth ? snprintf(req, sizeof req, "GET %s/%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAuthorization: %s\r\n\r\n", prefix, ids[i % nids], port, auth)
+                        : snprintf(req, sizeof req, "GET %s/%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", prefix, ids[i % nids], port);
         double s = mono_us();
         int status = send_all(fds[c], req, rlen) == 0 ? read_response(fds[c]) : -1;
         end = mono_us();

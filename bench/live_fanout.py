@@ -38,27 +38,8 @@ from live_clients import COLL, Client, build_client, pb_subscriber, writer  # no
 from sync import roost_seed  # noqa: E402
 
 
-def build_httpseq():
-    """bench/out/httpseq, compiled from bench/httpseq.c when missing or older."""
-    exe = os.path.join(B.OUT, "httpseq")
-    src = os.path.join(B.HERE, "httpseq.c")
-    if not os.access(exe, os.X_OK) or os.path.getmtime(src) > os.path.getmtime(exe):
-        os.makedirs(B.OUT, exist_ok=True)
-        subprocess.run(["gcc", "-O2", "-o", exe, src], check=True)
-    return exe
-
-
-def httpseq(exe, *args, timeout=600):
-    """One httpseq run: its DONE line's fields."""
-    p = subprocess.run([exe] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
-    line = next((l for l in p.stdout.splitlines() if l.startswith("DONE ")), None)
-    if p.returncode != 0 or line is None:
-        raise SystemExit("httpseq %s failed: %s %s" % (" ".join(map(str, args)), p.stdout[-300:], p.stderr[-300:]))
-    return {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
-
-
 def creates(exe, port, path, n):
-    r = httpseq(exe, port, "post", path, n)
+    r = B.httpseq(exe, port, "post", path, n)
     r["seconds"] = (r["end_ms"] - r["start_ms"]) / 1000
     r["rate"] = r["sent"] / max(1e-6, r["seconds"])
     return r
@@ -120,7 +101,7 @@ def get_round(label, seq, ids_file, pid, port, a, client_exe=None):
     result = {}
 
     def gets():
-        result["get"] = httpseq(seq, port, "get", "/" + COLL, ids_file, a.get_rate, a.seconds)
+        result["get"] = B.httpseq(seq, port, "get", "/" + COLL, ids_file, a.get_rate, a.seconds)
 
     def writes():
         result["writes"] = writer(port, "/" + COLL, a.write_rate, a.seconds + 0.5)
@@ -163,7 +144,7 @@ def main():
                     help="do not append the run to bench/results/live_fanout.jsonl")
     a = ap.parse_args()
     B.raise_nofile()
-    exe, seq = build_client(), build_httpseq()
+    exe, seq = build_client(), B.build_httpseq()
     binary = B.roostd_binary(a.roostd)
     work = B.workdir("live_fanout", fresh=True)
     B.require_free(a.port, a.port + 10)

@@ -2,12 +2,15 @@
 """Direct push benchmark (issue #39), one run:
 
 1. Rate: notifications per second delivered to a local APNs stand-in over ONE
-   HTTP/2 connection (TLS, test CA). The stand-in is bench/push_standin.py, raw
-   `h2` in its own process at nice 0, which still checks each request as Apple
-   does (path, headers, payload, the ES256 provider token verified once per
-   distinct token); roostd gets the rest of the machine.
-2. GET latency meanwhile: GET /users/me back to back on one keep-alive
-   connection, its p99 while pushes go out against its idle p99.
+   HTTP/2 connection (TLS, test CA). The stand-in is nginx (bench/push_nginx.py,
+   at SCHED_IDLE: Apple's servers are another machine), checking each request
+   as Apple does, every distinct ES256 provider token verified from its log
+   (`--standin python`: bench/push_standin.py, raw `h2`). Every push must be
+   answered 200 exactly once and counted delivered by roostd.
+2. GET latency meanwhile: GET /users/me at --get-rate a second, one at a time on
+   one keep-alive connection (bench/httpseq.c, so that the client is not what is
+   measured), for --busy seconds from when the last message is in, while the
+   pushes go out, against the same GETs' p99 before.
 3. Silent-sync coalescing: one sync device, `push.sync_interval: 1`, creates in
    a `push_sync` collection at ~1,000 writes/s; pushes to the device counted by
    the (full-checking) hypercorn stand-in of tests/python/push_support.py.
@@ -19,7 +22,6 @@ to them in turn, sent through /_batch, make 20 x MESSAGES pushes. Rate = pushes 
 last request the stand-in answered.
 """
 import argparse
-import http.client
 import json
 import os
 import subprocess
@@ -34,6 +36,7 @@ sys.dont_write_bytecode = True
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(HERE), str(ROOT / "tests"), str(ROOT / "tests" / "python")]
+import benchlib as B  # noqa: E402
 import benchstats  # noqa: E402
 from cryptography.hazmat.primitives import serialization  # noqa: E402
 from push_support import KEY_ID, TEAM_ID, TOPIC, Provider, config, env, register, user  # noqa: E402
@@ -42,25 +45,14 @@ from push_standin import Checker  # noqa: E402
 from roost_harness import Roostd  # noqa: E402
 
 
-def get_latencies(port, token, seconds, stop=None):
-    """GET /users/me back to back on one keep-alive connection for `seconds` (or until `stop`): sorted ms."""
-    out = []
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    end = time.monotonic() + seconds
-    while time.monotonic() < end and not (stop and stop.is_set()):
-        t = time.perf_counter()
-        conn.request("GET", "/users/me", headers={"Authorization": "Bearer " + token})
-        r = conn.getresponse()
-        r.read()
-        assert r.status == 200, r.status
-        out.append((time.perf_counter() - t) * 1000)
-        time.sleep(0.002)  # a client's pace, not a saturating load
-    conn.close()
-    return sorted(out)
-
-
-def p99(values):
-    return values[min(len(values) - 1, int(len(values) * 0.99))] if values else float("nan")
+def get_latencies(seq, port, token, seconds, rate):
+    """GET /users/me `rate` times a second for `seconds` on one keep-alive connection,
+    one request outstanding (bench/httpseq.c, so the client is not what is measured)."""
+    ids = Path(tempfile.mkdtemp()) / "ids"
+    ids.write_text("me\n")
+    r = B.httpseq(seq, port, "get", "/users", ids, rate, seconds, 1, env={"HTTPSEQ_AUTHORIZATION": "Bearer " + token})
+    assert r["errors"] == 0 and r["sent"] > 0, r
+    return r
 
 
 class PythonStandin:
@@ -121,11 +113,16 @@ def rate_phase(a, tmp):
             recipients.append(uid)
             for i in range(20):  # a user keeps at most 20 devices
                 register(roost, token, f"phone-{r:03d}-{i:02d}")
-        idle = get_latencies(roost.port, alice_token, a.idle)
+        seq = B.build_httpseq()
+        idle = get_latencies(seq, roost.port, alice_token, a.idle, a.get_rate)
         total = 20 * a.messages
-        busy = []
-        stop = threading.Event()
-        reader = threading.Thread(target=lambda: busy.extend(get_latencies(roost.port, alice_token, 600, stop)))
+        busy, window = {}, []
+
+        def busy_gets():
+            window.append(time.time())
+            busy.update(get_latencies(seq, roost.port, alice_token, a.busy, a.get_rate))
+            window.append(time.time())
+        reader = threading.Thread(target=busy_gets)
         t0 = time.monotonic()
         hz = os.sysconf("SC_CLK_TCK")
         cpu0 = (cpu_ticks(standin.pids()), benchstats.proc_cpu_ticks(roost.proc.pid))
@@ -135,8 +132,9 @@ def rate_phase(a, tmp):
                    for i in range(start, min(start + 50, a.messages))]
             resp = roost.call("POST", "/_batch", {"operations": ops}, alice_token, timeout=60)
             assert resp.status == 200, resp.body
-            if start == 0:
-                reader.start()
+        created_in = time.monotonic() - t0
+        # The busy GETs run once every message is in, so that they meet the pushes alone.
+        reader.start()
         deadline = time.monotonic() + a.wait
         while standin.requests() < total and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -144,21 +142,25 @@ def rate_phase(a, tmp):
         cpu1 = (cpu_ticks(standin.pids()), benchstats.proc_cpu_ticks(roost.proc.pid))
         wall = time.monotonic() - t0
         threads = benchstats.thread_cpu_since(roost.proc.pid, threads0, wall)
-        stop.set()
         reader.join()
         time.sleep(0.6)
         s = standin.stats()
         span = s["last"] - s["first"]
         metrics = urllib.request.urlopen(roost.base + "/metrics").read().decode()
+        # Each push answered once (none sent again) and counted delivered by roostd itself.
+        assert s["requests"] == total and s["ok"] == total, s
+        assert 'outcome="delivered"} %d' % total in metrics, [l for l in metrics.splitlines() if "push_deliveries" in l]
+        # The busy GETs ran while pushes went out, from start to end.
+        assert s["first"] <= window[0] and window[1] <= s["last"], ("the GET window outlasted the pushes", window, s["first"], s["last"])
         return {"pushes": total, "answered": s["requests"], "delivered": s["ok"], "refused": s["refused"],
                 "reasons": s["reasons"], "connections": s["connections"], "provider_tokens": s["tokens"],
                 "span_s": round(span, 3), "rate": round(s["requests"] / span, 1) if span > 0 else 0,
-                "sent_in_s": round(wall, 2),
+                "sent_in_s": round(wall, 2), "created_in_s": round(created_in, 2),
                 # CPU of a core over the run: the stand-in near 1.0 would make it the limit
                 "standin_cpu": round((cpu1[0] - cpu0[0]) / hz / wall, 2), "roostd_cpu": round((cpu1[1] - cpu0[1]) / hz / wall, 2),
                 "roostd_threads": threads,
-                "idle_p99_ms": round(p99(idle), 3), "busy_p99_ms": round(p99(busy), 3),
-                "idle_gets": len(idle), "busy_gets": len(busy),
+                "idle_p99_ms": round(idle["p99_us"] / 1000, 3), "busy_p99_ms": round(busy["p99_us"] / 1000, 3),
+                "idle_gets": int(idle["sent"]), "busy_gets": int(busy["sent"]), "idle_get_us": idle, "busy_get_us": busy,
                 "metrics": [line for line in metrics.splitlines() if line.startswith("roost_push_deliveries_total")]}
     finally:
         roost.stop(strict=False)
@@ -203,8 +205,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--roostd", default=os.environ.get("ROOSTD", str(ROOT / ".build/release/roostd")))
     ap.add_argument("--recipients", type=int, default=10, help="users with 20 iOS devices each")
-    ap.add_argument("--messages", type=int, default=1500, help="messages, each pushed to its recipient's 20 devices")
+    ap.add_argument("--messages", type=int, default=3000, help="messages, each pushed to its recipient's 20 devices")
     ap.add_argument("--idle", type=float, default=5.0, help="seconds of idle GETs")
+    ap.add_argument("--busy", type=float, default=3.0, help="seconds of GETs while pushes go out (once every message is in)")
+    ap.add_argument("--get-rate", type=float, default=500, help="GETs a second, one at a time on one connection")
     ap.add_argument("--writes", type=int, default=1000, help="writes/s in the sync phase")
     ap.add_argument("--sync-seconds", type=float, default=6.0)
     ap.add_argument("--wait", type=float, default=300, help="the longest wait for every push (s)")
