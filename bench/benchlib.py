@@ -315,9 +315,23 @@ def build_httpseq():
 
 def httpseq(exe, *args, timeout=600, env=None):
     """One bench/httpseq.c run: its DONE line's fields (`env`: extra environment, e.g. HTTPSEQ_AUTHORIZATION)."""
-    p = subprocess.run([exe] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout,
-                       env=dict(os.environ, **(env or {})))
-    line = next((l for l in p.stdout.splitlines() if l.startswith("DONE ")), None)
+    return httpseq_finish(httpseq_start(exe, *args, env=env), timeout=timeout)
+
+
+def httpseq_start(exe, *args, env=None):
+    """bench/httpseq.c started in the background (httpseq_finish reads its result; stop=True ends a get run early)."""
+    p = subprocess.Popen([exe] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, **(env or {})))
+    p.args_text = " ".join(map(str, args))
+    return p
+
+
+def httpseq_finish(p, timeout=600, stop=False):
+    """The DONE line's fields of a run httpseq_start began (after SIGTERM when `stop`)."""
+    if stop:
+        p.terminate()
+    out, err = p.communicate(timeout=timeout)
+    line = next((l for l in out.splitlines() if l.startswith("DONE ")), None)
     if p.returncode != 0 or line is None:
-        raise SystemExit("httpseq %s failed: %s %s" % (" ".join(map(str, args)), p.stdout[-300:], p.stderr[-300:]))
+        raise SystemExit("httpseq %s failed: %s %s" % (p.args_text, out[-300:], err[-300:]))
     return {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}

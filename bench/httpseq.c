@@ -9,6 +9,7 @@
  *       SECONDS, each at its slot (t0 + i/RATE) or at once when late, one outstanding at a time,
  *       taking CONNECTIONS keep-alive connections (default 4) in turn, so both loops are sampled.
  *
+ * SIGTERM ends a get run early (it prints the DONE line of what it sent).
  * HTTPSEQ_AUTHORIZATION in the environment, when set, is sent as each GET's Authorization header.
  *
  * Prints one line: DONE sent=.. errors=.. start_ms=.. end_ms=.. p50_us=.. p90_us=.. p99_us=.. max_us=..
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -142,6 +144,10 @@ static void post(const char *path, long n) {
     done(sent, errors, start, end, lat, sent);
 }
 
+/// SIGTERM ends a `get` run early: it stops sending and prints what it has.
+static volatile sig_atomic_t stop_requested;
+static void on_term(int sig) { (void)sig; stop_requested = 1; }
+
 static void get(const char *prefix, const char *ids_file, double rate, double seconds, int nconn) {
     FILE *f = fopen(ids_file, "r");
     if (!f) { perror(ids_file); exit(1); }
@@ -155,6 +161,7 @@ static void get(const char *prefix, const char *ids_file, double rate, double se
     fclose(f);
     if (!nids) { fprintf(stderr, "no ids in %s\n", ids_file); exit(1); }
     const char *auth = getenv("HTTPSEQ_AUTHORIZATION");
+    signal(SIGTERM, on_term);
     int *fds = calloc(nconn, sizeof *fds);
     for (int c = 0; c < nconn; c++) fds[c] = dial();
     long n = (long)(rate * seconds);
@@ -162,7 +169,7 @@ static void get(const char *prefix, const char *ids_file, double rate, double se
     long sent = 0, errors = 0;
     char req[2048];
     double t0 = mono_us() + 1000, end = t0;
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; i < n && !stop_requested; i++) {
         double slot = t0 + i * 1e6 / rate, wait = slot - mono_us();
         if (wait > 0) { struct timespec ts = { (time_t)(wait / 1e6), (long)((long)wait % 1000000) * 1000 }; nanosleep(&ts, NULL); }
         int c = i % nconn;

@@ -9,8 +9,8 @@
    answered 200 exactly once and counted delivered by roostd.
 2. GET latency meanwhile: GET /users/me at --get-rate a second, one at a time on
    one keep-alive connection (bench/httpseq.c, so that the client is not what is
-   measured), for --busy seconds from when the last message is in, while the
-   pushes go out, against the same GETs' p99 before.
+   measured), from when the last message is in to the last push, against the
+   same GETs' p99 before.
 3. Silent-sync coalescing: one sync device, `push.sync_interval: 1`, creates in
    a `push_sync` collection at ~1,000 writes/s; pushes to the device counted by
    the (full-checking) hypercorn stand-in of tests/python/push_support.py.
@@ -27,7 +27,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -47,10 +46,15 @@ from roost_harness import Roostd  # noqa: E402
 
 def get_latencies(seq, port, token, seconds, rate):
     """GET /users/me `rate` times a second for `seconds` on one keep-alive connection,
-    one request outstanding (bench/httpseq.c, so the client is not what is measured)."""
+    one request outstanding (bench/httpseq.c, so the client is not what is measured);
+    started in the background: get_latencies_end() stops it early and reads it."""
     ids = Path(tempfile.mkdtemp()) / "ids"
     ids.write_text("me\n")
-    r = B.httpseq(seq, port, "get", "/users", ids, rate, seconds, 1, env={"HTTPSEQ_AUTHORIZATION": "Bearer " + token})
+    return B.httpseq_start(seq, port, "get", "/users", ids, rate, seconds, 1, env={"HTTPSEQ_AUTHORIZATION": "Bearer " + token})
+
+
+def get_latencies_end(run, stop=False):
+    r = B.httpseq_finish(run, stop=stop)
     assert r["errors"] == 0 and r["sent"] > 0, r
     return r
 
@@ -114,15 +118,8 @@ def rate_phase(a, tmp):
             for i in range(20):  # a user keeps at most 20 devices
                 register(roost, token, f"phone-{r:03d}-{i:02d}")
         seq = B.build_httpseq()
-        idle = get_latencies(seq, roost.port, alice_token, a.idle, a.get_rate)
+        idle = get_latencies_end(get_latencies(seq, roost.port, alice_token, a.idle, a.get_rate))
         total = 20 * a.messages
-        busy, window = {}, []
-
-        def busy_gets():
-            window.append(time.time())
-            busy.update(get_latencies(seq, roost.port, alice_token, a.busy, a.get_rate))
-            window.append(time.time())
-        reader = threading.Thread(target=busy_gets)
         t0 = time.monotonic()
         hz = os.sysconf("SC_CLK_TCK")
         cpu0 = (cpu_ticks(standin.pids()), benchstats.proc_cpu_ticks(roost.proc.pid))
@@ -133,16 +130,18 @@ def rate_phase(a, tmp):
             resp = roost.call("POST", "/_batch", {"operations": ops}, alice_token, timeout=60)
             assert resp.status == 200, resp.body
         created_in = time.monotonic() - t0
-        # The busy GETs run once every message is in, so that they meet the pushes alone.
-        reader.start()
+        # The busy GETs run from when every message is in to the last push, so that they meet the pushes alone.
+        window = [time.time()]
+        reader = get_latencies(seq, roost.port, alice_token, a.wait, a.get_rate)
         deadline = time.monotonic() + a.wait
         while standin.requests() < total and time.monotonic() < deadline:
-            time.sleep(0.2)
+            time.sleep(0.02)
+        busy = get_latencies_end(reader, stop=True)
+        window.append(time.time())
         assert standin.requests() >= total, (standin.stats(), [l for l in roost.log_text().splitlines() if "GET /users/me" not in l][-30:])
         cpu1 = (cpu_ticks(standin.pids()), benchstats.proc_cpu_ticks(roost.proc.pid))
         wall = time.monotonic() - t0
         threads = benchstats.thread_cpu_since(roost.proc.pid, threads0, wall)
-        reader.join()
         time.sleep(0.6)
         s = standin.stats()
         span = s["last"] - s["first"]
@@ -150,8 +149,9 @@ def rate_phase(a, tmp):
         # Each push answered once (none sent again) and counted delivered by roostd itself.
         assert s["requests"] == total and s["ok"] == total, s
         assert 'outcome="delivered"} %d' % total in metrics, [l for l in metrics.splitlines() if "push_deliveries" in l]
-        # The busy GETs ran while pushes went out, from start to end.
-        assert s["first"] <= window[0] and window[1] <= s["last"], ("the GET window outlasted the pushes", window, s["first"], s["last"])
+        # The busy GETs ran while pushes went out, from start to end (the last poll 20 ms after the last push).
+        assert s["first"] <= window[0] and window[1] <= s["last"] + 0.25, ("the GET window is not the pushes'", window, s["first"], s["last"])
+        assert busy["sent"] >= 200, ("too few GETs while the pushes went out", busy)
         return {"pushes": total, "answered": s["requests"], "delivered": s["ok"], "refused": s["refused"],
                 "reasons": s["reasons"], "connections": s["connections"], "provider_tokens": s["tokens"],
                 "span_s": round(span, 3), "rate": round(s["requests"] / span, 1) if span > 0 else 0,
@@ -207,7 +207,6 @@ def main():
     ap.add_argument("--recipients", type=int, default=10, help="users with 20 iOS devices each")
     ap.add_argument("--messages", type=int, default=3000, help="messages, each pushed to its recipient's 20 devices")
     ap.add_argument("--idle", type=float, default=5.0, help="seconds of idle GETs")
-    ap.add_argument("--busy", type=float, default=3.0, help="seconds of GETs while pushes go out (once every message is in)")
     ap.add_argument("--get-rate", type=float, default=500, help="GETs a second, one at a time on one connection")
     ap.add_argument("--writes", type=int, default=1000, help="writes/s in the sync phase")
     ap.add_argument("--sync-seconds", type=float, default=6.0)
