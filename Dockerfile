@@ -13,7 +13,7 @@ WORKDIR /src
 COPY . .
 RUN apt-get update && apt-get install -y --no-install-recommends \
         libevent-dev libsqlite3-dev libpcre2-dev libsodium-dev pkg-config libvips-dev libsystemd-dev \
-        libcurl4-openssl-dev libssl-dev zlib1g-dev libjemalloc-dev libpq-dev liblua5.4-dev \
+        libcurl4-openssl-dev libnghttp2-dev libssl-dev zlib1g-dev libjemalloc-dev libpq-dev liblua5.4-dev \
     && swift build -c release \
     && sh packaging/stage-runtime.sh .build/release/roostd /out/lib/roost
 

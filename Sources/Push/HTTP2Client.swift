@@ -27,7 +27,8 @@ public struct HTTP2Response: Sendable {
     public let error: String?
 }
 
-/// A long-lived HTTP/2 client (`CCurlShim/roost_h2.c`): a batch of requests
+/// A long-lived HTTP/2 client (`CCurlShim/roost_h2.c`: nghttp2 and OpenSSL,
+/// libcurl for a server without h2 or behind a proxy): a batch of requests
 /// goes out together as streams of one connection per host, and the
 /// connections stay open for the next batch. Confined to one thread.
 public final class HTTP2Client {

@@ -24,8 +24,8 @@ public final class PushDispatcher: @unchecked Sendable {
         /// Seconds to wait after each failed attempt; its length sets the number of attempts.
         public var schedule = RetrySchedule(delays: [1, 5, 30, 120, 600, 1800, 3600, 7200])
         public var timeoutMilliseconds = 10_000
-        /// Pushes read and recorded together (sent as streams of one connection, at most 32 in flight:
-        /// `roost_h2.c`).
+        /// Pushes read and recorded together (sent as streams of one connection per provider
+        /// origin, at most 1,000 in flight: `roost_h2_direct.c`).
         public var batch = 500
         /// The longest the thread sleeps without being woken.
         public var pollMilliseconds = 1_000

@@ -1,7 +1,8 @@
 """The push client's transport (CCurlShim/roost_h2_direct.c): its own HTTP/2
 over nghttp2 and OpenSSL to every provider that offers h2, libcurl for a server
-that does not, the server's certificate and name checked, and a connection the
-provider closed while it idled opened again without a failed attempt."""
+that does not and behind an egress proxy, the server's certificate and name
+checked, and a connection the provider closed while it idled opened again
+without a failed attempt."""
 
 import tempfile
 import time
@@ -152,3 +153,81 @@ def test_a_server_that_cannot_prove_its_name_gets_nothing(tmp, change, why):
     finally:
         roost.stop(strict=False)
         provider.stop()
+
+
+class ConnectProxy:
+    """An HTTP CONNECT proxy on loopback (an egress proxy as companies run
+    them): it tunnels each connection to the host it names and counts them."""
+
+    def __init__(self):
+        import asyncio
+        import threading
+        self.tunnels = []
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        async def pipe(reader, writer):
+            try:
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    await writer.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                writer.close()
+
+        async def handle(reader, writer):
+            head = await reader.readuntil(b"\r\n\r\n")
+            method, target = head.split(b" ")[:2]
+            if method != b"CONNECT":
+                writer.write(b"HTTP/1.1 405 Method Not Allowed\r\n\r\n")
+                writer.close()
+                return
+            host, port = target.decode().rsplit(":", 1)
+            self.tunnels.append(target.decode())
+            up_reader, up_writer = await asyncio.open_connection(host, int(port))
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await writer.drain()
+            await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+        async def serve():
+            self.server = await asyncio.start_server(handle, "127.0.0.1", 0)
+            self.port = self.server.sockets[0].getsockname()[1]
+            ready.set()
+            try:
+                await self.server.serve_forever()
+            except asyncio.CancelledError:
+                pass  # stop() closed it
+
+        self.thread = threading.Thread(target=lambda: self.loop.run_until_complete(serve()), daemon=True)
+        self.thread.start()
+        ready.wait(10)
+
+    def stop(self):
+        self.loop.call_soon_threadsafe(self.server.close)
+
+
+def test_behind_an_egress_proxy_pushes_go_through_it(tmp):
+    proxy = ConnectProxy()
+    provider = Provider(Path(tmp)).start()
+    data = Path(tmp) / "roost"
+    data.mkdir()
+    roost = Roostd(str(data), config(provider), env=dict(env(provider), https_proxy=f"http://127.0.0.1:{proxy.port}")).start()
+    try:
+        alice_token = user(roost, "alice")[1]
+        bob, bob_token = user(roost, "bob")
+        register(roost, bob_token, "phone-bob")
+        register(roost, bob_token, "pixel-bob", platform="android")
+        for i in range(3):
+            message(roost, alice_token, bob, f"m{i}")
+        assert provider.wait_for(lambda p: len(p.delivered()) == 6), roost.log_text()
+        assert not provider.errors, provider.errors
+        # every connection went through the proxy, still HTTP/2 end to end
+        ports = {f"127.0.0.1:{provider.ports[name]}" for name in ("production", "fcm")}
+        assert ports <= set(proxy.tunnels), (proxy.tunnels, ports)
+        assert {r["http_version"] for r in provider.delivered()} == {"2"}
+        assert loaded(roost, "libcurl")
+    finally:
+        roost.stop(strict=False)
+        provider.stop()
+        proxy.stop()
