@@ -149,8 +149,8 @@ def rate_phase(a, tmp):
         # Each push answered once (none sent again) and counted delivered by roostd itself.
         assert s["requests"] == total and s["ok"] == total, s
         assert 'outcome="delivered"} %d' % total in metrics, [l for l in metrics.splitlines() if "push_deliveries" in l]
-        # The busy GETs ran while pushes went out, from start to end (the last poll 20 ms after the last push).
-        assert s["first"] <= window[0] and window[1] <= s["last"] + 0.25, ("the GET window is not the pushes'", window, s["first"], s["last"])
+        # The busy GETs ran while pushes went out, from start to end (the last poll 20 ms after the last push, give or take a loaded machine).
+        assert s["first"] <= window[0] and window[1] <= s["last"] + 0.5, ("the GET window is not the pushes'", window, s["first"], s["last"])
         assert busy["sent"] >= 200, ("too few GETs while the pushes went out", busy)
         return {"pushes": total, "answered": s["requests"], "delivered": s["ok"], "refused": s["refused"],
                 "reasons": s["reasons"], "connections": s["connections"], "provider_tokens": s["tokens"],

@@ -64,7 +64,7 @@ struct origin {
     size_t pending_len, pending_off;
     // This round's queue.
     struct stream **queue;
-    size_t queued, next, in_flight;
+    size_t queue_cap, queued, next, in_flight;
 };
 
 struct roost_h2_direct {
@@ -352,6 +352,7 @@ static int handshake(roost_h2_direct *d, struct origin *o, long deadline, roost_
         long verify = SSL_get_verify_result(o->ssl);
         if (verify != X509_V_OK) set_error(out, "TLS certificate not trusted: %s", X509_verify_cert_error_string(verify));
         else set_error(out, "TLS handshake failed: %s", tls_reason());
+        ERR_clear_error();  // the thread's queue stays empty for its other OpenSSL calls (JWT signing)
         return -1;
     }
     const unsigned char *proto = NULL;
@@ -561,9 +562,13 @@ static void run_round(roost_h2_direct *d, struct stream **streams, size_t count,
         }
         // Declined origins' streams stay untouched: roost_h2_direct_perform hands them to libcurl.
         if (o->round_state != 1 || s->done) continue;
-        struct stream **grown = realloc(o->queue, (o->queued + 1) * sizeof *grown);
-        if (!grown) { s->done = 1; set_error(s->out, "out of memory%s", NULL); continue; }
-        o->queue = grown;
+        if (o->queued == o->queue_cap) {
+            size_t cap = o->queue_cap ? 2 * o->queue_cap : 64;
+            struct stream **grown = realloc(o->queue, cap * sizeof *grown);
+            if (!grown) { s->done = 1; set_error(s->out, "out of memory%s", NULL); continue; }
+            o->queue = grown;
+            o->queue_cap = cap;
+        }
         o->queue[o->queued++] = s;
     }
     for (;;) {
