@@ -108,9 +108,14 @@ def idle_stream(node, path, token=None, last_event_id=None):
 
 
 def drain(stream, timeout=10):
-    """Reads what a dropped idle stream's connection still delivers, to its end; returns its complete events."""
+    """Reads what a dropped idle stream's connection still delivers, to its end; returns its complete events.
+    A connection that was not dropped (heartbeats keep it busy) fails after 3 × timeout instead of hanging."""
     stream.sock.settimeout(timeout)
-    stream._run()   # parses synchronously until EOF or reset; a cut-off event is not counted
+    # parses until EOF or reset; a cut-off event is not counted
+    reader = threading.Thread(target=stream._run, daemon=True)
+    reader.start()
+    reader.join(3 * timeout)
+    assert not reader.is_alive(), "the idle stream's connection was never ended"
     return stream.snapshot()
 
 
