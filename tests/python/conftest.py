@@ -35,14 +35,15 @@ def pki(tmp_path_factory):
 # Files whose tests measure time, memory or load (throttles, budgets, slow lanes,
 # kill -9 under load, idle limits): with `make test`'s parallel workers they run
 # afterwards, alone (`-m serial`), so another worker's load cannot skew them.
-# (test_live.py, test_session_revocation.py and test_nearest_dense.py check outcomes with
-# generous waits, not time, memory or load: they run in the parallel part.)
+# (test_live.py, test_session_revocation.py, test_nearest_dense.py, test_pg_connections.py
+# (connection counts) and test_feed_cost.py (bytes stored and answered, states replayed) check
+# outcomes with generous waits, not time, memory or load: they run in the parallel part.)
 SERIAL_FILES = {
     "test_accounts_address_throttle.py", "test_accounts_password_throttle.py", "test_accounts_signup_flood.py",
     "test_client_address.py", "test_cross_node.py", "test_cross_node_lease.py", "test_daemon_lifecycle.py",
     "test_hostile_runaway.py", "test_http_strict.py", "test_live_bounds.py", "test_live_limits.py",
-    "test_memory.py", "test_pg_connections.py", "test_postgres_outage.py", "test_query_slow_lane.py",
-    "test_rate_limits.py", "test_references_recovery.py", "test_resolve_bounds.py", "test_feed_cost.py",
+    "test_memory.py", "test_postgres_outage.py", "test_query_slow_lane.py",
+    "test_rate_limits.py", "test_references_recovery.py", "test_resolve_bounds.py",
     "test_systemd.py", "test_console_scale.py",
 }
 
