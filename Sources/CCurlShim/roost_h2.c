@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define ROOST_H2_MAX_BODY (64 * 1024)
 
@@ -223,9 +224,15 @@ int roost_h2_perform(roost_h2_client *c, const roost_h2_request *req, roost_h2_r
     if (!c) { fail_all(out, n, "no HTTP/2 client"); return -1; }
     unsigned char *handled = calloc(n ? n : 1, 1);
     if (!handled) { fail_all(out, n, "out of memory"); return -1; }
+    struct timespec began, now;
+    clock_gettime(CLOCK_MONOTONIC, &began);
     roost_h2_direct_perform(c->direct, req, out, handled, n, timeout_ms);
     size_t rest = 0;
     for (size_t i = 0; i < n; i++) rest += !handled[i];
+    // libcurl gets what is left of the one deadline, not a second one.
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    timeout_ms -= (now.tv_sec - began.tv_sec) * 1000 + (now.tv_nsec - began.tv_nsec) / 1000000;
+    if (timeout_ms < 1) timeout_ms = 1;
     int rc = 0;
     if (rest == n) {
         rc = curl_perform(c, req, out, n, timeout_ms);

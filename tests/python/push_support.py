@@ -65,12 +65,14 @@ class Provider:
     """The three stand-ins (APNs production, APNs sandbox, FCM with its
     token endpoint), each its own hypercorn server on loopback over TLS."""
 
-    def __init__(self, tmp, fcm_alpn=("h2", "http/1.1"), idle_timeout=600):
+    def __init__(self, tmp, fcm_alpn=("h2", "http/1.1"), idle_timeout=600, max_streams=1000):
         """`fcm_alpn`: what the FCM server offers (("http/1.1",) stands for a server
-        without HTTP/2); `idle_timeout`: seconds before a server closes an idle connection."""
+        without HTTP/2); `idle_timeout`: seconds before a server closes an idle connection;
+        `max_streams`: the SETTINGS_MAX_CONCURRENT_STREAMS each server allows (and enforces)."""
         self.tmp = tmp
         self.fcm_alpn = list(fcm_alpn)
         self.idle_timeout = idle_timeout
+        self.max_streams = max_streams
         make_pki(tmp)
         self.ports = {"production": free_port(), "sandbox": free_port(), "fcm": free_port()}
         self.creds = Credentials(tmp, self.url("fcm") + "/token")
@@ -105,7 +107,7 @@ class Provider:
         config.certfile = str(self.tmp / "first.pem")
         config.keyfile = str(self.tmp / "first.key")
         config.alpn_protocols = ["h2"] if name != "fcm" else self.fcm_alpn
-        config.h2_max_concurrent_streams = 1000
+        config.h2_max_concurrent_streams = self.max_streams
         config.keep_alive_timeout = self.idle_timeout
         config.keep_alive_max_requests = 10**9  # hypercorn closes a connection after 1000 requests by default; APNs does not
         config.loglevel = "WARNING"

@@ -231,3 +231,73 @@ def test_behind_an_egress_proxy_pushes_go_through_it(tmp):
         roost.stop(strict=False)
         provider.stop()
         proxy.stop()
+
+
+def test_a_server_allowing_few_streams_gets_no_more_at_once(tmp):
+    # APNs lowers its limit (to 1 after a refusal); a client that sends more streams
+    # than the server's SETTINGS allow before reading them gets them refused.
+    provider, roost = start_world(tmp, {"max_streams": 3})
+    try:
+        alice_token = user(roost, "alice")[1]
+        bob, bob_token = user(roost, "bob")
+        for i in range(20):
+            register(roost, bob_token, f"phone-{i:02d}")
+        ops = [{"method": "POST", "path": "/messages", "body": {"recipientId": bob, "text": f"m{i}"}} for i in range(5)]
+        assert roost.call("POST", "/_batch", {"operations": ops}, alice_token).status == 200
+        assert provider.wait_for(lambda p: len(p.delivered()) == 100), roost.log_text()
+        assert not provider.errors, provider.errors
+        # one connection, every push answered at its first attempt
+        assert len({r["conn"] for r in provider.requests if r["service"] == "apns"}) == 1
+        assert len(provider.requests) == 100
+        assert all(r["attempts"] == 1 for r in deliveries(roost, "delivered"))
+    finally:
+        roost.stop(strict=False)
+        provider.stop()
+
+
+def test_a_connection_idle_past_the_check_answers_a_ping_and_is_kept(tmp):
+    provider, roost = start_world(tmp)
+    try:
+        alice_token = user(roost, "alice")[1]
+        bob, bob_token = user(roost, "bob")
+        register(roost, bob_token, "phone-bob")
+        message(roost, alice_token, bob, "before")
+        assert provider.wait_for(lambda p: len(p.delivered()) == 1), roost.log_text()
+        time.sleep(16)  # past the 15 s after which a kept connection must answer a PING first
+        message(roost, alice_token, bob, "after")
+        assert provider.wait_for(lambda p: len(p.delivered()) == 2), roost.log_text()
+        assert len({r["conn"] for r in provider.requests}) == 1, "the connection that answered the PING was not kept"
+        assert all(r["attempts"] == 1 for r in deliveries(roost, "delivered"))
+    finally:
+        roost.stop(strict=False)
+        provider.stop()
+
+
+def test_an_unreachable_provider_does_not_hold_up_the_other(tmp):
+    from roost_harness.paths import free_port
+    closed = free_port()  # nothing listens there: FCM's server is down
+    provider = Provider(Path(tmp)).start()
+    data = Path(tmp) / "roost"
+    data.mkdir()
+    roost = Roostd(str(data), config(provider).replace(provider.url("fcm"), f"https://127.0.0.1:{closed}"), env=env(provider)).start()
+    try:
+        alice_token = user(roost, "alice")[1]
+        bob, bob_token = user(roost, "bob")
+        register(roost, bob_token, "phone-bob")
+        register(roost, bob_token, "pixel-bob", platform="android")
+        for i in range(5):
+            message(roost, alice_token, bob, f"m{i}")
+        # APNs gets its pushes; FCM's wait with the reason, for the outbox's next attempt
+        assert provider.wait_for(lambda p: len(p.delivered("apns")) == 5, timeout=10), roost.log_text()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            pending = deliveries(roost, "pending")
+            if len(pending) == 5 and all(r["lastError"] for r in pending):
+                break
+            time.sleep(0.1)
+        assert len(pending) == 5 and all(r["platform"] == "android" for r in pending), pending
+        assert all("connect" in r["lastError"] for r in pending), pending
+        assert provider.delivered("fcm") == []
+    finally:
+        roost.stop(strict=False)
+        provider.stop()

@@ -7,7 +7,8 @@
 // server's name checked) carries them; libcurl's multi interface takes an
 // origin whose server does not offer h2, or any request when a proxy is set
 // in the environment (libcurl is loaded then, never at start-up). One client
-// per thread.
+// per thread. The process must ignore SIGPIPE (roostd does, in
+// EventLoop.prepareProcess): OpenSSL writes to the socket with write().
 #include <stddef.h>
 
 #ifdef __cplusplus
