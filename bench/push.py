@@ -15,7 +15,7 @@
    a `push_sync` collection at ~1,000 writes/s; pushes to the device counted by
    the (full-checking) hypercorn stand-in of tests/python/push_support.py.
 
-  bench/push.py [--roostd .build/release/roostd] [--recipients 10] [--messages 1500] [--no-record]
+  bench/push.py [--roostd .build/release/roostd] [--recipients 10] [--messages 3000] [--get-rate 500] [--no-record]
 
 RECIPIENTS users with 20 iOS devices each (a user's most); MESSAGES messages
 to them in turn, sent through /_batch, make 20 x MESSAGES pushes. Rate = pushes / span from the first to the
