@@ -173,10 +173,9 @@ struct AccountHandlers: Sendable {
     /// `GET /users/me`: the caller's own record, private fields included,
     /// with `roles`: the roles read with the session (the stored record's
     /// own `roles` field, if a client wrote one, is not shown here). The
-    /// ETag is the stored record's, as for `GET /users/:id`. A short read: the
-    /// session and one record, on the request's loop when its pages are in memory.
+    /// ETag is the stored record's, as for `GET /users/:id`.
     func me(_ request: Request, _ out: ResponseWriter) {
-        jobs.read(request, out, short: true) { reader, caller in
+        jobs.read(request, out) { reader, caller in
             guard case .user(let id) = caller.principal else {
                 throw HTTPError(.unauthorized, "Sign in to see your own record.")
             }

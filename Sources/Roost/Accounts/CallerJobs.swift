@@ -37,14 +37,11 @@ struct CallerJobs: Sendable {
     /// Runs `body` on a reader with the caller. It returns a response, or nil
     /// when it handed the request on (to the writer or another pool) and that will answer.
     /// - Parameter failed: runs when the step answers with an error instead (authentication's included).
-    /// - Parameter short: a read of a few pages (the caller's own record) that may run on
-    ///   the loop itself (`StorePools.shortReadStep`).
     /// - Returns: false when the queue was full (503 already sent).
     @discardableResult
     func read(_ request: Request, _ out: ResponseWriter, badToken: BadToken = .refuse, failed: (@Sendable () -> Void)? = nil,
-              short: Bool = false, _ body: @escaping @Sendable (any DocumentReading, Caller) throws -> Response?) -> Bool {
+              _ body: @escaping @Sendable (any DocumentReading, Caller) throws -> Response?) -> Bool {
         let authenticate = badToken == .refuse ? self.authenticate : authenticateLeniently
-        if short && failed == nil { return pools.shortReadStep(request, out, authenticate: authenticate, body) }
         guard let failed else { return pools.readStep(request, out, authenticate: authenticate, body) }
         let ranPastSlice = StorePools.ranPastSlice
         @Sendable func noting<T>(_ step: () throws -> T) rethrows -> T {
