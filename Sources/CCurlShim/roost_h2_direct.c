@@ -82,7 +82,7 @@ struct origin {
     int ping_acked;
     long last_read;  // when bytes last arrived (ms)
     unsigned char *pending;   // framed bytes not yet written
-    size_t pending_len, pending_off;
+    size_t pending_cap, pending_len, pending_off;
     // This round's queue.
     struct stream **queue;
     size_t queue_cap, queued, next, in_flight;
@@ -148,7 +148,7 @@ static void close_connection(struct origin *o) {
     if (o->fd >= 0) { close(o->fd); o->fd = -1; }
     free(o->pending);
     o->pending = NULL;
-    o->pending_len = o->pending_off = 0;
+    o->pending_cap = o->pending_len = o->pending_off = 0;
     o->broken = 0;
     o->goaway = 0;
     o->from_earlier_batch = 0;
@@ -438,29 +438,35 @@ static int open_connection(roost_h2_direct *d, struct origin *o, long deadline, 
     return 0;
 }
 
+/// One read or write on the connection, TLS or plain: the bytes moved, 0 when
+/// it would block (noting which direction TLS needs first), -1 when the
+/// connection is done for (a closed peer included).
+static ssize_t move_bytes(struct origin *o, void *buf, size_t len, int writing) {
+    if (!o->ssl) {
+        ssize_t n = writing ? send(o->fd, buf, len, MSG_NOSIGNAL) : recv(o->fd, buf, len, 0);
+        if (n > 0) return n;
+        if (n == 0) return -1;
+        return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
+    }
+    ERR_clear_error();  // SSL_get_error reads the thread's queue: only this call's errors may be in it
+    int chunk = (int)(len > 1 << 30 ? 1 << 30 : len);
+    int n = writing ? SSL_write(o->ssl, buf, chunk) : SSL_read(o->ssl, buf, chunk);
+    int e = n > 0 ? SSL_ERROR_NONE : SSL_get_error(o->ssl, n);
+    if (writing) o->write_wants_read = e == SSL_ERROR_WANT_READ;
+    else o->read_wants_write = e == SSL_ERROR_WANT_WRITE;
+    if (n > 0) return n;
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return 0;
+    ERR_clear_error();
+    return -1;
+}
+
 /// Reads what arrived and feeds it to nghttp2: 0, or -1 when the connection is done for.
 static int read_in(struct origin *o) {
     unsigned char buf[16384];
     for (size_t taken = 0; taken < READ_BUDGET;) {
-        ssize_t got;
-        if (o->ssl) {
-            ERR_clear_error();
-            int r = SSL_read(o->ssl, buf, sizeof buf);
-            if (r <= 0) {
-                int e = SSL_get_error(o->ssl, r);
-                o->read_wants_write = e == SSL_ERROR_WANT_WRITE;
-                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return 0;
-                ERR_clear_error();
-                return -1;
-            }
-            got = r;
-        } else {
-            got = recv(o->fd, buf, sizeof buf, 0);
-            if (got == 0) return -1;
-            if (got < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
-        }
+        ssize_t got = move_bytes(o, buf, sizeof buf, 0);
+        if (got <= 0) return (int)got;
         o->last_read = now_ms();
-        o->read_wants_write = 0;
         taken += (size_t)got;
         if (nghttp2_session_mem_recv(o->session, buf, (size_t)got) < 0) return -1;
     }
@@ -477,38 +483,21 @@ static int write_out(struct origin *o) {
                 ssize_t len = nghttp2_session_mem_send(o->session, &data);
                 if (len < 0) return -1;
                 if (len == 0) break;
-                if (!o->pending) o->pending = malloc(WRITE_CHUNK + 16384);
-                if (!o->pending) return -1;
-                // mem_send hands out at most one frame's worth; a large one is written as it is.
-                if (o->pending_len + (size_t)len > WRITE_CHUNK + 16384) {
-                    unsigned char *grown = realloc(o->pending, o->pending_len + (size_t)len);
+                if (o->pending_len + (size_t)len > o->pending_cap) {
+                    // Room for a chunk and one more frame (a larger frame gets what it needs).
+                    size_t cap = o->pending_len + (size_t)len > WRITE_CHUNK + 16384 ? o->pending_len + (size_t)len : WRITE_CHUNK + 16384;
+                    unsigned char *grown = realloc(o->pending, cap);
                     if (!grown) return -1;
                     o->pending = grown;
+                    o->pending_cap = cap;
                 }
                 memcpy(o->pending + o->pending_len, data, (size_t)len);
                 o->pending_len += (size_t)len;
             }
             if (o->pending_len == 0) return 0;
         }
-        const unsigned char *from = o->pending + o->pending_off;
-        size_t left = o->pending_len - o->pending_off;
-        ssize_t wrote;
-        if (o->ssl) {
-            ERR_clear_error();
-            int r = SSL_write(o->ssl, from, (int)(left > 1 << 30 ? 1 << 30 : left));
-            o->write_wants_read = 0;
-            if (r <= 0) {
-                int e = SSL_get_error(o->ssl, r);
-                o->write_wants_read = e == SSL_ERROR_WANT_READ;
-                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return 0;
-                ERR_clear_error();
-                return -1;
-            }
-            wrote = r;
-        } else {
-            wrote = send(o->fd, from, left, MSG_NOSIGNAL);
-            if (wrote < 0) return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
-        }
+        ssize_t wrote = move_bytes(o, o->pending + o->pending_off, o->pending_len - o->pending_off, 1);
+        if (wrote <= 0) return (int)wrote;
         o->pending_off += (size_t)wrote;
         if (o->pending_off < o->pending_len) return 0;
     }
