@@ -180,6 +180,7 @@ clean:
 bench:
 	bench/run.sh
 	.venv/bin/python bench/live_fanout.py
+	$(MAKE) bench-scale
 
 # Live fan-out beside the writes (#43): 300 subscribers × 200 sequential creates vs PocketBase, creates with and
 # without them, GET p99 beside 1,000 streams at 200 writes/s (docs/LIVE-FANOUT.md).

@@ -27,42 +27,60 @@ extension PostgresDocumentReader {
         return compiler
     }
 
-    /// A geo index, and its points table once filled.
+    /// A geo index, its points table once filled, and whether that table's
+    /// k-nearest index is built (`PostgresGeoPoints.nearestIndex`).
     struct GeoIndexState {
         let id: Int64
         let points: String?
+        let nearest: Bool
     }
 
     func geoIndex(_ layout: CollectionLayout, _ path: String) throws -> GeoIndexState? {
-        try db.first("SELECT id, points FROM _indexes WHERE collection_id = $1::bigint AND path = $2::text AND kind = 'geo'",
-                     [.int(layout.tableID), .text(path)]) { row in
-            let id = row.int(0) ?? 0
-            return GeoIndexState(id: id, points: row.bool(1) == true ? PostgresGeoPoints.table(tableID: layout.tableID, indexID: id) : nil)
-        } ?? nil
+        guard let (id, filled) = try db.first("SELECT id, points FROM _indexes WHERE collection_id = $1::bigint AND path = $2::text AND kind = 'geo'",
+                                              [.int(layout.tableID), .text(path)], { ($0.int(0) ?? 0, $0.bool(1) == true) }) else { return nil }
+        guard filled else { return GeoIndexState(id: id, points: nil, nearest: false) }
+        let points = PostgresGeoPoints.table(tableID: layout.tableID, indexID: id)
+        if !nearestIndexes.contains(points) {
+            let knn = PostgresGeoPoints.nearestIndex(tableID: layout.tableID, indexID: id)
+            if try db.first("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass($1::text)", [.text(knn)], { $0.bool(0) }) == true {
+                nearestIndexes.insert(points)
+            }
+        }
+        return GeoIndexState(id: id, points: points, nearest: nearestIndexes.contains(points))
     }
-
-    func hasGeoIndex(_ layout: CollectionLayout, _ path: String) throws -> Bool { try geoIndex(layout, path) != nil }
 
     /// A condition that keeps the first `wanted` matches of a nearest-first list.
     ///
-    /// The GiST index yields rows nearest first by chord length
-    /// (`<->` on `ll_to_earth`), which orders as the great-circle distance
-    /// does, up to rounding. So the first `wanted` matches in that order
-    /// are `wanted` matches within the largest exact distance D among them,
-    /// and the exact order's first `wanted` all lie within D too (whatever
-    /// the chord order's rounding): the page is read from the rows inside a
-    /// cap a little wider than D, and the far points the index leaves out,
-    /// ordered by the exact distance and the row, as on SQLite. Nil when the
-    /// field has no geo index or the centre is far (the list measures every row).
+    /// A GiST index yields points nearest first: the points table's
+    /// (`PostgresGeoPoints.plane`, a few pages of narrow rows, each match's
+    /// row fetched by id for the condition) in an order near the
+    /// great-circle order, or, before that table and index are built, the
+    /// collection's own geo index by chord length (`<->` on `ll_to_earth`).
+    /// Either way the first `wanted` matches in that order are `wanted`
+    /// matches within the largest exact distance D among them, so the exact
+    /// order's first `wanted` all lie within D too (however the walk's order
+    /// differs from the exact one; the closer it is, the smaller D): the
+    /// page is read from the rows inside a cap a little wider than D, and the
+    /// far points the index leaves out, ordered by the exact distance and the
+    /// row, as on SQLite. Nil when the field has no geo index or the centre
+    /// is far (the list measures every row).
     func nearestBound(_ layout: CollectionLayout, _ point: NearPoint, distance: String, condition: String,
                       params: ParameterList, wanted: Int, probe: inout PostgresListStatement.Probe?) throws -> String? {
-        guard wanted > 0, PostgresGeoIndex.isNear(point.lng), PostgresGeoIndex.isNear(point.lat), try hasGeoIndex(layout, point.path) else { return nil }
+        guard wanted > 0, PostgresGeoIndex.isNear(point.lng), PostgresGeoIndex.isNear(point.lat),
+              let index = try geoIndex(layout, point.path) else { return nil }
         let knn = ParameterList(params.values)
         let path = point.path.split(separator: ".").map(String.init)
-        let earth = dialect.earthPoint(document: FilterCompiler.documentColumn, path: path, bind: knn.bind)
-        let centre = "ll_to_earth(\(knn.bind(.double(point.lat))), \(knn.bind(.double(point.lng))))"
-        let sql = "SELECT max(n.distance)::text, count(*) FROM (SELECT \(distance) AS distance FROM \(layout.table) AS d"
-            + " WHERE \(condition) ORDER BY \(earth) <-> \(centre) LIMIT \(knn.bind(.int(Int64(wanted))))) AS n"
+        let lat = knn.bind(.double(point.lat)), lng = knn.bind(.double(point.lng))
+        let walk: String
+        if let points = index.points, index.nearest {
+            let plane = PostgresGeoPoints.plane("k")
+            let centre = PostgresGeoPoints.plane(lng: PostgresDialect.asFloat8(lng), lat: PostgresDialect.asFloat8(lat))
+            walk = "FROM \(points) AS k JOIN \(layout.table) AS d ON d.rid = k.rid WHERE \(plane) IS NOT NULL AND \(condition) ORDER BY \(plane) <-> \(centre)"
+        } else {
+            let earth = dialect.earthPoint(document: FilterCompiler.documentColumn, path: path, bind: knn.bind)
+            walk = "FROM \(layout.table) AS d WHERE \(condition) ORDER BY \(earth) <-> ll_to_earth(\(lat), \(lng))"
+        }
+        let sql = "SELECT max(n.distance)::text, count(*) FROM (SELECT \(distance) AS distance \(walk) LIMIT \(knn.bind(.int(Int64(wanted))))) AS n"
         probe = .init(sql: sql, params: knn.values)
         let (reach, found) = try db.first(sql, knn.values) { ($0.text(0), $0.int(1) ?? 0) } ?? (nil, 0)
         // No match in the index: only far points (outside it) may match.

@@ -26,6 +26,9 @@ public final class PostgresDocumentReader {
     var seal: CursorSeal?
     /// Each collection table's declared value-index paths (`valueIndexFields`).
     var valueIndexes: [Int64: Set<String>] = [:]
+    /// Points tables whose k-nearest index this connection has seen built (it is never dropped
+    /// while its geo index stands; an index id is never reused).
+    var nearestIndexes: Set<String> = []
     /// `table.field` seen holding an array: lists on it are compiled generically (`PostgresKeyConditions`).
     var arrayFields: Set<String> = []
 

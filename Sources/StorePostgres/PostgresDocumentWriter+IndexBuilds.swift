@@ -35,9 +35,13 @@ extension PostgresDocumentWriter {
                 if let found = known[spec] {
                     // Built whole, by this node or another, unless a build was cut short (an invalid or missing index).
                     guard try !isBuilt(Self.createdNames(spec, table: layout.table, tableID: layout.tableID, indexID: found)) else {
-                        // A geo index made before its points table (migration 19) gets one.
+                        // A geo index made before its points table (migration 19) gets one, and a
+                        // points table made before its k-nearest index gets that.
                         if spec.kind == .geo, try !hasPoints(indexID: found) {
                             try buildPoints(layout, indexID: found, path: spec.path, inTransaction: false)
+                            changed = true
+                        } else if spec.kind == .geo, try !hasNearestIndex(tableID: layout.tableID, indexID: found) {
+                            try buildNearestIndex(tableID: layout.tableID, indexID: found, concurrently: true)
                             changed = true
                         }
                         continue

@@ -52,10 +52,18 @@ extension PostgresDocumentWriter {
                     for sql in Self.createSQL(spec, table: layout.table, tableID: layout.tableID, indexID: id) { try db.execute(sql) }
                     rebuilt.append(spec)
                 }
-                // A kept geo index without its points table (made before migration 19) gets it.
+                // A kept geo index without its points table (made before migration 19) gets it, and
+                // a points table without its k-nearest index (made before it) gets that.
                 for (id, spec) in existing where specs.contains(spec) && spec.kind == .geo {
-                    guard try !hasPoints(indexID: id) else { continue }
-                    try buildPoints(layout, indexID: id, path: spec.path, inTransaction: true)
+                    if try !hasPoints(indexID: id) {
+                        try buildPoints(layout, indexID: id, path: spec.path, inTransaction: true)
+                    } else if try !hasNearestIndex(tableID: layout.tableID, indexID: id) {
+                        logger.info("building a geo index's k-nearest index (once; seconds a million points)",
+                                    metadata: ["collection": "\(collection)", "index": "\(spec)"])
+                        try buildNearestIndex(tableID: layout.tableID, indexID: id, concurrently: false)
+                    } else {
+                        continue
+                    }
                     rebuilt.append(spec)
                 }
                 let added = specs.subtracting(existing.map(\.1))

@@ -229,7 +229,7 @@ def test_settings_survive_a_restart_and_export_and_check_schema_read_them(tmp_pa
         n.start()
         assert api.__class__(n.port).call("POST", "/books", {"year": 1999}).status == 400  # the schema holds after the restart
         d = detail(n, "books")
-        assert d["managedBy"] == "runtime" and [i["index"] for i in d["indexes"]] == ["year"]
+        assert d["managedBy"] == "runtime" and [i["index"] for i in d["indexes"]] == ["year"], (d, n.log_tail(60))
     finally:
         n.stop()
         n.close()
