@@ -67,7 +67,6 @@ enum PostgresGeoPoints {
     static func createSQL(table: String, tableID: Int64, indexID: Int64, path: [String]) -> [String] {
         let points = Self.table(tableID: tableID, indexID: indexID), function = Self.function(tableID: tableID, indexID: indexID)
         return ["CREATE TABLE IF NOT EXISTS \(points) (rid bigint NOT NULL, x float8 NOT NULL, y float8 NOT NULL, PRIMARY KEY (rid) INCLUDE (x, y))",
-                nearestIndexSQL(tableID: tableID, indexID: indexID),
                 """
                 CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS $f$
                 BEGIN
@@ -99,8 +98,8 @@ extension PostgresDocumentWriter {
     /// Rows a points table's fill reads per transaction.
     static let pointsFillRows: Int64 = 20_000
 
-    /// Makes geo index `indexID`'s points table and fills it, then marks it
-    /// ready. Inside a transaction (start-up) it is one step; outside (a
+    /// Makes geo index `indexID`'s points table, fills it and builds its
+    /// k-nearest index, then marks it ready. Inside a transaction (start-up) it is one step; outside (a
     /// build while writes go on) the triggers come first, in a transaction
     /// of their own, and the fill runs a transaction per `pointsFillRows` rows.
     func buildPoints(_ layout: CollectionLayout, indexID: Int64, path: String, inTransaction: Bool) throws {
@@ -116,6 +115,8 @@ extension PostgresDocumentWriter {
             if inTransaction { try db.run(fill, [.int(from), .int(to)]) } else { try db.transaction { try db.run(fill, [.int(from), .int(to)]) } }
             from = to
         }
+        // After the fill: built sorted, not point by point.
+        try buildNearestIndex(tableID: layout.tableID, indexID: indexID, concurrently: !inTransaction)
         try db.run("UPDATE _indexes SET points = TRUE WHERE id = $1::bigint", [.int(indexID)])
         if !inTransaction { try db.execute("ANALYZE \(PostgresGeoPoints.table(tableID: layout.tableID, indexID: indexID))") }
     }
