@@ -42,7 +42,7 @@ extension PostgresDocumentReader {
         let points = PostgresGeoPoints.table(tableID: layout.tableID, indexID: id)
         if !nearestIndexes.contains(points) {
             let knn = PostgresGeoPoints.nearestIndex(tableID: layout.tableID, indexID: id)
-            if try db.first("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass($1::text)", [.text(knn)], { $0.bool(0) }) == true {
+            if try db.indexValidity(knn) == true {
                 nearestIndexes.insert(points)
             }
         }

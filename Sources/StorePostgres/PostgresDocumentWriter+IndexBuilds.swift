@@ -90,16 +90,15 @@ extension PostgresDocumentWriter {
     }
 
     private func isBuilt(_ names: [String]) throws -> Bool {
-        for name in names {
-            let valid = try db.first("""
-                SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass($1::text)
-                """, [.text(name)]) { $0.bool(0) ?? false }
-            if valid != true { return false }
-        }
-        return true
+        try names.allSatisfy { try db.indexValidity($0) == true }
     }
 
-    private func isInvalid(_ name: String) throws -> Bool {
-        try db.first("SELECT NOT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass($1::text)", [.text(name)]) { $0.bool(0) ?? false } ?? false
+    private func isInvalid(_ name: String) throws -> Bool { try db.indexValidity(name) == false }
+}
+
+extension PGConnection {
+    /// Whether index `name` is valid (false: a cut-short concurrent build left it), nil when there is none.
+    func indexValidity(_ name: String) throws -> Bool? {
+        try first("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass($1::text)", [.text(name)]) { $0.bool(0) } ?? nil
     }
 }

@@ -55,7 +55,7 @@ enum PostgresGeoPoints {
         "INSERT INTO \(points) (rid, x, y) \(select) ON CONFLICT (rid) DO UPDATE SET x = EXCLUDED.x, y = EXCLUDED.y"
     }
 
-    /// The k-nearest GiST index of a points table (on `earth`).
+    /// The k-nearest GiST index of a points table (on `plane`).
     static func nearestIndex(tableID: Int64, indexID: Int64) -> String { table(tableID: tableID, indexID: indexID) + "_near" }
 
     static func nearestIndexSQL(tableID: Int64, indexID: Int64) -> String {
@@ -99,9 +99,10 @@ extension PostgresDocumentWriter {
     static let pointsFillRows: Int64 = 20_000
 
     /// Makes geo index `indexID`'s points table, fills it and builds its
-    /// k-nearest index, then marks it ready. Inside a transaction (start-up) it is one step; outside (a
-    /// build while writes go on) the triggers come first, in a transaction
-    /// of their own, and the fill runs a transaction per `pointsFillRows` rows.
+    /// k-nearest index, then marks it ready. Inside a transaction (start-up)
+    /// it is one step; outside (a build while writes go on) the triggers come
+    /// first, in a transaction of their own, the fill runs a transaction per
+    /// `pointsFillRows` rows, and the index is built concurrently.
     func buildPoints(_ layout: CollectionLayout, indexID: Int64, path: String, inTransaction: Bool) throws {
         let components = path.split(separator: ".").map(String.init)
         let create = PostgresGeoPoints.createSQL(table: layout.table, tableID: layout.tableID, indexID: indexID, path: components)
@@ -124,8 +125,7 @@ extension PostgresDocumentWriter {
     /// Whether geo index `indexID`'s points table has a valid k-nearest index
     /// (a points table made before it has none; a cut-short concurrent build leaves an invalid one).
     func hasNearestIndex(tableID: Int64, indexID: Int64) throws -> Bool {
-        try db.first("SELECT i.indisvalid FROM pg_index i WHERE i.indexrelid = to_regclass($1::text)",
-                     [.text(PostgresGeoPoints.nearestIndex(tableID: tableID, indexID: indexID))]) { $0.bool(0) ?? false } ?? false
+        try db.indexValidity(PostgresGeoPoints.nearestIndex(tableID: tableID, indexID: indexID)) == true
     }
 
     /// Builds the k-nearest index of a filled points table made before it
