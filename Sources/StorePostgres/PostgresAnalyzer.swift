@@ -15,6 +15,13 @@ import Logging
 /// A skipped or failed pass is only a warning: autovacuum analyzes later,
 /// and the next doubling asks again. Tables due while one runs are queued
 /// once each; the thread starts at the first request.
+///
+/// A load also ends between doublings (at 1M rows, up to half the table is
+/// newer than the last pass): a table that took `settleCreates` creates or
+/// more since its last pass gets one more once no create has come for
+/// `settleQuiet` seconds, so the rows of a finished load are all-visible
+/// (a skip page's index-only scan reads no heap page) and counted in the
+/// statistics. A table written steadily is left to autovacuum.
 final class PostgresAnalyzer: @unchecked Sendable {
     private let url: String
     private let logger: Logger
@@ -24,9 +31,13 @@ final class PostgresAnalyzer: @unchecked Sendable {
     private var started = false
     /// Tables analyzed or skipped so far (tests wait on it).
     private var finished = 0
+    /// Creates per table since its last pass, and when the last came (monotonic seconds).
+    private var pending: [String: (creates: Int, last: Double)] = [:]
 
     static let lockTimeout = "1s"
     static let statementTimeout = "120s"
+    static let settleCreates = TableGrowth.first
+    static let settleQuiet = 2.0
 
     init(url: String, logger: Logger) {
         self.url = url
@@ -36,8 +47,25 @@ final class PostgresAnalyzer: @unchecked Sendable {
     /// Queues `tables` for ANALYZE; returns at once.
     func request(_ tables: [String]) {
         guard !tables.isEmpty else { return }
+        wake {
+            for table in tables where !waiting.contains(table) { waiting.append(table) }
+            for table in tables { pending[table] = nil }  // the pass asked for covers the creates so far
+        }
+    }
+
+    /// Counts a commit's creates per table, for the pass after a load (`settleQuiet`); returns at once.
+    func grew(_ creates: [String: Int]) {
+        guard !creates.isEmpty else { return }
+        let now = Self.seconds()
+        wake {
+            for (table, count) in creates { pending[table] = ((pending[table]?.creates ?? 0) + count, now) }
+        }
+    }
+
+    /// Runs `change` under the lock, signals the thread, and starts it the first time.
+    private func wake(_ change: () -> Void) {
         condition.lock()
-        for table in tables where !waiting.contains(table) { waiting.append(table) }
+        change()
         let start = !started
         started = true
         condition.signal()
@@ -46,6 +74,26 @@ final class PostgresAnalyzer: @unchecked Sendable {
             let thread = Thread { [self] in run() }
             thread.name = "analyze"
             thread.start()
+        }
+    }
+
+    private static func seconds() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+
+    /// The next table to analyze: one asked for, else one a load left quiet; waits for either (under `condition`).
+    private func nextTable() -> String {
+        while true {
+            if !waiting.isEmpty { return waiting.removeFirst() }
+            let now = Self.seconds()
+            let loaded = pending.filter { $0.value.creates >= Self.settleCreates }
+            if let (table, _) = loaded.first(where: { now - $0.value.last >= Self.settleQuiet }) {
+                pending[table] = nil
+                return table
+            }
+            if let next = loaded.map({ $0.value.last + Self.settleQuiet }).min() {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: max(0.01, next - now)))
+            } else {
+                condition.wait()
+            }
         }
     }
 
@@ -60,8 +108,7 @@ final class PostgresAnalyzer: @unchecked Sendable {
         var db: PGConnection?
         while true {
             condition.lock()
-            while waiting.isEmpty { condition.wait() }
-            let table = waiting.removeFirst()
+            let table = nextTable()
             condition.unlock()
             do {
                 if db == nil {

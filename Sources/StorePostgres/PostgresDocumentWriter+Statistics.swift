@@ -16,10 +16,19 @@ import Store
 struct TableGrowth {
     /// Creates since start per table, and the count at which to analyze next.
     private var created: [String: (count: Int, next: Int)] = [:]
+    /// Creates per table since `takeRecent` (the analyzer's quiet pass, `PostgresAnalyzer.grew`).
+    private var recent: [String: Int] = [:]
     static let first = 1_000
 
     mutating func add(_ table: String) {
         created[table, default: (0, Self.first)].count += 1
+        recent[table, default: 0] += 1
+    }
+
+    /// The creates per table since the last call.
+    mutating func takeRecent() -> [String: Int] {
+        defer { recent.removeAll(keepingCapacity: true) }
+        return recent
     }
 
     /// Tables due for ANALYZE; each one's next is twice its count now.
@@ -35,5 +44,6 @@ extension PostgresDocumentWriter {
     /// the analyzer (after a commit); returns at once.
     func analyzeGrownTables() {
         analyzer.request(growth.due())
+        analyzer.grew(growth.takeRecent())
     }
 }

@@ -326,3 +326,26 @@ def test_postgres_bulk_loads_are_analyzed_on_a_connection_of_their_own(world):
     assert analyzers == 1
     assert analyzed >= 3
     assert value("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'roostd-writer'") == 1
+
+
+def test_postgres_a_finished_load_gets_one_more_pass_once_quiet(world):
+    """The load's 1,000 creates after the last doubling's pass (at 2,000) get one more VACUUM (ANALYZE) once no
+    create has come for 2 s: every page is all-visible, so a skip page's index-only scan reads no heap page
+    (docs/POSTGRES-LISTS.md, Statistics). Autovacuum would wait for 1,400 inserts and a minute."""
+    if engine.name() != "postgresql":
+        pytest.skip("PostgreSQL's visibility map")
+    import time
+    d, _ = world
+
+    def state():
+        (pages, visible, vacuums), = engine.sql(d.data_dir, "SELECT p.relpages, p.relallvisible, s.vacuum_count FROM pg_class AS p"
+                                                " JOIN pg_stat_user_tables AS s ON s.relid = p.oid JOIN _collections AS c ON p.relname = 'c_' || c.id"
+                                                " WHERE c.name = ?", ("items",))
+        return int(pages), int(visible), int(vacuums)
+
+    deadline = time.monotonic() + 30
+    while (now := state())[1] < now[0] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    pages, visible, vacuums = now
+    assert pages > 0 and visible == pages, now
+    assert vacuums >= 3, now  # at 1,000 and 2,000 creates, then the quiet pass
