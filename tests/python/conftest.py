@@ -81,5 +81,5 @@ def pytest_collection_modifyitems(config, items):
         path = item.path
         if path.name in SERIAL_FILES or (path.parent.name == "drills" and path.name not in PARALLEL_DRILLS):
             item.add_marker(pytest.mark.serial)
-    if config.getoption("dist", "no") == "loadfile":
+    if hasattr(config, "workerinput"):                 # an xdist worker (xdist sets its `dist` option to "no")
         longest_first(items)
