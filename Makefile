@@ -98,9 +98,10 @@ test-roostkit:
 # time, each worker with its own roostd and PostgreSQL); the files that measure time,
 # memory or load (marked `serial` in tests/python/conftest.py) run afterwards, alone
 # (pytest's status 5, no test selected, is not a failure). Most API tests wait on the
-# daemons they start, so the workers outnumber the cores.
+# daemons they start, so the workers outnumber the cores. Files are handed out in the order
+# tests/python/conftest.py gives them (LONGEST_FIRST), not xdist's (most tests first).
 PYTEST_WORKERS ?= 3
-PYTEST_SPLIT    = -n $(PYTEST_WORKERS) --dist loadfile -m "not serial"
+PYTEST_SPLIT    = -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder -m "not serial"
 PYTEST_SQLITE   = ROOSTD=$(CURDIR)/.build/debug/roostd $(VENV)/bin/pytest -q
 PYTEST_PG       = ROOST_TEST_ENGINE=postgresql $(PYTEST_SQLITE)
 

@@ -16,6 +16,7 @@ from console_support import (  # skips this module without chromium and Selenium
     By,
     Select,
     browser,
+    click,
     console_errors,
     css,
     go,
@@ -260,7 +261,7 @@ def test_users_sessions_revoke_and_logs(signed_in, roost):
     go(driver, "users")
     css(driver, "#user-search").send_keys("caro")
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-user="{user_id}"]'))
-    css(driver, f'tr[data-user="{user_id}"] button').click()
+    click(driver, f'tr[data-user="{user_id}"] button')   # the search may render the row again meanwhile
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#sessions-table tr[data-session]")) == 1)
     shot(driver, "users")
     css(driver, "#revoke-all").click()
