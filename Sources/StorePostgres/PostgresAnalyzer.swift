@@ -18,10 +18,12 @@ import Logging
 ///
 /// A load also ends between doublings (at 1M rows, up to half the table is
 /// newer than the last pass): a table that took `settleCreates` creates or
-/// more since its last pass gets one more once no create has come for
-/// `settleQuiet` seconds, so the rows of a finished load are all-visible
-/// (a skip page's index-only scan reads no heap page) and counted in the
-/// statistics. A table written steadily is left to autovacuum.
+/// more since its last pass, and a tenth of the creates it took since start,
+/// gets one more once no create has come for `settleQuiet` seconds, so the
+/// rows of a finished load are all-visible (a skip page's index-only scan
+/// reads no heap page) and counted in the statistics. The tenth keeps a
+/// writer who pauses after every thousand creates from making a big table
+/// vacuumed every few seconds. A table written steadily is left to autovacuum.
 final class PostgresAnalyzer: @unchecked Sendable {
     private let url: String
     private let logger: Logger
@@ -31,8 +33,8 @@ final class PostgresAnalyzer: @unchecked Sendable {
     private var started = false
     /// Tables analyzed or skipped so far (tests wait on it).
     private var finished = 0
-    /// Creates per table since its last pass, and when the last came (monotonic seconds).
-    private var pending: [String: (creates: Int, last: Double)] = [:]
+    /// Creates per table since its last pass, the creates that earn a quiet pass, and when the last came (monotonic seconds).
+    private var pending: [String: (creates: Int, needed: Int, last: Double)] = [:]
 
     static let lockTimeout = "1s"
     static let statementTimeout = "120s"
@@ -54,11 +56,13 @@ final class PostgresAnalyzer: @unchecked Sendable {
     }
 
     /// Counts a commit's creates per table, for the pass after a load (`settleQuiet`); returns at once.
-    func grew(_ creates: [String: Int]) {
+    func grew(_ creates: [String: (recent: Int, total: Int)]) {
         guard !creates.isEmpty else { return }
         let now = Self.seconds()
         wake {
-            for (table, count) in creates { pending[table] = ((pending[table]?.creates ?? 0) + count, now) }
+            for (table, count) in creates {
+                pending[table] = ((pending[table]?.creates ?? 0) + count.recent, max(Self.settleCreates, count.total / 10), now)
+            }
         }
     }
 
@@ -84,7 +88,7 @@ final class PostgresAnalyzer: @unchecked Sendable {
         while true {
             if !waiting.isEmpty { return waiting.removeFirst() }
             let now = Self.seconds()
-            let loaded = pending.filter { $0.value.creates >= Self.settleCreates }
+            let loaded = pending.filter { $0.value.creates >= $0.value.needed }
             if let (table, _) = loaded.first(where: { now - $0.value.last >= Self.settleQuiet }) {
                 pending[table] = nil
                 return table

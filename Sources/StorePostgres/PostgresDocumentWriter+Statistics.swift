@@ -25,10 +25,10 @@ struct TableGrowth {
         recent[table, default: 0] += 1
     }
 
-    /// The creates per table since the last call.
-    mutating func takeRecent() -> [String: Int] {
+    /// The creates per table since the last call, and since start.
+    mutating func takeRecent() -> [String: (recent: Int, total: Int)] {
         defer { recent.removeAll(keepingCapacity: true) }
-        return recent
+        return recent.reduce(into: [:]) { out, entry in out[entry.key] = (entry.value, created[entry.key]?.count ?? entry.value) }
     }
 
     /// Tables due for ANALYZE; each one's next is twice its count now.
