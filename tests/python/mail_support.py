@@ -4,18 +4,13 @@ for the account mail tests: each message parsed, with its code and link."""
 import email
 import email.policy
 import re
-import socket
 import threading
 import time
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from roost_harness.paths import free_port
 
 
 class Mail:

@@ -24,8 +24,36 @@ def clean_env(**extra):
     return env
 
 
+# Ports below the kernel's ephemeral range (32768 and up), so neither a bind to
+# port 0 nor an outgoing connection takes one, split between pytest-xdist's
+# workers, so two tests running at once never pick the same port between the
+# pick and the bind (a port from bind(0) could be handed to another worker in
+# that window; a stand-in then served the other test's requests).
+_PORTS_PER_WORKER = 1500
+_PORTS_FIRST = 10000
+_next_port = None
+
+
+def _worker_index():
+    """pytest-xdist's worker number (gw3 -> 3); 14 for a run without workers."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    return int(worker[2:]) % 14 if worker.startswith("gw") and worker[2:].isdigit() else 14
+
+
 def free_port():
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port on 127.0.0.1 that nothing listens on right now, from this
+    worker's own range, not handed out before by this process (until the range wraps)."""
+    global _next_port
+    first = _PORTS_FIRST + _worker_index() * _PORTS_PER_WORKER
+    if _next_port is None:
+        _next_port = os.getpid() % _PORTS_PER_WORKER  # a restarted worker starts elsewhere in its range
+    for _ in range(_PORTS_PER_WORKER):
+        port = first + _next_port
+        _next_port = (_next_port + 1) % _PORTS_PER_WORKER
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {first}..{first + _PORTS_PER_WORKER - 1}")
