@@ -62,6 +62,7 @@ final class Catalog {
             );
             CREATE INDEX c_\(id)_created ON c_\(id)(created_at);
             \(Self.updatedIndexSQL(tableID: id));
+            \(Self.rowIndexSQL(tableID: id));
             CREATE TABLE x_\(id) (path TEXT NOT NULL, k INTEGER NOT NULL, v, rid INTEGER NOT NULL,
                                   PRIMARY KEY (path, k, v, rid)) WITHOUT ROWID;
             \(Self.aclTableSQL(tableID: id));
@@ -79,6 +80,13 @@ final class Catalog {
     /// The index that orders a collection's rows by `_updatedAt`.
     static func updatedIndexSQL(tableID: Int64) -> String {
         "CREATE INDEX IF NOT EXISTS c_\(tableID)_updated ON c_\(tableID)(updated_at)"
+    }
+
+    /// The row ids alone, in row order: a page far into the default order
+    /// (`skip`) steps over these small entries instead of the documents
+    /// (`ListPlan.Strategy.rowPage`).
+    static func rowIndexSQL(tableID: Int64) -> String {
+        "CREATE INDEX IF NOT EXISTS c_\(tableID)_rid ON c_\(tableID)(rid)"
     }
 
     /// The index that orders a collection's rows by the value index `path`,

@@ -117,6 +117,11 @@ extension DocumentReader {
         }
         let keyset = marks.map { " AND " + ListPlan.after(flat, $0) } ?? ""
         let condition = own + Self.visibleFirst(visible, "(\(filter.whereSQL))\(keyset)")
+        if query.skip > 0, condition == "(1)", flat.count == 1, let rowOrder = flat.first, rowOrder.sql == "d.rid" {
+            // Every row, in row order, far in: count the skipped rows off the row-id index.
+            return plan(.rowPage, from: table, [.init(condition: "SELECT rid FROM \(layout.table)",
+                                                      orderBy: "rid \(rowOrder.ascending ? "ASC" : "DESC")")])
+        }
         return plan(.scan, from: table, [.init(condition: condition, orderBy: ListPlan.orderBy(flat))])
     }
 

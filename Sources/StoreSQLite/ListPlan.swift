@@ -18,9 +18,14 @@ import Store
 ///   row order among the next `window` row ids (small rows of the points
 ///   table, stopping at the page), then, past the window, the R*Tree's
 ///   matches gathered and sorted (few, or the walk would have filled the page).
+/// - `rowPage`: a `skip` page of every row in row order: its row ids are
+///   counted off the row-id index (`Catalog.rowIndexSQL`), whose entries are a
+///   few bytes, then only the page's documents are read. Skipping over the
+///   table itself would read every skipped document.
 struct ListPlan {
     enum Strategy: String {
         case scan, lookup = "index-lookup", walk = "index-walk", nearest = "nearest-widening", geoWalk = "geo-walk"
+        case rowPage = "row-index-page"
     }
 
     struct Segment {
@@ -49,6 +54,10 @@ struct ListPlan {
     func sql(_ i: Int, limitParam: Int) -> String {
         let segment = segments[i]
         let order = segment.orderBy.isEmpty ? "" : " ORDER BY \(segment.orderBy)"
+        if strategy == .rowPage {
+            // `condition` is the row-id query the page is cut from.
+            return "\(select) \(from(i)) WHERE d.rid IN (\(segment.condition)\(order) LIMIT ?\(limitParam) OFFSET ?\(limitParam + 1))\(order)"
+        }
         return "\(select) \(from(i)) WHERE \(segment.condition)\(order) LIMIT ?\(limitParam) OFFSET ?\(limitParam + 1)"
     }
 

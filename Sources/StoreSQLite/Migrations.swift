@@ -265,6 +265,14 @@ public enum Migrations {
         // purging the user's data, revoking an Apple token), and the Apple
         // refresh token kept with its identity.
         Migration(21, AccountJobsSQL.migration),
+        // Each collection's row-id index (`Catalog.rowIndexSQL`), for `skip` pages
+        // in the default order. Built from the rows in order: about 3 s a million rows.
+        Migration(22, "", code: { db in
+            let ids = try db.prepare("SELECT id FROM _collections").rows { $0.int(0) }
+            for id in ids {
+                try db.exec(Catalog.rowIndexSQL(tableID: id))
+            }
+        }),
     ]
 
     /// Brings the database at `connection` up to the newest version.
