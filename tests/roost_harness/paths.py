@@ -25,35 +25,39 @@ def clean_env(**extra):
 
 
 # Ports below the kernel's ephemeral range (32768 and up), so neither a bind to
-# port 0 nor an outgoing connection takes one, split between pytest-xdist's
-# workers, so two tests running at once never pick the same port between the
-# pick and the bind (a port from bind(0) could be handed to another worker in
-# that window; a stand-in then served the other test's requests).
-_PORTS_PER_WORKER = 1500
+# port 0 nor an outgoing connection takes one, split into 16 ranges: one per
+# pytest-xdist worker (gw0…gw13) and one for each engine's run without workers
+# (`make test` runs SQLite's and PostgreSQL's serial parts side by side). Two
+# tests running at once never pick the same port between the pick and the bind:
+# a port from bind(0) could be handed to another worker in that window (a
+# stand-in then served another test's requests).
+_PORTS_PER_RANGE = 1400
 _PORTS_FIRST = 10000
 _next_port = None
 
 
-def _worker_index():
-    """pytest-xdist's worker number (gw3 -> 3); 14 for a run without workers."""
+def _range_index():
+    """This process's range: pytest-xdist's worker number (gw3 -> 3), else 14 (SQLite) or 15 (PostgreSQL)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    return int(worker[2:]) % 14 if worker.startswith("gw") and worker[2:].isdigit() else 14
+    if worker.startswith("gw") and worker[2:].isdigit():
+        return int(worker[2:]) % 14
+    return 15 if os.environ.get("ROOST_TEST_ENGINE") == "postgresql" else 14
 
 
 def free_port():
     """A TCP port on 127.0.0.1 that nothing listens on right now, from this
     worker's own range, not handed out before by this process (until the range wraps)."""
     global _next_port
-    first = _PORTS_FIRST + _worker_index() * _PORTS_PER_WORKER
+    first = _PORTS_FIRST + _range_index() * _PORTS_PER_RANGE
     if _next_port is None:
-        _next_port = os.getpid() % _PORTS_PER_WORKER  # a restarted worker starts elsewhere in its range
-    for _ in range(_PORTS_PER_WORKER):
+        _next_port = os.getpid() % _PORTS_PER_RANGE  # a restarted worker starts elsewhere in its range
+    for _ in range(_PORTS_PER_RANGE):
         port = first + _next_port
-        _next_port = (_next_port + 1) % _PORTS_PER_WORKER
+        _next_port = (_next_port + 1) % _PORTS_PER_RANGE
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
             return port
-    raise RuntimeError(f"no free port in {first}..{first + _PORTS_PER_WORKER - 1}")
+    raise RuntimeError(f"no free port in {first}..{first + _PORTS_PER_RANGE - 1}")
