@@ -70,9 +70,13 @@ def test_a_node_killed_mid_delivery_loses_it_to_another_node_after_the_lease(pai
     # A renewed its claim until it died: B could not take it before the lease passed.
     assert time.monotonic() - killed >= LEASE - 1
     assert len(receiver.requests) == 2 and receiver.requests[1][0]["webhook-id"] == webhook_id
-    rows = b.call("GET", "/admin/webhooks/deliveries", token=ADMIN_TOKEN).body
-    mine = [row for row in rows if row["webhookId"] == webhook_id]
-    assert [row["status"] for row in mine] == ["delivered"], rows
+    def recorded():
+        rows = b.call("GET", "/admin/webhooks/deliveries", token=ADMIN_TOKEN).body
+        mine = [row["status"] for row in rows if row["webhookId"] == webhook_id]
+        return mine if mine != ["pending"] else None
+
+    # the receiver answers before B records the outcome: wait for the record
+    assert wait_until(recorded, timeout=10) == ["delivered"], b.call("GET", "/admin/webhooks/deliveries", token=ADMIN_TOKEN).body
     # Nothing more arrives: the delivery is done, on one node.
     wait_until(lambda: False, timeout=2)
     assert len(receiver.requests) == 2

@@ -79,15 +79,15 @@ def test_message_alerts_reach_apns_and_fcm_over_one_reused_connection(world):
     assert len({r["conn"] for r in provider.requests if r["service"] == "apns"}) == 1
     assert len({r["conn"] for r in provider.requests if r["service"] == "fcm"}) == 1
     assert not provider.errors, provider.errors
-    time.sleep(0.5)
+    # the provider answers before roostd records the outcome: wait for the records
+    assert provider.wait_for(lambda p: len(roost.call("GET", "/admin/push/deliveries?status=delivered&limit=1000", token=ADMIN).body) == 42)
+    rows = roost.call("GET", "/admin/push/deliveries?status=delivered&limit=1000", token=ADMIN).body
     text = metrics(roost)
     assert 'roost_push_deliveries_total{outcome="delivered",provider="apns"} 21' in text \
         or 'roost_push_deliveries_total{provider="apns",outcome="delivered"} 21' in text, text
     # the console's data: deliveries per device
     d = devices(roost)
     assert d["phone-bob"]["deliveries"] == 21 and d["pixel-bob"]["deliveries"] == 21 and d["phone-carol"]["deliveries"] == 0
-    assert provider.wait_for(lambda p: len(roost.call("GET", "/admin/push/deliveries?status=delivered&limit=1000", token=ADMIN).body) == 42)
-    rows = roost.call("GET", "/admin/push/deliveries?status=delivered&limit=1000", token=ADMIN).body
     assert len(rows) == 42 and all(r["attempts"] == 1 for r in rows)
     # not for users or anonymous callers
     assert roost.call("GET", "/admin/push/devices", token=bob_token).status == 403
@@ -162,7 +162,11 @@ def test_token_hygiene_removes_only_dead_tokens(world):
     register(roost, bob_token, "phone-ok")
     message(roost, alice_token, bob, "one")
     assert provider.wait_for(lambda p: len(devices(roost)) == 5, timeout=20), (devices(roost), roost.log_text())
-    time.sleep(0.5)
+
+    def settled(d):  # each kept device's outcome recorded (the provider answers before roostd writes it)
+        return d if d["sandbox-dev"]["deliveries"] + d["fcm-payload"]["failures"] + d[f"gone-{past}"]["failures"] == 3 else None
+
+    provider.wait_for(lambda p: settled(devices(roost)), timeout=10)
     d = devices(roost)
     assert set(d) == {f"gone-{past}", "sandbox-dev", "sandbox-known", "fcm-payload", "phone-ok"}, d
     # BadDeviceToken was tried in both environments before the removal; the debug token moved to sandbox

@@ -12,6 +12,7 @@ import pytest
 
 from push_support import Provider, config, env, message, register, user
 from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
+from roost_harness.cluster import wait_until
 from roost_harness.paths import free_port
 from roost_harness.pki import make_pki
 
@@ -75,6 +76,14 @@ def deliveries(roost, status):
     return resp.body
 
 
+def recorded_delivered(roost, count):
+    """The `count` deliveries recorded delivered. The provider sees a push
+    before roostd writes its outcome, so this waits for the records."""
+    rows = wait_until(lambda: (lambda r: r if len(r) >= count else None)(deliveries(roost, "delivered")), timeout=10)
+    assert rows and len(rows) == count, deliveries(roost, "delivered")
+    return rows
+
+
 def test_apns_and_fcm_go_over_the_own_transport_without_libcurl(world):
     provider, roost = world()
     send(roost, *alice_and_bob(roost, PHONE, PIXEL), 5)
@@ -98,7 +107,7 @@ def test_a_server_without_http2_is_reached_through_libcurl(world):
     assert {r["http_version"] for r in provider.delivered("fcm")} == {"1.1"}
     assert {r["http_version"] for r in provider.delivered("apns")} == {"2"}
     assert loaded(roost, "libcurl")
-    assert all(r["attempts"] == 1 for r in deliveries(roost, "delivered"))
+    assert all(r["attempts"] == 1 for r in recorded_delivered(roost, 6))
 
 
 def test_a_connection_closed_while_idle_is_opened_again_without_a_failed_attempt(world):
@@ -114,8 +123,8 @@ def test_a_connection_closed_while_idle_is_opened_again_without_a_failed_attempt
     # a new connection for each round, and no push needed a second attempt
     assert len({r["conn"] for r in provider.requests if r["service"] == "apns"}) == 3
     assert len(provider.requests) == sent
-    rows = deliveries(roost, "delivered")
-    assert len(rows) == sent and all(r["attempts"] == 1 for r in rows)
+    rows = recorded_delivered(roost, sent)
+    assert all(r["attempts"] == 1 for r in rows)
 
 
 def other_ca(provider):
@@ -236,7 +245,7 @@ def test_a_server_allowing_few_streams_gets_no_more_at_once(world):
     # one connection, every push answered at its first attempt
     assert len({r["conn"] for r in provider.requests if r["service"] == "apns"}) == 1
     assert len(provider.requests) == 100
-    assert all(r["attempts"] == 1 for r in deliveries(roost, "delivered"))
+    assert all(r["attempts"] == 1 for r in recorded_delivered(roost, 100))
 
 
 def test_a_connection_idle_past_the_check_answers_a_ping_and_is_kept(world):
@@ -248,7 +257,7 @@ def test_a_connection_idle_past_the_check_answers_a_ping_and_is_kept(world):
     message(roost, alice_token, bob, "after")
     assert provider.wait_for(lambda p: len(p.delivered()) == 2), roost.log_text()
     assert len({r["conn"] for r in provider.requests}) == 1, "the connection that answered the PING was not kept"
-    assert all(r["attempts"] == 1 for r in deliveries(roost, "delivered"))
+    assert all(r["attempts"] == 1 for r in recorded_delivered(roost, 2))
 
 
 def test_an_unreachable_provider_does_not_hold_up_the_other(world):
