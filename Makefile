@@ -160,12 +160,13 @@ test-package-debug:
 	$(MAKE) test-package PACKAGE_FROM=debug
 
 # `make test` (CI): the build, the two parallel pytest parts one after the other (each keeps
-# both cores busy), then SQLite's serial part (one test at a time, mostly waiting out
-# throttles and timers) beside `swift test` (about one core, niced so the serial tests'
-# daemons come first) and then the package test (tests/together.sh), then PostgreSQL's
-# serial part alone. (29 Nov: with PostgreSQL's serial part beside those two as well, its
-# timing test of log-ins by unknown addresses failed once in three runs.) Alone, the same
-# parts are `make test-swift`, `test-python`, `test-python-postgresql` and `test-package-debug`.
+# both cores busy), then, side by side (tests/together.sh), the parts that leave the cores
+# mostly idle: SQLite's serial part and PostgreSQL's (one test at a time each, mostly waiting
+# out throttles and timers; each engine's run has its own ports) and `swift test` (about one
+# core, niced so the serial tests' daemons come first), then the package test. (PostgreSQL's
+# timing test of log-ins by unknown addresses once failed beside the others when it compared
+# minimums of four; it compares medians of eight interleaved pairs now.) Alone, the same parts
+# are `make test-swift`, `test-python`, `test-python-postgresql` and `test-package-debug`.
 SERIAL_SQLITE = $(PYTEST_SQLITE) -m serial tests/python tests/drills || [ $$? -eq 5 ]
 SERIAL_PG     = $(PYTEST_PG) -m serial $(ENGINE_SUITE) || [ $$? -eq 5 ]
 
@@ -174,8 +175,8 @@ test: build $(VENV)/.ready
 	$(PYTEST_SQLITE) $(PYTEST_SPLIT) tests/python tests/drills
 	$(PYTEST_PG) $(PYTEST_SPLIT) $(ENGINE_SUITE)
 	sh tests/together.sh "SQLite, serial part" '$(SERIAL_SQLITE)' \
+	  "PostgreSQL, serial part" '$(SERIAL_PG)' \
 	  "swift test, then the packages" 'nice -n 10 swift test --skip-build && $(MAKE) test-package PACKAGE_FROM=debug'
-	$(SERIAL_PG)
 
 # Reliability drills (tests/drills, loopback only, about 6 minutes): kill -9 under
 # load, a hostile-input corpus, slowloris, schemathesis. Each prints one summary

@@ -17,7 +17,7 @@ NOTES = "livenotes"
 CONFIG = f"""\
 # The load comes from one machine, one caller: rate limits off (test_rate_limits.py tests them).
 rate_limits: off
-password_cost: interactive
+password_cost: owasp
 hash_concurrency: 2
 admin_token: {ADMIN_TOKEN}
 live_heartbeat: 1

@@ -39,7 +39,7 @@ from .webhook_receiver import Receiver, deliveries, delivery_metrics, sign_up, w
 CONFIG = """\
 # The load comes from one machine, one caller: rate limits off (test_rate_limits.py tests them).
 rate_limits: off
-password_cost: interactive
+password_cost: owasp
 """
 
 

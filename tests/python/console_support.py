@@ -23,7 +23,7 @@ if not (pathlib.Path(CHROMIUM).exists() and pathlib.Path(CHROMEDRIVER).exists())
     pytest.skip("needs Debian's chromium and chromium-driver (make deps installs them)", allow_module_level=True)
 
 # Webhooks to a closed loopback port, retried once after 0.2 s: dead at once.
-CONFIG = f"""password_cost: interactive
+CONFIG = f"""password_cost: owasp
 admin_token: {ADMIN}
 default_permission: shared
 files_permission: shared

@@ -92,7 +92,7 @@ class MailBox:
 
 
 def config(smtp_url, **extra):
-    lines = {"default_permission": "public", "password_cost": "interactive", "hash_concurrency": 2,
+    lines = {"default_permission": "public", "password_cost": "owasp", "hash_concurrency": 2,
              "smtp_url": smtp_url, "smtp_tls": "off", "smtp_from": "noreply@roost.test", "app_name": "Watercooler",
              "admin_token": "roost-test-admin-token-0123456789abcdef"}
     lines.update(extra)

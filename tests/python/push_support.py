@@ -355,7 +355,7 @@ class Provider:
 
 def config(provider, extra="", push_extra="", schedule="[0.2, 0.3, 0.5, 1, 1]"):
     """roostd's configuration: both providers pointed at the stand-ins, credentials from files."""
-    return f"""password_cost: interactive
+    return f"""password_cost: owasp
 admin_token: {ADMIN}
 push:
   ca_file: {provider.tmp / "ca.pem"}

@@ -22,7 +22,7 @@ PW = "correct horse battery"
 
 
 def cfg(issuer, tokens, key_file):
-    return (f"password_cost: interactive\nadmin_token: {ADMIN}\n"
+    return (f"password_cost: owasp\nadmin_token: {ADMIN}\n"
             "oidc_providers:\n"
             f"  apple: {{issuer: '{issuer.url}', jwks_url: '{issuer.url}/jwks', client_ids: [com.example.app, com.example.web],\n"
             f"           team_id: {TEAM_ID}, key_id: {KEY_ID}, private_key_file: '{key_file}', token_endpoint: '{tokens.url}'}}\n")
@@ -138,7 +138,7 @@ def test_a_malformed_code_is_refused(world, code):
 
 def test_without_token_settings_the_code_is_ignored():
     issuer, tokens = Issuer(), AppleTokens()
-    conf = (f"password_cost: interactive\nadmin_token: {ADMIN}\noidc_providers:\n"
+    conf = (f"password_cost: owasp\nadmin_token: {ADMIN}\noidc_providers:\n"
             f"  apple: {{issuer: '{issuer.url}', jwks_url: '{issuer.url}/jwks', client_ids: [com.example.app]}}\n")
     with tempfile.TemporaryDirectory() as tmp:
         d = Roostd(tmp, conf).start()

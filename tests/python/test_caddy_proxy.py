@@ -21,7 +21,7 @@ import pytest
 from roost_harness import Roostd, clean_env, free_port, remote_in_access_log, send_json
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "etc" / "caddy" / "Caddyfile"
-ROOST_CONFIG = 'password_cost: interactive\ntrusted_proxies: ["127.0.0.1"]\nforwarded_header: X-Forwarded-For\n'
+ROOST_CONFIG = 'password_cost: owasp\ntrusted_proxies: ["127.0.0.1"]\nforwarded_header: X-Forwarded-For\n'
 SPOOFS = [  # what a client may send to pick its address; none may work
     {"X-Forwarded-For": "6.6.6.6"},
     {"X-Forwarded-For": "127.0.0.1, 6.6.6.6"},

@@ -19,7 +19,7 @@ BUDGET_MS = 100
 @pytest.fixture(scope="module")
 def big():
     with tempfile.TemporaryDirectory(prefix="roost-console-scale-") as tmp:
-        roost = Roostd(tmp, f"admin_token: {ADMIN}\npassword_cost: interactive\n").start()
+        roost = Roostd(tmp, f"admin_token: {ADMIN}\npassword_cost: owasp\n").start()
         try:
             assert roost.call("POST", "/big", {"_id": "first", "n": 0, "title": "row 0"}, token=ADMIN).status == 201
         finally:

@@ -40,7 +40,7 @@ def config(receivers):
       secret: {SECRET}
       events: [hooked.created]
 """ for i, r in enumerate(receivers))
-    return f"""password_cost: interactive
+    return f"""password_cost: owasp
 hash_concurrency: 2
 admin_token: {ADMIN_TOKEN}
 default_permission: public

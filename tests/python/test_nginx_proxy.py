@@ -41,7 +41,7 @@ def site_config(roost_port, http_port, https_port, cert, key, access_log):
 
 @pytest.fixture
 def stack(tmp_path, pki):  # noqa: F811
-    roost = Roostd(tmp_path, config='password_cost: interactive\ntrusted_proxies: ["127.0.0.1"]\n').start()
+    roost = Roostd(tmp_path, config='password_cost: owasp\ntrusted_proxies: ["127.0.0.1"]\n').start()
     http_port, https_port = free_port(), free_port()
     (tmp_path / "site.conf").write_text(site_config(roost.port, http_port, https_port, pki / "first.pem", pki / "first.key",
                                                        tmp_path / "roost.access.log"))

@@ -172,7 +172,7 @@ def test_live_file_flow_is_documented(spec):
 
 def test_live_file_access_errors_are_documented(spec):
     """With the default `files_permission: shared`: anonymous 401, someone else's delete 403."""
-    with running_roostd("password_cost: interactive\n") as d:
+    with running_roostd("password_cost: owasp\n") as d:
         def call(method, url, template, **kw):
             return _check_file_response(spec, template, method, d.call(method, url, **kw))
         assert call("POST", "/files", "/files", raw_body=b"hi", headers={"Content-Type": "text/plain"}).status == 401

@@ -20,7 +20,7 @@ from roost_harness import Roostd, free_port, remote_in_access_log
 
 SIGNATURE = b"\r\n\r\n\x00\r\nQUIT\n"
 # header_timeout bounds the PROXY header and the request head together (default 10 s).
-CONFIG = 'password_cost: interactive\nhash_concurrency: 2\ntrusted_proxies: ["127.0.0.1"]\nheader_timeout: 5\n'
+CONFIG = 'password_cost: owasp\nhash_concurrency: 2\ntrusted_proxies: ["127.0.0.1"]\nheader_timeout: 5\n'
 
 
 def v1(client, family="TCP4", destination="10.0.0.1"):

@@ -37,7 +37,7 @@ def config(scripts_dir, receiver_url=None, events=("*",), extra=""):
       secret: {SECRET}
       events: [{", ".join(events)}]
 """
-    return f"""password_cost: interactive
+    return f"""password_cost: owasp
 admin_token: {ADMIN}
 default_permission: public
 scripts_dir: {scripts_dir}

@@ -93,7 +93,7 @@ def user(roost, username):
 
 
 def config(receiver_url, events=("message.created",), fmt="standard", schedule="[0.2, 0.3, 0.5, 1, 1]", extra=""):
-    return f"""password_cost: interactive
+    return f"""password_cost: owasp
 admin_token: {ADMIN}
 webhooks:
   retry_schedule: {schedule}
