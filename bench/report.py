@@ -135,10 +135,13 @@ SIZES = ("10k", "100k", "1M")
 TARGETS += [("scale.%s" % k, 22, "query scaling: " + label, "%s1M cost ≤ 2× 10k's" % (
     "≥ %d× PocketBase at each size; " % x if x else "") if cost else "≥ %d× PocketBase at each size" % x,
     "scale", ("scale", x, cost)) for k, label, x, cost in SCALE]
-# #42: the same shapes on PostgreSQL, their own figures (`scale_pg.…`): every index-served shape ≥ PocketBase at each size
-SCALE_PG = [(key, label, 1 if minimum else None, cost) for key, label, minimum, cost in SCALE]
+# #42: the same shapes on PostgreSQL, their own figures (`scale_pg.…`): "every index-served shape ≥ PocketBase at
+# each size, and its 1M cost within 2× of its 10k cost". A skip page is not index-served (offset paging counts off
+# every skipped row, in any engine; bench/scale_shapes.py marks it so): shown beside PocketBase, not judged.
+SCALE_PG = [(key, label, 1 if minimum and cost else None, cost) for key, label, minimum, cost in SCALE]
 TARGETS += [("scale_pg.%s" % k, 42, "query scaling: %s on PostgreSQL" % label, "%s1M cost ≤ 2× 10k's" % (
-    "≥ PocketBase at each size; " if x else "") if cost else "≥ PocketBase at each size",
+    "≥ PocketBase at each size; " if x else "") if cost else
+    "none: not index-served (O(skip)); #42 judges the index-served shapes",
     "scale", ("scale", x, cost)) for k, label, x, cost in SCALE_PG]
 NOT_MEASURED = []
 # a few figures a benchmark, for the history (newest run first)
@@ -242,8 +245,9 @@ def scale_row(t):
     for size in SIZES:
         f = figs.get(size)
         cells.append("%s %s" % (size, num(f["value"]) if f else "–"))
-        if minimum:
+        if minimum or (f and f.get("ratio") is not None):
             ratios.append("%.1f×" % f["ratio"] if f and f.get("ratio") is not None else "–")
+        if minimum:
             oks.append(None if not f or f.get("ratio") is None else f["ratio"] >= minimum)
     if cost and "cost" in figs:
         oks.append(figs["cost"]["value"] <= 2)

@@ -61,7 +61,7 @@ ADMIN_TOKEN = "strict-admin-token-0123456789abcdef"
 CONFIG = """\
 default_permission: public
 admin_token: strict-admin-token-0123456789abcdef
-password_cost: interactive
+password_cost: owasp
 hash_concurrency: 2
 trusted_proxies: ["127.0.0.1"]
 max_connections_per_address: 2
