@@ -161,39 +161,28 @@ test-package-debug:
 	$(MAKE) test-package PACKAGE_FROM=debug
 
 # `make test` (CI): the build, the two parallel pytest parts one after the other (each keeps
-# both cores busy), then, side by side (tests/together.sh), the parts that leave the cores
-# mostly idle, in three lanes of about equal length (measured: 380-440 s each):
-#   1. SQLite's serial part, but for the files the other lanes take;
-#   2. PostgreSQL's serial part, then SQLite's SERIAL_SQLITE_LANE2 (in the port range
-#      PostgreSQL's run had), then the package test;
-#   3. `swift test` (about one core, niced so the serial tests' daemons come first), then
-#      SQLite's SERIAL_SQLITE_LANE3 (in a port range no worker uses).
-# A serial run is one test at a time, mostly waiting out throttles and timers. The Swift tests
-# run as two processes, the RoostKit suite against a real roostd second: in one process the
-# two cooperative threads of a two-core machine were shared with 420 other tests and the
-# whole run took 340-390 s, against 150 s and 55 s apart (alone; about 235 s and 125 s here,
-# niced beside the serial lanes). (PostgreSQL's timing test of log-ins by unknown addresses
-# once failed beside the others when it compared minimums of four; it compares medians of
-# eight interleaved pairs now.) Alone, the same parts are `make test-swift`, `test-python`,
-# `test-python-postgresql` and `test-package-debug`.
-SERIAL_SQLITE_LANE2 = tests/python/test_live_bounds.py tests/python/test_resolve_bounds.py
-SERIAL_SQLITE_LANE3 = tests/python/test_rate_limits.py tests/python/test_http_strict.py
-SERIAL_SQLITE       = $(PYTEST_SQLITE) -m serial tests/python tests/drills || [ $$? -eq 5 ]
-SERIAL_PG           = $(PYTEST_PG) -m serial $(ENGINE_SUITE) || [ $$? -eq 5 ]
-LANE1 = $(PYTEST_SQLITE) -m serial $(addprefix --ignore=,$(SERIAL_SQLITE_LANE2) $(SERIAL_SQLITE_LANE3)) tests/python tests/drills
-LANE2 = ( $(SERIAL_PG) ) && ROOST_TEST_PORT_RANGE=15 $(PYTEST_SQLITE) -m serial $(SERIAL_SQLITE_LANE2) \
-	&& $(MAKE) test-package PACKAGE_FROM=debug
-LANE3 = nice -n 10 swift test --skip-build --skip RoostKitIntegrationTests \
-	&& nice -n 10 swift test --skip-build --filter RoostKitIntegrationTests \
-	&& ROOST_TEST_PORT_RANGE=13 $(PYTEST_SQLITE) -m serial $(SERIAL_SQLITE_LANE3)
+# both cores busy), then SQLite's serial part (one test at a time, mostly waiting out
+# throttles and timers) beside `swift test` (niced, so the serial tests' daemons come first)
+# and the package test (tests/together.sh), then PostgreSQL's serial part alone. The Swift
+# tests run as two processes, the RoostKit suite against a real roostd second: in one process
+# the two cooperative threads of a two-core machine were shared with 420 other tests and the
+# whole run took 340-390 s, against 150 s and 55 s apart. (29 Nov: with PostgreSQL's serial
+# part, or part of SQLite's, in a lane of its own beside those, log-ins during the sign-up
+# flood test took over 2.5 s when both engines' floods met, and the idle-connection limit test
+# failed; so PostgreSQL's serial part runs alone.) Alone, the same parts are `make
+# test-swift`, `test-python`, `test-python-postgresql` and `test-package-debug`.
+SERIAL_SQLITE = $(PYTEST_SQLITE) -m serial tests/python tests/drills || [ $$? -eq 5 ]
+SERIAL_PG     = $(PYTEST_PG) -m serial $(ENGINE_SUITE) || [ $$? -eq 5 ]
+SWIFT_TESTS   = nice -n 10 swift test --skip-build --skip RoostKitIntegrationTests \
+	&& nice -n 10 swift test --skip-build --filter RoostKitIntegrationTests
 
 test: build $(VENV)/.ready
 	swift build --build-tests
 	$(PYTEST_SQLITE) $(PYTEST_SPLIT) tests/python tests/drills
 	$(PYTEST_PG) $(PYTEST_SPLIT) $(ENGINE_SUITE)
-	sh tests/together.sh "1. SQLite, serial part" '$(LANE1)' \
-	  "2. PostgreSQL, serial part; SQLite, $(notdir $(SERIAL_SQLITE_LANE2)); the packages" '$(LANE2)' \
-	  "3. swift test; SQLite, $(notdir $(SERIAL_SQLITE_LANE3))" '$(LANE3)'
+	sh tests/together.sh "SQLite, serial part" '$(SERIAL_SQLITE)' \
+	  "swift test, then the packages" '$(SWIFT_TESTS) && $(MAKE) test-package PACKAGE_FROM=debug'
+	$(SERIAL_PG)
 
 # Reliability drills (tests/drills, loopback only, about 6 minutes): kill -9 under
 # load, a hostile-input corpus, slowloris, schemathesis. Each prints one summary
