@@ -32,6 +32,7 @@ from hypercorn.asyncio import serve
 from hypercorn.config import Config
 
 from roost_harness import ADMIN_TOKEN as ADMIN, Roostd, free_port
+from roost_harness.cluster import wait_until
 from roost_harness.pki import make_pki
 
 KEY_ID = "KEY1234567"
@@ -445,6 +446,18 @@ def message(roost, token, to, text):
     resp = roost.call("POST", "/messages", {"recipientId": to, "text": text}, token)
     assert resp.status == 201, resp.body
     return resp.body
+
+
+def recorded_delivered(roost, count, timeout=10):
+    """The `count` pushes recorded delivered (the admin API's rows). A provider sees a push
+    before roostd commits its outcome, so a test that checks the records waits for them here;
+    more than `count` fails."""
+    def rows():
+        body = roost.call("GET", "/admin/push/deliveries?status=delivered&limit=1000", token=ADMIN).body
+        return body if len(body) >= count else None
+    found = wait_until(rows, timeout=timeout)
+    assert found and len(found) == count, roost.call("GET", "/admin/push/deliveries?status=delivered&limit=1000", token=ADMIN).body
+    return found
 
 
 def metrics(roost):

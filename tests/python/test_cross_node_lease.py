@@ -14,7 +14,7 @@ from roost_harness import ADMIN_TOKEN
 from roost_harness.cluster import Cluster, wait_until
 from roost_harness.postgres import postgres_cluster  # noqa: F401 (fixture)
 from roost_harness.s3 import MotoS3
-from webhook_support import SECRET, Receiver
+from webhook_support import SECRET, Receiver, recorded_delivery
 
 LEASE = 10
 
@@ -70,13 +70,9 @@ def test_a_node_killed_mid_delivery_loses_it_to_another_node_after_the_lease(pai
     # A renewed its claim until it died: B could not take it before the lease passed.
     assert time.monotonic() - killed >= LEASE - 1
     assert len(receiver.requests) == 2 and receiver.requests[1][0]["webhook-id"] == webhook_id
-    def recorded():
-        rows = b.call("GET", "/admin/webhooks/deliveries", token=ADMIN_TOKEN).body
-        mine = [row["status"] for row in rows if row["webhookId"] == webhook_id]
-        return mine if mine != ["pending"] else None
-
-    # the receiver answers before B records the outcome: wait for the record
-    assert wait_until(recorded, timeout=10) == ["delivered"], b.call("GET", "/admin/webhooks/deliveries", token=ADMIN_TOKEN).body
+    rows = recorded_delivery(b, webhook_id)
+    mine = [row for row in rows if row["webhookId"] == webhook_id]
+    assert [row["status"] for row in mine] == ["delivered"], rows
     # Nothing more arrives: the delivery is done, on one node.
     wait_until(lambda: False, timeout=2)
     assert len(receiver.requests) == 2

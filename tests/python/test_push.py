@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from push_support import REGISTERED, Provider, config, device_name, env, message, metrics, register, unmask, user
+from push_support import REGISTERED, Provider, config, device_name, env, message, metrics, recorded_delivered, register, unmask, user
 from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
 
 
@@ -79,9 +79,7 @@ def test_message_alerts_reach_apns_and_fcm_over_one_reused_connection(world):
     assert len({r["conn"] for r in provider.requests if r["service"] == "apns"}) == 1
     assert len({r["conn"] for r in provider.requests if r["service"] == "fcm"}) == 1
     assert not provider.errors, provider.errors
-    # the provider answers before roostd records the outcome: wait for the records
-    assert provider.wait_for(lambda p: len(roost.call("GET", "/admin/push/deliveries?status=delivered&limit=1000", token=ADMIN).body) == 42)
-    rows = roost.call("GET", "/admin/push/deliveries?status=delivered&limit=1000", token=ADMIN).body
+    rows = recorded_delivered(roost, 42)
     text = metrics(roost)
     assert 'roost_push_deliveries_total{outcome="delivered",provider="apns"} 21' in text \
         or 'roost_push_deliveries_total{provider="apns",outcome="delivered"} 21' in text, text

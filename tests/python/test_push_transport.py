@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from push_support import Provider, config, env, message, register, user
+from push_support import Provider, config, env, message, recorded_delivered, register, user
 from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
-from roost_harness.cluster import wait_until
 from roost_harness.paths import free_port
 from roost_harness.pki import make_pki
 
@@ -74,14 +73,6 @@ def deliveries(roost, status):
     resp = roost.call("GET", f"/admin/push/deliveries?status={status}&limit=1000", token=ADMIN)
     assert resp.status == 200, resp.body
     return resp.body
-
-
-def recorded_delivered(roost, count):
-    """The `count` deliveries recorded delivered. The provider sees a push
-    before roostd writes its outcome, so this waits for the records."""
-    rows = wait_until(lambda: (lambda r: r if len(r) >= count else None)(deliveries(roost, "delivered")), timeout=10)
-    assert rows and len(rows) == count, deliveries(roost, "delivered")
-    return rows
 
 
 def test_apns_and_fcm_go_over_the_own_transport_without_libcurl(world):

@@ -6,20 +6,7 @@ import tempfile
 import time
 
 from roost_harness import ADMIN_TOKEN as ADMIN, Roostd
-from roost_harness.cluster import wait_until
-from webhook_support import Receiver, config, user
-
-
-def recorded_delivered(roost):
-    """The admin API's deliveries once the newest is recorded delivered: the
-    receiver sees its 200 before roostd writes the outcome, so a test that
-    checks the record right after the receiver's answer must wait for it."""
-    def rows():
-        body = roost.call("GET", "/admin/webhooks/deliveries", token=ADMIN).body
-        return body if body and body[0]["status"] == "delivered" else None
-    found = wait_until(rows, timeout=10)
-    assert found, roost.call("GET", "/admin/webhooks/deliveries", token=ADMIN).body
-    return found
+from webhook_support import Receiver, config, recorded_delivery, user
 
 
 def message(roost, token, to, text):
@@ -41,7 +28,7 @@ def test_message_webhook_is_signed_and_carries_profile_and_tokens():
             assert roost.call("POST", "/messages", {"recipientId": bob, "senderId": bob, "text": "x"}, alice_token).status == 403
             sent = message(roost, alice_token, bob, "hello bob")
             assert receiver.wait_for(lambda r: len(r.accepted()) == 1), roost.log_text()
-            rows = recorded_delivered(roost)
+            rows = recorded_delivery(roost)
             time.sleep(0.3)
             assert len(receiver.requests) == 1
             webhook_id, payload = receiver.accepted()[0]
@@ -77,7 +64,7 @@ def test_retries_after_receiver_errors_with_the_same_id():
             assert len(receiver.requests) == 4 and len(ids) == 1
             statuses = [s for _, _, s, _ in receiver.requests]
             assert statuses == [500, 503, 429, 200]
-            rows = recorded_delivered(roost)
+            rows = recorded_delivery(roost)
             detail = roost.call("GET", f"/admin/webhooks/deliveries/{rows[0]['id']}", token=ADMIN).body
             assert [a["status"] for a in detail["attemptLog"]] == [500, 503, 429, 200]
         finally:

@@ -10,6 +10,7 @@ import time
 from standardwebhooks.webhooks import Webhook
 
 from roost_harness import ADMIN_TOKEN as ADMIN, free_port
+from roost_harness.cluster import wait_until
 
 SECRET = "whsec_" + base64.b64encode(b"roost-test-signing-key-32-bytes!").decode()
 
@@ -84,6 +85,19 @@ class Receiver:
                 return True
             time.sleep(0.05)
         return False
+
+
+def recorded_delivery(node, webhook_id=None, timeout=10):
+    """The admin API's deliveries once the newest (or the one with `webhook_id`) is no longer
+    pending. A receiver sees its own answer before roostd commits the outcome, so a test that
+    checks the record right after the receiver's answer waits for it here."""
+    def rows():
+        body = node.call("GET", "/admin/webhooks/deliveries", token=ADMIN).body
+        mine = [r for r in body if webhook_id is None or r["webhookId"] == webhook_id][:1]
+        return body if mine and mine[0]["status"] != "pending" else None
+    found = wait_until(rows, timeout=timeout)
+    assert found, node.call("GET", "/admin/webhooks/deliveries", token=ADMIN).body
+    return found
 
 
 def user(roost, username):

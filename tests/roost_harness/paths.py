@@ -37,12 +37,7 @@ _next_port = None
 
 
 def _range_index():
-    """This process's range: pytest-xdist's worker number (gw3 -> 3), else 14 (SQLite) or 15 (PostgreSQL),
-    unless ROOST_TEST_PORT_RANGE names one (`make test` runs a second SQLite serial run in PostgreSQL's
-    range once that run has ended)."""
-    named = os.environ.get("ROOST_TEST_PORT_RANGE", "")
-    if named.isdigit() and int(named) < 16:
-        return int(named)
+    """This process's range: pytest-xdist's worker number (gw3 -> 3), else 14 (SQLite) or 15 (PostgreSQL)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     if worker.startswith("gw") and worker[2:].isdigit():
         return int(worker[2:]) % 14
