@@ -38,10 +38,6 @@ extension PostgresDocumentWriter {
         }
     }
 
-    public func nextAccountJobDue() throws -> Int64? {
-        try db.first("SELECT min(due_at) FROM _account_jobs") { $0.int(0) } ?? nil
-    }
-
     public func finishAccountJob(id: Int64, attempts: Int, retryAt: Int64?, error: String?) throws {
         guard let retryAt else { return try db.run("DELETE FROM _account_jobs WHERE id = $1::bigint", [.int(id)]) }
         try db.run("UPDATE _account_jobs SET attempts = $2::integer, due_at = $3::bigint, last_error = $4::text WHERE id = $1::bigint",

@@ -159,10 +159,6 @@ extension PostgresDocumentWriter {
         }
     }
 
-    public func nextMailDue() throws -> Int64? {
-        try db.first("SELECT min(next_attempt_at) FROM _mail_outbox WHERE status = 'pending'") { $0.int(0) } ?? nil
-    }
-
     public func recordMail(rid: Int64, attempt: Int, error: String?, outcome: MailOutcome) throws {
         let now = Outbox.nowMilliseconds()
         switch outcome {

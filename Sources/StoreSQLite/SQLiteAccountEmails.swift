@@ -151,11 +151,6 @@ extension DocumentWriter {
         return jobs
     }
 
-    /// When the next pending message is due (ms), if any.
-    public func nextMailDue() throws -> Int64? {
-        try db.prepare("SELECT min(next_attempt_at) FROM _mail_outbox WHERE status = 'pending'").firstRow { $0.isNull(0) ? nil : $0.int(0) } ?? nil
-    }
-
     public func recordMail(rid: Int64, attempt: Int, error: String?, outcome: MailOutcome) throws {
         let now = Outbox.nowMilliseconds()
         switch outcome {

@@ -37,10 +37,6 @@ extension DocumentWriter {
         return jobs
     }
 
-    public func nextAccountJobDue() throws -> Int64? {
-        try db.prepare("SELECT min(due_at) FROM _account_jobs").firstRow { $0.isNull(0) ? nil : $0.int(0) } ?? nil
-    }
-
     public func finishAccountJob(id: Int64, attempts: Int, retryAt: Int64?, error: String?) throws {
         guard let retryAt else { return try db.prepare("DELETE FROM _account_jobs WHERE id = ?1").run([.int(id)]) }
         try db.prepare("UPDATE _account_jobs SET attempts = ?2, due_at = ?3, last_error = ?4 WHERE id = ?1")

@@ -1,6 +1,8 @@
 """The admin API's one gate: a caller that is not the admin is refused on a
 reader, before any writer work (the write-operation counter does not move),
 and admin answers are never cached."""
+import time
+
 import pytest
 
 from drills.live_paths import metric
@@ -22,7 +24,23 @@ WRITES = [("POST", "/admin/webhooks/endpoints", {"name": "x", "url": "http://127
 @pytest.fixture(scope="module")
 def roost():
     with running_roostd(CONFIG) as d:
+        settle(d)
         yield d
+
+
+def settle(d, quiet=1.5, limit=15.0):
+    """Waits out the start-up's own writer jobs (the rule re-stamper's first
+    pass): the counter must stand still for `quiet` seconds. An idle daemon
+    takes no writer job after that (the mail and account-job queues are
+    looked at on a reader)."""
+    deadline = time.monotonic() + limit
+    last, since = metric(d.port, "roost_write_operations_total"), time.monotonic()
+    while time.monotonic() - since < quiet:
+        assert time.monotonic() < deadline, "an idle roostd keeps taking writer jobs"
+        time.sleep(0.1)
+        now = metric(d.port, "roost_write_operations_total")
+        if now != last:
+            last, since = now, time.monotonic()
 
 
 @pytest.mark.parametrize("who", ["anonymous", "user"])

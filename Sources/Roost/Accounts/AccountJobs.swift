@@ -59,16 +59,14 @@ final class AccountJobs: @unchecked Sendable {
 
     /// One look at the queue: performs what is due; the milliseconds to sleep (0: look again at once).
     private func pass() -> Int64 {
+        if let sleep = MailOutbox.sleepUntilDue(pools, logger: logger, { try $0.nextAccountJobDue() }) { return sleep }
         let claimed = MailOutbox.onWriter(pools) { writer in
-            (try writer.claimAccountJobs(nowMilliseconds: Outbox.nowMilliseconds(), leaseMilliseconds: Self.lease, limit: 4),
-             try writer.nextAccountJobDue())
+            try writer.claimAccountJobs(nowMilliseconds: Outbox.nowMilliseconds(), leaseMilliseconds: Self.lease, limit: 4)
         }
         switch claimed {
-        case .success(let (jobs, next)):
+        case .success(let jobs):
             for job in jobs where !isStopped { perform(job) }
-            if !jobs.isEmpty { return 0 }
-            guard let next else { return 1000 }
-            return max(5, min(1000, next - Outbox.nowMilliseconds()))
+            return jobs.isEmpty ? 5 : 0
         case .failure(let error):
             logger.warning("the account jobs cannot be read", metadata: ["error": "\(error)"])
             return 1000

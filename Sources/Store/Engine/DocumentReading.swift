@@ -9,6 +9,7 @@ public typealias DocumentReading = ReaderConnection
     & AccountsReading & FilesReading
     & WebhooksReading & PushReading
     & AdminReading & RolesReading & CollectionSettingsReading
+    & QueueDueReading
 
 /// Where a session token is looked up: a reader, or the writer inside its transaction.
 public protocol SessionLookup: AnyObject {

@@ -82,20 +82,19 @@ final class MailOutbox: @unchecked Sendable {
     private func pass(pools: StorePools, sender: SMTPSender) -> Int64 {
         let batch = 16
         let lease = Int64(settings.smtpTimeout + 10) * 1000 * Int64(batch)
+        if let sleep = Self.sleepUntilDue(pools, logger: logger, { try $0.nextMailDue() }) { return sleep }
         let claimed = Self.onWriter(pools) { writer in
-            (try writer.claimMail(nowMilliseconds: Outbox.nowMilliseconds(), leaseMilliseconds: lease, limit: batch), try writer.nextMailDue())
+            try writer.claimMail(nowMilliseconds: Outbox.nowMilliseconds(), leaseMilliseconds: lease, limit: batch)
         }
         switch claimed {
-        case .success(let (jobs, next)):
+        case .success(let jobs):
             var records: [MailRecord] = []
             for job in jobs {
                 if isStopped { break } // the lease runs out and the next start sends it
                 records.append(deliver(job, sender: sender))
             }
             record(records, pools: pools)
-            if !jobs.isEmpty { return 0 }
-            guard let next else { return 1000 }
-            return max(5, min(1000, next - Outbox.nowMilliseconds()))
+            return jobs.isEmpty ? 5 : 0
         case .failure(let error):
             logger.warning("the mail sender cannot read the outbox", metadata: ["error": "\(error)"])
             return 1000
@@ -145,6 +144,22 @@ final class MailOutbox: @unchecked Sendable {
             RoostMetrics.mailOutcome("sent").increment()
         }
         return MailRecord(rid: job.rid, attempt: attempt, error: failure?.message, outcome: outcome)
+    }
+
+    /// The milliseconds to sleep before the queue `next` reads has work due
+    /// (at most a second: another node may queue some), or nil when some is
+    /// due now. Read on a reader, so that an idle queue never takes the writer.
+    static func sleepUntilDue(_ pools: StorePools, logger: Logger, _ next: @escaping @Sendable (any DocumentReading) throws -> Int64?) -> Int64? {
+        switch pools.onReader(next) {
+        case .success(let due?)?:
+            let wait = due - Outbox.nowMilliseconds()
+            return wait <= 0 ? nil : min(1000, wait)
+        case .success(nil)?: return 1000
+        case .failure(let error)?:
+            logger.warning("a background queue cannot be read", metadata: ["error": "\(error)"])
+            return 1000
+        case nil: return 50 // the readers' queue is full: again shortly
+        }
     }
 
     /// Runs `operation` in the writer's next group commit and waits for it

@@ -8,8 +8,6 @@ public protocol AccountJobsWriting: AnyObject {
     func addAccountJob(kind: String, userID: String, payload: String?, nowMilliseconds: Int64) throws
     /// Due jobs, each pushed `leaseMilliseconds` into the future.
     func claimAccountJobs(nowMilliseconds: Int64, leaseMilliseconds: Int64, limit: Int) throws -> [AccountJobRecord]
-    /// When the next job is due (ms), if any.
-    func nextAccountJobDue() throws -> Int64?
     /// nil `retryAt`: done (the row goes); else due again then, with `error` kept.
     func finishAccountJob(id: Int64, attempts: Int, retryAt: Int64?, error: String?) throws
     /// Jobs waiting, by kind (metrics, tests, the console).
