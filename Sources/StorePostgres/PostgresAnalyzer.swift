@@ -24,6 +24,9 @@ import Logging
 /// reads no heap page) and counted in the statistics. The tenth keeps a
 /// writer who pauses after every thousand creates from making a big table
 /// vacuumed every few seconds. A table written steadily is left to autovacuum.
+/// A quiet pass that left pages not all-visible (a snapshot older than the
+/// load's last rows was open, or autovacuum held the table) is tried again
+/// after another quiet spell, up to `settleRetries` times.
 final class PostgresAnalyzer: @unchecked Sendable {
     private let url: String
     private let logger: Logger
@@ -40,6 +43,9 @@ final class PostgresAnalyzer: @unchecked Sendable {
     static let statementTimeout = "120s"
     static let settleCreates = TableGrowth.first
     static let settleQuiet = 2.0
+    static let settleRetries = 5
+    /// Passes in a row that left pages not all-visible, per table (under `condition`; a settled pass resets it).
+    private var retries: [String: Int] = [:]
 
     init(url: String, logger: Logger) {
         self.url = url
@@ -114,6 +120,7 @@ final class PostgresAnalyzer: @unchecked Sendable {
             condition.lock()
             let table = nextTable()
             condition.unlock()
+            var settled = true
             do {
                 if db == nil {
                     let connection = try PGConnection(url: url)
@@ -128,13 +135,22 @@ final class PostgresAnalyzer: @unchecked Sendable {
                 for name in points where name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
                     try db?.execute("VACUUM (ANALYZE, SKIP_LOCKED) \(name)")
                 }
-                logger.debug("analyzed", metadata: ["table": "\(table)"])
+                let pages = try db?.first("SELECT relpages::bigint, relallvisible::bigint FROM pg_class WHERE relname = $1::text AND relkind = 'r'",
+                                          [.text(table)]) { ($0.int(0) ?? 0, $0.int(1) ?? 0) }
+                settled = pages.map { $0.1 >= $0.0 } ?? true
+                logger.debug("analyzed", metadata: ["table": "\(table)", "all_visible": "\(settled)"])
             } catch {
                 db = nil  // a broken connection is opened again for the next table
                 logger.warning("ANALYZE failed", metadata: ["table": "\(table)", "error": "\(error)"])
             }
             condition.lock()
             finished += 1
+            if !settled && pending[table] == nil && !waiting.contains(table), retries[table, default: 0] < Self.settleRetries {
+                retries[table, default: 0] += 1
+                pending[table] = (Self.settleCreates, Self.settleCreates, Self.seconds())  // another quiet pass after settleQuiet
+            } else if settled {
+                retries[table] = nil
+            }
             condition.unlock()
         }
     }
