@@ -263,16 +263,21 @@ export function mountEditor(main, name) {
     fields.set(fieldsOf(s.schema || {}) || []);
   }
 
+  /** Whether the form can be edited and saved: not for a collection the config file sets up, nor one dropped. */
+  function lock(locked) {
+    for (const c of [nameInput, level, userDelete, rules, schema, save]) c.disabled = locked;
+    indexes.disable(locked);
+    references.disable(locked);
+    fields.disable(locked);
+  }
+
   function describe(detail) {
     const who = { config: 'managed by the config file', runtime: 'managed at run time', none: 'written to without settings (saving sets it up at run time)' }[detail.managedBy] || detail.managedBy;
     meta.textContent = `${fmt.number(detail.count)} documents · level ${detail.permission} · ${who}` + (detail.version ? ` · version ${detail.version}` : '');
     const readOnly = detail.managedBy === 'config';
     say(reason, readOnly ? 'Read-only here: ' + (detail.reason || 'the config file sets this collection up.') : '');
-    for (const c of [nameInput, level, userDelete, rules, schema, save]) c.disabled = readOnly || state.dropped;
+    lock(readOnly || state.dropped);
     if (readOnly) rules.placeholder = schema.placeholder = ''; // no example text that looks like settings
-    indexes.disable(readOnly || state.dropped);
-    references.disable(readOnly || state.dropped);
-    fields.disable(readOnly || state.dropped);
     save.classList.toggle('hidden', readOnly);
     save.textContent = detail.managedBy === 'none' ? 'Set up collection' : 'Save changes';
     dropButton.classList.toggle('hidden', readOnly);
@@ -323,6 +328,7 @@ export function mountEditor(main, name) {
       if (e.status === 404 && state.dropped) {
         say(emptying, 'Dropped: its settings and documents are gone.', 'ok');
         indexPanel.classList.add('hidden');
+        lock(true); // gone before any look saw it dropping: nothing left to save
         return;
       }
       say(loadError, 'Cannot read the collection: ' + e.message);
