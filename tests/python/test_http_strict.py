@@ -463,10 +463,35 @@ def test_connections_per_address_are_limited(limited):
             s.close()
 
 
+def wait_accepted(d, timeout=10):
+    """Waits until roostd has accepted every connection made to its port: the
+    listening sockets' accept queues (rx_queue in /proc/net/tcp) are empty. A
+    loop starved of CPU for a moment would otherwise accept a later connection
+    before an earlier one waiting on another loop's listener."""
+    port = int(d.base.rsplit(":", 1)[1])
+    deadline = time.monotonic() + timeout
+    while True:
+        waiting = 0
+        for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+            try:
+                lines = open(table).read().splitlines()[1:]
+            except FileNotFoundError:
+                continue
+            for line in lines:
+                f = line.split()
+                if f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port:  # LISTEN on our port
+                    waiting += int(f[4].split(":")[1], 16)
+        if waiting == 0:
+            return
+        assert time.monotonic() < deadline, f"{waiting} connections still not accepted"
+        time.sleep(0.02)
+
+
 def test_idle_connections_count_too(limited):
     """Connections that never send a byte hold their places until they close."""
     idle = [open_socket(limited) for _ in range(4)]
-    time.sleep(0.3)
+    time.sleep(0.1)
+    wait_accepted(limited)
     try:
         extra = open_socket(limited, timeout=5)
         try:
