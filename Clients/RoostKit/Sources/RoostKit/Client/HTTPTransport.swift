@@ -73,12 +73,16 @@ public struct URLSessionTransport: HTTPTransport {
     }
 
     public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        // A request in a task already cancelled is never started: Apple's URLSession throws at once, while
+        // swift-corelibs-foundation starts it and cancels it as it may be finishing (a crash in its task registry).
+        try Task.checkCancellation()
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw RoostError.invalidResponse("not HTTP") }
         return (data, http)
     }
 
     public func stream(_ request: URLRequest) async throws -> (HTTPURLResponse, AsyncThrowingStream<Data, Error>) {
+        try Task.checkCancellation()  // as in `send`
         let relay = StreamRelay()
         // The caller's configuration (proxy, headers, cellular and constrained-network rules) for streams too.
         let session = URLSession(configuration: self.session.configuration, delegate: relay, delegateQueue: nil)
