@@ -168,8 +168,9 @@ test-package-debug:
 # the two cooperative threads of a two-core machine were shared with 420 other tests and the
 # whole run took 340-390 s, against 150 s and 55 s apart. (29 Nov: with PostgreSQL's serial
 # part, or part of SQLite's, in a lane of its own beside those, log-ins during the sign-up
-# flood test took over 2.5 s when both engines' floods met, and the idle-connection limit test
-# failed; so PostgreSQL's serial part runs alone.) Alone, the same parts are `make
+# flood test took over 2.5 s when both engines' floods met; so PostgreSQL's serial part runs
+# alone. The idle-connection limit test that also failed then was racing the listeners'
+# accepts, and now waits for them.) Alone, the same parts are `make
 # test-swift`, `test-python`, `test-python-postgresql` and `test-package-debug`.
 SERIAL_SQLITE = $(PYTEST_SQLITE) -m serial tests/python tests/drills || [ $$? -eq 5 ]
 SERIAL_PG     = $(PYTEST_PG) -m serial $(ENGINE_SUITE) || [ $$? -eq 5 ]
