@@ -59,8 +59,8 @@ public final class AfterHookQueue<Work>: @unchecked Sendable {
             }
             done.signal()
         }
-        let nanos = r.budget.wholeNanoseconds
-        if done.wait(timeout: .now() + .nanoseconds(Int(nanos))) == .timedOut {
+        guard let budget = r.budget else { return done.wait() }
+        if done.wait(timeout: .now() + .nanoseconds(Int(budget.wholeNanoseconds))) == .timedOut {
             logger.error("after hook overran its budget; left running", metadata: metadata)
         }
     }

@@ -56,7 +56,7 @@ extension HookRegistry {
         if let innerError { throw innerError }
         let others = (othersClock?.timeOnOthersBehalf ?? .zero) - othersAtStart - othersInside
         let own = ContinuousClock.now - started - inner - others
-        if own > hook.registration.budget {
+        if let budget = hook.registration.budget, own > budget {
             logger.error("hook overran its budget", metadata: meta(hook.registration, context, ["elapsed": "\(own)"]))
             throw HookRefusal.overran(hook.registration.id)
         }

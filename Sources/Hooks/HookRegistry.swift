@@ -33,15 +33,17 @@ public final class HookRegistry<Work>: @unchecked Sendable {
         /// nil: every collection.
         public let collection: String?
         public let priority: Int
-        public let budget: Duration
+        /// nil: none. Built-in hooks only read and write the store, whose own
+        /// time limits bound them; a loaded database is not a hook overrunning.
+        public let budget: Duration?
         /// "built-in" or "operator".
         public let source: String
         /// Registration order, the tie-breaker after priority.
         public let sequence: Int
 
         public var description: String {
-            let ms = budget.wholeMilliseconds
-            return "\(event) \(collection ?? "*") priority=\(priority) budget=\(ms)ms \(id) (\(source))"
+            let limit = budget.map { "\($0.wholeMilliseconds)ms" } ?? "none"
+            return "\(event) \(collection ?? "*") priority=\(priority) budget=\(limit) \(id) (\(source))"
         }
     }
 
@@ -81,13 +83,14 @@ public final class HookRegistry<Work>: @unchecked Sendable {
     ///   - collection: the collection it applies to; nil for every collection.
     ///   - priority: lower runs first (further out in the chain).
     ///   - budget: the most time the hook itself may take; past it the write is refused.
+    ///   - source: "built-in" hooks have no budget (see `Registration.budget`).
     public func before(_ event: HookEvent, collection: String?, id: String, priority: Int = 0, budget: Duration? = nil,
                        source: String = "operator", _ handler: @escaping BeforeHandler) {
         precondition(event.isBefore, "\(event) is not a before event")
         lock.lock(); defer { lock.unlock() }
         sequence += 1
         befores.append(Before(registration: Registration(id: id, event: event, collection: collection, priority: priority,
-                                                         budget: budget ?? defaultBudget, source: source, sequence: sequence),
+                                                         budget: self.budget(budget, source), source: source, sequence: sequence),
                               handler: handler))
         befores.sort { Self.ordered($0.registration, $1.registration) }
         beforeChains.removeAll()
@@ -100,11 +103,19 @@ public final class HookRegistry<Work>: @unchecked Sendable {
         lock.lock(); defer { lock.unlock() }
         sequence += 1
         afters.append(After(registration: Registration(id: id, event: event, collection: collection, priority: priority,
-                                                       budget: budget ?? defaultBudget, source: source, sequence: sequence),
+                                                       budget: self.budget(budget, source), source: source, sequence: sequence),
                             handler: handler))
         afters.sort { Self.ordered($0.registration, $1.registration) }
         afterChains.removeAll()
     }
+
+    /// "built-in" hooks' budget is none; others get `budget`, else `defaultBudget`.
+    private func budget(_ budget: Duration?, _ source: String) -> Duration? {
+        source == Self.builtIn ? nil : budget ?? defaultBudget
+    }
+
+    /// The `source` of the hooks Roost itself registers.
+    public static var builtIn: String { "built-in" }
 
     static func ordered(_ a: Registration, _ b: Registration) -> Bool {
         (a.priority, a.sequence) < (b.priority, b.sequence)

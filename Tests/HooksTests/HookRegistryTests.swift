@@ -118,6 +118,26 @@ final class FakeTransaction: @unchecked Sendable {
     }
 
     /// A unit of work that spends time for others (as the PostgreSQL writer sending held creates) when told to.
+
+    /// Built-in hooks only read and write the store: a slow database is not theirs to time. The
+    /// same slow hook is refused when the app team's, and goes through when built in.
+    @Test func builtInHooksHaveNoBudget() throws {
+        let registry = HookRegistry<FakeTransaction>(defaultBudget: .milliseconds(20), logger: logger)
+        for (collection, source) in [("theirs", "operator"), ("ours", "built-in")] {
+            registry.before(.beforeCreate, collection: collection, id: "slow-store", source: source) { _, next in
+                try next()
+                Thread.sleep(forTimeInterval: 0.06)
+            }
+        }
+        #expect(registry.registrations.map { $0.budget } == [.milliseconds(20), nil])
+        let tx = FakeTransaction()
+        #expect { try registry.runBefore(context(tx, collection: "theirs")) {} } throws: {
+            ($0 as? HookRefusal)?.code == "HookTimeout"
+        }
+        try registry.runBefore(context(tx, collection: "ours")) { tx.log.append("write") }
+        #expect(tx.log == ["write"])
+        #expect(registry.registrations.last?.description.contains("budget=none") == true)
+    }
     final class SharedTransaction: @unchecked Sendable, WorkOnOthersBehalf {
         var timeOnOthersBehalf: Duration = .zero
         /// Sleeps `seconds`, counted as others' time when `forOthers`.

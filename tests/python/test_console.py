@@ -186,6 +186,9 @@ def test_collections_and_hooks_pages(signed_in, roost):
     go(driver, "hooks")
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#hooks-table tbody tr")) >= 1
          and "Loading" not in d.find_element(By.ID, "hooks-table").text)
+    # built-in hooks have no budget (they only read and write the store)
+    builtins = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#hooks-table tbody tr") if "webhooks.outbox" in r.text]
+    assert builtins and all(r.endswith(" none") for r in builtins), builtins
     # the scripts' handlers beside the built-ins: file:line, calls, errors, time
     rows = wait(driver, lambda d: [r.text for r in d.find_elements(By.CSS_SELECTOR, "#script-hooks-table tbody tr")
                                    if "10-console.lua:" in r.text])

@@ -69,6 +69,33 @@ def world():
         yield d, stored
 
 
+def test_postgres_a_finished_load_gets_one_more_pass_once_quiet(world):
+    """The load's 1,000 creates after the last doubling's pass (at 2,000) get one more VACUUM (ANALYZE) once no
+    create has come for 2 s: every page is all-visible, so a skip page's index-only scan reads no heap page
+    (docs/POSTGRES-LISTS.md, Statistics). Autovacuum would wait for 1,400 inserts and a minute. First in the module:
+    a later test's create and delete leaves a dead row on the last page, which no pass is due for."""
+    if engine.name() != "postgresql":
+        pytest.skip("PostgreSQL's visibility map")
+    import time
+    d, _ = world
+
+    def state():
+        row, = engine.sql(d.data_dir, "SELECT p.relpages, p.relallvisible, s.vacuum_count, s.autovacuum_count FROM pg_class AS p"
+                                      " JOIN pg_stat_user_tables AS s ON s.relid = p.oid JOIN _collections AS c ON p.relname = 'c_' || c.id"
+                                      " WHERE c.name = ?", ("items",))
+        return tuple(int(v) for v in row)
+
+    deadline = time.monotonic() + 30
+    while (now := state())[1] < now[0] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    pages, visible, vacuums, _ = now
+    # Without the quiet pass the last 1,000 rows' pages stay not all-visible: autovacuum vacuums after 1,400 inserts.
+    assert pages > 0 and visible == pages, now
+    # The analyzer's passes: the quiet one and a doubling's. A doubling's pass is skipped (SKIP_LOCKED, not counted)
+    # when autovacuum's ANALYZE holds the table at that moment, as it did under CI's load; so at least 2, not 3.
+    assert vacuums >= 2, now
+
+
 # ------------------------------------------------------------ reference
 
 def bracket(v):
@@ -326,26 +353,3 @@ def test_postgres_bulk_loads_are_analyzed_on_a_connection_of_their_own(world):
     assert analyzers == 1
     assert analyzed >= 3
     assert value("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'roostd-writer'") == 1
-
-
-def test_postgres_a_finished_load_gets_one_more_pass_once_quiet(world):
-    """The load's 1,000 creates after the last doubling's pass (at 2,000) get one more VACUUM (ANALYZE) once no
-    create has come for 2 s: every page is all-visible, so a skip page's index-only scan reads no heap page
-    (docs/POSTGRES-LISTS.md, Statistics). Autovacuum would wait for 1,400 inserts and a minute."""
-    if engine.name() != "postgresql":
-        pytest.skip("PostgreSQL's visibility map")
-    import time
-    d, _ = world
-
-    def state():
-        (pages, visible, vacuums), = engine.sql(d.data_dir, "SELECT p.relpages, p.relallvisible, s.vacuum_count FROM pg_class AS p"
-                                                " JOIN pg_stat_user_tables AS s ON s.relid = p.oid JOIN _collections AS c ON p.relname = 'c_' || c.id"
-                                                " WHERE c.name = ?", ("items",))
-        return int(pages), int(visible), int(vacuums)
-
-    deadline = time.monotonic() + 30
-    while (now := state())[1] < now[0] and time.monotonic() < deadline:
-        time.sleep(0.2)
-    pages, visible, vacuums = now
-    assert pages > 0 and visible == pages, now
-    assert vacuums >= 3, now  # at 1,000 and 2,000 creates, then the quiet pass

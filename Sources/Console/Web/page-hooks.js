@@ -22,7 +22,7 @@ export function mount(main) {
     const handlers = all.filter((x) => x.source === 'script');
     body.replaceChildren(...(list.length ? list.map((x, i) => h('tr', {},
       h('td', {}, i + 1), h('td', {}, x.event), h('td', {}, x.collection), h('td', { class: 'mono' }, x.id),
-      h('td', {}, x.priority), h('td', {}, x.budgetMs + ' ms')))
+      h('td', {}, x.priority), h('td', {}, x.budgetMs == null ? 'none' : x.budgetMs + ' ms')))
       : [h('tr', { class: 'empty' }, h('td', { colspan: 6, class: 'muted', id: 'hooks-empty' },
         'No hooks registered. Hooks run code before or after a write (validate, change, refuse, react); '
         + 'they come from Swift code built into roostd or from Lua scripts in scripts_dir (docs/SCRIPTING.md).'))]));

@@ -122,7 +122,7 @@ enum BuiltInHooks {
             o["event"] = .string("\(r.event)")
             o["collection"] = r.collection.map { .string($0) } ?? .string("*")
             o["priority"] = .int(Int64(r.priority))
-            o["budgetMs"] = .int(r.budget.wholeMilliseconds)
+            o["budgetMs"] = r.budget.map { .int($0.wholeMilliseconds) } ?? .null
             o["source"] = .string(r.source)
             return .object(o)
         }).jsonText

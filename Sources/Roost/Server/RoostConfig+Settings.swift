@@ -77,7 +77,7 @@ extension RoostConfig {
         .int("upload_queue", \.uploadQueue, 1...100_000, "uploads that may wait for a worker before 503"),
         .choice("files_permission", \.filesPermission, "access level of the file store"),
         .choice("files_store", \.filesStore, "local or s3"),
-        .int("hook_budget_ms", \.hookBudgetMilliseconds, 1...600_000, "a hook's time budget"),
+        .int("hook_budget_ms", \.hookBudgetMilliseconds, 1...600_000, "the time budget of each of the app team's hooks (built-in ones have none)"),
         .custom("scripts_dir", "the directory of Lua scripts (*.lua, loaded in name order; SIGHUP reloads them)", .applied,
                 parse: { c, v, _ in c.scriptsDir = "\(v)".trimmingCharacters(in: .whitespaces) }, value: { $0.scriptsDir }),
         .custom("tls_certificate", "PEM certificate chain of the https:// listeners (SIGHUP reloads it)", .applied,
