@@ -1,4 +1,5 @@
 import CCurlShim
+import Jobs
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -78,7 +79,9 @@ public final class HTTP2Client {
         var out = [roost_h2_response](repeating: roost_h2_response(), count: requests.count)
         _ = roost_h2_perform(client, &c, &out, requests.count, timeoutMilliseconds)
         defer { roost_h2_release(&out, out.count) }
+        var giveWay = GiveWay()
         return out.map { r in
+            giveWay.check()
             var copy = r
             let error = withUnsafeBytes(of: &copy.error) { raw in String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self) }
             let body: [UInt8] = r.body.map { Array(UnsafeRawBufferPointer(start: $0, count: r.body_len)) } ?? []

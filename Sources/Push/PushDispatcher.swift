@@ -162,7 +162,9 @@ public final class PushDispatcher: @unchecked Sendable {
         var records: [PushAttemptRecord] = []
         var jobs: [Job] = []
         var notifications: [String: PushNotification?] = [:]
+        var giveWay = GiveWay()
         for push in due {
+            giveWay.check()
             let attempt = push.attempts + 1
             guard let device = push.device else {
                 records.append(PushAttemptRecord(rid: push.rid, token: push.token, attempt: attempt, status: nil,
@@ -212,6 +214,7 @@ public final class PushDispatcher: @unchecked Sendable {
             for (i, r) in second { responses[i] = r }
         }
         for (i, job) in jobs.enumerated() {
+            giveWay.check()
             records.append(outcome(job, response: responses[i]))
         }
         return breaker(records)
@@ -233,7 +236,9 @@ public final class PushDispatcher: @unchecked Sendable {
         var out: [Int: HTTP2Response] = [:]
         // APNs bodies by outbox payload: encoded once per batch however many devices share one.
         var apnsPayloads: [String: [UInt8]?] = [:]
+        var giveWay = GiveWay()
         for i in indices {
+            giveWay.check()
             let job = jobs[i]
             if job.push.platform == "ios", let apns {
                 let known = apnsPayloads[job.push.payload]
@@ -260,6 +265,7 @@ public final class PushDispatcher: @unchecked Sendable {
         }
         let responses = client.perform(requests, timeoutMilliseconds: settings.timeoutMilliseconds)
         for (k, i) in sent.enumerated() {
+            giveWay.check()
             let response = responses[k]
             out[i] = response
             jobs[i].verdict = jobs[i].push.platform == "ios" ? APNsProvider.verdict(response) : FCMProvider.verdict(response)

@@ -1,5 +1,6 @@
 import CSodium
 import Foundation
+import Jobs
 import JSON
 import Store
 
@@ -8,13 +9,15 @@ import Store
 extension DocumentReader {
     /// Pending pushes due by `now`, oldest first, with their device's state.
     public func duePushes(now: Int64, limit: Int) throws -> [DuePush] {
-        try db.prepare("""
+        var giveWay = GiveWay()  // hundreds of rows on the push thread: the loops come first
+        return try db.prepare("""
             SELECT p.rid, p.token, p.user_id, p.platform, p.kind, p.payload, p.collapse_id, p.attempts, p.created_at,
                    d.token IS NOT NULL, d.environment, coalesce(d.seen_at, d.updated_at)
             FROM _push_deliveries p LEFT JOIN _push_devices d ON d.token = p.token AND d.user_id = p.user_id
             WHERE p.status = 'pending' AND p.next_attempt_at <= ?1 ORDER BY p.next_attempt_at, p.rid LIMIT ?2
             """).rows([.int(now), .int(Int64(limit))]) { row in
-            DuePush(rid: row.int(0), token: row.text(1), userID: row.text(2), platform: row.text(3), kind: row.text(4), payload: row.text(5),
+            giveWay.check()
+            return DuePush(rid: row.int(0), token: row.text(1), userID: row.text(2), platform: row.text(3), kind: row.text(4), payload: row.text(5),
                     collapseID: row.isNull(6) ? nil : row.text(6), attempts: Int(row.int(7)), createdAt: PushOutbox.milliseconds(row.text(8)),
                     device: row.int(9) == 0 ? nil : PushDeviceState(environment: row.isNull(10) ? nil : row.text(10),
                                                                       seenAt: PushOutbox.milliseconds(row.text(11))))

@@ -1,5 +1,6 @@
 import CSodium
 import Foundation
+import Jobs
 import JSON
 import Store
 
@@ -67,7 +68,9 @@ extension DocumentWriter {
               environment = coalesce(?6, environment) WHERE token = ?1
             """)
         var removed: [(String, String)] = []
+        var giveWay = GiveWay()  // a batch's records take milliseconds: the loops come first
         for r in records {
+            giveWay.check()
             let (state, next) = PushOutbox.state(r.outcome)
             let status: SQLValue = r.status.map { .int(Int64($0)) } ?? .null
             let error: SQLValue = r.error.map { .text($0) } ?? .null
