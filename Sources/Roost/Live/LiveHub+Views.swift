@@ -1,4 +1,5 @@
 import Foundation
+import Jobs
 import Store
 
 /// A round's delivery by view: each change is judged once for every view
@@ -20,6 +21,7 @@ extension LiveHub {
         var paused: Set<Int> = []
         var previous = start
         let groups = Self.byView(subscribers)
+        var giveWay = GiveWay()  // a change for a thousand streams takes a while: the loops come first
         for change in changes {
             let parsed = parsed(change)
             let before = sent
@@ -29,6 +31,7 @@ extension LiveHub {
                 let outcome = event(change, parsed, for: view)
                 if case .none = outcome { continue }
                 for subscriber in members where !subscriber.ending && !paused.contains(subscriber.id) {
+                    giveWay.check()
                     switch outcome {
                     case .none: continue
                     case .overBudget: resync(subscriber, at: change.seq)
