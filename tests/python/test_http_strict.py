@@ -487,11 +487,34 @@ def wait_accepted(d, timeout=10):
         time.sleep(0.02)
 
 
+def held_open(sockets):
+    """True when roostd has closed none of `sockets` (nothing to read, no end of stream)."""
+    for s in sockets:
+        s.settimeout(0.05)
+        try:
+            if s.recv(10) == b"":
+                return False
+        except socket.timeout:
+            pass
+        finally:
+            s.settimeout(10)
+    return True
+
+
 def test_idle_connections_count_too(limited):
     """Connections that never send a byte hold their places until they close."""
-    idle = [open_socket(limited) for _ in range(4)]
-    time.sleep(0.1)
-    wait_accepted(limited)
+    # One of the previous test's connections, closed with its answer unread, was seen to hold its
+    # place a moment longer (2 runs in 6, run alone): first four idle ones that roostd kept open.
+    for _ in range(50):
+        idle = [open_socket(limited) for _ in range(4)]
+        wait_accepted(limited)
+        if held_open(idle):
+            break
+        for s in idle:
+            s.close()
+        time.sleep(0.1)
+    else:
+        pytest.fail("roostd kept refusing one of four connections")
     try:
         extra = open_socket(limited, timeout=5)
         try:
