@@ -1,3 +1,4 @@
+import Jobs
 import JSON
 import Logging
 import Schema
@@ -66,7 +67,9 @@ public final class DocumentWriter {
                 return results
             }
         } else {
+            var giveWay = GiveWay()  // a batch of writes takes milliseconds: a loop or reader waiting for this CPU comes first
             results = operations.map { operation in
+                giveWay.check()
                 let result = Result { try db.savepoint { try operation(self) } }
                 if case .failure = result { catalog.forgetAll() }
                 return result
