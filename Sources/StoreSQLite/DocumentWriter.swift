@@ -1,4 +1,3 @@
-import Jobs
 import JSON
 import Logging
 import Schema
@@ -67,9 +66,7 @@ public final class DocumentWriter {
                 return results
             }
         } else {
-            var giveWay = GiveWay()  // a batch of writes takes milliseconds: a loop or reader waiting for this CPU comes first
             results = operations.map { operation in
-                giveWay.check()
                 let result = Result { try db.savepoint { try operation(self) } }
                 if case .failure = result { catalog.forgetAll() }
                 return result
