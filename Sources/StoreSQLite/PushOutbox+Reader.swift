@@ -1,7 +1,7 @@
 import CSodium
 import Foundation
-import Jobs
 import JSON
+import Jobs
 import Store
 
 /// The push outbox on SQLite, the readers' side: due pushes, sync devices and
