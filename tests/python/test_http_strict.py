@@ -503,8 +503,9 @@ def held_open(sockets):
 
 def test_idle_connections_count_too(limited):
     """Connections that never send a byte hold their places until they close."""
-    # One of the previous test's connections, closed with its answer unread, was seen to hold its
-    # place a moment longer (2 runs in 6, run alone): first four idle ones that roostd kept open.
+    # The previous test closed its connections a moment ago: roostd may take these before it has seen
+    # those close (another loop's, or later in the same turn) and refuse one (2 runs in 6, alone; `ss`
+    # showed it closed by roostd). First four idle ones that roostd kept open.
     for _ in range(50):
         idle = [open_socket(limited) for _ in range(4)]
         wait_accepted(limited)
