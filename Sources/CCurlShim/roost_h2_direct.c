@@ -20,6 +20,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,15 +108,21 @@ static long now_ms(void) {
     return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/// Called between pieces of framing, encrypting and reading: yields the CPU once 200 µs of
-/// work have passed since this thread last did, so that a request thread woken on this CPU
+/// The longest stretch of work between two yields (ns): Swift's `GiveWay.stretchNanoseconds`,
+/// which `HTTP2Client` sets through roost_h2_set_give_way.
+static _Atomic long give_way_ns = 200000;
+
+void roost_h2_set_give_way(long nanoseconds) { atomic_store_explicit(&give_way_ns, nanoseconds, memory_order_relaxed); }
+
+/// Called between pieces of framing, encrypting and reading: yields the CPU once `give_way_ns`
+/// of work have passed since this thread last did, so that a request thread woken on this CPU
 /// does not wait for the scheduler's tick (Swift's `GiveWay`, docs/PUSH.md).
 static void give_way(void) {
     static __thread struct timespec since;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     long elapsed = (now.tv_sec - since.tv_sec) * 1000000000L + (now.tv_nsec - since.tv_nsec);
-    if (elapsed < 200000) return;
+    if (elapsed < atomic_load_explicit(&give_way_ns, memory_order_relaxed)) return;
     sched_yield();
     clock_gettime(CLOCK_MONOTONIC, &since);
 }

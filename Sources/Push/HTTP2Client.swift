@@ -42,6 +42,7 @@ public final class HTTP2Client {
             throw PushError(String(decoding: err.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         client = c
+        roost_h2_set_give_way(Int(GiveWay.stretchNanoseconds))  // the C loops give way as often as Swift's
     }
 
     deinit { roost_h2_free(client) }
