@@ -83,7 +83,7 @@ public final class HookRegistry<Work>: @unchecked Sendable {
     ///   - collection: the collection it applies to; nil for every collection.
     ///   - priority: lower runs first (further out in the chain).
     ///   - budget: the most time the hook itself may take; past it the write is refused.
-    ///   - source: "built-in" hooks have no budget (see `Registration.budget`).
+    ///   - source: `HookSource.builtIn` hooks have no budget (see `Registration.budget`).
     public func before(_ event: HookEvent, collection: String?, id: String, priority: Int = 0, budget: Duration? = nil,
                        source: String = "operator", _ handler: @escaping BeforeHandler) {
         precondition(event.isBefore, "\(event) is not a before event")
@@ -109,13 +109,10 @@ public final class HookRegistry<Work>: @unchecked Sendable {
         afterChains.removeAll()
     }
 
-    /// "built-in" hooks' budget is none; others get `budget`, else `defaultBudget`.
+    /// Built-in hooks' budget is none; others get `budget`, else `defaultBudget`.
     private func budget(_ budget: Duration?, _ source: String) -> Duration? {
-        source == Self.builtIn ? nil : budget ?? defaultBudget
+        source == HookSource.builtIn ? nil : budget ?? defaultBudget
     }
-
-    /// The `source` of the hooks Roost itself registers.
-    public static var builtIn: String { "built-in" }
 
     static func ordered(_ a: Registration, _ b: Registration) -> Bool {
         (a.priority, a.sequence) < (b.priority, b.sequence)
@@ -159,4 +156,10 @@ public final class HookRegistry<Work>: @unchecked Sendable {
 
     /// True when some after hook applies.
     public func hasAfterHooks(_ event: HookEvent, _ collection: String) -> Bool { !afterHooks(event, collection).isEmpty }
+}
+
+/// Where a hook comes from (`Registration.source`).
+public enum HookSource {
+    /// Roost's own hooks: they only read and write the store and have no budget.
+    public static let builtIn = "built-in"
 }

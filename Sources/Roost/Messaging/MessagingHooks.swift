@@ -37,11 +37,11 @@ struct MessagingHooks: Sendable {
     func register(into registry: HookRegistry<any DocumentWriting>) {
         let (threads, messages, settings, dirty, services, push, alerts) = (self.threads, self.messages, self.settings, outboxDirty, self.services,
                                                                             self.push, self.alerts)
-        registry.before(.beforeCreate, collection: messages, id: "messaging.sender", priority: -300, source: "built-in") { ctx, next in
+        registry.before(.beforeCreate, collection: messages, id: "messaging.sender", priority: -300, source: HookSource.builtIn) { ctx, next in
             try Self.checkParticipants(ctx)
             try next()
         }
-        registry.before(.beforeCreate, collection: messages, id: "messaging.acl", priority: -200, source: "built-in") { ctx, next in
+        registry.before(.beforeCreate, collection: messages, id: "messaging.acl", priority: -200, source: HookSource.builtIn) { ctx, next in
             let (sender, recipients) = try Self.participants(ctx.entity)
             var acl = JSONObject()
             acl["read"] = .array(Self.unique([sender] + recipients).map { .string($0) })
@@ -49,15 +49,15 @@ struct MessagingHooks: Sendable {
             ctx.entity["_acl"] = .object(acl)
             try next()
         }
-        registry.before(.beforeUpdate, collection: messages, id: "messaging.immutable", priority: -300, source: "built-in") { ctx, next in
+        registry.before(.beforeUpdate, collection: messages, id: "messaging.immutable", priority: -300, source: HookSource.builtIn) { ctx, next in
             try Self.checkEdit(ctx)
             try next()
         }
-        registry.before(.beforeCreate, collection: messages, id: "messaging.thread", priority: -100, source: "built-in") { ctx, next in
+        registry.before(.beforeCreate, collection: messages, id: "messaging.thread", priority: -100, source: HookSource.builtIn) { ctx, next in
             try next()
             try Self.upsertThread(ctx, threads: threads, messages: messages, services: services)
         }
-        registry.before(.beforeCreate, collection: messages, id: "messaging.push", priority: -50, source: "built-in") { ctx, next in
+        registry.before(.beforeCreate, collection: messages, id: "messaging.push", priority: -50, source: HookSource.builtIn) { ctx, next in
             try next()
             if try Self.enqueuePush(ctx, privateFields: settings.privateUserFields) { dirty.set(true) }
             try Self.enqueueAlerts(ctx, push: push, alerts: alerts, privateFields: settings.privateUserFields)

@@ -73,6 +73,10 @@ public enum RoostMetrics {
         Counter(label: MetricName.thumbnailsGenerated.name)
     }
 
+    /// The providers and outcomes `roost_push_deliveries_total` is broken down by.
+    static let pushProviders = ["apns", "fcm", "none"]
+    static let pushOutcomes = ["delivered", "failed", "gave_up", "dropped"]
+
     /// `roost_push_deliveries_total{provider=apns|fcm|none, outcome=…}`.
     static func pushDeliveries(provider: String, outcome: String) -> Counter {
         Counter(label: MetricName.pushDeliveries.name, dimensions: [("provider", provider), ("outcome", outcome)])

@@ -15,7 +15,7 @@ struct WebhookOutboxHook: Sendable {
     func register(into registry: HookRegistry<any DocumentWriting>) {
         let dirty = outboxDirty
         for event in [HookEvent.beforeCreate, .beforeUpdate, .beforeDelete] {
-            registry.before(event, collection: nil, id: "webhooks.outbox", priority: Self.priority, source: "built-in") { ctx, next in
+            registry.before(event, collection: nil, id: "webhooks.outbox", priority: Self.priority, source: HookSource.builtIn) { ctx, next in
                 try next()
                 guard let verb = ctx.event.pastTense else { return }
                 let type = "\(ctx.collection).\(verb)"
