@@ -27,6 +27,9 @@ public final class PushDispatcher: @unchecked Sendable {
         /// Pushes read and recorded together (sent as streams of one connection per provider
         /// origin, at most 1,000 in flight: `roost_h2_direct.c`).
         public var batch = 500
+        /// Notifications a second this node sends at most (`push.max_rate`; nil: as fast as
+        /// the providers answer). A flood goes in chunks of 100 ms worth (`PushPacer`).
+        public var maxRate: Double? = 6_000
         /// The longest the thread sleeps without being woken.
         public var pollMilliseconds = 1_000
         /// A PEM bundle to trust instead of the system's CAs (stand-ins in tests).
@@ -61,6 +64,10 @@ public final class PushDispatcher: @unchecked Sendable {
     /// The last batch's record, with the writer while the next batch is sent (thread only).
     var pending: PendingRecord?
     private var lastSweep = Date.distantPast
+    /// The bucket that holds delivery to `settings.maxRate` (thread only).
+    private var pacer: PushPacer
+    /// Whether the last pass sent all the pacer allowed (a flood: wait for a whole chunk).
+    private var flooding = false
     /// Connections the client opened (tests check reuse through the metrics).
     public let connections = LockedBox(0)
     /// Pushes whose attempt could not be recorded (writer error, queue full):
@@ -76,6 +83,7 @@ public final class PushDispatcher: @unchecked Sendable {
                 onConnectionsOpened: @escaping @Sendable (Int) -> Void = { _ in }, logger: Logger) {
         self.engine = engine
         self.settings = settings
+        pacer = PushPacer(rate: settings.maxRate, batch: settings.batch)
         self.apns = apns
         self.fcm = fcm
         self.record = record
@@ -115,9 +123,17 @@ public final class PushDispatcher: @unchecked Sendable {
             heldUntil = heldUntil.filter { $0.value > now }
             // The pushes being recorded are still pending in the outbox: read past them, never send them again.
             let recording = Set(pending?.rids ?? [])
-            let read = try reader.duePushes(now: now, limit: settings.batch + recording.count)
-            let due = Array(read.filter { heldUntil[$0.rid] == nil && !recording.contains($0.rid) }.prefix(settings.batch))
+            let allowed = pacer.allowed(now: now, flooding: flooding)
+            if allowed.count == 0 {
+                settlePending()
+                return allowed.waitMilliseconds
+            }
+            let limit = min(settings.batch, allowed.count)
+            let read = try reader.duePushes(now: now, limit: limit + recording.count)
+            let due = Array(read.filter { heldUntil[$0.rid] == nil && !recording.contains($0.rid) }.prefix(limit))
+            flooding = false
             if !due.isEmpty {
+                pacer.spend(due.count)
                 let records = deliver(due, client)
                 let opened = client.connections - connections.get()
                 connections.set(client.connections)
@@ -125,7 +141,14 @@ public final class PushDispatcher: @unchecked Sendable {
                 // One record with the writer at a time, in order: the previous one first.
                 settlePending()
                 pending = submit(records)
-                if due.count == settings.batch && failedSaves == 0 && !isStopped { return 0 }
+                if due.count == limit && failedSaves == 0 && !isStopped {
+                    flooding = true
+                    let next = pacer.allowed(now: Outbox.nowMilliseconds(), flooding: true)
+                    if next.count > 0 { return 0 }
+                    // Paced: the record commits while the bucket refills for the next chunk.
+                    settlePending()
+                    return next.waitMilliseconds
+                }
             }
             // Nothing more to send now: the last record commits before the next read or sleep.
             settlePending()

@@ -373,3 +373,42 @@ def test_a_user_keeps_at_most_20_devices(world):
     assert len(mine) == 20 and "dev-00" in mine and "dev-21" in mine
     assert "dev-01" not in mine and "dev-02" not in mine, sorted(mine)
     assert {device_name(d["token"]) for d in roost.call("GET", "/push/devices", token=bob_token).body} == {"bob-phone"}
+
+
+@pytest.mark.parametrize("max_rate,pushes", [(100, 300), (0, 300)])
+def test_max_rate_paces_a_flood(world, max_rate, pushes):
+    """`push.max_rate` holds a flood of pushes to that many a second (in chunks of
+    100 ms worth), so a broadcast does not take the CPU from the requests in one burst;
+    0 sends them as fast as the providers answer. Nothing is dropped either way."""
+    provider, start = world
+    roost = start(push_extra=f"  max_rate: {max_rate}\n")
+    _, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    for i in range(20):
+        register(roost, bob_token, f"bob-{i:02d}")
+    batch = [{"method": "POST", "path": "/messages", "body": {"recipientId": bob, "text": f"m{i}"}} for i in range(pushes // 20)]
+    assert roost.call("POST", "/_batch", {"operations": batch}, alice_token).status == 200
+    assert provider.wait_for(lambda p: len(p.delivered()) == pushes, timeout=30), len(provider.delivered())
+    at = sorted(r["at"] for r in provider.requests)
+    span = at[-1] - at[0]
+    if max_rate:
+        # 300 at 100/s: about 3 s (the bucket starts with one chunk of 10); never more than the
+        # rate and the bucket's two chunks in any second
+        assert span >= (pushes - 10) / max_rate * 0.9, span
+        assert max(sum(1 for t in at if s <= t < s + 1) for s in at) <= max_rate + 20
+    else:
+        assert span < 2, span
+    assert not provider.errors, provider.errors
+    recorded_delivered(roost, pushes)
+
+
+def test_max_rate_is_checked():
+    with tempfile.TemporaryDirectory() as data:
+        for bad in ("-1", "fast", "2000000"):
+            roost = Roostd(data, f"push:\n  max_rate: {bad}\n")
+            roost.start(wait=False)
+            deadline = time.time() + 20
+            while roost.proc.poll() is None and time.time() < deadline:
+                time.sleep(0.1)
+            assert roost.proc.returncode not in (None, 0)
+            assert "push.max_rate must be a number from 0" in roost.log_text(), roost.log_text()

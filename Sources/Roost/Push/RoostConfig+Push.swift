@@ -37,6 +37,9 @@ extension RoostConfig {
         /// Days after which a token its app has not registered again is dropped (0: never; fractions allowed).
         public var tokenMaxAgeDays: Double = 270
         public var retrySchedule: [Double] = [1, 5, 30, 120, 600, 1800, 3600, 7200]
+        /// Notifications a second one node sends at most (0: as fast as the providers answer).
+        /// Pushes are background work: a broadcast paced at this rate leaves the requests their CPU.
+        public var maxRate: Double = 6_000
         /// Seconds a batch of requests may take.
         public var timeout: Double = 10
         /// A PEM bundle to trust for the providers instead of the system's CAs (stand-ins).
@@ -48,7 +51,7 @@ extension RoostConfig {
             var parts: [String] = []
             if let a = apns { parts.append("apns topic \(a.topic), key \(a.keyFile.map { "file \($0)" } ?? "ROOST_APNS_KEY"), \(a.url)") }
             if let f = fcm { parts.append("fcm \(f.serviceAccountFile.map { "file \($0)" } ?? "ROOST_FCM_SERVICE_ACCOUNT"), \(f.url)") }
-            parts.append("alert_text \(alertText.rawValue), sync_interval \(syncInterval) s, token_max_age_days \(tokenMaxAgeDays)")
+            parts.append("alert_text \(alertText.rawValue), sync_interval \(syncInterval) s, token_max_age_days \(tokenMaxAgeDays), max_rate \(maxRate > 0 ? "\(Int(maxRate))/s" : "none")")
             return "push: " + parts.joined(separator: "; ")
         }
     }
@@ -75,6 +78,7 @@ extension RoostConfig {
             case "sync_interval": push.syncInterval = try number(key, v, 0...86_400)
             case "token_max_age_days": push.tokenMaxAgeDays = try number(key, v, 0...3650)
             case "timeout": push.timeout = try number(key, v, 0.1...300)
+            case "max_rate": push.maxRate = try number(key, v, 0...1_000_000)
             case "ca_file": push.caFile = "\(v)"
             case "retry_schedule":
                 let items = (v as? [Any]) ?? []
@@ -84,7 +88,7 @@ extension RoostConfig {
                 }
                 push.retrySchedule = delays
             default:
-                throw Invalid("push: unknown setting \"\(key)\" (use apns, fcm, alert_text, generic_text, sync_interval, token_max_age_days, retry_schedule, timeout, ca_file)")
+                throw Invalid("push: unknown setting \"\(key)\" (use apns, fcm, alert_text, generic_text, sync_interval, token_max_age_days, retry_schedule, timeout, max_rate, ca_file)")
             }
         }
     }

@@ -41,6 +41,7 @@ extension RoostServer {
         }
         settings.timeoutMilliseconds = Int(timeout * 1000)
         settings.caFile = push.caFile
+        settings.maxRate = push.maxRate > 0 ? push.maxRate : nil
         settings.staleAfterSeconds = push.tokenMaxAgeDays > 0 ? max(1, Int(push.tokenMaxAgeDays * 86_400)) : nil
         let logger = self.logger
         let opened = RoostMetrics.pushConnections()
