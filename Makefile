@@ -58,7 +58,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench bench-live-fanout bench-rules bench-collections bench-accounts bench-scale drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench-deps bench bench-live-fanout bench-rules bench-collections bench-accounts bench-scale drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -202,7 +202,11 @@ install: release
 clean:
 	rm -rf .build $(VENV)
 
-bench:
+# The benchmarks' own tools (wrk drives the HTTP load; perf counts hand-offs, bench/wakeups.py).
+bench-deps:
+	@$(MAKE) -s deps APT_PACKAGES="wrk linux-perf"
+
+bench: bench-deps
 	bench/run.sh
 	.venv/bin/python bench/live_fanout.py
 	$(MAKE) bench-scale
