@@ -412,3 +412,29 @@ def test_max_rate_is_checked():
                 time.sleep(0.1)
             assert roost.proc.returncode not in (None, 0)
             assert "push.max_rate must be a number from 0" in roost.log_text(), roost.log_text()
+
+
+def test_one_caller_cannot_flood_the_push_outbox(world):
+    """`rate_limits.pushes`: the notifications a caller's messages enqueue are paid from its
+    budget; past it the message is refused with 429 and nothing of it stays (no message, no
+    push). Another caller's messages still go."""
+    provider, start = world
+    roost = start(extra="rate_limits:\n  pushes: {per_minute: 60, burst: 40}\n")
+    _, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    _, carol_token = user(roost, "carol")
+    for i in range(20):
+        register(roost, bob_token, f"bob-{i:02d}")
+    message(roost, alice_token, bob, "one")
+    message(roost, alice_token, bob, "two")  # 40 pushes: the whole burst
+    refused = roost.call("POST", "/messages", {"recipientId": bob, "text": "three"}, alice_token)
+    assert refused.status == 429 and refused.body["error"] == "RateLimited", (refused.status, refused.body)
+    assert "rate_limits.pushes" in refused.body["description"] and "try again in" in refused.body["description"], refused.body
+    message(roost, carol_token, bob, "from carol")  # her own budget
+    assert provider.wait_for(lambda p: len(p.delivered()) == 60), len(provider.delivered())
+    time.sleep(0.5)
+    texts = sorted(r["payload"]["aps"]["alert"]["body"] for r in provider.delivered("apns"))
+    assert texts == sorted(["one"] * 20 + ["two"] * 20 + ["from carol"] * 20), texts
+    listed = roost.call("GET", "/messages", token=bob_token).body
+    assert sorted(m["text"] for m in listed) == ["from carol", "one", "two"], listed
+    assert 'roost_rate_limited_total{class="pushes"} 1' in metrics(roost)

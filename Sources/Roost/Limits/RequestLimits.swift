@@ -67,11 +67,20 @@ struct RequestLimits: Sendable {
         return request.bearerToken
     }
 
-    private func refuse(_ kind: RateClass, wait: Double) -> Response {
+    /// Charges `userID`'s `pushes` budget with the `count` notifications its message enqueued:
+    /// nil when allowed, else the 429 to refuse the message with (its transaction then rolls back).
+    func chargePushes(userID: String, count: Int) -> HTTPError? {
+        guard count > 0, let wait = limiter.spend(RateLimiter.Key(kind: .pushes, caller: "u:" + userID), cost: Double(count)) else { return nil }
+        return refusal(.pushes, wait: wait)
+    }
+
+    private func refuse(_ kind: RateClass, wait: Double) -> Response { refusal(kind, wait: wait).response }
+
+    private func refusal(_ kind: RateClass, wait: Double) -> HTTPError {
         refused[kind.rawValue].increment()
         let seconds = max(1, Int(wait.rounded(.up)))
         return HTTPError(.rateLimited, "Too many \(kind.noun) from this caller; try again in \(seconds) s (rate_limits.\(kind.name)).",
-                         headers: Headers([("Retry-After", String(seconds))])).response
+                         headers: Headers([("Retry-After", String(seconds))]))
     }
 }
 
@@ -85,6 +94,7 @@ extension RateClass {
         case .uploads: return "uploads"
         case .signups: return "sign-ups"
         case .liveStreams: return "live stream opens"
+        case .pushes: return "push notifications"
         }
     }
 }

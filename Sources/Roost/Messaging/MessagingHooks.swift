@@ -60,7 +60,7 @@ struct MessagingHooks: Sendable {
         registry.before(.beforeCreate, collection: messages, id: "messaging.push", priority: -50, source: HookSource.builtIn) { ctx, next in
             try next()
             if try Self.enqueuePush(ctx, privateFields: settings.privateUserFields) { dirty.set(true) }
-            try Self.enqueueAlerts(ctx, push: push, alerts: alerts, privateFields: settings.privateUserFields)
+            try Self.enqueueAlerts(ctx, push: push, alerts: alerts, privateFields: settings.privateUserFields, limits: settings.limits)
         }
     }
 
@@ -235,8 +235,10 @@ struct MessagingHooks: Sendable {
     /// badge: Roost does not keep unread counts, and a wrong badge is worse than none.
     /// The sender's private profile fields (`users.private_fields`) never
     /// name them: a private `name` falls back to `username`, then to the generic text.
+    /// The sender pays for them from its `rate_limits.pushes` budget (the admin pays nothing):
+    /// past it the message is refused with 429 and nothing of it stays.
     static func enqueueAlerts(_ ctx: WriteContext<any DocumentWriting>, push: PushSender, alerts: RoostConfig.Push,
-                              privateFields: [String]) throws {
+                              privateFields: [String], limits: RequestLimits) throws {
         guard push.isEnabled, let stored = ctx.stored else { return }
         let writer = ctx.work
         let (sender, recipients) = try participants(stored)
@@ -258,8 +260,12 @@ struct MessagingHooks: Sendable {
         data["threadId"] = stored["threadId"] ?? .null
         data["senderId"] = .string(sender)
         notification.data = data
+        var enqueued = 0
         for recipient in recipients {
-            try push.enqueue(writer, userID: recipient, notification: notification)
+            enqueued += try push.enqueue(writer, userID: recipient, notification: notification)
+        }
+        if !ctx.privileged, let refusal = limits.chargePushes(userID: sender, count: enqueued) {
+            throw HookRefusal(passing: refusal)
         }
     }
 }

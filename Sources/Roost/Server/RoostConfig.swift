@@ -187,7 +187,7 @@ public struct RoostConfig: Sendable {
     public var backups = Backups()
     /// Most entities one delete may cascade to or nullify (409 past it, nothing changed).
     public var referencesMaxCascade = ReferenceSchema.defaultMaxCascade
-    /// Budgets per caller for writes, written bytes, batches, uploads, sign-ups and live stream opens (429 past them).
+    /// Budgets per caller for writes, written bytes, batches, uploads, sign-ups, live stream opens and push notifications (429 past them).
     public var rateLimits = RateLimits()
     /// Email accounts, codes and mail (RoostConfig+Accounts.swift).
     public var accounts = AccountSettings()
