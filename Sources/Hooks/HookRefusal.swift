@@ -13,6 +13,8 @@ public struct HookRefusal: Error, Sendable, CustomStringConvertible {
     public let status: Int
     public let code: String
     public let message: String
+    /// Headers the answer carries (a budget's refusal: `Retry-After`).
+    public let headers: Headers
 
     /// A refusal with one of Roost's codes, at that code's status.
     public init(_ code: ErrorCode, _ message: String) {
@@ -26,15 +28,16 @@ public struct HookRefusal: Error, Sendable, CustomStringConvertible {
         self.init(status: status, code: appCode, message: message)
     }
 
-    /// An error a script let through from a roost.* call, with its own status and code.
+    /// An error passed on as it is (a script's from a roost.* call, a caller's spent budget), with its status, code and headers.
     public init(passing error: HTTPError) {
-        self.init(status: error.status, code: error.code, message: error.description)
+        self.init(status: error.status, code: error.code, message: error.description, headers: error.headers)
     }
 
-    private init(status: Int, code: String, message: String) {
+    private init(status: Int, code: String, message: String, headers: Headers = Headers()) {
         self.status = status
         self.code = code
         self.message = message
+        self.headers = headers
     }
 
     public var description: String { "\(status) \(code): \(message)" }

@@ -430,6 +430,7 @@ def test_one_caller_cannot_flood_the_push_outbox(world):
     refused = roost.call("POST", "/messages", {"recipientId": bob, "text": "three"}, alice_token)
     assert refused.status == 429 and refused.body["error"] == "RateLimited", (refused.status, refused.body)
     assert "rate_limits.pushes" in refused.body["description"] and "try again in" in refused.body["description"], refused.body
+    assert 1 <= int(refused.headers["retry-after"]) <= 60, refused.headers
     message(roost, carol_token, bob, "from carol")  # her own budget
     assert provider.wait_for(lambda p: len(p.delivered()) == 60), len(provider.delivered())
     time.sleep(0.5)

@@ -48,8 +48,8 @@ extension UploadError: HTTPErrorConvertible {
 }
 
 extension HookRefusal: HTTPErrorConvertible {
-    /// A hook's refusal keeps the status and code the hook chose.
-    public var httpError: HTTPError { HTTPError(status: status, code: code, message) }
+    /// A hook's refusal keeps the status, code and headers the hook chose.
+    public var httpError: HTTPError { HTTPError(status: status, code: code, message, headers: headers) }
 }
 
 extension DurableFile.Failure: HTTPErrorConvertible {
