@@ -439,3 +439,24 @@ def test_one_caller_cannot_flood_the_push_outbox(world):
     listed = roost.call("GET", "/messages", token=bob_token).body
     assert sorted(m["text"] for m in listed) == ["from carol", "one", "two"], listed
     assert 'roost_rate_limited_total{class="pushes"} 1' in metrics(roost)
+
+
+def test_a_refused_message_gives_its_push_budget_back(world):
+    """A message to two users whose second recipient's pushes exceed the budget is refused,
+    and what its first recipient's pushes took is given back."""
+    provider, start = world
+    roost = start(extra="rate_limits:\n  pushes: {per_hour: 1, burst: 50}\n")
+    _, alice_token = user(roost, "alice")
+    bob, bob_token = user(roost, "bob")
+    dave, dave_token = user(roost, "dave")
+    for i in range(20):
+        register(roost, bob_token, f"bob-{i:02d}")
+        register(roost, dave_token, f"dave-{i:02d}")
+    message(roost, alice_token, bob, "first")  # 20 of 50
+    both = roost.call("POST", "/messages", {"recipients": [dave, bob], "text": "to both"}, alice_token)
+    assert both.status == 429, (both.status, both.body)  # dave's 20 fit, bob's 20 more do not
+    message(roost, alice_token, bob, "second")  # 20 more fit only if dave's 20 came back
+    assert provider.wait_for(lambda p: len(p.delivered()) == 40), len(provider.delivered())
+    time.sleep(0.5)
+    assert sorted({r["payload"]["aps"]["alert"]["body"] for r in provider.delivered("apns")}) == ["first", "second"]
+    assert len(provider.delivered()) == 40

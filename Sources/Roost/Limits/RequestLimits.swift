@@ -74,6 +74,12 @@ struct RequestLimits: Sendable {
         return refusal(.pushes, wait: wait)
     }
 
+    /// Gives back what `chargePushes` took for a message that was then refused.
+    func refundPushes(userID: String, count: Int) {
+        guard count > 0 else { return }
+        limiter.refund(RateLimiter.Key(kind: .pushes, caller: "u:" + userID), cost: Double(count))
+    }
+
     private func refuse(_ kind: RateClass, wait: Double) -> Response { refusal(kind, wait: wait).response }
 
     private func refusal(_ kind: RateClass, wait: Double) -> HTTPError {

@@ -260,12 +260,17 @@ struct MessagingHooks: Sendable {
         data["threadId"] = stored["threadId"] ?? .null
         data["senderId"] = .string(sender)
         notification.data = data
-        var enqueued = 0
+        // Charged recipient by recipient, so a caller whose budget is spent costs the writer one
+        // recipient's rows, not a hundred; a refused message gets back what it was charged.
+        var charged = 0
         for recipient in recipients {
-            enqueued += try push.enqueue(writer, userID: recipient, notification: notification)
-        }
-        if !ctx.privileged, let refusal = limits.chargePushes(userID: sender, count: enqueued) {
-            throw HookRefusal(passing: refusal)
+            let count = try push.enqueue(writer, userID: recipient, notification: notification)
+            guard !ctx.privileged else { continue }
+            if let refusal = limits.chargePushes(userID: sender, count: count) {
+                limits.refundPushes(userID: sender, count: charged)
+                throw HookRefusal(passing: refusal)
+            }
+            charged += count
         }
     }
 }
