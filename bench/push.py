@@ -109,7 +109,7 @@ def rate_phase(a, tmp):
     provider = Provider(Path(tmp))  # its PKI, credentials and ports; the lean stand-in serves production
     standin = (NginxStandinForBench if a.standin == "nginx" else PythonStandin)(provider, tmp)
     # One sender makes every push: a load generator is one caller (its push budget off, as run.sh's rate_limits).
-    roost = Roostd(str(Path(tmp) / "data"), config(provider, extra="rate_limits:\n  pushes: 0\n", push_extra="  timeout: 30\n"),
+    roost = Roostd(str(Path(tmp) / "data"), config(provider, extra="rate_limits:\n  push_recipients: 0\n", push_extra="  timeout: 30\n"),
                    env=env(provider)).start()
     try:
         _, alice_token = user(roost, "alice")

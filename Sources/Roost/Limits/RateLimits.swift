@@ -22,9 +22,9 @@ public struct RateLimit: Sendable, Equatable, CustomStringConvertible {
 
 /// The classes of request a caller's budgets are kept for (`rate_limits:`).
 /// `writeBytes` is charged with the body bytes of every write, batch and upload;
-/// `pushes` with the push notifications a caller's message enqueued (the messaging hook).
+/// `pushRecipients` with the recipients a caller's messages notify by push (the messaging hook).
 public enum RateClass: Int, Sendable, CaseIterable {
-    case writes, writeBytes, batches, uploads, signups, liveStreams, pushes
+    case writes, writeBytes, batches, uploads, signups, liveStreams, pushRecipients
 
     /// The YAML key and the `class` label of `roost_rate_limited_total`.
     public var name: String {
@@ -35,7 +35,7 @@ public enum RateClass: Int, Sendable, CaseIterable {
         case .uploads: return "uploads"
         case .signups: return "signups"
         case .liveStreams: return "live_streams"
-        case .pushes: return "pushes"
+        case .pushRecipients: return "push_recipients"
         }
     }
 
@@ -61,11 +61,12 @@ extension RoostConfig {
         public var signups = RateLimit(perSecond: 300.0 / 3600, burst: 100)
         /// Live stream opens (`/events`, `/:collection/_live`): 2 a second, 100 at once.
         public var liveStreams = RateLimit(perSecond: 2, burst: 100)
-        /// Push notifications a caller's messages enqueue (one per recipient device): 100 a
-        /// second, 10,000 at once. Without it one caller (50 messages a second, each to 100
-        /// recipients with 20 devices) could enqueue more than any node delivers and hold
-        /// everyone's notifications behind its own (docs/PUSH.md, Pacing).
-        public var pushes = RateLimit(perSecond: 100, burst: 10_000)
+        /// Recipients a caller's messages notify by push: 20 a second, 1,000 at once. Without
+        /// it one caller (50 messages a second, each to 100 recipients with 20 devices) could
+        /// enqueue more than any node delivers and hold everyone's notifications behind its
+        /// own (docs/PUSH.md, Pacing). Counted per recipient, not per device, so the budget
+        /// never tells a sender how many devices someone has.
+        public var pushRecipients = RateLimit(perSecond: 20, burst: 1000)
         /// Callers' buckets kept at most (a full bucket is dropped first, being the same as none).
         public var callers = 100_000
 
@@ -80,7 +81,7 @@ extension RoostConfig {
                 case .uploads: return uploads
                 case .signups: return signups
                 case .liveStreams: return liveStreams
-                case .pushes: return pushes
+                case .pushRecipients: return pushRecipients
                 }
             }
             set {
@@ -91,7 +92,7 @@ extension RoostConfig {
                 case .uploads: uploads = newValue
                 case .signups: signups = newValue
                 case .liveStreams: liveStreams = newValue
-                case .pushes: pushes = newValue
+                case .pushRecipients: pushRecipients = newValue
                 }
             }
         }

@@ -67,17 +67,12 @@ struct RequestLimits: Sendable {
         return request.bearerToken
     }
 
-    /// Charges `userID`'s `pushes` budget with the `count` notifications its message enqueued:
-    /// nil when allowed, else the 429 to refuse the message with (its transaction then rolls back).
-    func chargePushes(userID: String, count: Int) -> HTTPError? {
-        guard count > 0, let wait = limiter.spend(RateLimiter.Key(kind: .pushes, caller: "u:" + userID), cost: Double(count)) else { return nil }
-        return refusal(.pushes, wait: wait)
-    }
-
-    /// Gives back what `chargePushes` took for a message that was then refused.
-    func refundPushes(userID: String, count: Int) {
-        guard count > 0 else { return }
-        limiter.refund(RateLimiter.Key(kind: .pushes, caller: "u:" + userID), cost: Double(count))
+    /// Charges `userID`'s `push_recipients` budget with a message's `recipients`, before
+    /// anything of it is written: nil when allowed, else the 429 to refuse the message with.
+    func chargePushRecipients(userID: String, recipients: Int) -> HTTPError? {
+        guard recipients > 0,
+              let wait = limiter.spend(RateLimiter.Key(kind: .pushRecipients, caller: "u:" + userID), cost: Double(recipients)) else { return nil }
+        return refusal(.pushRecipients, wait: wait)
     }
 
     private func refuse(_ kind: RateClass, wait: Double) -> Response { refusal(kind, wait: wait).response }
@@ -100,7 +95,7 @@ extension RateClass {
         case .uploads: return "uploads"
         case .signups: return "sign-ups"
         case .liveStreams: return "live stream opens"
-        case .pushes: return "push notifications"
+        case .pushRecipients: return "push notification recipients"
         }
     }
 }

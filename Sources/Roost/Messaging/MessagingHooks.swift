@@ -235,8 +235,10 @@ struct MessagingHooks: Sendable {
     /// badge: Roost does not keep unread counts, and a wrong badge is worse than none.
     /// The sender's private profile fields (`users.private_fields`) never
     /// name them: a private `name` falls back to `username`, then to the generic text.
-    /// The sender pays for them from its `rate_limits.pushes` budget (the admin pays nothing):
-    /// past it the message is refused with 429 and nothing of it stays.
+    /// The sender pays one per recipient from its `rate_limits.push_recipients` budget, before
+    /// anything is enqueued (the admin pays nothing): past it the message is refused with 429
+    /// and nothing of it stays. Per recipient, not per device: what the sender is charged
+    /// never depends on the recipients' devices, rows it may not read.
     static func enqueueAlerts(_ ctx: WriteContext<any DocumentWriting>, push: PushSender, alerts: RoostConfig.Push,
                               privateFields: [String], limits: RequestLimits) throws {
         guard push.isEnabled, let stored = ctx.stored else { return }
@@ -260,17 +262,11 @@ struct MessagingHooks: Sendable {
         data["threadId"] = stored["threadId"] ?? .null
         data["senderId"] = .string(sender)
         notification.data = data
-        // Charged recipient by recipient, so a caller whose budget is spent costs the writer one
-        // recipient's rows, not a hundred; a refused message gets back what it was charged.
-        var charged = 0
+        if !ctx.privileged, let refusal = limits.chargePushRecipients(userID: sender, recipients: recipients.count) {
+            throw HookRefusal(passing: refusal)
+        }
         for recipient in recipients {
-            let count = try push.enqueue(writer, userID: recipient, notification: notification)
-            guard !ctx.privileged else { continue }
-            if let refusal = limits.chargePushes(userID: sender, count: count) {
-                limits.refundPushes(userID: sender, count: charged)
-                throw HookRefusal(passing: refusal)
-            }
-            charged += count
+            try push.enqueue(writer, userID: recipient, notification: notification)
         }
     }
 }
