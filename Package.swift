@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "Schema", dependencies: ["JSON", "CPCRE2"]),
         // The monotonic clock and Duration conversions, written once.
         .target(name: "Timing"),
-        .target(name: "Jobs", dependencies: ["Timing", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Jobs", dependencies: ["CFileShim", "Timing", .product(name: "Logging", package: "swift-log")]),
         .target(name: "EventLoop", dependencies: ["CEvent", "CEventShim", "CEventTLS", "HTTP", "Jobs", "Timing", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Auth", dependencies: ["CSodium", "CJOSEShim", "JSON"]),
         // The engine seam and the engine-neutral rules (filters, cursors, access, limits).

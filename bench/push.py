@@ -9,17 +9,20 @@
    answered 200 exactly once and counted delivered by roostd.
 2. GET latency meanwhile: GET /users/me at --get-rate a second, one at a time on
    one keep-alive connection (bench/httpseq.c, so that the client is not what is
-   measured), from when the last message is in to the last push, against the
-   same GETs' p99 before.
+   measured), from when a round's last message is in to its last push, against
+   the same GETs' p99 when idle. The pushes go in --rounds rounds with idle GETs
+   before, between and after them, each side's GETs pooled: this machine's idle
+   p99 drifts between 0.3 and 1 ms within minutes, and a single idle window
+   before a single flood measured that drift as much as the pushes.
 3. Silent-sync coalescing: one sync device, `push.sync_interval: 1`, creates in
    a `push_sync` collection at ~1,000 writes/s; pushes to the device counted by
    the (full-checking) hypercorn stand-in of tests/python/push_support.py.
 
-  bench/push.py [--roostd .build/release/roostd] [--recipients 10] [--messages 3000] [--get-rate 500] [--no-record]
+  bench/push.py [--roostd .build/release/roostd] [--recipients 10] [--messages 3000] [--rounds 3] [--idle 12] [--get-rate 500] [--no-record]
 
 RECIPIENTS users with 20 iOS devices each (a user's most); MESSAGES messages
-to them in turn, sent through /_batch, make 20 x MESSAGES pushes. Rate = pushes / span from the first to the
-last request the stand-in answered.
+to them in turn, sent through /_batch, make 20 x MESSAGES pushes. Rate = pushes / the rounds' spans,
+each from the first to the last request of the round the stand-in answered.
 """
 import argparse
 import json
@@ -44,19 +47,30 @@ from push_standin import Checker  # noqa: E402
 from roost_harness import Roostd  # noqa: E402
 
 
-def get_latencies(seq, port, token, seconds, rate):
+def get_latencies(seq, port, token, seconds, rate, samples):
     """GET /users/me `rate` times a second for `seconds` on one keep-alive connection,
-    one request outstanding (bench/httpseq.c, so the client is not what is measured);
-    started in the background: get_latencies_end() stops it early and reads it."""
-    ids = Path(tempfile.mkdtemp()) / "ids"
+    one request outstanding (bench/httpseq.c, so the client is not what is measured),
+    every latency written to `samples`; started in the background: get_latencies_end()
+    stops it early and reads it."""
+    ids = Path(samples).with_suffix(".ids")
     ids.write_text("me\n")
-    return B.httpseq_start(seq, port, "get", "/users", ids, rate, seconds, 1, env={"HTTPSEQ_AUTHORIZATION": "Bearer " + token})
+    return B.httpseq_start(seq, port, "get", "/users", ids, rate, seconds, 1,
+                           env={"HTTPSEQ_AUTHORIZATION": "Bearer " + token, "HTTPSEQ_SAMPLES": str(samples)})
 
 
-def get_latencies_end(run, stop=False):
+def get_latencies_end(run, samples, stop=False):
     r = B.httpseq_finish(run, stop=stop)
     assert r["errors"] == 0 and r["sent"] > 0, r
+    r["samples"] = [int(x) for x in Path(samples).read_text().split()]
     return r
+
+
+def pooled(windows):
+    """The percentiles of every GET of `windows` together (µs), and each window's p99."""
+    lat = sorted(x for w in windows for x in w["samples"])
+    n = len(lat)
+    return {"sent": n, "p50_us": lat[n // 2], "p90_us": lat[int(n * 0.9)], "p99_us": lat[int(n * 0.99)], "max_us": lat[-1],
+            "window_p99_us": [int(w["p99_us"]) for w in windows]}
 
 
 class PythonStandin:
@@ -85,6 +99,12 @@ class PythonStandin:
     def stats(self):
         return json.loads(self.stats_file.read_text())
 
+    def span(self, start, end):
+        """Seconds from the `start`-th answered request to the `end`-th (its stats know the first and last only)."""
+        s = self.stats()
+        assert start == 0 and end == s["requests"], "--standin python measures one round (--rounds 1)"
+        return s["last"] - s["first"]
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait()
@@ -100,6 +120,20 @@ class NginxStandinForBench(NginxStandin):
     def stats(self):
         return NginxStandin.stats(self, self.checker)
 
+    def span(self, start, end):
+        """Seconds from the `start`-th answered request (0 the first) to the `end`-th."""
+        rows = self.entries()
+        return rows[end - 1][0] - rows[start][0]
+
+
+def standin_times(standin, start, end):
+    """When the stand-in answered the `start`-th and the last of `end` requests (the first unknown to the python stand-in after its first round)."""
+    if isinstance(standin, PythonStandin):
+        st = standin.stats()
+        return (st["first"] if start == 0 else None), st["last"]
+    rows = standin.entries()
+    return rows[start][0], rows[end - 1][0]
+
 
 def cpu_ticks(pids):
     return sum(benchstats.proc_cpu_ticks(p) for p in pids)
@@ -109,7 +143,7 @@ def rate_phase(a, tmp):
     provider = Provider(Path(tmp))  # its PKI, credentials and ports; the lean stand-in serves production
     standin = (NginxStandinForBench if a.standin == "nginx" else PythonStandin)(provider, tmp)
     # One sender makes every push: a load generator is one caller (its push budget off, as run.sh's rate_limits).
-    roost = Roostd(str(Path(tmp) / "data"), config(provider, extra="rate_limits:\n  push_recipients: 0\n", push_extra="  timeout: 30\n"),
+    roost = Roostd(str(Path(tmp) / "data"), config(provider, extra="rate_limits:\n  push_recipients: {per_second: 0}\n", push_extra="  timeout: 30\n"),
                    env=env(provider)).start()
     try:
         _, alice_token = user(roost, "alice")
@@ -120,49 +154,72 @@ def rate_phase(a, tmp):
             for i in range(20):  # a user keeps at most 20 devices
                 register(roost, token, f"phone-{r:03d}-{i:02d}")
         seq = B.build_httpseq()
-        idle = get_latencies_end(get_latencies(seq, roost.port, alice_token, a.idle, a.get_rate))
-        total = 20 * a.messages
-        t0 = time.monotonic()
+        # Rounds of pushes with idle GETs before, between and after them: the machine's drift
+        # (this one's idle p99 moves between 0.3 and 1 ms within minutes) meets both sides alike,
+        # and each side's p99 is of thousands of GETs pooled.
+        per_round = a.messages // a.rounds
+        total = 20 * per_round * a.rounds
         hz = os.sysconf("SC_CLK_TCK")
-        cpu0 = (cpu_ticks(standin.pids()), benchstats.proc_cpu_ticks(roost.proc.pid))
-        threads0 = benchstats.thread_cpu_ticks(roost.proc.pid)
-        for start in range(0, a.messages, 50):
-            ops = [{"method": "POST", "path": "/messages", "body": {"recipientId": recipients[i % len(recipients)], "text": f"m{i}"}}
-                   for i in range(start, min(start + 50, a.messages))]
-            resp = roost.call("POST", "/_batch", {"operations": ops}, alice_token, timeout=60)
-            assert resp.status == 200, resp.body
-        created_in = time.monotonic() - t0
-        # The busy GETs run from when every message is in to the last push, so that they meet the pushes alone.
-        window = [time.time()]
-        reader = get_latencies(seq, roost.port, alice_token, a.wait, a.get_rate)
-        deadline = time.monotonic() + a.wait
-        while standin.requests() < total and time.monotonic() < deadline:
-            time.sleep(0.02)
-        busy = get_latencies_end(reader, stop=True)
-        window.append(time.time())
-        assert standin.requests() >= total, (standin.stats(), [l for l in roost.log_text().splitlines() if "GET /users/me" not in l][-30:])
-        cpu1 = (cpu_ticks(standin.pids()), benchstats.proc_cpu_ticks(roost.proc.pid))
-        wall = time.monotonic() - t0
-        threads = benchstats.thread_cpu_since(roost.proc.pid, threads0, wall)
-        time.sleep(0.6)
+        idle_windows, busy_windows, spans, created_in = [], [], [], []
+        cpu = [0, 0]
+        threads = {}
+        wall = 0.0
+        samples = Path(tmp) / "gets.samples"
+
+        def idle_window():
+            idle_windows.append(get_latencies_end(get_latencies(seq, roost.port, alice_token, a.idle / (a.rounds + 1), a.get_rate, samples), samples))
+
+        for k in range(a.rounds):
+            idle_window()
+            done_before, target = 20 * per_round * k, 20 * per_round * (k + 1)
+            t0 = time.monotonic()
+            cpu0 = (cpu_ticks(standin.pids()), benchstats.proc_cpu_ticks(roost.proc.pid))
+            threads0 = benchstats.thread_cpu_ticks(roost.proc.pid)
+            for start in range(per_round * k, per_round * (k + 1), 50):
+                ops = [{"method": "POST", "path": "/messages", "body": {"recipientId": recipients[i % len(recipients)], "text": f"m{i}"}}
+                       for i in range(start, min(start + 50, per_round * (k + 1)))]
+                resp = roost.call("POST", "/_batch", {"operations": ops}, alice_token, timeout=60)
+                assert resp.status == 200, resp.body
+            created_in.append(time.monotonic() - t0)
+            # The busy GETs run from when the round's messages are in to its last push, so that they meet the pushes alone.
+            window = [time.time()]
+            reader = get_latencies(seq, roost.port, alice_token, a.wait, a.get_rate, samples)
+            deadline = time.monotonic() + a.wait
+            while standin.requests() < target and time.monotonic() < deadline:
+                time.sleep(0.02)
+            busy_windows.append(get_latencies_end(reader, samples, stop=True))
+            window.append(time.time())
+            assert standin.requests() >= target, (standin.stats(), [l for l in roost.log_text().splitlines() if "GET /users/me" not in l][-30:])
+            cpu[0] += cpu_ticks(standin.pids()) - cpu0[0]
+            cpu[1] += benchstats.proc_cpu_ticks(roost.proc.pid) - cpu0[1]
+            round_wall = time.monotonic() - t0
+            wall += round_wall
+            for name, cores in benchstats.thread_cpu_since(roost.proc.pid, threads0, round_wall).items():
+                threads[name] = threads.get(name, 0) + cores * round_wall
+            time.sleep(0.3)
+            assert standin.requests() == target, ("pushes answered beyond the round's", standin.requests(), target)
+            # The busy GETs ran while the round's pushes went out, from start to end (the last poll 20 ms after the last push, give or take a loaded machine).
+            rows_first, rows_last = standin_times(standin, done_before, target)
+            assert (rows_first is None or rows_first <= window[0]) and window[1] <= rows_last + 0.5, ("the GET window is not the pushes'", window, rows_first, rows_last)
+            spans.append(standin.span(done_before, target))
+        idle_window()
         s = standin.stats()
-        span = s["last"] - s["first"]
         metrics = urllib.request.urlopen(roost.base + "/metrics").read().decode()
         # Each push answered once (none sent again) and counted delivered by roostd itself.
         assert s["requests"] == total and s["ok"] == total, s
         assert 'outcome="delivered"} %d' % total in metrics, [l for l in metrics.splitlines() if "push_deliveries" in l]
-        # The busy GETs ran while pushes went out, from start to end (the last poll 20 ms after the last push, give or take a loaded machine).
-        assert s["first"] <= window[0] and window[1] <= s["last"] + 0.5, ("the GET window is not the pushes'", window, s["first"], s["last"])
+        idle, busy = pooled(idle_windows), pooled(busy_windows)
         assert busy["sent"] >= 200, ("too few GETs while the pushes went out", busy)
-        return {"pushes": total, "answered": s["requests"], "delivered": s["ok"], "refused": s["refused"],
+        span = sum(spans)
+        return {"pushes": total, "rounds": a.rounds, "answered": s["requests"], "delivered": s["ok"], "refused": s["refused"],
                 "reasons": s["reasons"], "connections": s["connections"], "provider_tokens": s["tokens"],
-                "span_s": round(span, 3), "rate": round(s["requests"] / span, 1) if span > 0 else 0,
-                "sent_in_s": round(wall, 2), "created_in_s": round(created_in, 2),
-                # CPU of a core over the run: the stand-in near 1.0 would make it the limit
-                "standin_cpu": round((cpu1[0] - cpu0[0]) / hz / wall, 2), "roostd_cpu": round((cpu1[1] - cpu0[1]) / hz / wall, 2),
-                "roostd_threads": threads,
+                "span_s": round(span, 3), "round_spans_s": [round(x, 3) for x in spans], "rate": round(total / span, 1) if span > 0 else 0,
+                "sent_in_s": round(wall, 2), "created_in_s": round(sum(created_in), 2),
+                # CPU of a core while the rounds ran: the stand-in near 1.0 would make it the limit
+                "standin_cpu": round(cpu[0] / hz / wall, 2), "roostd_cpu": round(cpu[1] / hz / wall, 2),
+                "roostd_threads": {k: round(v / wall, 2) for k, v in sorted(threads.items(), key=lambda kv: -kv[1]) if v / wall >= 0.01},
                 "idle_p99_ms": round(idle["p99_us"] / 1000, 3), "busy_p99_ms": round(busy["p99_us"] / 1000, 3),
-                "idle_gets": int(idle["sent"]), "busy_gets": int(busy["sent"]), "idle_get_us": idle, "busy_get_us": busy,
+                "idle_gets": idle["sent"], "busy_gets": busy["sent"], "idle_get_us": idle, "busy_get_us": busy,
                 "metrics": [line for line in metrics.splitlines() if line.startswith("roost_push_deliveries_total")]}
     finally:
         roost.stop(strict=False)
@@ -208,7 +265,8 @@ def main():
     ap.add_argument("--roostd", default=os.environ.get("ROOSTD", str(ROOT / ".build/release/roostd")))
     ap.add_argument("--recipients", type=int, default=10, help="users with 20 iOS devices each")
     ap.add_argument("--messages", type=int, default=3000, help="messages, each pushed to its recipient's 20 devices")
-    ap.add_argument("--idle", type=float, default=5.0, help="seconds of idle GETs")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of pushes, with idle GETs before, between and after them")
+    ap.add_argument("--idle", type=float, default=12.0, help="seconds of idle GETs, over every idle window")
     ap.add_argument("--get-rate", type=float, default=500, help="GETs a second, one at a time on one connection")
     ap.add_argument("--writes", type=int, default=1000, help="writes/s in the sync phase")
     ap.add_argument("--sync-seconds", type=float, default=6.0)

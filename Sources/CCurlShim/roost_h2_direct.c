@@ -110,7 +110,7 @@ static long now_ms(void) {
 
 /// The longest stretch of work between two yields (ns): Swift's `GiveWay.stretchNanoseconds`,
 /// which `HTTP2Client` sets through roost_h2_set_give_way.
-static _Atomic long give_way_ns = 200000;
+static _Atomic long give_way_ns = 50000;
 
 void roost_h2_set_give_way(long nanoseconds) { atomic_store_explicit(&give_way_ns, nanoseconds, memory_order_relaxed); }
 

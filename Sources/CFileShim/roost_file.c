@@ -86,3 +86,28 @@ int roost_start_writeback(int fd) {
 void roost_drop_cache(int fd) {
     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 }
+
+/* struct sched_attr from linux/sched/types.h (glibc 2.36 declares no wrapper). */
+struct roost_sched_attr {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+    uint32_t sched_util_min, sched_util_max;
+};
+
+int roost_set_thread_slice(uint64_t nanoseconds) {
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    int policy = sched_getscheduler(tid);
+    if (policy != SCHED_OTHER && policy != SCHED_BATCH) { errno = EINVAL; return -1; }
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (nice == -1 && errno != 0) return -1;
+    struct roost_sched_attr attr = {0};
+    attr.size = sizeof attr;
+    attr.sched_policy = (uint32_t)policy;
+    attr.sched_nice = nice;  /* sched_setattr sets the nice value too: keep it */
+    attr.sched_runtime = nanoseconds;
+    return (int)syscall(SYS_sched_setattr, tid, &attr, 0);
+}

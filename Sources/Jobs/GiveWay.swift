@@ -12,7 +12,7 @@ import Foundation
 /// a system call (about 1 µs) when no one is (docs/PUSH.md, Measured).
 public struct GiveWay {
     /// The longest stretch of work between two yields (the push client's C loops get it too: `HTTP2Client`).
-    public static let stretchNanoseconds: UInt64 = 200_000
+    public static let stretchNanoseconds: UInt64 = 50_000
     private var since = DispatchTime.now().uptimeNanoseconds
 
     public init() {}

@@ -1,3 +1,4 @@
+import CFileShim
 import Foundation
 
 /// Starts the daemon's threads, each named for the kernel, so `top -H`,
@@ -10,20 +11,41 @@ public enum NamedThread {
     /// readers and writer that answer requests run first.
     public static let backgroundNice: Int32 = 10
 
+    /// The time slice of the threads that answer requests (the loops, the
+    /// readers, the writer): the kernel's shortest, 0.1 ms. With EEVDF (Linux
+    /// 6.12+) a woken thread whose slice is shorter than the running thread's
+    /// takes the CPU at once; with the default slice it may wait for the
+    /// running one's slice to end, which this kernel notices only at its next
+    /// tick (up to 4 ms at 250 Hz). Measured (`docs/PUSH.md`, Pacing): a thread
+    /// woken every millisecond beside a CPU hog waited up to 3.9 ms at the
+    /// default slice, at most 0.13 ms at 0.1 ms. The slice changes no thread's
+    /// share of the CPU (nice does that), only when a woken one gets it.
+    public static let requestSliceNanoseconds: UInt64 = 100_000
+
     /// Runs `body` on a new thread called `name` (cut to the kernel's 15 bytes).
     /// - Parameter stackSize: bytes of stack (virtual memory); nil keeps the default.
     /// - Parameter background: work no request waits for (sending mail, sweeps): the
     ///   thread runs at nice `backgroundNice` (on Linux a thread's own attribute).
-    public static func start(_ name: String, stackSize: Int? = nil, background: Bool = false,
+    /// - Parameter answersRequests: a thread a request waits on each time it wakes
+    ///   (a loop, a reader): it gets the short slice `requestSliceNanoseconds`.
+    public static func start(_ name: String, stackSize: Int? = nil, background: Bool = false, answersRequests: Bool = false,
                              _ body: @escaping @Sendable () -> Void) {
         let thread = Thread {
             nameCurrentThread(name)
             if background { lowerCurrentThreadPriority() }
+            if answersRequests { takeRequestSlice() }
             body()
         }
         thread.name = name
         if let stackSize { thread.stackSize = stackSize }
         thread.start()
+    }
+
+    /// Gives the calling thread the short slice of the threads that answer requests
+    /// (`requestSliceNanoseconds`): for one not started here, the main thread's loop.
+    /// Best effort: a kernel before 6.12 ignores it.
+    public static func takeRequestSlice() {
+        _ = roost_set_thread_slice(requestSliceNanoseconds)
     }
 
     /// Best effort: raising one's own nice value needs no privilege; a failure leaves it as it was.

@@ -12,6 +12,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     private let firstLaneThreads: Int
     private let batchSize: Int
     private let nice: Int32
+    private let answersRequests: Bool
     private let makeContext: @Sendable () throws -> Context
     private let run: @Sendable (Context, [Job]) -> Void
     private let logger: Logger
@@ -34,6 +35,8 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     ///     and get lane 0's next job when they are free. So later lanes never
     ///     hold every thread, and lane 0's next job waits for none of theirs.
     ///   - nice: how much lower than the daemon's the threads' CPU priority is.
+    ///   - answersRequests: requests wait on these threads as they come (readers,
+    ///     the writer): they get `NamedThread.requestSliceNanoseconds`.
     ///   - maxWait: when set, `submit` also refuses a job whose expected wait
     ///     (jobs ahead × recent job time ÷ threads) passes this many seconds,
     ///     so a slow pool answers 503 at once instead of after a client timeout.
@@ -41,7 +44,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     ///   - spinBeforeSleep: how long an idle thread keeps looking for work
     ///     before it sleeps (see `BoundedQueue`); for pools of short jobs.
     public init(name: String, threads: Int, capacity: Int, lanes: Int = 1, firstLaneThreads: Int = 0, batchSize: Int = 1, nice: Int32 = 0,
-                maxWait: Double? = nil, assumedJobSeconds: Double = 0.25, spinBeforeSleep: Duration = .zero, logger: Logger,
+                answersRequests: Bool = false, maxWait: Double? = nil, assumedJobSeconds: Double = 0.25, spinBeforeSleep: Duration = .zero, logger: Logger,
                 makeContext: @escaping @Sendable () throws -> Context,
                 run: @escaping @Sendable (Context, [Job]) -> Void) {
         self.name = name
@@ -49,6 +52,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
         self.firstLaneThreads = lanes > 1 ? min(max(0, firstLaneThreads), self.threadCount - 1) : 0
         self.queue = BoundedQueue(capacity: capacity, lanes: lanes, spinBeforeSleep: spinBeforeSleep)
         self.nice = nice
+        self.answersRequests = answersRequests
         self.batchSize = max(1, batchSize)
         self.makeContext = makeContext
         self.run = run
@@ -65,7 +69,7 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
             let firstLaneOnly = i >= threadCount - firstLaneThreads
             finished.enter()
             // Room for libvips and SQLite call chains (virtual memory only).
-            NamedThread.start("\(name)-\(i)", stackSize: 8 << 20) { [self] in
+            NamedThread.start("\(name)-\(i)", stackSize: 8 << 20, answersRequests: answersRequests) { [self] in
                 defer { finished.leave() }
                 if nice > 0 && !firstLaneOnly { Self.lowerThreadPriority(by: nice) }
                 let context: Context

@@ -202,3 +202,45 @@ def test_threads_carry_their_role_in_the_kernel_name(tmp_path):
         assert (pathlib.Path(f"/proc/{daemon.proc.pid}/comm")).read_text().strip() == "roostd"
     finally:
         daemon.stop()
+
+
+def kernel_at_least(major, minor):
+    release = os.uname().release.split("-")[0].split(".")
+    return (int(release[0]), int(release[1])) >= (major, minor)
+
+
+# Which threads answer requests (the kernel's shortest slice) and which keep the default.
+SLICES = [
+    ("roostd", True),       # the main thread runs event loop 0
+    ("loop-1", True),
+    ("reader-0", True),
+    ("reader-1", True),
+    ("writer-0", False),    # records push attempts in long jobs: a woken request thread must be able to cut in
+    ("checkpointer", False),
+    ("hasher-0", False),
+    ("webhook-sched", False),
+]
+
+
+def test_request_threads_take_the_short_slice(tmp_path):
+    """The loops and readers run with the kernel's shortest EEVDF slice (0.1 ms,
+    sched_setattr), so a woken one takes the CPU from a busy background thread
+    at once instead of at its slice's end; the others keep the default."""
+    if not kernel_at_least(6, 12):
+        pytest.skip("custom EEVDF slices need Linux 6.12 (this is %s)" % os.uname().release)
+    daemon = Roostd(tmp_path, config="loops: 2\nreaders: 2\n").start()
+    try:
+        slices = {}
+        for task in pathlib.Path(f"/proc/{daemon.proc.pid}/task").iterdir():
+            found = re.search(r"^se\.slice\s*:\s*(\d+)", (task / "sched").read_text(), re.M)
+            if not found:
+                pytest.skip("this kernel's /proc/<pid>/task/<tid>/sched shows no se.slice")
+            slices.setdefault((task / "comm").read_text().strip(), int(found.group(1)))
+        for thread, short in SLICES:
+            assert thread in slices, (thread, sorted(slices))
+            if short:
+                assert slices[thread] == 100_000, (thread, slices[thread])
+            else:
+                assert slices[thread] > 100_000, (thread, slices[thread])
+    finally:
+        daemon.stop()

@@ -59,7 +59,7 @@ int roost_h2_perform(roost_h2_client *client, const roost_h2_request *req, roost
 long roost_h2_connections(const roost_h2_client *client);
 
 /// How long the client's loops work between two `sched_yield` calls, in nanoseconds
-/// (Swift's `GiveWay.stretchNanoseconds`; 200 µs until set). For every client of the process.
+/// (Swift's `GiveWay.stretchNanoseconds`; 50 µs until set). For every client of the process.
 void roost_h2_set_give_way(long nanoseconds);
 
 /// Frees out[i].body for every i.

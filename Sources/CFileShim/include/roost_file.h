@@ -40,6 +40,14 @@ int roost_lower_thread_priority(int nice, int *old_nice, int *old_ioprio);
 /// back may be refused without CAP_SYS_NICE; then it stays lowered).
 void roost_restore_thread_priority(int old_nice, int old_ioprio);
 
+/// Gives the calling thread an EEVDF time slice of `nanoseconds` (sched_setattr's
+/// sched_runtime for SCHED_OTHER, Linux 6.12+; the kernel clamps it to
+/// 0.1–100 ms), keeping its policy and nice value. A thread with a shorter
+/// slice than the running one gets the CPU as soon as it wakes, instead of
+/// when the running thread's slice ends (up to a 4 ms tick here). Returns 0,
+/// or -1 with errno; an older kernel accepts the call and ignores the slice.
+int roost_set_thread_slice(uint64_t nanoseconds);
+
 /// Starts writing back the dirty pages of `fd` without waiting for them
 /// (sync_file_range(2) with SYNC_FILE_RANGE_WRITE), so that a later fsync
 /// or syncfs finds most of the work done. Returns 0, or -1 with errno.

@@ -96,7 +96,7 @@ final class StorePools: Sendable {
             reader.timeLimit = seconds
             return reader
         } }
-        readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity,
+        readers = WorkerPool(name: "reader", threads: config.readers, capacity: config.queueCapacity, answersRequests: true,
                              spinBeforeSleep: Self.readerSpin, logger: logger,
                              makeContext: connection("reader", Double(config.readSliceMs) / 1000), run: timedReads)
         slowReaders = WorkerPool(name: "slow-reader", threads: config.slowReaders, capacity: 16 * config.slowReaders, logger: logger,

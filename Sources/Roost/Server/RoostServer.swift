@@ -126,7 +126,7 @@ public final class RoostServer {
         let finished = DispatchGroup()
         for loop in loops.dropFirst() {
             finished.enter()
-            NamedThread.start("loop-\(loop.index)") { loop.run(); finished.leave() }
+            NamedThread.start("loop-\(loop.index)", answersRequests: true) { loop.run(); finished.leave() }
         }
         logger.info("roostd listening", metadata: [
             "listen": "\(addresses.joined(separator: ","))", "data_dir": "\(config.dataDir)",
@@ -135,6 +135,7 @@ public final class RoostServer {
         ])
         onReady(addresses)
         notifier.ready(status: "Serving on \(addresses.joined(separator: ", ")) with \(config.loops) loops, \(config.readers) readers")
+        NamedThread.takeRequestSlice()  // loop 0 runs on this thread (after every other thread started: none inherits it)
         loops[0].run()
         finished.wait()
         watchdog?.cancel()
