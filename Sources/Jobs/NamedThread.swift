@@ -16,7 +16,7 @@ public enum NamedThread {
     /// 6.12+) a woken thread whose slice is shorter than the running thread's
     /// takes the CPU at once; with the default slice it may wait for the
     /// running one's slice to end, which this kernel notices only at its next
-    /// tick (up to 4 ms at 250 Hz). Measured (`docs/PUSH.md`, Pacing): a thread
+    /// tick (up to 4 ms at 250 Hz). Measured (`docs/PUSH.md`, Short slices): a thread
     /// woken every millisecond beside a CPU hog waited up to 3.9 ms at the
     /// default slice, at most 0.13 ms at 0.1 ms. The slice changes no thread's
     /// share of the CPU (nice does that), only when a woken one gets it.
