@@ -58,7 +58,7 @@ SWIFT_FLAGS  ?=
 VENV         := .venv
 PYTHON       ?= python3
 
-.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench-deps bench bench-live-fanout bench-rules bench-collections bench-accounts bench-scale drills
+.PHONY: deps build release run test test-swift test-roostkit test-python test-python-postgresql test-package test-package-debug deb dist clean install bench-deps bench bench-push bench-live-fanout bench-rules bench-collections bench-accounts bench-scale drills
 
 # Installs the C libraries Roost links against or loads, only when one is missing.
 deps:
@@ -206,30 +206,35 @@ clean:
 bench-deps:
 	@$(MAKE) -s deps APT_PACKAGES="wrk linux-perf"
 
-bench: bench-deps
+bench: bench-deps $(VENV)/.ready
 	bench/run.sh
 	.venv/bin/python bench/live_fanout.py
+	.venv/bin/python bench/push.py
 	$(MAKE) bench-scale
 
 # Live fan-out beside the writes (#43): 300 subscribers × 200 sequential creates vs PocketBase, creates with and
 # without them, GET p99 beside 1,000 streams at 200 writes/s (docs/LIVE-FANOUT.md).
-bench-live-fanout: release
+bench-live-fanout: release $(VENV)/.ready
 	.venv/bin/python bench/live_fanout.py
 
+# Direct push (#39): notifications/s to an APNs stand-in over one HTTP/2 connection, GET p99 meanwhile, silent-sync coalescing (docs/PUSH.md).
+bench-push: release $(VENV)/.ready
+	.venv/bin/python bench/push.py
+
 # Access rules (#35): a list under a read rule vs shared, live fan-out with a per-subscriber rule vs none.
-bench-rules: release
+bench-rules: release $(VENV)/.ready
 	.venv/bin/python bench/rules.py
 	.venv/bin/python bench/rules_live.py
 
 # Collections set up at run time (#36): creates under a 10-property schema; creates while an index builds on 300k documents.
-bench-collections: release
+bench-collections: release $(VENV)/.ready
 	.venv/bin/python bench/runtime_collections.py
 
 # ID-token sign-in vs password log-in rate; GET latency during 1,000 verification mails (#38; BENCHMARKS.md).
-bench-accounts: release
+bench-accounts: release $(VENV)/.ready
 	.venv/bin/python bench/accounts.py
 
 # Query shapes at growing sizes on both engines, PocketBase in the same run (#22, #42; BENCHMARKS.md).
-bench-scale: release
+bench-scale: release $(VENV)/.ready
 	.venv/bin/python bench/scale.py --engine postgresql --sizes 10000,100000,1000000
 	.venv/bin/python bench/scale.py --engine sqlite --sizes 10000,100000,1000000
