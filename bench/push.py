@@ -76,6 +76,8 @@ def pooled(windows):
 class PythonStandin:
     """bench/push_standin.py on the production APNs port, in its own process (`--standin python`)."""
 
+    clock = staticmethod(time.monotonic)  # its stats' times: CLOCK_MONOTONIC, the same in every process
+
     def __init__(self, provider, tmp):
         public = Path(tmp) / "apns-public.pem"
         public.write_bytes(provider.creds.apns_key.public_key().public_bytes(
@@ -112,6 +114,8 @@ class PythonStandin:
 
 class NginxStandinForBench(NginxStandin):
     """bench/push_nginx.py's stand-in (the default), its provider tokens verified with the key's public half."""
+
+    clock = staticmethod(time.time)  # its log's times: $msec, seconds since the epoch
 
     def __init__(self, provider, tmp):
         super().__init__(tmp, provider.ports["production"], provider.tmp / "first.pem", provider.tmp / "first.key", TOPIC)
@@ -182,13 +186,13 @@ def rate_phase(a, tmp):
                 assert resp.status == 200, resp.body
             created_in.append(time.monotonic() - t0)
             # The busy GETs run from when the round's messages are in to its last push, so that they meet the pushes alone.
-            window = [time.time()]
+            window = [standin.clock()]
             reader = get_latencies(seq, roost.port, alice_token, a.wait, a.get_rate, samples)
             deadline = time.monotonic() + a.wait
             while standin.requests() < target and time.monotonic() < deadline:
                 time.sleep(0.02)
             busy_windows.append(get_latencies_end(reader, samples, stop=True))
-            window.append(time.time())
+            window.append(standin.clock())
             assert standin.requests() >= target, (standin.stats(), [l for l in roost.log_text().splitlines() if "GET /users/me" not in l][-30:])
             cpu[0] += cpu_ticks(standin.pids()) - cpu0[0]
             cpu[1] += benchstats.proc_cpu_ticks(roost.proc.pid) - cpu0[1]
