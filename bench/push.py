@@ -147,8 +147,12 @@ def rate_phase(a, tmp):
     provider = Provider(Path(tmp))  # its PKI, credentials and ports; the lean stand-in serves production
     standin = (NginxStandinForBench if a.standin == "nginx" else PythonStandin)(provider, tmp)
     # One sender makes every push: a load generator is one caller (its push budget off, as run.sh's rate_limits).
-    roost = Roostd(str(Path(tmp) / "data"), config(provider, extra="rate_limits:\n  push_recipients: {per_second: 0}\n", push_extra="  timeout: 30\n"),
-                   env=env(provider)).start()
+    try:
+        roost = Roostd(str(Path(tmp) / "data"), config(provider, extra="rate_limits:\n  push_recipients: {per_second: 0}\n", push_extra="  timeout: 30\n"),
+                       env=env(provider)).start()
+    except BaseException:
+        standin.stop()  # nginx is its own process: a roostd that did not start must not leave it running
+        raise
     try:
         _, alice_token = user(roost, "alice")
         recipients = []
