@@ -40,4 +40,17 @@ extension PostgresMigrations {
             PRIMARY KEY (delivery_rid, attempt)
         );
         """)
+
+    /// The outbox's indexes hold only the rows each query reads (due: pending rows; finished:
+    /// delivered, dead and dropped ones); the token index no longer carries the status. A
+    /// delivered push leaves the due index instead of getting a new entry in it (as SQLite's
+    /// migration 23).
+    static let pushPartialIndexes = (version: 20, sql: """
+        DROP INDEX _push_deliveries_due;
+        CREATE INDEX _push_deliveries_due ON _push_deliveries (next_attempt_at, rid) WHERE status = 'pending';
+        DROP INDEX _push_deliveries_finished;
+        CREATE INDEX _push_deliveries_finished ON _push_deliveries (kind, updated_at) WHERE status IN ('delivered', 'dead', 'dropped');
+        DROP INDEX _push_deliveries_token;
+        CREATE INDEX _push_deliveries_token ON _push_deliveries (token);
+        """)
 }

@@ -63,6 +63,7 @@ public enum PostgresMigrations {
         PostgresAccountJobsSQL.migration,
         fasterFloat8,
         geoPoints,
+        pushPartialIndexes,
     ]
 
     /// Applies every migration the database has not recorded.

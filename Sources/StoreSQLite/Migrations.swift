@@ -273,6 +273,8 @@ public enum Migrations {
                 try db.exec(Catalog.rowIndexSQL(tableID: id))
             }
         }),
+        // The push outbox's indexes, partial: an attempt's record rewrites fewer entries.
+        Migration(23, PushOutbox.partialIndexes),
     ]
 
     /// Brings the database at `connection` up to the newest version.

@@ -1,6 +1,20 @@
 import Store
 
 extension PushOutbox {
+    /// SQLite's migration 23: the outbox's indexes hold only the rows each query reads
+    /// (due: pending rows; finished: delivered, dead and dropped ones), and the token index
+    /// no longer carries the status, so recording an attempt moves a row out of one index
+    /// and into another instead of rewriting an entry in all three (the writer's recording
+    /// was most of a flood's CPU: docs/PUSH.md). The queries name the same predicates.
+    static let partialIndexes = """
+        DROP INDEX _push_deliveries_due;
+        CREATE INDEX _push_deliveries_due ON _push_deliveries(next_attempt_at) WHERE status = 'pending';
+        DROP INDEX _push_deliveries_finished;
+        CREATE INDEX _push_deliveries_finished ON _push_deliveries(kind, updated_at) WHERE status IN ('delivered', 'dead', 'dropped');
+        DROP INDEX _push_deliveries_token;
+        CREATE INDEX _push_deliveries_token ON _push_deliveries(token);
+        """
+
     /// SQLite's migration 12.
     static let migration = """
         ALTER TABLE _push_devices ADD COLUMN environment TEXT;
