@@ -11,8 +11,9 @@ public enum NamedThread {
     /// readers and writer that answer requests run first.
     public static let backgroundNice: Int32 = 10
 
-    /// The time slice of the threads that answer requests (the loops, the
-    /// readers, the writer): the kernel's shortest, 0.1 ms. With EEVDF (Linux
+    /// The time slice of the threads that answer requests (the loops and the
+    /// readers; not the writer, whose long jobs a woken reader must cut into):
+    /// the kernel's shortest, 0.1 ms. With EEVDF (Linux
     /// 6.12+) a woken thread whose slice is shorter than the running thread's
     /// takes the CPU at once; with the default slice it may wait for the
     /// running one's slice to end, which this kernel notices only at its next
@@ -27,13 +28,15 @@ public enum NamedThread {
     /// - Parameter background: work no request waits for (sending mail, sweeps): the
     ///   thread runs at nice `backgroundNice` (on Linux a thread's own attribute).
     /// - Parameter answersRequests: a thread a request waits on each time it wakes
-    ///   (a loop, a reader): it gets the short slice `requestSliceNanoseconds`.
+    ///   (a loop, a reader): it gets the short slice `requestSliceNanoseconds`. Every
+    ///   other thread sets the kernel's default: a new thread inherits its creator's
+    ///   slice, and a loop or reader may start one (a reload, a lazily started worker).
     public static func start(_ name: String, stackSize: Int? = nil, background: Bool = false, answersRequests: Bool = false,
                              _ body: @escaping @Sendable () -> Void) {
         let thread = Thread {
             nameCurrentThread(name)
             if background { lowerCurrentThreadPriority() }
-            if answersRequests { takeRequestSlice() }
+            _ = roost_set_thread_slice(answersRequests ? requestSliceNanoseconds : 0)
             body()
         }
         thread.name = name

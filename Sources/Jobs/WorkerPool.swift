@@ -35,8 +35,8 @@ public final class WorkerPool<Context, Job>: @unchecked Sendable {
     ///     and get lane 0's next job when they are free. So later lanes never
     ///     hold every thread, and lane 0's next job waits for none of theirs.
     ///   - nice: how much lower than the daemon's the threads' CPU priority is.
-    ///   - answersRequests: requests wait on these threads as they come (readers,
-    ///     the writer): they get `NamedThread.requestSliceNanoseconds`.
+    ///   - answersRequests: requests wait on these threads as they come (the
+    ///     readers): they get `NamedThread.requestSliceNanoseconds`.
     ///   - maxWait: when set, `submit` also refuses a job whose expected wait
     ///     (jobs ahead × recent job time ÷ threads) passes this many seconds,
     ///     so a slow pool answers 503 at once instead of after a client timeout.

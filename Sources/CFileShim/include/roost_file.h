@@ -46,6 +46,7 @@ void roost_restore_thread_priority(int old_nice, int old_ioprio);
 /// slice than the running one gets the CPU as soon as it wakes, instead of
 /// when the running thread's slice ends (up to a 4 ms tick here). Returns 0,
 /// or -1 with errno; an older kernel accepts the call and ignores the slice.
+/// 0 gives back the kernel's default slice (a new thread inherits its creator's).
 int roost_set_thread_slice(uint64_t nanoseconds);
 
 /// Starts writing back the dirty pages of `fd` without waiting for them

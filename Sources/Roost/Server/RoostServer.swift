@@ -135,7 +135,7 @@ public final class RoostServer {
         ])
         onReady(addresses)
         notifier.ready(status: "Serving on \(addresses.joined(separator: ", ")) with \(config.loops) loops, \(config.readers) readers")
-        NamedThread.takeRequestSlice()  // loop 0 runs on this thread (after every other thread started: none inherits it)
+        NamedThread.takeRequestSlice()  // loop 0 runs on this thread (threads started later set their own: NamedThread.start)
         loops[0].run()
         finished.wait()
         watchdog?.cancel()
