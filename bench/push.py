@@ -101,11 +101,11 @@ class PythonStandin:
     def stats(self):
         return json.loads(self.stats_file.read_text())
 
-    def span(self, start, end):
-        """Seconds from the `start`-th answered request to the `end`-th (its stats know the first and last only)."""
+    def times(self, start, end):
+        """When it answered the `start`-th request (0 the first) and the `end`-th (its stats know the first and last only)."""
         s = self.stats()
         assert start == 0 and end == s["requests"], "--standin python measures one round (--rounds 1)"
-        return s["last"] - s["first"]
+        return s["first"], s["last"]
 
     def stop(self):
         self.proc.terminate()
@@ -124,19 +124,10 @@ class NginxStandinForBench(NginxStandin):
     def stats(self):
         return NginxStandin.stats(self, self.checker)
 
-    def span(self, start, end):
-        """Seconds from the `start`-th answered request (0 the first) to the `end`-th."""
+    def times(self, start, end):
+        """When it answered the `start`-th request (0 the first) and the `end`-th."""
         rows = self.entries()
-        return rows[end - 1][0] - rows[start][0]
-
-
-def standin_times(standin, start, end):
-    """When the stand-in answered the `start`-th and the last of `end` requests (the first unknown to the python stand-in after its first round)."""
-    if isinstance(standin, PythonStandin):
-        st = standin.stats()
-        return (st["first"] if start == 0 else None), st["last"]
-    rows = standin.entries()
-    return rows[start][0], rows[end - 1][0]
+        return rows[start][0], rows[end - 1][0]
 
 
 def cpu_ticks(pids):
@@ -207,9 +198,9 @@ def rate_phase(a, tmp):
             time.sleep(0.3)
             assert standin.requests() == target, ("pushes answered beyond the round's", standin.requests(), target)
             # The busy GETs ran while the round's pushes went out, from start to end (the last poll 20 ms after the last push, give or take a loaded machine).
-            rows_first, rows_last = standin_times(standin, done_before, target)
-            assert (rows_first is None or rows_first <= window[0]) and window[1] <= rows_last + 0.5, ("the GET window is not the pushes'", window, rows_first, rows_last)
-            spans.append(standin.span(done_before, target))
+            first, last = standin.times(done_before, target)
+            assert first <= window[0] and window[1] <= last + 0.5, ("the GET window is not the pushes'", window, first, last)
+            spans.append(last - first)
         idle_window()
         s = standin.stats()
         metrics = urllib.request.urlopen(roost.base + "/metrics").read().decode()

@@ -430,7 +430,7 @@ def test_one_caller_cannot_flood_the_push_outbox(world):
     _, carol_token = user(roost, "carol")
     phones(roost, bob_token, "bob")
     message(roost, alice_token, bob, "one")
-    message(roost, alice_token, bob, "two")  # two recipients: the whole burst
+    message(roost, alice_token, bob, "two")  # one recipient each: the burst of two is spent
     refused = roost.call("POST", "/messages", {"recipientId": bob, "text": "three"}, alice_token)
     assert refused.status == 429 and refused.body["error"] == "RateLimited", (refused.status, refused.body)
     assert "rate_limits.push_recipients" in refused.body["description"] and "try again in" in refused.body["description"], refused.body
